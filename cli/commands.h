@@ -1,0 +1,14 @@
+// Each file cli/<name>_command.cpp adds one subcommand to the app. Subcommands only parse
+// arguments, call a library and print; errors are thrown as iostune::Error and turned into a
+// message and exit code 1 by main().
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace iostune::cli {
+
+void add_models_command(CLI::App& app);
+void add_export_command(CLI::App& app);
+void add_show_command(CLI::App& app);
+
+}  // namespace iostune::cli

@@ -1,0 +1,260 @@
+#include "src/graph.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+#include "src/error.h"
+#include "src/operator_info.h"
+
+namespace iostune {
+
+namespace {
+
+constexpr std::array<std::pair<OpKind, const char*>, 10> kKindNames{{
+    {OpKind::Conv, "conv"},
+    {OpKind::SepConv, "sepconv"},
+    {OpKind::MaxPool, "maxpool"},
+    {OpKind::AvgPool, "avgpool"},
+    {OpKind::Concat, "concat"},
+    {OpKind::Add, "add"},
+    {OpKind::Relu, "relu"},
+    {OpKind::Linear, "linear"},
+    {OpKind::Softmax, "softmax"},
+    {OpKind::Identity, "identity"},
+}};
+
+// torch.nn.{Max,Avg}Pool2d / Conv2d output size, including ceil_mode's rule that the last window
+// must start inside the (left-padded) input.
+int window_output(int in, int kernel, int stride, int pad, int dilation, bool ceil_mode) {
+    const int span = in + 2 * pad - dilation * (kernel - 1) - 1;
+    if (span < 0) return 0;
+    int out = ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
+    if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+    return out;
+}
+
+void expect_inputs(const std::string& op_name, OpKind kind, size_t got, size_t min, size_t max) {
+    if (got < min || got > max) {
+        throw Error(fmt::format("op '{}' ({}): expects {} input(s), got {}", op_name,
+                                to_string(kind),
+                                min == max ? fmt::format("{}", min)
+                                           : fmt::format("{} or more", min),
+                                got));
+    }
+}
+
+bool attrs_match_kind(OpKind kind, const OpAttrs& attrs) {
+    switch (kind) {
+        case OpKind::Conv: return std::holds_alternative<ConvAttrs>(attrs);
+        case OpKind::SepConv: return std::holds_alternative<SepConvAttrs>(attrs);
+        case OpKind::MaxPool:
+        case OpKind::AvgPool: return std::holds_alternative<PoolAttrs>(attrs);
+        case OpKind::Concat: return std::holds_alternative<ConcatAttrs>(attrs);
+        case OpKind::Add: return std::holds_alternative<AddAttrs>(attrs);
+        case OpKind::Relu: return std::holds_alternative<ReluAttrs>(attrs);
+        case OpKind::Linear: return std::holds_alternative<LinearAttrs>(attrs);
+        case OpKind::Softmax: return std::holds_alternative<SoftmaxAttrs>(attrs);
+        case OpKind::Identity: return std::holds_alternative<IdentityAttrs>(attrs);
+    }
+    return false;
+}
+
+}  // namespace
+
+const char* to_string(OpKind kind) {
+    for (const auto& [k, name] : kKindNames)
+        if (k == kind) return name;
+    return "?";
+}
+
+std::optional<OpKind> op_kind_from_string(const std::string& name) {
+    for (const auto& [k, n] : kKindNames)
+        if (name == n) return k;
+    return std::nullopt;
+}
+
+Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& in,
+                  const std::string& op_name) {
+    if (!attrs_match_kind(kind, attrs))
+        throw Error(fmt::format("op '{}': attributes do not belong to a {} op", op_name,
+                                to_string(kind)));
+    auto fail = [&](const std::string& why) -> Error {
+        return Error(fmt::format("op '{}' ({}): shape mismatch: {}", op_name, to_string(kind), why));
+    };
+    auto positive = [&](Shape s) {
+        if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0)
+            throw fail(fmt::format("output would be {}x{}x{}x{}", s.n, s.c, s.h, s.w));
+        return s;
+    };
+    switch (kind) {
+        case OpKind::Conv: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<ConvAttrs>(attrs);
+            if (a.groups <= 0 || in[0].c % a.groups != 0 || a.out_channels % a.groups != 0)
+                throw fail(fmt::format("{} input channels / {} output channels not divisible by "
+                                       "groups={}",
+                                       in[0].c, a.out_channels, a.groups));
+            if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
+                a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 || a.pad_w < 0)
+                throw fail("kernel, stride and dilation must be positive and padding >= 0");
+            return positive({in[0].n, a.out_channels,
+                             window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, false),
+                             window_output(in[0].w, a.kernel_w, a.stride_w, a.pad_w, a.dilation_w, false)});
+        }
+        case OpKind::SepConv: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<SepConvAttrs>(attrs);
+            if (a.kernel <= 0 || a.stride <= 0 || a.dilation <= 0 || a.pad < 0)
+                throw fail("kernel, stride and dilation must be positive and padding >= 0");
+            const int h = window_output(in[0].h, a.kernel, a.stride, a.pad, a.dilation, false);
+            const int w = window_output(in[0].w, a.kernel, a.stride, a.pad, a.dilation, false);
+            return positive({in[0].n, a.out_channels, h, w});
+        }
+        case OpKind::MaxPool:
+        case OpKind::AvgPool: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<PoolAttrs>(attrs);
+            if (a.global) return {in[0].n, in[0].c, 1, 1};
+            if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
+                a.pad_h < 0 || a.pad_w < 0)
+                throw fail("kernel and stride must be positive and padding >= 0");
+            if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w)
+                throw fail("padding must be at most half the kernel size");
+            return positive({in[0].n, in[0].c,
+                             window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, 1, a.ceil_mode),
+                             window_output(in[0].w, a.kernel_w, a.stride_w, a.pad_w, 1, a.ceil_mode)});
+        }
+        case OpKind::Concat: {
+            expect_inputs(op_name, kind, in.size(), 1, size_t(-1));
+            Shape out = in[0];
+            out.c = 0;
+            for (size_t i = 0; i < in.size(); ++i) {
+                if (in[i].n != in[0].n || in[i].h != in[0].h || in[i].w != in[0].w)
+                    throw fail(fmt::format("input {} is {}x{}x{}x{}, input 0 is {}x{}x{}x{} "
+                                           "(all but channels must agree)",
+                                           i, in[i].n, in[i].c, in[i].h, in[i].w, in[0].n, in[0].c,
+                                           in[0].h, in[0].w));
+                out.c += in[i].c;
+            }
+            return out;
+        }
+        case OpKind::Add: {
+            expect_inputs(op_name, kind, in.size(), 2, size_t(-1));
+            for (size_t i = 1; i < in.size(); ++i)
+                if (!(in[i] == in[0]))
+                    throw fail(fmt::format("input {} is {}x{}x{}x{}, input 0 is {}x{}x{}x{}", i,
+                                           in[i].n, in[i].c, in[i].h, in[i].w, in[0].n, in[0].c,
+                                           in[0].h, in[0].w));
+            return in[0];
+        }
+        case OpKind::Relu:
+        case OpKind::Softmax:
+        case OpKind::Identity:
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            return in[0];
+        case OpKind::Linear: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<LinearAttrs>(attrs);
+            if (a.out_features <= 0) throw fail("out_features must be positive");
+            return {in[0].n, a.out_features, 1, 1};
+        }
+    }
+    throw fail("unknown operator kind");
+}
+
+Graph::Graph(std::string name, Shape input) : name_(std::move(name)), input_(input) {
+    if (input.n <= 0 || input.c <= 0 || input.h <= 0 || input.w <= 0)
+        throw Error(fmt::format("model '{}': input shape {}x{}x{}x{} must be positive", name_,
+                                input.n, input.c, input.h, input.w));
+}
+
+const Shape& Graph::output_shape() const {
+    if (ops_.empty()) return input_;
+    return ops_.back().output;
+}
+
+const Shape& Graph::tensor_shape(int id) const {
+    return id == kGraphInput ? input_ : ops_.at(size_t(id)).output;
+}
+
+int Graph::add(OpKind kind, OpAttrs attrs, std::vector<int> inputs, std::string name, int cell) {
+    const int id = size();
+    if (name.empty()) name = fmt::format("{}_{}", to_string(kind), id);
+    std::vector<Shape> in_shapes;
+    for (int src : inputs) {
+        if (src != kGraphInput && (src < 0 || src >= id))
+            throw Error(fmt::format("op '{}' (#{}): input {} {} (inputs must be earlier ops or "
+                                    "the graph input; anything else is a dangling or cyclic edge)",
+                                    name, id, src,
+                                    src >= id && src < id + 1 ? "refers to itself"
+                                    : src >= id             ? "refers to a later op"
+                                                            : "does not exist"));
+        in_shapes.push_back(tensor_shape(src));
+    }
+    Op op;
+    op.id = id;
+    op.name = std::move(name);
+    op.kind = kind;
+    op.output = infer_shape(kind, attrs, in_shapes, op.name);
+    op.attrs = std::move(attrs);
+    op.inputs = std::move(inputs);
+    op.cell = cell;
+    ops_.push_back(std::move(op));
+    if (weights_state_ != WeightsState::Absent) params_.emplace_back();
+    return id;
+}
+
+std::vector<std::vector<int>> Graph::consumers() const {
+    std::vector<std::vector<int>> out(ops_.size());
+    for (const Op& op : ops_)
+        for (int src : op.inputs)
+            if (src != kGraphInput && (out[size_t(src)].empty() || out[size_t(src)].back() != op.id))
+                out[size_t(src)].push_back(op.id);
+    return out;
+}
+
+Graph Graph::with_batch(int batch) const {
+    Shape in = input_;
+    in.n = batch;
+    Graph g(name_, in);
+    for (const Op& op : ops_) g.add(op.kind, op.attrs, op.inputs, op.name, op.cell);
+    if (weights_state_ != WeightsState::Absent) g.set_params(params_, weights_state_);
+    return g;
+}
+
+void Graph::set_params(std::vector<std::vector<ParamTensor>> params, WeightsState state) {
+    if (state == WeightsState::Absent) {
+        drop_params();
+        return;
+    }
+    if (params.size() != ops_.size())
+        throw Error(fmt::format("model '{}': {} parameter sets given for {} ops", name_,
+                                params.size(), ops_.size()));
+    for (const Op& op : ops_) {
+        const auto expected = param_shapes(*this, op.id);
+        const auto& got = params[size_t(op.id)];
+        if (got.size() != expected.size())
+            throw Error(fmt::format("op '{}': expects {} parameter tensors, got {}", op.name,
+                                    expected.size(), got.size()));
+        for (size_t i = 0; i < got.size(); ++i) {
+            int64_t count = 1;
+            for (int d : expected[i]) count *= d;
+            if (got[i].dims != expected[i] || int64_t(got[i].values.size()) != count)
+                throw Error(fmt::format("op '{}': parameter {} has {} values with dims [{}], "
+                                        "expected dims [{}]",
+                                        op.name, i, got[i].values.size(),
+                                        fmt::join(got[i].dims, ","), fmt::join(expected[i], ",")));
+        }
+    }
+    params_ = std::move(params);
+    weights_state_ = state;
+}
+
+void Graph::drop_params() {
+    params_.clear();
+    weights_state_ = WeightsState::Absent;
+}
+
+}  // namespace iostune

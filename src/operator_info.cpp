@@ -1,0 +1,98 @@
+#include "src/operator_info.h"
+
+namespace iostune {
+
+std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id) {
+    const Op& op = graph.op(op_id);
+    const Shape& in = graph.tensor_shape(op.inputs.empty() ? kGraphInput : op.inputs[0]);
+    switch (op.kind) {
+        case OpKind::Conv: {
+            const auto& a = op.as<ConvAttrs>();
+            std::vector<std::vector<int>> p{{a.out_channels, in.c / a.groups, a.kernel_h, a.kernel_w}};
+            if (a.bias) p.push_back({a.out_channels});
+            return p;
+        }
+        case OpKind::SepConv: {
+            const auto& a = op.as<SepConvAttrs>();
+            std::vector<std::vector<int>> p{{in.c, 1, a.kernel, a.kernel}, {a.out_channels, in.c, 1, 1}};
+            if (a.bias) p.push_back({a.out_channels});
+            return p;
+        }
+        case OpKind::Linear: {
+            const auto& a = op.as<LinearAttrs>();
+            std::vector<std::vector<int>> p{{a.out_features, in.c * in.h * in.w}};
+            if (a.bias) p.push_back({a.out_features});
+            return p;
+        }
+        default: return {};
+    }
+}
+
+int64_t param_count(const Graph& graph, int op_id) {
+    int64_t total = 0;
+    for (const auto& dims : param_shapes(graph, op_id)) {
+        int64_t n = 1;
+        for (int d : dims) n *= d;
+        total += n;
+    }
+    return total;
+}
+
+int64_t flops(const Graph& graph, int op_id) {
+    const Op& op = graph.op(op_id);
+    const Shape& out = op.output;
+    const Shape& in = graph.tensor_shape(op.inputs.empty() ? kGraphInput : op.inputs[0]);
+    const int64_t out_elems = out.elements();
+    switch (op.kind) {
+        case OpKind::Conv: {
+            const auto& a = op.as<ConvAttrs>();
+            const int64_t macs = out_elems * (in.c / a.groups) * a.kernel_h * a.kernel_w;
+            return 2 * macs + (a.bias ? out_elems : 0) + (a.relu ? out_elems : 0);
+        }
+        case OpKind::SepConv: {
+            const auto& a = op.as<SepConvAttrs>();
+            const int64_t dw_out = int64_t(out.n) * in.c * out.h * out.w;
+            const int64_t macs = dw_out * a.kernel * a.kernel + out_elems * in.c;
+            return 2 * macs + (a.bias ? out_elems : 0) + (a.pre_relu ? in.elements() : 0);
+        }
+        case OpKind::MaxPool:
+        case OpKind::AvgPool: {
+            const auto& a = op.as<PoolAttrs>();
+            if (a.global) return in.elements();
+            return out_elems * a.kernel_h * a.kernel_w;
+        }
+        case OpKind::Add: {
+            const auto& a = op.as<AddAttrs>();
+            return out_elems * int64_t(op.inputs.size() - 1) + (a.relu ? out_elems : 0);
+        }
+        case OpKind::Relu: return out_elems;
+        case OpKind::Linear: {
+            const auto& a = op.as<LinearAttrs>();
+            return 2 * int64_t(out.n) * a.out_features * (int64_t(in.c) * in.h * in.w) +
+                   (a.bias ? out_elems : 0);
+        }
+        case OpKind::Softmax: return 3 * out_elems;
+        case OpKind::Concat:
+        case OpKind::Identity: return 0;
+    }
+    return 0;
+}
+
+int64_t bytes_moved(const Graph& graph, int op_id) {
+    const Op& op = graph.op(op_id);
+    int64_t elems = op.output.elements() + param_count(graph, op_id);
+    for (int src : op.inputs) elems += graph.tensor_shape(src).elements();
+    return elems * int64_t(sizeof(float));
+}
+
+GraphTotals totals(const Graph& graph) {
+    GraphTotals t;
+    for (const Op& op : graph.ops()) {
+        t.flops += flops(graph, op.id);
+        t.params += param_count(graph, op.id);
+        t.bytes += bytes_moved(graph, op.id);
+    }
+    return t;
+}
+
+}  // namespace iostune

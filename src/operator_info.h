@@ -1,0 +1,34 @@
+// Static facts about an op in its graph: parameter layout, FLOPs, bytes moved.
+// These feed model summaries, the simulated cost model and the profiler's compute- vs
+// memory-bound classification.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "src/graph.h"
+
+namespace iostune {
+
+// Dims of each parameter tensor of the op, in order:
+//   Conv:    weight [Cout, Cin/groups, kh, kw], bias [Cout] (if bias)
+//   SepConv: depthwise [Cin, 1, k, k], pointwise [Cout, Cin, 1, 1], bias [Cout] (if bias)
+//   Linear:  weight [out, Cin*H*W], bias [out] (if bias)
+//   others:  none
+std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id);
+
+int64_t param_count(const Graph& graph, int op_id);
+// Floating-point operations (a multiply-add counts as 2) at the graph's batch size.
+int64_t flops(const Graph& graph, int op_id);
+// Minimum bytes moved through device memory: each input read once, parameters read once,
+// output written once (fp32).
+int64_t bytes_moved(const Graph& graph, int op_id);
+
+struct GraphTotals {
+    int64_t flops = 0;
+    int64_t params = 0;
+    int64_t bytes = 0;
+};
+GraphTotals totals(const Graph& graph);
+
+}  // namespace iostune

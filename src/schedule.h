@@ -1,0 +1,55 @@
+// Schedules: how a graph's ops are grouped into stages and run.
+//
+// A schedule holds, per block (see blocks.h), an ordered list of stages. A stage is either
+//   concurrent: groups of ops, each group run in order on its own CUDA stream, groups at once;
+//   merge:      one group of convolutions that read the same tensor, run as one wider
+//               convolution over stacked, zero-padded weights.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "src/graph.h"
+
+namespace iostune {
+
+enum class StageStrategy { Concurrent, Merge };
+
+struct Stage {
+    StageStrategy strategy = StageStrategy::Concurrent;
+    // Concurrent: groups of op ids, each in launch order. Merge: exactly one group, the merged ops.
+    std::vector<std::vector<int>> groups;
+    bool operator==(const Stage&) const = default;
+};
+
+struct Schedule {
+    std::vector<std::vector<Stage>> blocks;  // stages of each block, in execution order
+    // All stages of all blocks, in execution order.
+    std::vector<Stage> flat_stages() const;
+    bool operator==(const Schedule&) const = default;
+};
+
+const char* to_string(StageStrategy strategy);
+
+// Whether `ops` may run as one merged convolution: all Conv with the same input tensor, stride,
+// groups == 1, dilation 1, bias and ReLU flags, output size, and kernels whose centres line up
+// once zero-padded to the largest ((k-1)/2 - pad equal per dimension). `why` gets the reason if not.
+bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why = nullptr);
+
+// Throws iostune::Error with the first violation: an op missing or repeated, a dependency run
+// after its consumer, two groups of one stage depending on each other, an illegal merge.
+void validate(const Graph& graph, const Schedule& schedule);
+
+// The one-topological-order schedule (one single-op stage per op), used as the baseline and as
+// the fallback when no stored schedule may be replayed.
+Schedule sequential_schedule(const Graph& graph);
+
+nlohmann::json schedule_to_json(const Schedule& schedule);
+Schedule schedule_from_json(const nlohmann::json& doc);  // throws iostune::Error on bad input
+
+// Canonical text of a stage ("c:[1,2][3]" / "m:[4,5]"), used with the graph fingerprint to key
+// stage measurements in caches.
+std::string stage_signature(const Stage& stage);
+
+}  // namespace iostune
