@@ -1,0 +1,183 @@
+#include "src/reference/reference.h"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/error.h"
+#include "src/operator_info.h"
+#include "src/reference/kernels.h"
+
+namespace iostune {
+
+namespace {
+
+using namespace reference_detail;
+
+std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}x{}", s.n, s.c, s.h, s.w); }
+
+// Checks params against param_shapes() for the op applied to `in` (the op's own graph may have
+// another batch size, so the layout is derived from a one-op graph over the actual input).
+void check_params(const Op& op, const Shape& in, const std::vector<ParamTensor>& params) {
+    Graph single(op.name, in);
+    single.add(op.kind, op.attrs, {kGraphInput}, op.name);
+    const auto expected = param_shapes(single, 0);
+    if (params.size() != expected.size())
+        throw Error(fmt::format("reference: op '{}' ({}) expects {} parameter tensors, got {}",
+                                op.name, to_string(op.kind), expected.size(), params.size()));
+    for (size_t i = 0; i < params.size(); ++i) {
+        size_t count = 1;
+        for (int d : expected[i]) count *= size_t(d);
+        if (params[i].dims != expected[i] || params[i].values.size() != count)
+            throw Error(fmt::format("reference: op '{}' ({}) parameter {} has dims [{}] and {} "
+                                    "values, expected dims [{}]",
+                                    op.name, to_string(op.kind), i, fmt::join(params[i].dims, ","),
+                                    params[i].values.size(), fmt::join(expected[i], ",")));
+    }
+}
+
+const float* optional_param(const std::vector<ParamTensor>& params, size_t index, bool present) {
+    return present ? params[index].values.data() : nullptr;
+}
+
+HostTensor run_conv(const Op& op, const HostTensor& in, const std::vector<ParamTensor>& params,
+                    const Shape& out_shape) {
+    const auto& a = op.as<ConvAttrs>();
+    const Conv2dSpec spec{a.out_channels, a.kernel_h,   a.kernel_w,   a.stride_h,
+                          a.stride_w,     a.pad_h,      a.pad_w,      a.dilation_h,
+                          a.dilation_w,   a.groups,     a.relu};
+    HostTensor out(out_shape);
+    conv2d(in, params[0].values.data(), optional_param(params, 1, a.bias), spec, out);
+    return out;
+}
+
+HostTensor run_sepconv(const Op& op, const HostTensor& in, const std::vector<ParamTensor>& params,
+                       const Shape& out_shape) {
+    const auto& a = op.as<SepConvAttrs>();
+    const HostTensor* x = &in;
+    HostTensor rectified;
+    if (a.pre_relu) {
+        rectified = in;
+        relu_inplace(rectified);
+        x = &rectified;
+    }
+    const Conv2dSpec depthwise{in.shape.c, a.kernel,   a.kernel, a.stride,   a.stride, a.pad,
+                               a.pad,      a.dilation, a.dilation, in.shape.c, false};
+    HostTensor mid({in.shape.n, in.shape.c, out_shape.h, out_shape.w});
+    conv2d(*x, params[0].values.data(), nullptr, depthwise, mid);
+    Conv2dSpec pointwise;
+    pointwise.out_channels = a.out_channels;
+    HostTensor out(out_shape);
+    conv2d(mid, params[1].values.data(), optional_param(params, 2, a.bias), pointwise, out);
+    return out;
+}
+
+// Runs the graph op by op. keep_all = false frees each tensor after its last consumer, so a
+// whole model at full resolution needs only its live tensors; the last op's output is kept.
+std::vector<HostTensor> run_graph(const Graph& graph, const HostTensor& input, bool keep_all) {
+    if (graph.weights_state() == WeightsState::Absent)
+        throw Error(fmt::format("reference: model '{}' has no weights; load or seed weights "
+                                "before running the CPU reference",
+                                graph.name()));
+    if (!(input.shape == graph.input_shape()) ||
+        input.data.size() != size_t(input.shape.elements()))
+        throw Error(fmt::format("reference: model '{}' takes a {} input, got {} with {} values",
+                                graph.name(), shape_text(graph.input_shape()),
+                                shape_text(input.shape), input.data.size()));
+    std::vector<int> last_use(size_t(graph.size()), -1);
+    for (const Op& op : graph.ops())
+        for (int src : op.inputs)
+            if (src != kGraphInput) last_use[size_t(src)] = op.id;
+    std::vector<HostTensor> outputs(size_t(graph.size()));
+    for (const Op& op : graph.ops()) {
+        std::vector<const HostTensor*> inputs;
+        for (int src : op.inputs)
+            inputs.push_back(src == kGraphInput ? &input : &outputs[size_t(src)]);
+        outputs[size_t(op.id)] = reference_op(op, inputs, graph.params_of(op.id));
+        if (keep_all) continue;
+        for (int src : op.inputs)
+            if (src != kGraphInput && last_use[size_t(src)] == op.id && src != graph.output_id())
+                outputs[size_t(src)] = HostTensor();
+    }
+    return outputs;
+}
+
+}  // namespace
+
+HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inputs,
+                        const std::vector<ParamTensor>& params) {
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i]->data.size() != size_t(inputs[i]->shape.elements()))
+            throw Error(fmt::format("reference: op '{}' input {} is {} but holds {} values",
+                                    op.name, i, shape_text(inputs[i]->shape),
+                                    inputs[i]->data.size()));
+        shapes.push_back(inputs[i]->shape);
+    }
+    const Shape out_shape = infer_shape(op.kind, op.attrs, shapes, op.name);
+    const bool has_params =
+        op.kind == OpKind::Conv || op.kind == OpKind::SepConv || op.kind == OpKind::Linear;
+    if (has_params) {
+        check_params(op, shapes[0], params);
+    } else if (!params.empty()) {
+        throw Error(fmt::format("reference: op '{}' ({}) takes no parameters, got {}", op.name,
+                                to_string(op.kind), params.size()));
+    }
+    switch (op.kind) {
+        case OpKind::Conv: return run_conv(op, *inputs[0], params, out_shape);
+        case OpKind::SepConv: return run_sepconv(op, *inputs[0], params, out_shape);
+        case OpKind::MaxPool: {
+            HostTensor out(out_shape);
+            max_pool(*inputs[0], op.as<PoolAttrs>(), out);
+            return out;
+        }
+        case OpKind::AvgPool: {
+            HostTensor out(out_shape);
+            avg_pool(*inputs[0], op.as<PoolAttrs>(), out);
+            return out;
+        }
+        case OpKind::Concat: {
+            HostTensor out(out_shape);
+            concat_channels(inputs, out);
+            return out;
+        }
+        case OpKind::Add: {
+            HostTensor out(out_shape);
+            add(inputs, op.as<AddAttrs>().relu, out);
+            return out;
+        }
+        case OpKind::Relu: {
+            HostTensor out = *inputs[0];
+            relu_inplace(out);
+            return out;
+        }
+        case OpKind::Linear: {
+            HostTensor out(out_shape);
+            linear(*inputs[0], params[0].values.data(),
+                   optional_param(params, 1, op.as<LinearAttrs>().bias), out);
+            return out;
+        }
+        case OpKind::Softmax: {
+            HostTensor out(out_shape);
+            softmax_channels(*inputs[0], out);
+            return out;
+        }
+        case OpKind::Identity: return *inputs[0];
+    }
+    throw Error(fmt::format("reference: op '{}' has an unknown kind", op.name));
+}
+
+std::vector<HostTensor> reference_run_all(const Graph& graph, const HostTensor& input) {
+    return run_graph(graph, input, true);
+}
+
+HostTensor reference_run(const Graph& graph, const HostTensor& input) {
+    auto outputs = run_graph(graph, input, false);
+    if (outputs.empty()) return input;
+    return std::move(outputs.back());
+}
+
+}  // namespace iostune
