@@ -1,0 +1,432 @@
+#include "db/schedule_store.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <utility>
+
+#include "db/schema.h"
+#include "iostune/version.h"
+#include "src/error.h"
+
+namespace iostune::db {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The first 16 bytes of every SQLite 3 database file.
+constexpr std::array<char, 16> kSqliteHeader = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
+                                                'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+
+// Checked before SQLite sees the file: SQLite would report a foreign file only at the first
+// query, and in create mode an empty path component or a directory gives confusing messages.
+// Returns whether the file exists with content.
+bool check_file_before_open(const std::string& path, OpenMode mode) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (!fs::exists(status)) {
+        if (mode == OpenMode::MustExist) {
+            throw Error(fmt::format(
+                "Schedule database '{}' does not exist. Run `iostune search` first to create it, "
+                "or pass the path of an existing database.",
+                path));
+        }
+        return false;
+    }
+    if (!fs::is_regular_file(status)) {
+        throw Error(fmt::format(
+            "Schedule database path '{}' is not a regular file; pass the path of a database file.",
+            path));
+    }
+    const auto size = fs::file_size(path, ec);
+    if (ec) {
+        throw Error(fmt::format("Cannot read the size of schedule database '{}': {}. Check its "
+                                "permissions.",
+                                path, ec.message()));
+    }
+    if (size == 0) {
+        if (mode == OpenMode::MustExist) {
+            throw Error(fmt::format(
+                "Schedule database '{}' is an empty file, not an iostune database. Run `iostune "
+                "search` to fill it, or pass the path of an existing database.",
+                path));
+        }
+        return false;
+    }
+    std::array<char, 16> header{};
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        throw Error(fmt::format("Cannot open schedule database '{}' for reading. Check its "
+                                "permissions.",
+                                path));
+    }
+    file.read(header.data(), static_cast<std::streamsize>(header.size()));
+    if (file.gcount() != static_cast<std::streamsize>(header.size()) || header != kSqliteHeader) {
+        throw Error(fmt::format(
+            "'{}' is not an SQLite database (file is not a database: its first bytes are not the "
+            "SQLite header); it was left untouched. Pass the path of an iostune database, or move "
+            "this file away and run `iostune search` to create a new one.",
+            path));
+    }
+    return true;
+}
+
+// Applies the per-connection settings. Only after the schema version was checked may anything
+// write: switching to WAL rewrites the file header.
+void configure(Connection& connection) {
+    const int rc = sqlite3_busy_timeout(connection.get(), kBusyTimeoutMs);
+    if (rc != SQLITE_OK) {
+        throw_sqlite_error(connection.get(), rc, connection.path(), "setting the busy timeout", "");
+    }
+    connection.exec("PRAGMA foreign_keys = ON");
+}
+
+void enable_wal(Connection& connection) {
+    Statement pragma(connection, "PRAGMA journal_mode = WAL");
+    pragma.step();
+    const std::string mode = pragma.column_text(0);
+    if (mode != "wal") {
+        throw Error(fmt::format(
+            "Schedule database '{}' could not switch to WAL journaling (SQLite kept '{}'); WAL "
+            "needs a local file system with shared memory. Put the database on a local disk.",
+            connection.path(), mode));
+    }
+}
+
+std::string stamp_or(const std::string& given, const char* build_value) {
+    return given.empty() ? std::string(build_value) : given;
+}
+
+nlohmann::json parse_json_column(const Statement& row, int column, const std::string& path,
+                                 std::string_view what) {
+    try {
+        return nlohmann::json::parse(row.column_text(column));
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(fmt::format("Schedule database '{}' holds malformed {} JSON ({}); the row was "
+                                "written by something other than iostune or is damaged.",
+                                path, what, e.what()));
+    }
+}
+
+constexpr std::string_view kScheduleColumns =
+    "s.id, s.model_id, s.device_id, s.batch, s.precision, s.strategy, s.r, s.s, s.predicted_ms, "
+    "s.measured_ms, s.sequential_ms, s.search_stats_json, s.schedule_json, s.tool_version, "
+    "s.git_commit, s.created_at";
+constexpr int kScheduleColumnCount = 16;
+
+ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
+    ScheduleRecord record;
+    record.id = row.column_int(0);
+    record.model_id = row.column_int(1);
+    record.device_id = row.column_int(2);
+    record.batch = static_cast<int>(row.column_int(3));
+    record.precision = row.column_text(4);
+    record.strategy = row.column_text(5);
+    record.r = static_cast<int>(row.column_int(6));
+    record.s = static_cast<int>(row.column_int(7));
+    record.predicted_ms = row.column_optional_double(8);
+    record.measured_ms = row.column_optional_double(9);
+    record.sequential_ms = row.column_optional_double(10);
+    record.search_stats = parse_json_column(row, 11, path, "search statistics");
+    record.schedule = parse_json_column(row, 12, path, "schedule");
+    record.tool_version = row.column_text(13);
+    record.git_commit = row.column_text(14);
+    record.created_at = row.column_text(15);
+    return record;
+}
+
+constexpr std::string_view kDeviceColumns =
+    "d.id, d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.cuda_version, "
+    "d.cudnn_version";
+
+DeviceRecord read_device(const Statement& row, int first) {
+    DeviceRecord device;
+    device.id = row.column_int(first);
+    device.name = row.column_text(first + 1);
+    device.cc_major = static_cast<int>(row.column_int(first + 2));
+    device.cc_minor = static_cast<int>(row.column_int(first + 3));
+    device.sm_count = static_cast<int>(row.column_int(first + 4));
+    device.driver_version = row.column_text(first + 5);
+    device.cuda_version = row.column_text(first + 6);
+    device.cudnn_version = row.column_text(first + 7);
+    return device;
+}
+
+constexpr std::string_view kStageColumns =
+    "device_id, batch, precision, stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
+    "tool_version, measured_at";
+
+StageRecord read_stage(const Statement& row) {
+    StageRecord record;
+    record.device_id = row.column_int(0);
+    record.batch = static_cast<int>(row.column_int(1));
+    record.precision = row.column_text(2);
+    record.stage_key = row.column_text(3);
+    record.latency_ms = row.column_double(4);
+    record.spread_ms = row.column_double(5);
+    record.repeats = static_cast<int>(row.column_int(6));
+    record.ok = row.column_int(7) != 0;
+    record.error = row.column_text(8);
+    record.simulated = row.column_int(9) != 0;
+    record.tool_version = row.column_text(10);
+    record.measured_at = row.column_text(11);
+    return record;
+}
+
+std::optional<double> ratio(const std::optional<double>& numerator,
+                            const std::optional<double>& denominator) {
+    if (!numerator || !denominator || *denominator <= 0.0) return std::nullopt;
+    return *numerator / *denominator;
+}
+
+}  // namespace
+
+ScheduleStore ScheduleStore::open(const std::string& path, OpenMode mode) {
+    const bool has_content = check_file_before_open(path, mode);
+    // A must-exist DB is opened without SQLITE_OPEN_CREATE, so SQLite itself can never create it.
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+                      (mode == OpenMode::CreateIfMissing ? SQLITE_OPEN_CREATE : 0);
+    Connection connection(path, flags);
+    configure(connection);
+    if (has_content) check_migratable(connection);
+    enable_wal(connection);
+    migrate(connection);
+    return ScheduleStore(std::move(connection));
+}
+
+ScheduleStore::ScheduleStore(Connection connection)
+    : connection_(std::make_unique<Connection>(std::move(connection))) {}
+
+int ScheduleStore::schema_version() const { return db::schema_version(*connection_); }
+
+std::int64_t ScheduleStore::upsert_device(const DeviceRecord& device) {
+    Transaction transaction(*connection_);
+    // DO UPDATE of a column to itself makes RETURNING yield the existing row's id too.
+    Statement upsert(*connection_,
+                     "INSERT INTO devices (name, cc_major, cc_minor, sm_count, driver_version, "
+                     "cuda_version, cudnn_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+                     "ON CONFLICT (name, cc_major, cc_minor, sm_count, driver_version, "
+                     "cuda_version, cudnn_version) DO UPDATE SET name = excluded.name "
+                     "RETURNING id");
+    upsert.bind_text(1, device.name)
+        .bind_int(2, device.cc_major)
+        .bind_int(3, device.cc_minor)
+        .bind_int(4, device.sm_count)
+        .bind_text(5, device.driver_version)
+        .bind_text(6, device.cuda_version)
+        .bind_text(7, device.cudnn_version);
+    upsert.step();
+    const std::int64_t id = upsert.column_int(0);
+    upsert.run();
+    transaction.commit();
+    return id;
+}
+
+std::optional<DeviceRecord> ScheduleStore::device(std::int64_t id) const {
+    Statement query(*connection_, fmt::format("SELECT {} FROM devices d WHERE d.id = ?1", kDeviceColumns));
+    query.bind_int(1, id);
+    if (!query.step()) return std::nullopt;
+    return read_device(query, 0);
+}
+
+std::int64_t ScheduleStore::upsert_model(const ModelRecord& model) {
+    Transaction transaction(*connection_);
+    Statement upsert(*connection_,
+                     "INSERT INTO models (name, fingerprint, graph_json) VALUES (?1, ?2, ?3) "
+                     "ON CONFLICT (fingerprint) DO UPDATE SET fingerprint = excluded.fingerprint "
+                     "RETURNING id");
+    upsert.bind_text(1, model.name).bind_text(2, model.fingerprint).bind_text(3, model.graph.dump());
+    upsert.step();
+    const std::int64_t id = upsert.column_int(0);
+    upsert.run();
+    transaction.commit();
+    return id;
+}
+
+std::optional<ModelRecord> ScheduleStore::model_by_fingerprint(const std::string& fingerprint) const {
+    Statement query(*connection_,
+                    "SELECT id, name, fingerprint, graph_json FROM models WHERE fingerprint = ?1");
+    query.bind_text(1, fingerprint);
+    if (!query.step()) return std::nullopt;
+    ModelRecord model;
+    model.id = query.column_int(0);
+    model.name = query.column_text(1);
+    model.fingerprint = query.column_text(2);
+    model.graph = parse_json_column(query, 3, path(), "model graph");
+    return model;
+}
+
+std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
+    Transaction transaction(*connection_);
+    Statement insert(*connection_,
+                     "INSERT INTO schedules (model_id, device_id, batch, precision, strategy, r, s, "
+                     "predicted_ms, measured_ms, sequential_ms, search_stats_json, schedule_json, "
+                     "tool_version, git_commit) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+    insert.bind_int(1, record.model_id)
+        .bind_int(2, record.device_id)
+        .bind_int(3, record.batch)
+        .bind_text(4, record.precision)
+        .bind_text(5, record.strategy)
+        .bind_int(6, record.r)
+        .bind_int(7, record.s)
+        .bind_optional_double(8, record.predicted_ms)
+        .bind_optional_double(9, record.measured_ms)
+        .bind_optional_double(10, record.sequential_ms)
+        .bind_text(11, record.search_stats.dump())
+        .bind_text(12, record.schedule.dump())
+        .bind_text(13, stamp_or(record.tool_version, kVersion))
+        .bind_text(14, stamp_or(record.git_commit, kGitCommit));
+    insert.run();
+    const std::int64_t id = sqlite3_last_insert_rowid(connection_->get());
+    transaction.commit();
+    return id;
+}
+
+std::optional<ScheduleRecord> ScheduleStore::schedule(std::int64_t id) const {
+    Statement query(*connection_,
+                    fmt::format("SELECT {} FROM schedules s WHERE s.id = ?1", kScheduleColumns));
+    query.bind_int(1, id);
+    if (!query.step()) return std::nullopt;
+    return read_schedule(query, path());
+}
+
+std::optional<ScheduleRecord> ScheduleStore::best_schedule(const std::string& fingerprint,
+                                                           std::int64_t device_id, int batch,
+                                                           const std::string& precision) const {
+    Statement query(*connection_,
+                    fmt::format("SELECT {} FROM schedules s JOIN models m ON m.id = s.model_id "
+                                "WHERE m.fingerprint = ?1 AND s.device_id = ?2 AND s.batch = ?3 "
+                                "AND s.precision = ?4 AND s.measured_ms IS NOT NULL "
+                                "ORDER BY s.measured_ms ASC, s.id DESC LIMIT 1",
+                                kScheduleColumns));
+    query.bind_text(1, fingerprint).bind_int(2, device_id).bind_int(3, batch).bind_text(4, precision);
+    if (!query.step()) return std::nullopt;
+    return read_schedule(query, path());
+}
+
+std::vector<ScheduleKey> ScheduleStore::list_keys() const {
+    Statement query(*connection_,
+                    "SELECT m.name, m.fingerprint, d.id, d.name, s.batch, s.precision, count(*), "
+                    "count(s.measured_ms) FROM schedules s "
+                    "JOIN models m ON m.id = s.model_id JOIN devices d ON d.id = s.device_id "
+                    "GROUP BY m.id, d.id, s.batch, s.precision "
+                    "ORDER BY m.name, m.fingerprint, d.id, s.batch, s.precision");
+    std::vector<ScheduleKey> keys;
+    while (query.step()) {
+        ScheduleKey key;
+        key.model_name = query.column_text(0);
+        key.fingerprint = query.column_text(1);
+        key.device_id = query.column_int(2);
+        key.device_name = query.column_text(3);
+        key.batch = static_cast<int>(query.column_int(4));
+        key.precision = query.column_text(5);
+        key.schedules = static_cast<int>(query.column_int(6));
+        key.measured = static_cast<int>(query.column_int(7));
+        keys.push_back(std::move(key));
+    }
+    return keys;
+}
+
+std::optional<StageRecord> ScheduleStore::stage_measurement(std::int64_t device_id, int batch,
+                                                            const std::string& precision,
+                                                            const std::string& stage_key) const {
+    Statement query(*connection_,
+                    fmt::format("SELECT {} FROM stage_measurements WHERE device_id = ?1 AND "
+                                "batch = ?2 AND precision = ?3 AND stage_key = ?4",
+                                kStageColumns));
+    query.bind_int(1, device_id).bind_int(2, batch).bind_text(3, precision).bind_text(4, stage_key);
+    if (!query.step()) return std::nullopt;
+    return read_stage(query);
+}
+
+void ScheduleStore::put_stage_measurement(const StageRecord& record) {
+    Transaction transaction(*connection_);
+    Statement insert(*connection_,
+                     "INSERT OR REPLACE INTO stage_measurements (device_id, batch, precision, "
+                     "stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
+                     "tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    insert.bind_int(1, record.device_id)
+        .bind_int(2, record.batch)
+        .bind_text(3, record.precision)
+        .bind_text(4, record.stage_key)
+        .bind_double(5, record.latency_ms)
+        .bind_double(6, record.spread_ms)
+        .bind_int(7, record.repeats)
+        .bind_int(8, record.ok ? 1 : 0)
+        .bind_text(9, record.error)
+        .bind_int(10, record.simulated ? 1 : 0)
+        .bind_text(11, stamp_or(record.tool_version, kVersion));
+    insert.run();
+    transaction.commit();
+}
+
+std::vector<StageRecord> ScheduleStore::stage_measurements(std::int64_t device_id, int batch,
+                                                           const std::string& precision) const {
+    Statement query(*connection_,
+                    fmt::format("SELECT {} FROM stage_measurements WHERE device_id = ?1 AND "
+                                "batch = ?2 AND precision = ?3 ORDER BY stage_key",
+                                kStageColumns));
+    query.bind_int(1, device_id).bind_int(2, batch).bind_text(3, precision);
+    std::vector<StageRecord> records;
+    while (query.step()) records.push_back(read_stage(query));
+    return records;
+}
+
+std::vector<ReportRow> ScheduleStore::report_best() const {
+    // Rank the measured schedules of each key; rank 1 is what best_schedule would return.
+    Statement query(
+        *connection_,
+        fmt::format("WITH ranked AS (SELECT s.*, row_number() OVER (PARTITION BY s.model_id, "
+                    "s.device_id, s.batch, s.precision ORDER BY s.measured_ms ASC, s.id DESC) "
+                    "AS rank FROM schedules s WHERE s.measured_ms IS NOT NULL) "
+                    "SELECT {}, m.name, m.fingerprint, {} FROM ranked s "
+                    "JOIN models m ON m.id = s.model_id JOIN devices d ON d.id = s.device_id "
+                    "WHERE s.rank = 1 ORDER BY m.name, m.fingerprint, d.id, s.batch, s.precision",
+                    kScheduleColumns, kDeviceColumns));
+    std::vector<ReportRow> rows;
+    while (query.step()) {
+        ReportRow row;
+        row.schedule = read_schedule(query, path());
+        row.model_name = query.column_text(kScheduleColumnCount);
+        row.fingerprint = query.column_text(kScheduleColumnCount + 1);
+        row.device = read_device(query, kScheduleColumnCount + 2);
+        row.speedup = ratio(row.schedule.sequential_ms, row.schedule.measured_ms);
+        if (const auto predicted = ratio(row.schedule.predicted_ms, row.schedule.measured_ms)) {
+            row.prediction_error = *predicted - 1.0;
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::string ScheduleStore::integrity_check() const {
+    Statement query(*connection_, "PRAGMA integrity_check");
+    std::string findings;
+    while (query.step()) {
+        if (!findings.empty()) findings += '\n';
+        findings += query.column_text(0);
+    }
+    return findings;
+}
+
+std::string describe_keys(const std::vector<ScheduleKey>& keys) {
+    if (keys.empty()) return "  (none)";
+    std::string text;
+    for (const ScheduleKey& key : keys) {
+        if (!text.empty()) text += '\n';
+        text += fmt::format("  {} (fingerprint {}) on device {} '{}', batch {}, {}: {} schedule{}, "
+                            "{} measured",
+                            key.model_name, key.fingerprint.substr(0, 12), key.device_id,
+                            key.device_name, key.batch, key.precision, key.schedules,
+                            key.schedules == 1 ? "" : "s", key.measured);
+    }
+    return text;
+}
+
+}  // namespace iostune::db
