@@ -1,0 +1,267 @@
+// The store's API: devices, models, schedules, the best-schedule rule, the stage cache, reports.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
+#include "db/schedule_store.h"
+#include "iostune/version.h"
+#include "src/error.h"
+#include "tests/db/db_test_support.h"
+
+using iostune::db::DeviceRecord;
+using iostune::db::ModelRecord;
+using iostune::db::OpenMode;
+using iostune::db::ScheduleRecord;
+using iostune::db::ScheduleStore;
+using iostune::db::StageRecord;
+using iostune::db::testing::TempDir;
+using Catch::Matchers::Contains;
+
+namespace {
+
+DeviceRecord h100() { return {0, "NVIDIA H100 80GB HBM3", 9, 0, 132, "580.65", "13.0", "9.19"}; }
+
+ModelRecord model(const std::string& name, const std::string& fingerprint) {
+    return {0, name, fingerprint, {{"name", name}, {"ops", nlohmann::json::array()}}};
+}
+
+ScheduleRecord schedule_row(std::int64_t model_id, std::int64_t device_id, std::optional<double> measured,
+                            std::optional<double> predicted = std::nullopt) {
+    ScheduleRecord record;
+    record.model_id = model_id;
+    record.device_id = device_id;
+    record.batch = 1;
+    record.precision = "fp32";
+    record.strategy = "ios-both";
+    record.r = 3;
+    record.s = 8;
+    record.predicted_ms = predicted;
+    record.measured_ms = measured;
+    record.sequential_ms = 2.0;
+    record.search_stats = {{"seconds", 12.5}, {"stages_measured", 340}};
+    record.schedule = {{"blocks", nlohmann::json::array({nlohmann::json::array()})}};
+    return record;
+}
+
+}  // namespace
+
+TEST_CASE("devices and models are upserted by their identifying fields", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+
+    const auto device = store.upsert_device(h100());
+    CHECK(store.upsert_device(h100()) == device);
+    DeviceRecord upgraded = h100();
+    upgraded.cudnn_version = "9.20";
+    CHECK(store.upsert_device(upgraded) != device);
+
+    const auto stored = store.device(device);
+    REQUIRE(stored);
+    CHECK(stored->name == "NVIDIA H100 80GB HBM3");
+    CHECK(stored->cc_major == 9);
+    CHECK(stored->sm_count == 132);
+    CHECK(stored->cudnn_version == "9.19");
+    CHECK_FALSE(store.device(device + 100));
+
+    const auto inception = store.upsert_model(model("inception_v3", "fp-inception"));
+    CHECK(store.upsert_model(model("inception_renamed", "fp-inception")) == inception);
+    CHECK(store.upsert_model(model("resnet50", "fp-resnet")) != inception);
+    const auto loaded = store.model_by_fingerprint("fp-inception");
+    REQUIRE(loaded);
+    CHECK(loaded->id == inception);
+    CHECK(loaded->name == "inception_v3");  // an existing model keeps its name
+    CHECK(loaded->graph["name"] == "inception_v3");
+    CHECK_FALSE(store.model_by_fingerprint("fp-unknown"));
+}
+
+TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    const auto model_id = store.upsert_model(model("inception_v3", "fp-inception"));
+
+    ScheduleRecord record = schedule_row(model_id, device, 1.5, 1.4);
+    const auto id = store.add_schedule(record);
+    const auto loaded = store.schedule(id);
+    REQUIRE(loaded);
+    CHECK(loaded->id == id);
+    CHECK(loaded->model_id == model_id);
+    CHECK(loaded->device_id == device);
+    CHECK(loaded->strategy == "ios-both");
+    CHECK(loaded->r == 3);
+    CHECK(loaded->s == 8);
+    CHECK(loaded->predicted_ms == Approx(1.4));
+    CHECK(loaded->measured_ms == Approx(1.5));
+    CHECK(loaded->search_stats == record.search_stats);
+    CHECK(loaded->schedule == record.schedule);
+    CHECK(loaded->tool_version == iostune::kVersion);
+    CHECK(loaded->git_commit == iostune::kGitCommit);
+    CHECK(loaded->created_at.size() == std::string("2025-01-01T00:00:00.000Z").size());
+    CHECK_FALSE(store.schedule(id + 1));
+
+    record.measured_ms.reset();
+    record.tool_version = "0.0.1";
+    const auto unmeasured = store.add_schedule(record);
+    CHECK_FALSE(store.schedule(unmeasured)->measured_ms);
+    CHECK(store.schedule(unmeasured)->tool_version == "0.0.1");
+}
+
+TEST_CASE("a schedule for an unknown model or device is rejected and nothing is written", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    REQUIRE_THROWS_WITH(store.add_schedule(schedule_row(42, device, 1.0)),
+                        Contains("FOREIGN KEY") && Contains("iostune.db"));
+    CHECK(store.list_keys().empty());
+    // The failed transaction was rolled back: the next write works.
+    const auto model_id = store.upsert_model(model("resnet50", "fp-resnet"));
+    store.add_schedule(schedule_row(model_id, device, 1.0));
+    CHECK(store.list_keys().size() == 1);
+}
+
+TEST_CASE("best_schedule is the lowest measured latency of exactly that key", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    const auto model_id = store.upsert_model(model("inception_v3", "fp-inception"));
+
+    store.add_schedule(schedule_row(model_id, device, 1.30));
+    const auto fastest = store.add_schedule(schedule_row(model_id, device, 1.10));
+    store.add_schedule(schedule_row(model_id, device, 1.20));
+    // A lower prediction alone never wins: it was not measured.
+    store.add_schedule(schedule_row(model_id, device, std::nullopt, 0.5));
+    // Faster rows under other keys must not leak in.
+    ScheduleRecord other_batch = schedule_row(model_id, device, 0.9);
+    other_batch.batch = 8;
+    store.add_schedule(other_batch);
+    ScheduleRecord other_precision = schedule_row(model_id, device, 0.8);
+    other_precision.precision = "fp16";
+    store.add_schedule(other_precision);
+    DeviceRecord a100 = h100();
+    a100.name = "NVIDIA A100";
+    store.add_schedule(schedule_row(model_id, store.upsert_device(a100), 0.7));
+
+    const auto best = store.best_schedule("fp-inception", device, 1, "fp32");
+    REQUIRE(best);
+    CHECK(best->id == fastest);
+    CHECK(best->measured_ms == Approx(1.10));
+
+    // Ties go to the newest row.
+    const auto newer_tie = store.add_schedule(schedule_row(model_id, device, 1.10));
+    CHECK(store.best_schedule("fp-inception", device, 1, "fp32")->id == newer_tie);
+}
+
+TEST_CASE("an unknown key gives no schedule, and list_keys says what exists", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    CHECK(iostune::db::describe_keys(store.list_keys()) == "  (none)");
+
+    const auto device = store.upsert_device(h100());
+    const auto model_id = store.upsert_model(model("inception_v3", "fp-inception"));
+    store.add_schedule(schedule_row(model_id, device, 1.2));
+    store.add_schedule(schedule_row(model_id, device, std::nullopt, 1.0));
+
+    CHECK_FALSE(store.best_schedule("fp-inception", device, 4, "fp32"));
+    CHECK_FALSE(store.best_schedule("fp-resnet", device, 1, "fp32"));
+    CHECK_FALSE(store.best_schedule("fp-inception", device, 1, "fp16"));
+
+    const auto keys = store.list_keys();
+    REQUIRE(keys.size() == 1);
+    CHECK(keys[0].model_name == "inception_v3");
+    CHECK(keys[0].fingerprint == "fp-inception");
+    CHECK(keys[0].device_id == device);
+    CHECK(keys[0].device_name == "NVIDIA H100 80GB HBM3");
+    CHECK(keys[0].batch == 1);
+    CHECK(keys[0].precision == "fp32");
+    CHECK(keys[0].schedules == 2);
+    CHECK(keys[0].measured == 1);
+    CHECK(iostune::db::describe_keys(keys) ==
+          fmt::format("  inception_v3 (fingerprint fp-inception) on device {} 'NVIDIA H100 80GB "
+                      "HBM3', batch 1, fp32: 2 schedules, 1 measured",
+                      device));
+}
+
+TEST_CASE("stage measurements are cached per device, batch, precision and key", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+
+    StageRecord record;
+    record.device_id = device;
+    record.batch = 1;
+    record.precision = "fp32";
+    record.stage_key = "fp-inception/c:[1,2][3]";
+    record.latency_ms = 0.42;
+    record.spread_ms = 0.02;
+    record.repeats = 20;
+    store.put_stage_measurement(record);
+
+    auto loaded = store.stage_measurement(device, 1, "fp32", record.stage_key);
+    REQUIRE(loaded);
+    CHECK(loaded->latency_ms == Approx(0.42));
+    CHECK(loaded->spread_ms == Approx(0.02));
+    CHECK(loaded->repeats == 20);
+    CHECK(loaded->ok);
+    CHECK_FALSE(loaded->simulated);
+    CHECK(loaded->tool_version == iostune::kVersion);
+    CHECK_FALSE(loaded->measured_at.empty());
+    CHECK_FALSE(store.stage_measurement(device, 2, "fp32", record.stage_key));
+    CHECK_FALSE(store.stage_measurement(device, 1, "fp16", record.stage_key));
+
+    // put replaces: a re-measurement (here: a failure) overwrites the cached row.
+    record.ok = false;
+    record.error = "CUDNN_STATUS_NOT_SUPPORTED";
+    record.latency_ms = 0.0;
+    store.put_stage_measurement(record);
+    loaded = store.stage_measurement(device, 1, "fp32", record.stage_key);
+    REQUIRE(loaded);
+    CHECK_FALSE(loaded->ok);
+    CHECK(loaded->error == "CUDNN_STATUS_NOT_SUPPORTED");
+
+    record.stage_key = "fp-inception/m:[4,5]";
+    record.ok = true;
+    record.error.clear();
+    record.simulated = true;
+    store.put_stage_measurement(record);
+    const auto all = store.stage_measurements(device, 1, "fp32");
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].stage_key == "fp-inception/c:[1,2][3]");
+    CHECK(all[1].stage_key == "fp-inception/m:[4,5]");
+    CHECK(all[1].simulated);
+    CHECK(store.stage_measurements(device, 1, "fp16").empty());
+}
+
+TEST_CASE("report_best gives one best measured row per key with speedup and prediction error", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    const auto inception = store.upsert_model(model("inception_v3", "fp-inception"));
+    const auto resnet = store.upsert_model(model("resnet50", "fp-resnet"));
+
+    store.add_schedule(schedule_row(inception, device, 1.6, 1.5));
+    const auto best_inception = store.add_schedule(schedule_row(inception, device, 1.6 * 0.5, 1.0));
+    ScheduleRecord batch8 = schedule_row(inception, device, 4.0, 4.4);
+    batch8.batch = 8;
+    batch8.sequential_ms = 5.0;
+    const auto best_batch8 = store.add_schedule(batch8);
+    store.add_schedule(schedule_row(resnet, device, std::nullopt, 0.3));  // unmeasured: no row
+
+    const auto rows = store.report_best();
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].schedule.id == best_inception);
+    CHECK(rows[0].model_name == "inception_v3");
+    CHECK(rows[0].device.name == "NVIDIA H100 80GB HBM3");
+    REQUIRE(rows[0].speedup);
+    CHECK(*rows[0].speedup == Approx(2.0 / 0.8));
+    REQUIRE(rows[0].prediction_error);
+    CHECK(*rows[0].prediction_error == Approx(1.0 / 0.8 - 1.0));
+    CHECK(rows[0].schedule.search_stats["stages_measured"] == 340);
+
+    CHECK(rows[1].schedule.id == best_batch8);
+    CHECK(rows[1].schedule.batch == 8);
+    CHECK(*rows[1].speedup == Approx(1.25));
+    CHECK(*rows[1].prediction_error == Approx(0.1));
+}
