@@ -1,0 +1,131 @@
+// The execution engine: runs a Graph on one NVIDIA GPU through cuDNN, cuBLAS and a few kernels
+// of its own, one stage of a Schedule at a time or as one captured CUDA Graph.
+//
+// Plan once, run trivially. The constructor uploads the weights (seeded random ones if the graph
+// has none), allocates every activation (one buffer per op output; an op whose only consumer is
+// a Concat writes straight into its channel slice of the concat output), builds every
+// descriptor and chooses each convolution's algorithm by measurement (cached per shape within
+// the process). prepare(schedule) adds what a schedule needs on top: stream lanes for its widest
+// stage and the stacked weights of its merge stages. Launches then only enqueue work: no
+// allocation, no synchronisation, so they can be captured into a CUDA Graph.
+//
+// Streams: launch_op() runs on the stream it is given with lane 0's cuDNN/cuBLAS handles. A
+// concurrent stage runs group i on the engine's internal stream i (lane i, with its own cuDNN
+// handle and workspace, since concurrent convolutions must not share one), forked from and
+// joined back into the origin stream with events. Using one Engine from several host threads at
+// once is not supported.
+//
+// Typical use (profiler, replay):
+//   Engine engine(graph, {MathMode::Tf32});
+//   engine.set_input(image);
+//   CudaGraphExec exec = engine.capture(schedule);   // warms up, captures, instantiates
+//   exec.launch(stream);  ...  HostTensor y = engine.read_output();
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/engine/cuda_graph.h"
+#include "src/graph.h"
+#include "src/schedule.h"
+#include "src/tensor.h"
+
+namespace iostune {
+
+enum class MathMode {
+    Tf32,  // like PyTorch's default: convolutions and GEMMs may use TF32 tensor cores
+    Fp32,  // strict IEEE fp32 FMA kernels only (what the CPU reference is compared against)
+};
+const char* to_string(MathMode mode);
+
+struct EngineOptions {
+    MathMode math = MathMode::Tf32;
+    int device = 0;
+    // Largest cuDNN workspace an algorithm may need to be chosen (per stream lane).
+    size_t max_workspace_bytes = size_t(256) << 20;
+    // Producers whose only consumer is a Concat write into their slice of its output.
+    bool concat_in_place = true;
+    uint64_t weight_seed = 1;  // for init_random_weights when the graph has no weights
+};
+
+// How the engine runs one op: for logs, reports and tests.
+struct OpPlan {
+    int op_id = 0;
+    std::string name;
+    OpKind kind = OpKind::Identity;
+    // e.g. "cudnnConvolutionBiasActivationForward", "cudnnConvolutionForward + bias/relu kernel",
+    // "cudnnPoolingForward", "pool kernel (ceil_mode)", "concat: 2 in place, 1 copied".
+    std::string path;
+    std::string algorithms;      // chosen cuDNN algorithm(s), "" when none
+    size_t workspace_bytes = 0;  // largest workspace its convolutions need
+    bool writes_into_concat = false;
+};
+
+// How the engine runs one merge stage.
+struct MergePlan {
+    std::string signature;  // stage_signature()
+    std::vector<int> ops;
+    int out_channels = 0;     // sum over the merged convolutions
+    int kernel_h = 0, kernel_w = 0;
+    std::string path;         // the convolution path, as in OpPlan
+    std::string algorithms;
+    // The merged output is one [N, sum C, H, W] buffer; each op's channel slice is then copied to
+    // the op's own output tensor, which its consumers read (one copy per merged op).
+    int slice_copies = 0;
+};
+
+class Engine {
+public:
+    explicit Engine(Graph graph, EngineOptions options = {});
+    ~Engine();
+    Engine(Engine&&) noexcept;
+    Engine& operator=(Engine&&) noexcept;
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    const Graph& graph() const;  // with the weights the engine runs
+    const EngineOptions& options() const;
+
+    // Validates the schedule against the graph and plans what it needs beyond the per-op plan:
+    // stream lanes for its widest stage, merged weights and buffers for its merge stages.
+    void prepare(const Schedule& schedule);
+
+    // Enqueue work on `stream` (or, for stages, on the internal lanes forked from `origin`).
+    // A stage that was not prepared is planned on first use (outside capture only).
+    void launch_op(int op_id, cudaStream_t stream);
+    void launch_stage(const Stage& stage, cudaStream_t origin);
+    void launch_schedule(const Schedule& schedule, cudaStream_t origin);
+
+    // Runs every launch once (warm-up: algorithm choice, lazy module loading, handle set-up),
+    // then captures the launches on the engine's own origin stream into one CUDA Graph and
+    // instantiates it. Launch the exec on any stream; it reads the input buffer and writes every
+    // op's output buffer, exactly as launch_schedule() would.
+    CudaGraphExec capture(const Schedule& schedule);
+    CudaGraphExec capture_stage(const Stage& stage);
+    cudaStream_t origin_stream() const;  // the stream capture uses; free to launch on
+
+    // Input/output. These synchronise the device (they are not on the hot path).
+    void set_input(const HostTensor& input);                   // shape must equal the graph's
+    void set_input_device(const float* src, cudaStream_t stream);  // async device-to-device copy
+    HostTensor read_output();
+    HostTensor read_op_output(int op_id);
+    float* input_device();
+    const float* output_device() const;  // the last op's output, packed NCHW
+    void synchronize();
+
+    std::vector<OpPlan> op_plans() const;
+    std::vector<MergePlan> merge_plans() const;
+    size_t device_memory_bytes() const;  // weights + activations + scratch + workspaces
+    int lane_count() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace iostune

@@ -1,0 +1,36 @@
+// The engine's own CUDA kernels, for what cuDNN/cuBLAS do not cover exactly: pooling with
+// torch's ceil_mode, N-input add (+ReLU), ReLU/copy and bias(+ReLU) on strided views.
+// All launches are asynchronous on `stream` and checked; none allocates (capture-safe).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "src/engine/tensor_view.h"
+
+namespace iostune {
+
+struct PoolWindow {
+    bool max = true;  // false: average
+    int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+    bool count_include_pad = true;
+};
+
+// torch.nn.{Max,Avg}Pool2d semantics for any output size (so ceil_mode is the caller's choice of
+// out.h/out.w): windows are clipped to the input; an average divides by the window clipped to
+// the padded input (count_include_pad) or by the valid elements only.
+void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow& window,
+                   cudaStream_t stream);
+
+// out = sum(inputs), then max(0, .) if relu. Inputs and out have equal shapes.
+void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bool relu,
+                cudaStream_t stream);
+
+// out = relu ? max(0, in) : in.
+void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStream_t stream);
+
+// In place: x[n, c, ...] += bias[c] (if bias), then max(0, .) if relu.
+void launch_bias_activation(const TensorView& x, const float* bias, bool relu, cudaStream_t stream);
+
+}  // namespace iostune
