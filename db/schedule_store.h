@@ -27,6 +27,7 @@ enum class OpenMode {
     MustExist,        // replay, report: a missing or empty file is an error, nothing is created
 };
 
+// One connection; not for use from several threads at once (open one store per thread).
 class ScheduleStore {
 public:
     // Throws iostune::Error on any failure; see the file comment for what is refused.

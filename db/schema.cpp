@@ -110,8 +110,10 @@ int schema_version(const Connection& connection) {
 void check_migratable(const Connection& connection) {
     const int found = schema_version(connection);
     if (found > latest_schema_version()) throw Error(newer_version_message(connection, found));
-    // Reading the schema also makes SQLite parse page 1, so a damaged file fails here, unwritten.
-    if (found == 0 && count_tables(connection) > 0) {
+    // Reading the schema makes SQLite parse its pages, so a damaged file fails here, before
+    // anything (the switch to WAL, a migration) writes to it.
+    const int tables = count_tables(connection);
+    if (found == 0 && tables > 0) {
         throw Error(fmt::format(
             "Database '{}' is an SQLite file but not an iostune database (it has tables and no "
             "iostune schema version); it was left untouched. Pass a different database file.",
