@@ -112,8 +112,8 @@ void conv2d(const HostTensor& in, const float* weight, const float* bias, const 
     std::vector<float> col(direct ? 0 : size_t(k_count) * out_pixels);
     for (int n = 0; n < is.n; ++n) {
         for (int g = 0; g < s.groups; ++g) {
-            const float* x = in.data.data() +
-                             (size_t(n) * size_t(is.c) + size_t(g) * size_t(in_per_group)) * in_pixels;
+            const size_t first_in = size_t(n) * size_t(is.c) + size_t(g) * size_t(in_per_group);
+            const float* x = in.data.data() + first_in * in_pixels;
             if (!direct) im2col(x, in_per_group, is.h, is.w, s, os.h, os.w, col.data());
             const int oc0 = g * out_per_group;
             gemm(weight + size_t(oc0) * size_t(k_count), out_per_group, k_count,

@@ -34,10 +34,11 @@ void max_pool(const HostTensor& in, const PoolAttrs& a, HostTensor& out) {
     const int kh = a.global ? is.h : a.kernel_h, kw = a.global ? is.w : a.kernel_w;
     const int sh = a.global ? 1 : a.stride_h, sw = a.global ? 1 : a.stride_w;
     const int ph = a.global ? 0 : a.pad_h, pw = a.global ? 0 : a.pad_w;
+    const size_t in_pixels = size_t(is.h) * size_t(is.w);
     for (int n = 0; n < is.n; ++n) {
         for (int c = 0; c < is.c; ++c) {
-            const float* plane =
-                in.data.data() + (size_t(n) * size_t(is.c) + size_t(c)) * size_t(is.h) * size_t(is.w);
+            const size_t channel = size_t(n) * size_t(is.c) + size_t(c);
+            const float* plane = in.data.data() + channel * in_pixels;
             for (int oh = 0; oh < os.h; ++oh) {
                 const Window wh = window_along(oh, kh, sh, ph, is.h);
                 for (int ow = 0; ow < os.w; ++ow) {
@@ -62,10 +63,11 @@ void avg_pool(const HostTensor& in, const PoolAttrs& a, HostTensor& out) {
     const int kh = a.global ? is.h : a.kernel_h, kw = a.global ? is.w : a.kernel_w;
     const int sh = a.global ? 1 : a.stride_h, sw = a.global ? 1 : a.stride_w;
     const int ph = a.global ? 0 : a.pad_h, pw = a.global ? 0 : a.pad_w;
+    const size_t in_pixels = size_t(is.h) * size_t(is.w);
     for (int n = 0; n < is.n; ++n) {
         for (int c = 0; c < is.c; ++c) {
-            const float* plane =
-                in.data.data() + (size_t(n) * size_t(is.c) + size_t(c)) * size_t(is.h) * size_t(is.w);
+            const size_t channel = size_t(n) * size_t(is.c) + size_t(c);
+            const float* plane = in.data.data() + channel * in_pixels;
             for (int oh = 0; oh < os.h; ++oh) {
                 const Window wh = window_along(oh, kh, sh, ph, is.h);
                 for (int ow = 0; ow < os.w; ++ow) {

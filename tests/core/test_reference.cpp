@@ -82,7 +82,8 @@ PoolAttrs pool(int kh, int kw, int sh, int sw, int ph, int pw, bool ceil_mode,
 // Deterministic, irregular values in [-2, 2].
 std::vector<float> pattern(size_t count, int salt) {
     std::vector<float> v(count);
-    for (size_t i = 0; i < count; ++i) v[i] = float(int((i * 37 + size_t(salt) * 11) % 101) - 50) / 25.0f;
+    for (size_t i = 0; i < count; ++i)
+        v[i] = float(int((i * 37 + size_t(salt) * 11) % 101) - 50) / 25.0f;
     return v;
 }
 
@@ -316,7 +317,8 @@ TEST_CASE("softmax over channels is normalised and stable", "[reference]") {
         run_op(OpKind::Softmax, SoftmaxAttrs{}, {tensor({1, 3, 1, 1}, {1001, 1002, 1003})}),
         {1, 3, 1, 1}, expected);
     // Two pixels, normalised independently: channel-major layout [c0p0 c0p1 c1p0 c1p1].
-    const auto out = run_op(OpKind::Softmax, SoftmaxAttrs{}, {tensor({1, 2, 1, 2}, {0, -50, 0, 50})});
+    const auto out =
+        run_op(OpKind::Softmax, SoftmaxAttrs{}, {tensor({1, 2, 1, 2}, {0, -50, 0, 50})});
     CHECK(out.data[0] + out.data[2] == Approx(1.0f));
     CHECK(out.data[1] + out.data[3] == Approx(1.0f));
     CHECK(out.data[0] == Approx(0.5f));
@@ -324,8 +326,10 @@ TEST_CASE("softmax over channels is normalised and stable", "[reference]") {
 }
 
 TEST_CASE("reference_op rejects wrong parameters", "[reference]") {
-    CHECK_THROWS_AS(run_op(OpKind::Conv, conv(1, 2, 1, 0), {nine()}, {param({1, 1, 2, 2}, {1, 2, 3, 4})}),
-                    Error);
+    // Bias declared but not given.
+    CHECK_THROWS_AS(
+        run_op(OpKind::Conv, conv(1, 2, 1, 0), {nine()}, {param({1, 1, 2, 2}, {1, 2, 3, 4})}),
+        Error);
     CHECK_THROWS_WITH(run_op(OpKind::Conv, conv(1, 2, 1, 0, 1, 1, false), {nine()},
                              {param({1, 1, 3, 3}, std::vector<float>(9, 1.0f))}),
                       Catch::Contains("op 'op'") && Catch::Contains("expected dims [1,1,2,2]"));
