@@ -1,0 +1,259 @@
+#include "search/ios_search.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <chrono>
+#include <limits>
+#include <unordered_map>
+
+#include "search/ending_enumerator.h"
+#include "search/progress_bar.h"
+#include "src/blocks.h"
+#include "src/error.h"
+
+namespace iostune {
+
+const char* to_string(SearchStrategy strategy) {
+    switch (strategy) {
+        case SearchStrategy::IosBoth: return "ios-both";
+        case SearchStrategy::IosParallel: return "ios-parallel";
+        case SearchStrategy::IosMerge: return "ios-merge";
+    }
+    return "unknown";
+}
+
+std::optional<SearchStrategy> search_strategy_from_string(const std::string& name) {
+    for (auto s : {SearchStrategy::IosBoth, SearchStrategy::IosParallel, SearchStrategy::IosMerge})
+        if (name == to_string(s)) return s;
+    return std::nullopt;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Stage costs of one search, cached by signature (the graph is fixed within a search).
+class StageCoster {
+public:
+    StageCoster(const Graph& graph, CostModel& model) : graph_(graph), model_(model) {}
+
+    // Latency of the stage, or +inf when the cost model could not run it.
+    double cost(const Stage& stage, BlockSearchStats& stats) {
+        const std::string key = stage_signature(stage);
+        if (auto it = cache_.find(key); it != cache_.end()) {
+            ++stats.cache_hits;
+            return it->second;
+        }
+        const StageMeasurement m = model_.measure(graph_, stage);
+        ++stats.stages_costed;
+        double latency = m.latency_ms;
+        if (!m.ok) {
+            ++stats.stages_failed;
+            if (first_failure_.empty()) first_failure_ = fmt::format("{}: {}", key, m.error);
+            latency = kInf;
+        }
+        cache_.emplace(key, latency);
+        return latency;
+    }
+
+    const std::string& first_failure() const { return first_failure_; }
+
+private:
+    const Graph& graph_;
+    CostModel& model_;
+    std::unordered_map<std::string, double> cache_;
+    std::string first_failure_;
+};
+
+std::vector<int> global_ids(const PartDag& dag, uint64_t ops) {
+    std::vector<int> ids;
+    for (; ops; ops &= ops - 1) ids.push_back(dag.ops[size_t(std::countr_zero(ops))]);
+    return ids;
+}
+
+Stage concurrent_stage(const PartDag& dag, std::span<const uint64_t> groups) {
+    Stage stage{StageStrategy::Concurrent, {}};
+    for (uint64_t g : groups) stage.groups.push_back(global_ids(dag, g));
+    std::sort(stage.groups.begin(), stage.groups.end());  // canonical: by lowest op id
+    return stage;
+}
+
+// The DP over one part of a block.
+class PartSearch {
+public:
+    PartSearch(const Graph& graph, const PartDag& dag, const SearchOptions& options,
+               StageCoster& coster, BlockSearchStats& stats, ProgressBar& progress)
+        : graph_(graph), dag_(dag), options_(options), coster_(coster), stats_(stats),
+          progress_(progress) {
+        if (options.prune) {
+            limits_.max_group_ops = options.max_group_ops;
+            limits_.max_groups = options.max_groups;
+        }
+        limits_.single_source_groups = options.reference_endings;
+        if (options.strategy == SearchStrategy::IosMerge) limits_.max_group_ops = 1;
+    }
+
+    // Fills the stats' state/transition/schedule counts; returns the part's stages in order.
+    std::vector<Stage> run(double& latency_ms) {
+        const Entry& root = solve(dag_.all());
+        stats_.states += int64_t(memo_.size()) + 1;  // + the empty state
+        stats_.schedules *= root.schedules;
+        latency_ms = root.cost;
+        if (root.cost == kInf) return {};
+        std::vector<Stage> reversed;
+        for (uint64_t s = dag_.all(); s;) {
+            const Entry& e = memo_.at(s);
+            reversed.push_back(e.stage);
+            s &= ~e.ending;
+        }
+        return {reversed.rbegin(), reversed.rend()};
+    }
+
+private:
+    struct Entry {
+        double cost = kInf;
+        double schedules = 0;  // stage sequences that schedule exactly this state
+        uint64_t ending = 0;   // the chosen last stage's ops
+        Stage stage;
+    };
+
+    struct Candidate {
+        uint64_t ops;
+        std::vector<uint64_t> groups;
+    };
+
+    const Entry& solve(uint64_t state) {
+        static const Entry empty{0.0, 1.0, 0, {}};
+        if (!state) return empty;
+        if (auto it = memo_.find(state); it != memo_.end()) return it->second;
+
+        std::vector<Candidate> endings;
+        enumerate_endings(dag_, state, limits_, [&](const Ending& e) {
+            endings.push_back({e.ops, {e.groups.begin(), e.groups.end()}});
+        });
+
+        Entry best;
+        for (const Candidate& c : endings) {
+            const bool single = std::popcount(c.ops) == 1;
+            const bool concurrent = options_.strategy != SearchStrategy::IosMerge || single;
+            const bool merge = options_.strategy != SearchStrategy::IosParallel && !single &&
+                               can_merge(graph_, global_ids(dag_, c.ops));
+            if (!concurrent && !merge) continue;  // outside the strategy's stage family
+            ++stats_.transitions;
+            // Entries are nodes of an unordered_map: references survive later insertions.
+            const Entry& rest = solve(state & ~c.ops);
+            best.schedules += (int(concurrent) + int(merge)) * rest.schedules;
+            if (rest.cost == kInf) continue;  // nothing could run before this stage
+            if (concurrent) consider(best, c.ops, concurrent_stage(dag_, c.groups), rest.cost);
+            if (merge)
+                consider(best, c.ops, Stage{StageStrategy::Merge, {global_ids(dag_, c.ops)}},
+                         rest.cost);
+        }
+        progress_.advance();
+        return memo_.emplace(state, std::move(best)).first->second;
+    }
+
+    void consider(Entry& best, uint64_t ops, Stage stage, double before) {
+        const double total = before + coster_.cost(stage, stats_);
+        if (total < best.cost) {
+            best.cost = total;
+            best.ending = ops;
+            best.stage = std::move(stage);
+        }
+    }
+
+    const Graph& graph_;
+    const PartDag& dag_;
+    const SearchOptions& options_;
+    StageCoster& coster_;
+    BlockSearchStats& stats_;
+    ProgressBar& progress_;
+    EndingLimits limits_;
+    std::unordered_map<uint64_t, Entry> memo_;
+};
+
+struct Part {
+    PartDag dag;
+    int64_t states = 0;
+};
+
+// Consecutive pieces of the block's ops (a topological order) that fit the DP's limits.
+void split_into_parts(const Graph& graph, const std::vector<int>& ops, const SearchOptions& options,
+                      std::vector<Part>& parts) {
+    if (ops.size() > size_t(options.max_part_ops)) {
+        const auto mid = ops.begin() + options.max_part_ops;
+        split_into_parts(graph, {ops.begin(), mid}, options, parts);
+        split_into_parts(graph, {mid, ops.end()}, options, parts);
+        return;
+    }
+    PartDag dag = make_part_dag(graph, ops);
+    const int64_t states = count_states(dag, options.max_part_states);
+    if (states > options.max_part_states && ops.size() > 1) {
+        const auto mid = ops.begin() + std::ptrdiff_t(ops.size() / 2);
+        split_into_parts(graph, {ops.begin(), mid}, options, parts);
+        split_into_parts(graph, {mid, ops.end()}, options, parts);
+        return;
+    }
+    parts.push_back({std::move(dag), states});
+}
+
+void check_options(const SearchOptions& options) {
+    if (options.prune && (options.max_group_ops < 1 || options.max_groups < 1))
+        throw Error(fmt::format("search: pruning needs r >= 1 and s >= 1 (got r={}, s={}); use "
+                                "--no-prune for no limit",
+                                options.max_group_ops, options.max_groups));
+    if (options.max_part_ops < 1 || options.max_part_ops > kMaxPartOps)
+        throw Error(fmt::format("search: max_part_ops must be in 1..{} (got {})", kMaxPartOps,
+                                options.max_part_ops));
+    if (options.max_part_states < 2)
+        throw Error(fmt::format("search: max_part_states must be at least 2 (got {})",
+                                options.max_part_states));
+}
+
+}  // namespace
+
+SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOptions& options) {
+    check_options(options);
+    const std::vector<Block> blocks = partition_blocks(graph);
+    std::vector<std::vector<Part>> parts(blocks.size());
+    int64_t total_states = 0;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+        split_into_parts(graph, blocks[b].ops, options, parts[b]);
+        for (const Part& p : parts[b]) total_states += p.states;
+    }
+
+    ProgressBar progress(fmt::format("search {}", graph.name()), total_states, options.progress);
+    StageCoster coster(graph, model);
+    SearchResult result;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+        const auto start = std::chrono::steady_clock::now();
+        BlockSearchStats stats;
+        stats.block = int(b);
+        stats.parts = int(parts[b].size());
+        stats.ops = int(blocks[b].ops.size());
+        stats.width = blocks[b].width;
+        std::vector<Stage> stages;
+        for (const Part& part : parts[b]) {
+            double latency = 0;
+            PartSearch search(graph, part.dag, options, coster, stats, progress);
+            std::vector<Stage> part_stages = search.run(latency);
+            if (part_stages.empty())
+                throw Error(fmt::format(
+                    "search: no usable schedule for block {} of '{}' (ops {}..{}): the cost model "
+                    "'{}' failed on every candidate; first failure: {}",
+                    b, graph.name(), part.dag.ops.front(), part.dag.ops.back(), model.name(),
+                    coster.first_failure()));
+            stats.latency_ms += latency;
+            stages.insert(stages.end(), part_stages.begin(), part_stages.end());
+        }
+        stats.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        result.latency_ms += stats.latency_ms;
+        result.schedule.blocks.push_back(std::move(stages));
+        result.stats.blocks.push_back(stats);
+    }
+    progress.finish();
+    return result;
+}
+
+}  // namespace iostune
