@@ -1,0 +1,59 @@
+// Per-operator profile of a model on the current GPU: the model is run op by op in one
+// topological order (each op alone on the stream, so its kernels are measured in isolation),
+// with CUPTI recording every kernel and attributing it to its operator.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "profiler/activity_collector.h"
+#include "profiler/device_ceilings.h"
+#include "src/engine/device_info.h"
+#include "src/engine/engine.h"
+
+namespace iostune {
+
+struct OpProfile {
+    int op_id = 0;
+    std::string name;
+    OpKind kind = OpKind::Identity;
+    double latency_us = 0;  // median over iterations of the op's kernel + transfer time
+    int kernels = 0;        // kernels launched per run
+    int transfers = 0;      // memcpy/memset per run
+    // Resource demand of the op's longest kernel (what launch-order heuristics use).
+    std::string main_kernel;
+    std::string grid, block;
+    int64_t blocks = 0, threads_per_block = 0;
+    int registers_per_thread = 0;
+    int64_t shared_bytes = 0;
+    double occupancy = 0;  // theoretical, 0..1
+    std::string occupancy_limited_by;
+    int64_t flops = 0, bytes = 0;
+    double intensity = 0;  // FLOPs per byte
+    bool compute_bound = false;
+    std::string engine_path;  // how the engine ran it (OpPlan::path)
+};
+
+struct ProfileOptions {
+    int iterations = 5;  // measured runs after one warm-up run
+    bool measure_ceilings = true;
+};
+
+struct ModelProfile {
+    std::string model;
+    int batch = 0;
+    MathMode math = MathMode::Tf32;
+    DeviceInfo device;
+    DeviceCeilings ceilings;  // zero if not measured
+    std::vector<OpProfile> ops;
+    int iterations = 0;
+    double op_sum_us = 0;           // sum of the ops' isolated latencies
+    double span_us = 0;             // median of (last kernel end - first kernel start) per run
+    double gpu_busy_fraction = 0;   // time some kernel/transfer runs / span
+    double critical_path_us = 0;    // longest dependency path, weighted by isolated latency
+    ActivityTrace last_run;         // records of the last measured run (for traces)
+};
+
+ModelProfile profile_model(Engine& engine, const ProfileOptions& options = {});
+
+}  // namespace iostune

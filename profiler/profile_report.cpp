@@ -1,0 +1,94 @@
+#include "profiler/profile_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace iostune {
+
+namespace {
+
+std::string shorten(const std::string& text, size_t width) {
+    return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+}
+
+}  // namespace
+
+std::string format_profile_table(const ModelProfile& p, int top) {
+    std::vector<size_t> order(p.ops.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return p.ops[a].latency_us > p.ops[b].latency_us; });
+
+    std::string out = fmt::format("{} batch {} on {} ({}), {} measured runs\n", p.model, p.batch,
+                                  p.device.summary(), to_string(p.math), p.iterations);
+    if (p.ceilings.flops_per_s > 0)
+        out += fmt::format("measured ceilings: {:.1f} TFLOP/s, {:.2f} TB/s, ridge {:.1f} FLOP/B\n",
+                           p.ceilings.flops_per_s / 1e12, p.ceilings.bytes_per_s / 1e12,
+                           p.ceilings.ridge_flops_per_byte());
+    out += fmt::format("{:>4} {:<36} {:<8} {:>9} {:>6} {:>4} {:>14} {:>9} {:>4} {:>7} {:>5} {:>7} {}\n",
+                       "#", "operator", "kind", "time(us)", "%", "krn", "grid", "block", "reg",
+                       "smem(B)", "occ", "FLOP/B", "bound");
+    const int shown = std::min<int>(top, int(order.size()));
+    for (int i = 0; i < shown; ++i) {
+        const OpProfile& op = p.ops[order[size_t(i)]];
+        out += fmt::format(
+            "{:>4} {:<36} {:<8} {:>9.1f} {:>5.1f}% {:>4} {:>14} {:>9} {:>4} {:>7} {:>4.0f}% {:>7.1f} {}\n",
+            op.op_id, shorten(op.name, 36), to_string(op.kind), op.latency_us,
+            p.op_sum_us > 0 ? 100.0 * op.latency_us / p.op_sum_us : 0.0, op.kernels, op.grid,
+            op.block, op.registers_per_thread, op.shared_bytes, 100.0 * op.occupancy,
+            op.intensity, p.ceilings.flops_per_s > 0 ? (op.compute_bound ? "compute" : "memory") : "-");
+    }
+    if (shown < int(order.size()))
+        out += fmt::format("     ... {} more operators\n", order.size() - size_t(shown));
+    out += fmt::format(
+        "total: {} ops, op sum {:.1f} us, run span {:.1f} us, GPU busy {:.1f}%, critical path "
+        "{:.1f} us\n",
+        p.ops.size(), p.op_sum_us, p.span_us, 100.0 * p.gpu_busy_fraction, p.critical_path_us);
+    return out;
+}
+
+nlohmann::json profile_to_json(const ModelProfile& p) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OpProfile& op : p.ops) {
+        ops.push_back({{"id", op.op_id},
+                       {"name", op.name},
+                       {"kind", to_string(op.kind)},
+                       {"latency_us", op.latency_us},
+                       {"kernels", op.kernels},
+                       {"transfers", op.transfers},
+                       {"main_kernel", op.main_kernel},
+                       {"grid", op.grid},
+                       {"block", op.block},
+                       {"registers_per_thread", op.registers_per_thread},
+                       {"shared_bytes", op.shared_bytes},
+                       {"theoretical_occupancy", op.occupancy},
+                       {"occupancy_limited_by", op.occupancy_limited_by},
+                       {"flops", op.flops},
+                       {"bytes", op.bytes},
+                       {"flops_per_byte", op.intensity},
+                       {"bound", op.compute_bound ? "compute" : "memory"},
+                       {"engine_path", op.engine_path}});
+    }
+    return {{"model", p.model},
+            {"batch", p.batch},
+            {"math", to_string(p.math)},
+            {"device",
+             {{"name", p.device.name},
+              {"compute_capability", p.device.compute_capability()},
+              {"sm_count", p.device.sm_count},
+              {"driver", p.device.driver_string()},
+              {"cuda_runtime", p.device.runtime_string()},
+              {"cudnn", p.device.cudnn_string()}}},
+            {"ceilings",
+             {{"flops_per_s", p.ceilings.flops_per_s}, {"bytes_per_s", p.ceilings.bytes_per_s}}},
+            {"iterations", p.iterations},
+            {"op_sum_us", p.op_sum_us},
+            {"span_us", p.span_us},
+            {"gpu_busy_fraction", p.gpu_busy_fraction},
+            {"critical_path_us", p.critical_path_us},
+            {"ops", std::move(ops)}};
+}
+
+}  // namespace iostune
