@@ -7,9 +7,11 @@
 #include "search/baselines.h"
 #include "search/block_dag.h"
 #include "search/greedy_scheduler.h"
+#include "search/ios_search.h"
 #include "search/nimble_scheduler.h"
 #include "search/op_estimate.h"
 #include "search/opara_scheduler.h"
+#include "search/sim_cost_model.h"
 #include "src/blocks.h"
 #include "src/error.h"
 #include "src/zoo/zoo.h"
@@ -231,4 +233,21 @@ TEST_CASE("every baseline validates on the zoo models", "[baselines][zoo]") {
         }
     }
     CHECK(built > 0);
+}
+
+TEST_CASE("under one cost model, IOS is never slower than the baselines in its space",
+          "[baselines]") {
+    SimCostModel model;
+    const Graph g = test::inception_like();
+    SearchOptions options;
+    options.progress = false;
+    options.prune = false;
+    const SearchResult ios = ios_search(g, model, options);
+    for (const std::string name : {"sequential", "greedy"}) {
+        double predicted = 0.0;
+        for (const Stage& stage : make_baseline(name, g).flat_stages())
+            predicted += model.measure(g, stage).latency_ms;
+        INFO(name << ": " << predicted << " ms, IOS " << ios.latency_ms << " ms");
+        CHECK(ios.latency_ms <= predicted + 1e-9);
+    }
 }

@@ -6,6 +6,7 @@
 #include "search/cached_cost_model.h"
 #include "search/device_profile.h"
 #include "search/in_memory_stage_cache.h"
+#include "search/ios_search.h"
 #include "search/sim_cost_model.h"
 #include "src/error.h"
 #include "src/operator_info.h"
@@ -245,4 +246,27 @@ TEST_CASE("cached model: custom graph key and scope checks", "[costmodel]") {
     CHECK(cached.key(g, single(0)).batch == 1);
     CHECK_THROWS_AS(CachedCostModel(inner, cache, CacheScope{"", "tf32"}), Error);
     CHECK_THROWS_AS(CachedCostModel(inner, cache, CacheScope{"sim:h100", ""}), Error);
+}
+
+TEST_CASE("cached model: a second IOS search of the same model measures nothing", "[costmodel]") {
+    const Graph g = test::inception_like();
+    InMemoryStageCache cache;
+    CountingModel inner;
+    const CacheScope scope{"sim:h100", "tf32"};
+    SearchOptions options;
+    options.progress = false;
+
+    CachedCostModel first(inner, cache, scope);
+    const SearchResult a = ios_search(g, first, options);
+    const int calls_after_first = inner.calls;
+    CHECK(calls_after_first > 0);
+    CHECK(first.misses() == calls_after_first);
+
+    CachedCostModel second(inner, cache, scope);
+    const SearchResult b = ios_search(g, second, options);
+    CHECK(inner.calls == calls_after_first);
+    CHECK(second.misses() == 0);
+    CHECK(second.hits() > 0);
+    CHECK(b.schedule == a.schedule);
+    CHECK(b.latency_ms == a.latency_ms);
 }
