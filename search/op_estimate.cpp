@@ -89,16 +89,6 @@ KernelEstimate conv_kernel(const Shape& in, const Shape& out, const ConvAttrs& a
                               per_output_bytes, 40);
 }
 
-// Output shape of the merged convolution (same spatial size, channels stacked).
-Shape merged_output(const Graph& graph, const std::vector<int>& conv_ids, int* out_channels) {
-    Shape out = graph.op(conv_ids.front()).output;
-    int channels = 0;
-    for (int id : conv_ids) channels += graph.op(id).output.c;
-    out.c = channels;
-    *out_channels = channels;
-    return out;
-}
-
 }  // namespace
 
 const char* to_string(MathMode mode) { return mode == MathMode::TF32 ? "tf32" : "fp32"; }
@@ -175,20 +165,26 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id) {
 
 KernelEstimate merged_conv_kernel(const Graph& graph, const std::vector<int>& conv_ids) {
     if (conv_ids.empty()) throw Error("merged_conv_kernel: no convolutions to merge");
-    ConvAttrs merged = graph.op(conv_ids.front()).as<ConvAttrs>();
     for (int id : conv_ids) {
         const Op& op = graph.op(id);
         if (op.kind != OpKind::Conv)
             throw Error(fmt::format("op '{}' is a {}, only convolutions merge", op.name,
                                     to_string(op.kind)));
-        const auto& a = op.as<ConvAttrs>();
+    }
+    // Same input and spatial size (can_merge checks it); output channels stacked, kernels
+    // zero-padded to the largest.
+    const Op& first = graph.op(conv_ids.front());
+    ConvAttrs merged = first.as<ConvAttrs>();
+    merged.out_channels = 0;
+    for (int id : conv_ids) {
+        const auto& a = graph.op(id).as<ConvAttrs>();
         merged.kernel_h = std::max(merged.kernel_h, a.kernel_h);
         merged.kernel_w = std::max(merged.kernel_w, a.kernel_w);
+        merged.out_channels += a.out_channels;
     }
-    const Shape out = merged_output(graph, conv_ids, &merged.out_channels);
-    const Op& first = graph.op(conv_ids.front());
-    const Shape& in = graph.tensor_shape(first.inputs.front());
-    return conv_kernel(in, out, merged);
+    Shape out = first.output;
+    out.c = merged.out_channels;
+    return conv_kernel(graph.tensor_shape(first.inputs.front()), out, merged);
 }
 
 KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& device, MathMode mode) {
