@@ -1,0 +1,225 @@
+"""The raw benchmark record: one JSON file per measured (model, batch, system) run.
+
+Every producer (torch_peers.py, record_iostune.py) writes records through this module and
+summarize.py reads them through it, so the schema (documented in results/README.md) lives in one
+place. Pure standard library: it runs on the GPU machine and here alike.
+"""
+
+import datetime
+import json
+import math
+import os
+import re
+
+RUN_SCHEMA = "iostune-bench-run/1"
+PROFILE_SCHEMA = "iostune-bench-profile/1"
+STATUSES = ("ok", "failed", "timeout", "skipped")
+RUNS_DIR = "runs"
+PROFILES_DIR = "profiles"
+
+
+class RecordError(Exception):
+    """A raw file that does not follow the schema; the message names the file and the field."""
+
+
+def utc_now():
+    """ISO-8601 UTC timestamp with seconds, e.g. 2025-01-31T12:00:00Z (sorts as text)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def percentile(sorted_values, q):
+    """Linear-interpolated percentile (numpy's default method) of an ascending list, q in [0, 1]."""
+    if not sorted_values:
+        raise ValueError("percentile of no samples")
+    pos = (len(sorted_values) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def sample_stats(samples_ms):
+    """Median, p90, p10, min, max, mean and population standard deviation of the samples."""
+    values = sorted(float(v) for v in samples_ms)
+    if not values:
+        raise ValueError("no samples")
+    mean = sum(values) / len(values)
+    return {
+        "median_ms": percentile(values, 0.5),
+        "p90_ms": percentile(values, 0.9),
+        "p10_ms": percentile(values, 0.1),
+        "min_ms": values[0],
+        "max_ms": values[-1],
+        "mean_ms": mean,
+        "std_ms": math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)),
+        "count": len(values),
+    }
+
+
+def make_run(model, batch, system, *, command, device, software, samples_ms=None, status="ok",
+             error=None, measurement=None, search_or_compile_s=None, critical_path_ms=None,
+             details=None, date=None):
+    """A run record; stats are computed from the samples so they always agree with them."""
+    record = {
+        "schema": RUN_SCHEMA,
+        "model": model,
+        "batch": int(batch),
+        "system": system,
+        "status": status,
+        "date": date or utc_now(),
+        "command": command,
+        "device": device,
+        "software": software,
+        "precision": {"storage": "fp32", "math": "tf32"},
+        "measurement": measurement or {},
+        "samples_ms": [float(v) for v in (samples_ms or [])],
+        "search_or_compile_s": search_or_compile_s,
+        "details": details or {},
+    }
+    if record["samples_ms"]:
+        record["stats"] = sample_stats(record["samples_ms"])
+    if error:
+        record["error"] = error
+    if critical_path_ms is not None:
+        record["critical_path_ms"] = float(critical_path_ms)
+    validate_run(record, "<new record>")
+    return record
+
+
+def make_profile(model, batch, *, command, device, software, critical_path_ms, op_sum_ms,
+                 span_ms=None, date=None):
+    """The critical-path bound of a model: the longest dependency path weighted by each
+    operator's isolated kernel time (from `iostune profile`)."""
+    record = {
+        "schema": PROFILE_SCHEMA,
+        "model": model,
+        "batch": int(batch),
+        "date": date or utc_now(),
+        "command": command,
+        "device": device,
+        "software": software,
+        "critical_path_ms": float(critical_path_ms),
+        "op_sum_ms": float(op_sum_ms),
+        "span_ms": None if span_ms is None else float(span_ms),
+    }
+    validate_profile(record, "<new record>")
+    return record
+
+
+def _require(record, source, key, kinds):
+    if key not in record:
+        raise RecordError(f"{source}: missing field '{key}'")
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    value = record[key]
+    # bool is an int in Python; a true/false where a number belongs is still a schema error.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise RecordError(f"{source}: field '{key}' has type {type(value).__name__}, "
+                          f"expected {' or '.join(k.__name__ for k in kinds)}")
+    return value
+
+
+def _validate_common(record, source):
+    _require(record, source, "model", str)
+    batch = _require(record, source, "batch", int)
+    if batch <= 0:
+        raise RecordError(f"{source}: batch must be positive, got {batch}")
+    _require(record, source, "date", str)
+    try:
+        parse_date(record["date"])
+    except ValueError:
+        raise RecordError(f"{source}: date '{record['date']}' is not ISO-8601 "
+                          "(like 2025-01-31T12:00:00Z)") from None
+    _require(record, source, "command", str)
+    device = _require(record, source, "device", dict)
+    if not isinstance(device.get("name"), str) or not device["name"]:
+        raise RecordError(f"{source}: device.name is missing")
+    _require(record, source, "software", dict)
+
+
+def validate_run(record, source):
+    """Raises RecordError unless `record` is a well-formed run record."""
+    if record.get("schema") != RUN_SCHEMA:
+        raise RecordError(f"{source}: schema is {record.get('schema')!r}, expected {RUN_SCHEMA!r}")
+    _validate_common(record, source)
+    _require(record, source, "system", str)
+    status = _require(record, source, "status", str)
+    if status not in STATUSES:
+        raise RecordError(f"{source}: status '{status}' is not one of {', '.join(STATUSES)}")
+    samples = _require(record, source, "samples_ms", list)
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0
+           for v in samples):
+        raise RecordError(f"{source}: samples_ms must hold positive finite numbers")
+    if status == "ok" and not samples:
+        raise RecordError(f"{source}: status ok but no samples_ms")
+    if status != "ok" and not record.get("error"):
+        raise RecordError(f"{source}: status {status} needs an 'error' message")
+    cost = record.get("search_or_compile_s")
+    if cost is not None and (not isinstance(cost, (int, float)) or cost < 0):
+        raise RecordError(f"{source}: search_or_compile_s must be a non-negative number or null")
+
+
+def validate_profile(record, source):
+    """Raises RecordError unless `record` is a well-formed profile record."""
+    if record.get("schema") != PROFILE_SCHEMA:
+        raise RecordError(f"{source}: schema is {record.get('schema')!r}, "
+                          f"expected {PROFILE_SCHEMA!r}")
+    _validate_common(record, source)
+    bound = _require(record, source, "critical_path_ms", (int, float))
+    if not bound > 0:
+        raise RecordError(f"{source}: critical_path_ms must be positive, got {bound}")
+
+
+def parse_date(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _safe(text):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text))
+
+
+def write_record(raw_dir, record):
+    """Writes the record under raw_dir/runs or raw_dir/profiles with a unique name; returns it."""
+    is_run = record["schema"] == RUN_SCHEMA
+    folder = os.path.join(raw_dir, RUNS_DIR if is_run else PROFILES_DIR)
+    os.makedirs(folder, exist_ok=True)
+    stamp = record["date"].replace("-", "").replace(":", "")
+    parts = [record["model"], f"b{record['batch']}"]
+    if is_run:
+        parts.append(record["system"])
+    base = "_".join(_safe(p) for p in parts + [stamp])
+    path = os.path.join(folder, base + ".json")
+    n = 1
+    while os.path.exists(path):
+        n += 1
+        path = os.path.join(folder, f"{base}_{n}.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as out:
+        json.dump(record, out, indent=1)
+        out.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def load_records(raw_dir):
+    """(runs, profiles): every record under raw_dir, each with its file path in '_path'."""
+    runs, profiles = [], []
+    for folder, kind, validate in ((RUNS_DIR, runs, validate_run),
+                                   (PROFILES_DIR, profiles, validate_profile)):
+        root = os.path.join(raw_dir, folder)
+        if not os.path.isdir(root):
+            continue
+        for dirpath, _, names in os.walk(root):
+            for name in sorted(names):
+                if not name.endswith(".json"):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        record = json.load(f)
+                except json.JSONDecodeError as e:
+                    raise RecordError(f"{path}: malformed JSON: {e}") from None
+                if not isinstance(record, dict):
+                    raise RecordError(f"{path}: expected a JSON object")
+                validate(record, path)
+                record["_path"] = path
+                kind.append(record)
+    return runs, profiles

@@ -1,0 +1,469 @@
+"""PyTorch peers for the iostune benchmark: eager, whole-model CUDA Graph and
+torch.compile(mode="reduce-overhead"), one raw JSON record per (model, batch, system) run.
+
+Conditions (the same as iostune's replay): fp32 storage, TF32 math allowed, cudnn.benchmark on,
+random seeded weights, batch norm folded into the convolutions (iostune's graphs have it folded;
+--keep-bn measures torchvision's unfolded modules instead). Each sample is one forward pass timed
+between two CUDA events, with the device synchronised before it, so a sample is one isolated
+request including its launch overhead. Python's garbage collector is off while timing (as timeit).
+
+Models: inception_v3 (299x299), googlenet, squeezenet1_1, resnet50 (224x224) from
+torchvision.models; nasnet_a_large and randwire from iostune's JSON export, run by
+iostune_json_to_torch.py (--interpreter also|only runs the torchvision models that way too, as
+systems with the suffix -ir, for a like-for-like check).
+
+torch.compile runs in a child process per (model, batch) with a time budget, so a slow or failing
+compile is recorded (status timeout/failed) and the rest of the run goes on.
+
+CPU self-check of the model builders (no GPU needed):  torch_peers.py --check-cpu --iostune BIN
+"""
+
+import argparse
+import gc
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402
+from iostune_json_to_torch import IostuneModule  # noqa: E402
+
+ALL_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50", "nasnet_a_large",
+              "randwire")
+TORCHVISION_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50")
+SYSTEMS = ("eager", "cudagraph", "compile")
+IR_SUFFIX = "-ir"
+
+
+class PeerError(Exception):
+    """A setup problem the user can fix (missing iostune binary, unknown model, no GPU)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Models
+
+def torchvision_model(name):
+    import torchvision.models as tvm
+    if name == "inception_v3":
+        return tvm.inception_v3(weights=None, aux_logits=False, init_weights=True), 299
+    if name == "googlenet":
+        return tvm.googlenet(weights=None, aux_logits=False, init_weights=True), 224
+    if name == "squeezenet1_1":
+        return tvm.squeezenet1_1(weights=None), 224
+    if name == "resnet50":
+        return tvm.resnet50(weights=None), 224
+    raise PeerError(f"'{name}' is not a torchvision model here; use one of "
+                    f"{', '.join(TORCHVISION_MODELS)} or the iostune interpreter")
+
+
+def fold_batch_norms(model):
+    """Folds every BatchNorm2d into the Conv2d registered just before it in the same parent
+    (true of all torchvision models used here); fails if any batch norm is left unfolded."""
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+    model.eval()
+    folded = 0
+    for parent in list(model.modules()):
+        names = list(parent._modules.keys())
+        for prev, cur in zip(names, names[1:]):
+            conv, bn = parent._modules[prev], parent._modules[cur]
+            if isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d):
+                parent._modules[prev] = fuse_conv_bn_eval(conv, bn)
+                parent._modules[cur] = nn.Identity()
+                folded += 1
+    left = sum(isinstance(m, nn.BatchNorm2d) for m in model.modules())
+    if left:
+        raise PeerError(f"{left} batch norm layers could not be folded (no Conv2d registered "
+                        "right before them); use --keep-bn")
+    return folded
+
+
+def find_iostune(requested):
+    for candidate in (requested, os.environ.get("IOSTUNE"), "build/cli/iostune"):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    from shutil import which
+    return which("iostune")
+
+
+def iostune_model_file(name, args):
+    """Exports the iostune model to model_dir/NAME.json (re-exported on every run, so the file
+    always matches the binary); without a binary an existing file is used as is."""
+    os.makedirs(args.model_dir, exist_ok=True)
+    path = os.path.join(args.model_dir, f"{name}.json")
+    binary = find_iostune(args.iostune)
+    if binary:
+        cmd = [binary, "export", "--model", name, "-o", path]
+        if args.load_iostune_weights:
+            cmd += ["-w", os.path.join(args.model_dir, f"{name}.bin"), "--seed", str(args.seed)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise PeerError(f"`{shlex.join(cmd)}` failed: {done.stderr.strip()}")
+    elif not os.path.isfile(path):
+        raise PeerError(f"no iostune binary (--iostune, $IOSTUNE, build/cli/iostune or PATH) to "
+                        f"export '{name}', and no {path}; pass --iostune BIN")
+    return path
+
+
+def build_model(name, use_interpreter, args):
+    """(module on the device, input shape, details) with seeded random weights."""
+    torch.manual_seed(args.seed)
+    if use_interpreter:
+        path = iostune_model_file(name, args)
+        module = IostuneModule.from_file(path, seed=args.seed,
+                                         load_weights=args.load_iostune_weights)
+        c, h, w = module.input_chw
+        details = {"model_source": "iostune-json", "model_file": os.path.abspath(path),
+                   "weights": ("iostune export --seed %d" % args.seed if args.load_iostune_weights
+                               else "seeded He-normal, seed %d" % args.seed),
+                   "bn_folded": True, "ops": len(module.ops)}
+    else:
+        module, size = torchvision_model(name)
+        c, h, w = 3, size, size
+        module.eval()
+        folded = 0 if args.keep_bn else fold_batch_norms(module)
+        details = {"model_source": "torchvision", "weights": "torchvision init, seed %d" % args.seed,
+                   "bn_folded": not args.keep_bn, "batch_norms_folded": folded}
+    details["parameters"] = sum(p.numel() for p in module.parameters())
+    return module.eval(), (c, h, w), details
+
+
+def uses_interpreter(name, mode):
+    return name not in TORCHVISION_MODELS or mode == "only"
+
+
+def variants(name, mode):
+    """(use_interpreter, system suffix) pairs to measure for a model."""
+    if name not in TORCHVISION_MODELS:
+        return [(True, "")]
+    if mode == "only":
+        return [(True, IR_SUFFIX)]
+    if mode == "also":
+        return [(False, ""), (True, IR_SUFFIX)]
+    return [(False, "")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Measurement
+
+def configure_torch():
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cudnn.benchmark = True
+
+
+def time_samples(fn, args):
+    """Warm-up, then one event-timed sample per call with an idle device before each; stops
+    after args.runs samples, or after args.min_runs once the row's time budget is spent."""
+    for _ in range(args.warmup):
+        fn()
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    samples, host = [], []
+    gc.collect()
+    gc.disable()
+    try:
+        began = time.perf_counter()
+        for i in range(args.runs):
+            torch.cuda.synchronize()
+            h0 = time.perf_counter()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            host.append((time.perf_counter() - h0) * 1e3)
+            samples.append(start.elapsed_time(end))
+            if i + 1 >= args.min_runs and time.perf_counter() - began > args.row_budget_s:
+                break
+    finally:
+        gc.enable()
+    return samples, host
+
+
+def eager_fn(model, x):
+    def run():
+        with torch.inference_mode():
+            model(x)
+    return run
+
+
+def cudagraph_fn(model, x):
+    """The whole forward captured as one CUDA Graph on a static input, after a warm-up on a
+    side stream (cudnn.benchmark's algorithm search and lazy loading happen outside capture)."""
+    with torch.inference_mode():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                model(x)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            output = model(x)
+    torch.cuda.synchronize()
+
+    def run():
+        graph.replay()
+
+    run.output = output  # the captured output must outlive the timing, like the graph
+    return run
+
+
+def compile_fn(model, x):
+    """torch.compile(mode="reduce-overhead"); returns (run, first-call seconds)."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, mode="reduce-overhead")
+
+    def run():
+        with torch.inference_mode():
+            compiled(x)
+
+    began = time.perf_counter()
+    run()
+    torch.cuda.synchronize()
+    return run, time.perf_counter() - began
+
+
+# ---------------------------------------------------------------------------------------------
+# Provenance
+
+def format_cudnn(version):
+    if not version:
+        return "unknown"
+    if version >= 90000:
+        return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+    return f"{version // 1000}.{version % 1000 // 100}.{version % 100}"
+
+
+def driver_version():
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
+        return done.stdout.strip().splitlines()[0] if done.returncode == 0 else "unknown"
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "unknown"
+
+
+def provenance():
+    props = torch.cuda.get_device_properties(0)
+    device = {"name": props.name, "compute_capability": f"{props.major}.{props.minor}",
+              "sm_count": props.multi_processor_count,
+              "memory_gib": round(props.total_memory / 2 ** 30, 1),
+              "driver": driver_version(), "cuda": torch.version.cuda,
+              "cudnn": format_cudnn(torch.backends.cudnn.version())}
+    import torchvision
+    software = {"torch": torch.__version__, "torchvision": torchvision.__version__,
+                "python": platform.python_version()}
+    return device, software
+
+
+def command_line():
+    return shlex.join([sys.executable] + sys.argv)
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+
+def measure_row(name, batch, system, use_interpreter, suffix, args, device, software):
+    """Measures one (model, batch, system) in this process and writes its record."""
+    model, (c, h, w), details = build_model(name, use_interpreter, args)
+    model = model.cuda()
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+    x = torch.randn(batch, c, h, w, device="cuda", generator=gen)
+    details.update({"input_shape": [batch, c, h, w], "grad_mode": "inference_mode",
+                    "allow_tf32": True, "cudnn_benchmark": True})
+    cost = None
+    if system == "eager":
+        fn = eager_fn(model, x)
+    elif system == "cudagraph":
+        fn = cudagraph_fn(model, x)
+    else:
+        fn, cost = compile_fn(model, x)
+        details["compile_mode"] = "reduce-overhead"
+        details["compile_first_call_s"] = cost
+    samples, host = time_samples(fn, args)
+    details["host_median_ms"] = bench_record.sample_stats(host)["median_ms"]
+    record = bench_record.make_run(
+        name, batch, f"torch-{system}{suffix}", command=command_line(), device=device,
+        software=software, samples_ms=samples, search_or_compile_s=cost, details=details,
+        measurement={"warmup_runs": args.warmup, "timed_runs": len(samples),
+                     "method": "cuda-events per run, device synchronised before each run"})
+    path = bench_record.write_record(args.out, record)
+    s = record["stats"]
+    print(f"{name:>15} b{batch:<3} {record['system']:<20} median {s['median_ms']:8.3f} ms  "
+          f"p90 {s['p90_ms']:8.3f} ms  ({len(samples)} runs)"
+          + (f"  compile {cost:.1f} s" if cost is not None else "") + f"  -> {path}", flush=True)
+    del fn, model, x
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def failure_row(name, batch, system, status, error, args, device, software, details=None):
+    record = bench_record.make_run(name, batch, system, command=command_line(), device=device,
+                                   software=software, status=status, error=error,
+                                   details=details or {})
+    path = bench_record.write_record(args.out, record)
+    print(f"{name:>15} b{batch:<3} {system:<20} {status.upper()}: {error.splitlines()[-1]} "
+          f"-> {path}", flush=True)
+
+
+def child_command(name, batch, mode, args):
+    """This script, restricted to one compile row, with the parent's options."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--in-child", "--models", name,
+           "--batches", str(batch), "--systems", "compile", "--interpreter", mode,
+           "--out", args.out, "--model-dir", args.model_dir, "--seed", str(args.seed),
+           "--warmup", str(args.warmup), "--runs", str(args.runs),
+           "--min-runs", str(args.min_runs), "--row-budget-s", str(args.row_budget_s)]
+    if args.iostune:
+        cmd += ["--iostune", args.iostune]
+    if args.keep_bn:
+        cmd.append("--keep-bn")
+    if args.load_iostune_weights:
+        cmd.append("--load-iostune-weights")
+    return cmd
+
+
+def run_compile_isolated(name, batch, use_interpreter, suffix, args, device, software):
+    # The child measures one variant: "only" forces the interpreter, "needed" forbids it.
+    mode = "only" if use_interpreter else "needed"
+    cmd = child_command(name, batch, mode, args)
+    system = f"torch-compile{suffix}"
+    try:
+        done = subprocess.run(cmd, timeout=args.compile_budget_s, capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        failure_row(name, batch, system, "timeout",
+                    f"torch.compile row exceeded its budget of {args.compile_budget_s} s "
+                    "(compile + warm-up + timing); raise --compile-budget-s", args, device,
+                    software, {"child_command": shlex.join(cmd)})
+        return
+    sys.stdout.write(done.stdout)
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-15:]) or f"exit {done.returncode}"
+        failure_row(name, batch, system, "failed", f"torch.compile child failed: {tail}", args,
+                    device, software, {"child_command": shlex.join(cmd)})
+
+
+def run_all(args):
+    if not torch.cuda.is_available():
+        raise PeerError("no CUDA device visible to torch; run this on the GPU machine "
+                        "(--check-cpu checks the model builders without one)")
+    configure_torch()
+    device, software = provenance()
+    for name in args.models:
+        for batch in args.batches:
+            for use_interpreter, suffix in variants(name, args.interpreter):
+                for system in args.systems:
+                    if system == "compile" and not args.in_child:
+                        run_compile_isolated(name, batch, use_interpreter, suffix, args, device,
+                                             software)
+                        continue
+                    try:
+                        measure_row(name, batch, system, use_interpreter, suffix, args, device,
+                                    software)
+                    except (RuntimeError, PeerError) as e:
+                        if args.in_child:
+                            raise
+                        failure_row(name, batch, f"torch-{system}{suffix}", "failed",
+                                    f"{type(e).__name__}: {e}", args, device, software)
+                        gc.collect()
+                        torch.cuda.empty_cache()
+
+
+def check_cpu(args):
+    """Builds every requested model on the CPU: batch-norm folding must not change outputs, and
+    where both builders exist the torchvision and interpreted models must agree in parameter
+    count and output shape (same architecture)."""
+    failures = 0
+    for name in args.models:
+        built = {}
+        for use_interpreter in ((False, True) if name in TORCHVISION_MODELS else (True,)):
+            model, chw, details = build_model(name, use_interpreter, args)
+            x = torch.randn(2, *chw, generator=torch.Generator().manual_seed(0))
+            with torch.no_grad():
+                y = model(x).reshape(2, -1)
+            built[details["model_source"]] = (details["parameters"], tuple(y.shape))
+            if not use_interpreter and not args.keep_bn:
+                torch.manual_seed(args.seed)
+                reference, _ = torchvision_model(name)
+                reference.eval()
+                for m in reference.modules():
+                    if isinstance(m, nn.BatchNorm2d):  # non-trivial statistics to fold
+                        m.running_mean.uniform_(-0.5, 0.5)
+                        m.running_var.uniform_(0.5, 2.0)
+                        m.weight.data.uniform_(0.5, 1.5)
+                        m.bias.data.uniform_(-0.5, 0.5)
+                with torch.no_grad():
+                    expected = reference(x)
+                    fold_batch_norms(reference)
+                    got = reference(x)
+                err = float((got - expected).abs().max() / expected.abs().max().clamp_min(1e-12))
+                ok = err < 1e-4
+                failures += not ok
+                print(f"{name}: batch-norm folding changes outputs by {err:.2e} (relative) "
+                      f"{'ok' if ok else 'FAIL'}")
+        line = ", ".join(f"{src}: {p} parameters, output {s}" for src, (p, s) in built.items())
+        agree = len({v for v in built.values()}) == 1
+        failures += not agree
+        print(f"{name}: {line} {'ok' if agree else 'MISMATCH'}")
+    return 1 if failures else 0
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--models", nargs="+", default=list(ALL_MODELS), choices=ALL_MODELS)
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 16])
+    parser.add_argument("--systems", nargs="+", default=["eager", "cudagraph"], choices=SYSTEMS,
+                        help="default: eager cudagraph (compile is slow; add it or use --compile)")
+    parser.add_argument("--compile", action="store_true", help="also measure torch-compile")
+    parser.add_argument("--interpreter", choices=("needed", "also", "only"), default="needed",
+                        help="run the iostune JSON interpreter only for models torchvision lacks "
+                             "(needed), also for the torchvision ones (also, systems suffixed "
+                             "-ir), or for every model (only)")
+    parser.add_argument("--out", default="results/raw", help="raw record folder (runs/ inside)")
+    parser.add_argument("--model-dir", default="/tmp/iostune-bench-models",
+                        help="where exported iostune JSON models go (keep it out of $OUT)")
+    parser.add_argument("--iostune", help="iostune binary for `iostune export` "
+                                          "(default: $IOSTUNE, build/cli/iostune, PATH)")
+    parser.add_argument("--load-iostune-weights", action="store_true",
+                        help="interpreted models use iostune's exported seeded weights")
+    parser.add_argument("--keep-bn", action="store_true",
+                        help="do not fold torchvision batch norms (not like-for-like)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=500, help="timed runs per row (at most)")
+    parser.add_argument("--min-runs", type=int, default=200,
+                        help="timed runs per row even past the row budget")
+    parser.add_argument("--row-budget-s", type=float, default=20.0,
+                        help="stop timing a row after this many seconds once --min-runs are in")
+    parser.add_argument("--compile-budget-s", type=float, default=300.0,
+                        help="wall-clock limit of one torch-compile row (compile + timing)")
+    parser.add_argument("--check-cpu", action="store_true",
+                        help="check the model builders on the CPU and exit")
+    parser.add_argument("--in-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.compile and "compile" not in args.systems:
+        args.systems.append("compile")
+    if any(b <= 0 for b in args.batches) or args.runs <= 0 or args.min_runs > args.runs:
+        parser.error("batches and --runs must be positive and --min-runs <= --runs")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return check_cpu(args) if args.check_cpu else run_all(args) or 0
+    except PeerError as e:
+        print(f"torch_peers: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
