@@ -1,0 +1,420 @@
+"""Summarises the raw benchmark records under results/raw/ into results/summary.json,
+results/summary.md and results/throughput.png (results/README.md describes all of them).
+
+  summarize.py [--raw results/raw] [--out results] [--no-plot]
+  summarize.py --self-test      checks this script on synthetic records in a temporary folder
+
+Row selection: every raw run is kept on disk; for each (model, batch, system) the summary shows
+the latest successful run (by its `date`), lists how many runs there were and the medians of all
+successful ones (so repeat-to-repeat drift is visible). A row whose runs all failed shows its
+latest failure. "Best peer" is the fastest successful torch-* row of the same (model, batch);
+the critical-path bound is the latest `iostune profile` record of that (model, batch).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402
+
+SUMMARY_SCHEMA = "iostune-bench-summary/1"
+PEER_PREFIX = "torch-"
+IOSTUNE_PREFIX = "iostune-"
+# The issue's goal: IOS (ios-both) against the best peer on the multi-branch models.
+GOAL_SYSTEM = "iostune-ios-both"
+GOALS = {1: 1.5, 16: 1.2}
+CONTROL_MODELS = ("resnet50",)
+MODEL_ORDER = ("inception_v3", "googlenet", "squeezenet1_1", "nasnet_a_large", "randwire",
+               "resnet50")
+SYSTEM_ORDER = ("torch-eager", "torch-cudagraph", "torch-compile", "torch-eager-ir",
+                "torch-cudagraph-ir", "torch-compile-ir", "iostune-sequential", "iostune-greedy",
+                "iostune-nimble", "iostune-opara", "iostune-ios-merge", "iostune-ios-parallel",
+                "iostune-ios-both")
+# Peers in greys, iostune's baselines in muted colours, the IOS schedules in strong ones.
+SYSTEM_COLOURS = {"torch-eager": "#d0d0d0", "torch-cudagraph": "#a0a0a0",
+                  "torch-compile": "#606060", "iostune-sequential": "#c6dbef",
+                  "iostune-greedy": "#9ecae1", "iostune-nimble": "#fdd0a2",
+                  "iostune-opara": "#fdae6b", "iostune-ios-merge": "#a1d99b",
+                  "iostune-ios-parallel": "#41ab5d", "iostune-ios-both": "#006d2c"}
+
+
+def order_key(order, name):
+    return (order.index(name) if name in order else len(order), name)
+
+
+def select_rows(runs, profiles):
+    """One summary row per (model, batch, system), with speedups and the critical-path bound."""
+    groups = {}
+    for run in runs:
+        groups.setdefault((run["model"], run["batch"], run["system"]), []).append(run)
+    bounds = {}
+    for prof in sorted(profiles, key=lambda p: (bench_record.parse_date(p["date"]), p["_path"])):
+        bounds[(prof["model"], prof["batch"])] = prof
+    rows = []
+    for (model, batch, system), group in groups.items():
+        group.sort(key=lambda r: (bench_record.parse_date(r["date"]), r["_path"]))
+        ok = [r for r in group if r["status"] == "ok"]
+        chosen = ok[-1] if ok else group[-1]
+        row = {"model": model, "batch": batch, "system": system, "status": chosen["status"],
+               "device": chosen["device"]["name"], "date": chosen["date"],
+               "runs": len(group), "ok_runs": len(ok),
+               "search_or_compile_s": chosen.get("search_or_compile_s"),
+               "raw_file": os.path.basename(chosen["_path"])}
+        if ok:
+            stats = chosen["stats"]
+            row.update({key: stats[key] for key in ("median_ms", "p90_ms", "p10_ms", "min_ms",
+                                                    "max_ms", "std_ms")})
+            row["samples"] = stats["count"]
+            row["throughput_per_s"] = batch * 1e3 / stats["median_ms"]
+            row["run_medians_ms"] = [r["stats"]["median_ms"] for r in ok]
+        else:
+            row["median_ms"] = row["p90_ms"] = None
+            row["error"] = chosen.get("error", "")
+        bound = bounds.get((model, batch))
+        if bound:
+            row["critical_path_ms"] = bound["critical_path_ms"]
+            if ok and system.startswith(IOSTUNE_PREFIX):
+                row["x_critical_path"] = row["median_ms"] / bound["critical_path_ms"]
+        rows.append(row)
+    add_speedups(rows)
+    rows.sort(key=lambda r: (r["batch"], order_key(MODEL_ORDER, r["model"]),
+                             order_key(SYSTEM_ORDER, r["system"])))
+    return rows
+
+
+def add_speedups(rows):
+    best = {}
+    for row in rows:
+        if row["system"].startswith(PEER_PREFIX) and row["median_ms"] is not None:
+            key = (row["model"], row["batch"])
+            if key not in best or row["median_ms"] < best[key]["median_ms"]:
+                best[key] = row
+    for row in rows:
+        peer = best.get((row["model"], row["batch"]))
+        if peer and row["median_ms"] is not None:
+            row["best_peer"] = peer["system"]
+            row["speedup_vs_best_peer"] = peer["median_ms"] / row["median_ms"]
+
+
+def goal_checks(rows):
+    """The ios-both row of each multi-branch (model, batch) against the issue's goal."""
+    checks = []
+    for row in rows:
+        if row["system"] != GOAL_SYSTEM or row["model"] in CONTROL_MODELS:
+            continue
+        goal = GOALS.get(row["batch"])
+        if goal is None:
+            continue
+        check = {"model": row["model"], "batch": row["batch"], "goal": goal,
+                 "speedup": row.get("speedup_vs_best_peer"), "best_peer": row.get("best_peer")}
+        if check["speedup"] is None:
+            check["status"] = "no data" if row["median_ms"] is None else "no peer"
+        elif check["speedup"] >= goal:
+            check["status"] = "met"
+        else:
+            peer_ms = row["median_ms"] * check["speedup"]
+            check["status"] = "short"
+            check["needed_ms"] = peer_ms / goal
+            check["short_by_ms"] = row["median_ms"] - check["needed_ms"]
+        checks.append(check)
+    return checks
+
+
+def provenance(runs, profiles):
+    devices, software, dates = {}, {}, []
+    for rec in runs + profiles:
+        dev = rec["device"]
+        label = dev["name"]
+        devices[label] = ", ".join(f"{k} {dev[k]}" for k in ("driver", "cuda", "cudnn")
+                                   if dev.get(k) not in (None, "", "unknown"))
+        for key, value in rec["software"].items():
+            software.setdefault(key, set()).add(str(value))
+        dates.append(rec["date"])
+    return {"devices": devices, "software": {k: sorted(v) for k, v in software.items()},
+            "first_date": min(dates) if dates else None, "last_date": max(dates) if dates else None}
+
+
+def fmt_ms(value):
+    return "-" if value is None else f"{value:.3f}"
+
+
+def fmt_x(value):
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def markdown(rows, checks, prov):
+    lines = ["# Benchmark summary", "",
+             "Generated by `scripts/bench/summarize.py` from the raw records in `results/raw/` "
+             "(see `results/README.md`). Latency is the median of event-timed runs; each row is "
+             "the latest successful run of its (model, batch, system); `speedup` is the best "
+             "PyTorch peer's median over this row's median; `x bound` is the median over the "
+             "critical-path bound (each operator's isolated kernel time summed along the longest "
+             "dependency path).", ""]
+    for name, versions in prov["devices"].items():
+        lines.append(f"- device: {name}" + (f" ({versions})" if versions else ""))
+    for key, values in prov["software"].items():
+        lines.append(f"- {key}: {', '.join(values)}")
+    if prov["first_date"]:
+        lines.append(f"- measured: {prov['first_date']} .. {prov['last_date']}")
+    lines.append("")
+    for batch in sorted({r["batch"] for r in rows}):
+        batch_rows = [r for r in rows if r["batch"] == batch]
+        with_bound = any("critical_path_ms" in r for r in batch_rows)
+        header = ["model", "system", "median ms", "p90 ms", "p10-p90 ms", "speedup vs best peer"]
+        if with_bound:
+            header += ["critical path ms", "x bound"]
+        header += ["search/compile s", "runs"]
+        lines += [f"## Batch {batch}", "", "| " + " | ".join(header) + " |",
+                  "|" + "---|" * len(header)]
+        for r in batch_rows:
+            if r["median_ms"] is None:
+                cells = [r["model"], r["system"], r["status"], "-", "-", "-"]
+            else:
+                cells = [r["model"], r["system"], fmt_ms(r["median_ms"]), fmt_ms(r["p90_ms"]),
+                         f"{r['p10_ms']:.3f}-{r['p90_ms']:.3f}",
+                         fmt_x(r.get("speedup_vs_best_peer"))]
+            if with_bound:
+                cells += [fmt_ms(r.get("critical_path_ms")), fmt_x(r.get("x_critical_path"))]
+            cost = r.get("search_or_compile_s")
+            cells += ["-" if cost is None else f"{cost:.1f}", f"{r['ok_runs']}/{r['runs']}"]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if checks:
+        lines += [f"## Goal: {GOAL_SYSTEM} against the best peer (multi-branch models)", "",
+                  "| model | batch | best peer | speedup | goal | status |", "|---|---|---|---|---|---|"]
+        for c in checks:
+            status = c["status"]
+            if status == "short":
+                status = (f"short: needs {c['needed_ms']:.3f} ms, "
+                          f"{c['short_by_ms']:.3f} ms slower than that")
+            lines.append(f"| {c['model']} | {c['batch']} | {c.get('best_peer') or '-'} | "
+                         f"{fmt_x(c['speedup'])} | {c['goal']:.1f}x | {status} |")
+        lines.append("")
+    failed = [r for r in rows if r["median_ms"] is None]
+    if failed:
+        lines += ["## Rows without a successful run", ""]
+        for r in failed:
+            lines.append(f"- {r['model']} batch {r['batch']} {r['system']}: {r['status']}: "
+                         f"{r['error'].strip().splitlines()[-1] if r['error'].strip() else ''}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(rows, path):
+    """IOS paper Figure 7 style: grouped bars per model, throughput normalised to the best
+    system of that model, one panel per batch. Returns False when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ok = [r for r in rows if r["median_ms"] is not None]
+    batches = sorted({r["batch"] for r in ok})
+    systems = sorted({r["system"] for r in ok}, key=lambda s: order_key(SYSTEM_ORDER, s))
+    others = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(len(batches), 1, figsize=(max(8, 1.6 * len(MODEL_ORDER)),
+                                                        3.6 * max(1, len(batches))), squeeze=False)
+    width = 0.8 / max(1, len(systems))
+    for ax, batch in zip(axes[:, 0], batches):
+        batch_rows = [r for r in ok if r["batch"] == batch]
+        models = sorted({r["model"] for r in batch_rows}, key=lambda m: order_key(MODEL_ORDER, m))
+        best = {m: max(r["throughput_per_s"] for r in batch_rows if r["model"] == m)
+                for m in models}
+        for i, system in enumerate(systems):
+            xs, hs = [], []
+            for j, model in enumerate(models):
+                match = [r for r in batch_rows if r["model"] == model and r["system"] == system]
+                if match:
+                    xs.append(j - 0.4 + width * (i + 0.5))
+                    hs.append(match[0]["throughput_per_s"] / best[model])
+            base = system[:-len("-ir")] if system.endswith("-ir") else system
+            ax.bar(xs, hs, width, label=system, color=SYSTEM_COLOURS.get(base, others(i % 10)),
+                   hatch=".." if base != system else None, edgecolor="black", linewidth=0.3)
+        ax.set_xticks(range(len(models)))
+        ax.set_xticklabels(models)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("normalised throughput")
+        ax.set_title(f"batch {batch}")
+        ax.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), fontsize=8,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.05 * ((len(labels) + 4) // 5) / len(batches)))
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return True
+
+
+def summarize(raw_dir, out_dir, make_plot=True):
+    runs, profiles = bench_record.load_records(raw_dir)
+    if not runs:
+        raise bench_record.RecordError(f"{raw_dir}: no run records under {raw_dir}/runs; fetch "
+                                       "the raw files from the GPU machine first")
+    rows = select_rows(runs, profiles)
+    checks = goal_checks(rows)
+    prov = provenance(runs, profiles)
+    os.makedirs(out_dir, exist_ok=True)
+    summary = {"schema": SUMMARY_SCHEMA, "generated": bench_record.utc_now(),
+               "selection": "latest successful run per (model, batch, system)",
+               "provenance": prov, "rows": rows, "goals": checks}
+    with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(rows, checks, prov))
+    plotted = make_plot and plot(rows, os.path.join(out_dir, "throughput.png"))
+    if make_plot and not plotted:
+        print("summarize: warning: matplotlib is not installed; throughput.png not written "
+              "(apt-get install python3-matplotlib)", file=sys.stderr)
+    return summary, plotted
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-test on synthetic records
+
+def synthetic_samples(median):
+    """21 samples with exactly this median, p10 = 0.92x and p90 = 1.08x of it."""
+    return [median * (1 + 0.01 * k) for k in range(-10, 11)]
+
+
+def write_synthetic(raw):
+    device = {"name": "Synthetic GPU", "driver": "1.0", "cuda": "13.0", "cudnn": "9.19.0"}
+    medians = {  # (model, batch, system) -> median ms of the latest run
+        ("googlenet", 1, "torch-eager"): 4.0, ("googlenet", 1, "torch-cudagraph"): 2.0,
+        ("googlenet", 1, "iostune-sequential"): 1.8, ("googlenet", 1, "iostune-ios-both"): 1.0,
+        ("googlenet", 16, "torch-cudagraph"): 6.0, ("googlenet", 16, "iostune-ios-both"): 5.5,
+        ("resnet50", 1, "torch-eager"): 5.0, ("resnet50", 1, "iostune-ios-both"): 2.5,
+    }
+    for (model, batch, system), median in medians.items():
+        software = {"torch": "2.11"} if system.startswith(PEER_PREFIX) else {"iostune": "0.1"}
+        rec = bench_record.make_run(model, batch, system, command=f"synthetic {system}",
+                                    device=device, software=software,
+                                    samples_ms=synthetic_samples(median),
+                                    search_or_compile_s=12.5 if "ios" in system else None,
+                                    date="2025-02-01T10:00:00Z")
+        bench_record.write_record(raw, rec)
+    # An older repeat of one row (must not be chosen) and a newer failed one (must not win).
+    older = bench_record.make_run("googlenet", 1, "iostune-ios-both", command="synthetic old",
+                                  device=device, software={"iostune": "0.0"},
+                                  samples_ms=synthetic_samples(9.0), date="2025-01-01T10:00:00Z")
+    bench_record.write_record(raw, older)
+    newer_failed = bench_record.make_run("googlenet", 1, "iostune-ios-both", command="synthetic",
+                                         device=device, software={"iostune": "0.1"},
+                                         status="failed", error="replay crashed",
+                                         date="2025-03-01T10:00:00Z")
+    bench_record.write_record(raw, newer_failed)
+    timeout = bench_record.make_run("googlenet", 1, "torch-compile", command="synthetic compile",
+                                    device=device, software={"torch": "2.11"}, status="timeout",
+                                    error="torch.compile row exceeded its budget of 300 s",
+                                    date="2025-02-01T10:00:00Z")
+    bench_record.write_record(raw, timeout)
+    for batch, bound in ((1, 0.8), (16, 5.0)):
+        prof = bench_record.make_profile("googlenet", batch, command="synthetic profile",
+                                         device=device, software={"iostune": "0.1"},
+                                         critical_path_ms=bound, op_sum_ms=bound * 3,
+                                         date="2025-02-01T09:00:00Z")
+        bench_record.write_record(raw, prof)
+
+
+def self_test():
+    failures = []
+
+    def check(condition, what):
+        if not condition:
+            failures.append(what)
+
+    def close(a, b):
+        return a is not None and abs(a - b) < 1e-9 * max(1.0, abs(b))
+
+    tmp = tempfile.mkdtemp(prefix="iostune-summarize-")
+    try:
+        raw, out = os.path.join(tmp, "raw"), os.path.join(tmp, "out")
+        write_synthetic(raw)
+        summary, plotted = summarize(raw, out)
+        rows = {(r["model"], r["batch"], r["system"]): r for r in summary["rows"]}
+        check(len(rows) == 9, f"expected 9 rows, got {len(rows)}")
+        ios = rows.get(("googlenet", 1, "iostune-ios-both"), {})
+        check(close(ios.get("median_ms"), 1.0), "latest successful run chosen (median 1.0 ms)")
+        check(close(ios.get("p90_ms"), 1.08) and close(ios.get("p10_ms"), 0.92),
+              "p90/p10 recomputed from samples")
+        check(ios.get("runs") == 3 and ios.get("ok_runs") == 2, "run counts 2 ok of 3")
+        check(ios.get("run_medians_ms") == [9.0, 1.0], "all successful medians listed, oldest first")
+        check(close(ios.get("speedup_vs_best_peer"), 2.0) and
+              ios.get("best_peer") == "torch-cudagraph", "speedup vs best peer (cudagraph) 2.0x")
+        check(close(ios.get("x_critical_path"), 1.25), "x critical path = 1.0 / 0.8")
+        check(close(ios.get("throughput_per_s"), 1000.0), "throughput = batch / median")
+        check(close(ios.get("search_or_compile_s"), 12.5), "search time carried over")
+        compile_row = rows.get(("googlenet", 1, "torch-compile"), {})
+        check(compile_row.get("status") == "timeout" and compile_row.get("median_ms") is None,
+              "timed-out compile row kept without a latency")
+        eager = rows.get(("resnet50", 1, "torch-eager"), {})
+        check("critical_path_ms" not in eager, "no bound where no profile was recorded")
+        check("x_critical_path" not in rows.get(("googlenet", 1, "torch-eager"), {}),
+              "x bound only for iostune rows")
+        goals = {(g["model"], g["batch"]): g for g in summary["goals"]}
+        check(set(goals) == {("googlenet", 1), ("googlenet", 16)}, "goals skip the resnet50 control")
+        check(goals.get(("googlenet", 1), {}).get("status") == "met", "2.0x meets the 1.5x goal")
+        g16 = goals.get(("googlenet", 16), {})
+        check(g16.get("status") == "short" and close(g16.get("needed_ms"), 5.0),
+              "batch 16: 6.0/5.5 = 1.09x is short of 1.2x; needs 5.0 ms")
+        with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
+            md = f.read()
+        check("## Batch 1" in md and "## Batch 16" in md, "one markdown table per batch")
+        check("critical path ms" in md, "bound column present")
+        check("| googlenet | iostune-ios-both | 1.000 | 1.080 |" in md, "ios-both row in markdown")
+        check("torch.compile row exceeded" in md, "failure listed")
+        with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+            check(json.load(f)["schema"] == SUMMARY_SCHEMA, "summary.json readable")
+        png = os.path.join(out, "throughput.png")
+        if plotted:
+            with open(png, "rb") as f:
+                check(f.read(8) == b"\x89PNG\r\n\x1a\n", "throughput.png is a PNG")
+        else:
+            print("summarize self-test: matplotlib missing, plot not checked", file=sys.stderr)
+        with open(os.path.join(raw, "runs", "broken.json"), "w", encoding="utf-8") as f:
+            f.write('{"schema": "iostune-bench-run/1", "model": "x"}')
+        try:
+            summarize(raw, out, make_plot=False)
+            check(False, "a malformed record is refused")
+        except bench_record.RecordError as e:
+            check("broken.json" in str(e) and "batch" in str(e),
+                  f"the refusal names the file and field: {e}")
+    finally:
+        shutil.rmtree(tmp)
+    for what in failures:
+        print(f"summarize self-test FAILED: {what}", file=sys.stderr)
+    if not failures:
+        print("summarize self-test passed")
+    return 1 if failures else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    here = os.path.dirname(os.path.abspath(__file__))
+    results = os.path.normpath(os.path.join(here, "..", "..", "results"))
+    parser.add_argument("--raw", default=os.path.join(results, "raw"))
+    parser.add_argument("--out", default=results)
+    parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument("--self-test", action="store_true")
+    args = parser.parse_args(argv)
+    if args.self_test:
+        return self_test()
+    try:
+        summary, _ = summarize(args.raw, args.out, make_plot=not args.no_plot)
+    except bench_record.RecordError as e:
+        print(f"summarize: error: {e}", file=sys.stderr)
+        return 1
+    print(f"summarize: {len(summary['rows'])} rows -> {args.out}/summary.json, summary.md"
+          + ("" if args.no_plot else ", throughput.png"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
