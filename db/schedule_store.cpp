@@ -261,6 +261,19 @@ std::optional<ModelRecord> ScheduleStore::model_by_fingerprint(const std::string
     return model;
 }
 
+std::optional<ModelRecord> ScheduleStore::model(std::int64_t id) const {
+    Statement query(*connection_,
+                    "SELECT id, name, fingerprint, graph_json FROM models WHERE id = ?1");
+    query.bind_int(1, id);
+    if (!query.step()) return std::nullopt;
+    ModelRecord model;
+    model.id = query.column_int(0);
+    model.name = query.column_text(1);
+    model.fingerprint = query.column_text(2);
+    model.graph = parse_json_column(query, 3, path(), "model graph");
+    return model;
+}
+
 std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
     Transaction transaction(*connection_);
     Statement insert(*connection_,
@@ -400,6 +413,32 @@ std::vector<ReportRow> ScheduleStore::report_best() const {
         if (const auto predicted = ratio(row.schedule.predicted_ms, row.schedule.measured_ms)) {
             row.prediction_error = *predicted - 1.0;
         }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::vector<ReportRow> ScheduleStore::report_estimates() const {
+    Statement query(
+        *connection_,
+        fmt::format("WITH ranked AS (SELECT s.*, row_number() OVER (PARTITION BY s.model_id, "
+                    "s.device_id, s.batch, s.precision ORDER BY s.predicted_ms IS NULL, "
+                    "s.predicted_ms ASC, s.id DESC) AS rank, count(s.measured_ms) OVER (PARTITION "
+                    "BY s.model_id, s.device_id, s.batch, s.precision) AS measured "
+                    "FROM schedules s) "
+                    "SELECT {}, m.name, m.fingerprint, {} FROM ranked s "
+                    "JOIN models m ON m.id = s.model_id JOIN devices d ON d.id = s.device_id "
+                    "WHERE s.rank = 1 AND s.measured = 0 "
+                    "ORDER BY m.name, m.fingerprint, d.id, s.batch, s.precision",
+                    kScheduleColumns, kDeviceColumns));
+    std::vector<ReportRow> rows;
+    while (query.step()) {
+        ReportRow row;
+        row.schedule = read_schedule(query, path());
+        row.model_name = query.column_text(kScheduleColumnCount);
+        row.fingerprint = query.column_text(kScheduleColumnCount + 1);
+        row.device = read_device(query, kScheduleColumnCount + 2);
+        row.speedup = ratio(row.schedule.sequential_ms, row.schedule.predicted_ms);
         rows.push_back(std::move(row));
     }
     return rows;

@@ -43,6 +43,7 @@ public:
     // Keyed by fingerprint: an existing model keeps its id and name. Returns the id.
     std::int64_t upsert_model(const ModelRecord& model);
     std::optional<ModelRecord> model_by_fingerprint(const std::string& fingerprint) const;
+    std::optional<ModelRecord> model(std::int64_t id) const;
 
     // Inserts a new row (record.id and created_at are ignored; an empty tool_version/git_commit
     // is stamped with this build's). Returns the new id.
@@ -69,6 +70,11 @@ public:
     // Best measured schedule per (model, device, batch, precision), ordered by model, device,
     // batch, precision.
     std::vector<ReportRow> report_best() const;
+    // For each key with no measured schedule at all (searched with the simulated cost model), the
+    // schedule with the lowest predicted latency; same order as report_best(). These are
+    // estimates: report them as such, and never replay them as measured. Their speedup is
+    // sequential_ms / predicted_ms (both estimates); prediction_error is empty.
+    std::vector<ReportRow> report_estimates() const;
 
     // PRAGMA integrity_check: "ok", or SQLite's findings one per line.
     std::string integrity_check() const;

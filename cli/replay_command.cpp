@@ -1,0 +1,152 @@
+// `iostune replay`: load the stored schedule through the replay library, run it as one CUDA
+// Graph and report like trtexec: latency percentiles, throughput, host enqueue time, GPU time.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "db/schedule_store.h"
+#include "iostune/replay.h"
+#include "replay/model_spec.h"
+#include "src/engine/engine.h"
+#include "src/error.h"
+#include "src/weights.h"
+
+namespace iostune::cli {
+
+namespace {
+
+struct ReplayCommandOptions {
+    std::string model;
+    int batch = 1;
+    int iterations = 200;
+    std::string db = db::kDefaultDatabasePath;
+    bool validate = false;
+    bool fallback_sequential = false;
+    std::string math = "tf32";
+    std::string times_out;
+};
+
+// The replay's output against a separate engine running the sequential schedule on the same
+// weights and input: the schedule must not change the result (beyond TF32 rounding).
+void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
+    Graph graph = load_model_spec(o.model, o.batch);
+    const HostTensor input = random_input(graph.input_shape(), 11);
+    std::vector<float> output(replayer.output_elements());
+    replayer.run_host(input.data.data(), output.data(), nullptr);
+
+    EngineOptions engine_options;
+    engine_options.math = o.math == "fp32" ? MathMode::Fp32 : MathMode::Tf32;
+    Engine sequential(std::move(graph), engine_options);
+    sequential.set_input(input);
+    sequential.launch_schedule(sequential_schedule(sequential.graph()), sequential.origin_stream());
+    const HostTensor reference = sequential.read_output();
+
+    double worst = 0, magnitude = 0;
+    for (size_t i = 0; i < output.size(); ++i) {
+        worst = std::max(worst, double(std::fabs(output[i] - reference.data[i])));
+        magnitude = std::max(magnitude, double(std::fabs(reference.data[i])));
+    }
+    const double tolerance = (o.math == "fp32" ? 1e-3 : 2e-2) * std::max(1.0, magnitude);
+    if (!(worst <= tolerance))
+        throw Error(fmt::format("validation failed: the replayed schedule's output differs from the "
+                                "sequential schedule's by up to {:.3g} (tolerance {:.3g})",
+                                worst, tolerance));
+    fmt::print("Validation: PASSED (output equals the sequential schedule's, max |diff| {:.3g}, "
+               "tolerance {:.3g})\n",
+               worst, tolerance);
+}
+
+void print_report(const ReplayInfo& info, const ReplayTiming& t) {
+    fmt::print("=== Performance summary ===\n");
+    fmt::print("Throughput: {:.2f} inferences/s ({:.2f} graph launches/s, batch {})\n",
+               t.throughput_per_s, t.throughput_per_s / info.batch, info.batch);
+    fmt::print("Latency: min = {:.4f} ms, max = {:.4f} ms, mean = {:.4f} ms, median = {:.4f} ms, "
+               "percentile(90%) = {:.4f} ms, percentile(95%) = {:.4f} ms, percentile(99%) = "
+               "{:.4f} ms\n",
+               t.min_ms, t.max_ms, t.mean_ms, t.median_ms, t.p90_ms, t.p95_ms, t.p99_ms);
+    fmt::print("Enqueue Time: median = {:.4f} ms per inference (host, one cudaGraphLaunch)\n",
+               t.enqueue_median_ms);
+    fmt::print("GPU Compute Time: total = {:.3f} ms over {} iterations\n", t.total_gpu_ms,
+               t.iterations);
+    if (info.stored_measured_ms)
+        fmt::print("Search measured: {:.4f} ms (this run: {:+.1f}%)\n", *info.stored_measured_ms,
+                   100.0 * (t.median_ms / *info.stored_measured_ms - 1.0));
+    // trtexec's warnings: a noisy run, or one where the host cannot keep the GPU busy.
+    if (t.cv() > 0.10)
+        fmt::print("Warning: the GPU latency varies a lot (coefficient of variation {:.1f}%); "
+                   "another process may be using the GPU, or clocks are changing.\n",
+                   100.0 * t.cv());
+    if (t.enqueue_median_ms >= 0.8 * t.median_ms)
+        fmt::print("Warning: enqueue-bound: launching takes {:.4f} ms of the {:.4f} ms an "
+                   "inference lasts on the GPU; throughput is limited by the host (try a larger "
+                   "batch).\n",
+                   t.enqueue_median_ms, t.median_ms);
+}
+
+void write_times(const std::string& path, const ReplayTiming& t) {
+    std::ofstream out(path);
+    out << nlohmann::json{{"latency_ms", t.latency_ms}, {"enqueue_ms", t.enqueue_ms}}.dump(1)
+        << '\n';
+    if (!out)
+        throw Error(fmt::format("cannot write '{}'; check the folder exists and is writable", path));
+}
+
+void run_replay(const ReplayCommandOptions& o) {
+    ReplayOptions options;
+    options.db_path = o.db;
+    options.batch = o.batch;
+    options.precision = o.math;
+    options.fallback_sequential = o.fallback_sequential;
+    Replayer replayer(o.model, options);
+    const ReplayInfo& info = replayer.info();
+
+    fmt::print("model      {} (batch {}, {}, fingerprint {})\n", info.model, info.batch,
+               info.precision, info.fingerprint);
+    fmt::print("device     {}\n", info.device);
+    if (info.sequential_fallback)
+        fmt::print("schedule   SEQUENTIAL fallback: {}\n", info.fallback_reason);
+    else
+        fmt::print("schedule   #{} {} from {}\n", info.schedule_id, info.strategy, o.db);
+    fmt::print("graph      {} stages captured as one CUDA Graph of {} nodes\n", info.stages,
+               info.graph_nodes);
+    if (o.validate) validate_output(replayer, o);
+
+    const ReplayTiming timing = replayer.benchmark(o.iterations, nullptr);
+    print_report(info, timing);
+    if (!o.times_out.empty()) {
+        write_times(o.times_out, timing);
+        fmt::print("per-iteration times written to {}\n", o.times_out);
+    }
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app) {
+    auto o = std::make_shared<ReplayCommandOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "replay", "Run a model with its stored schedule as one CUDA Graph and report latency");
+    cmd->add_option("-m,--model", o->model,
+                    "zoo model name (see `iostune models`) or a model file (.json)")
+        ->required();
+    cmd->add_option("-b,--batch", o->batch, "batch size")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--iters", o->iterations, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--db", o->db, "schedule database (must exist)")->capture_default_str();
+    cmd->add_flag("--validate", o->validate,
+                  "check the output against the sequential schedule's before timing");
+    cmd->add_flag("--fallback-sequential", o->fallback_sequential,
+                  "run the sequential schedule when no stored schedule may be used, instead of "
+                  "failing");
+    cmd->add_option("--math", o->math, "precision the schedule was searched with: tf32 or fp32")
+        ->check(CLI::IsMember({"tf32", "fp32"}))
+        ->capture_default_str();
+    cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");
+    cmd->callback([o] { run_replay(*o); });
+}
+
+}  // namespace iostune::cli

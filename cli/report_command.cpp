@@ -1,0 +1,283 @@
+// `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
+// (model, device, batch, precision) with speedup over sequential, predicted vs measured and the
+// search cost, as a table, JSON, CSV or Markdown. With --schedule ID: that schedule's stages, and
+// optionally a Graphviz diagram of them.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli/commands.h"
+#include "db/schedule_store.h"
+#include "replay/device_match.h"
+#include "replay/schedule_dot.h"
+#include "src/error.h"
+#include "src/model_json.h"
+
+namespace iostune::cli {
+
+namespace {
+
+struct ReportOptions {
+    std::string db = db::kDefaultDatabasePath;
+    std::string model;
+    std::string device;
+    std::string format = "table";
+    std::int64_t schedule_id = 0;
+    std::string dot_path;
+};
+
+bool is_estimate(const db::ReportRow& row) { return !row.schedule.measured_ms.has_value(); }
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    return text;
+}
+
+// --model matches a name exactly or a fingerprint prefix; --device any part of the GPU's name.
+bool selected(const db::ReportRow& row, const ReportOptions& o) {
+    if (!o.model.empty() && row.model_name != o.model && row.fingerprint.rfind(o.model, 0) != 0)
+        return false;
+    return o.device.empty() || lower(row.device.name).find(lower(o.device)) != std::string::npos;
+}
+
+std::optional<double> stat(const db::ScheduleRecord& s, const char* key) {
+    if (!s.search_stats.contains(key) || !s.search_stats[key].is_number()) return std::nullopt;
+    return s.search_stats[key].get<double>();
+}
+
+nlohmann::json value_or_null(const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json row_json(const db::ReportRow& row) {
+    const db::ScheduleRecord& s = row.schedule;
+    return {{"schedule_id", s.id},
+            {"model", row.model_name},
+            {"fingerprint", row.fingerprint},
+            {"device", row.device.name},
+            {"device_id", row.device.id},
+            {"cudnn", row.device.cudnn_version},
+            {"driver", row.device.driver_version},
+            {"batch", s.batch},
+            {"precision", s.precision},
+            {"strategy", s.strategy},
+            {"r", s.r},
+            {"s", s.s},
+            {"simulated", is_estimate(row)},
+            {"kind", is_estimate(row) ? "estimate" : "measured"},
+            {"measured_ms", value_or_null(s.measured_ms)},
+            {"sequential_ms", value_or_null(s.sequential_ms)},
+            {"predicted_ms", value_or_null(s.predicted_ms)},
+            {"speedup", value_or_null(row.speedup)},
+            {"prediction_error", value_or_null(row.prediction_error)},
+            {"search_seconds", value_or_null(stat(s, "search_seconds"))},
+            {"stages_costed", value_or_null(stat(s, "stages_costed"))},
+            {"tool_version", s.tool_version},
+            {"git_commit", s.git_commit},
+            {"created_at", s.created_at}};
+}
+
+std::string fixed(const std::optional<double>& v, const char* spec = "{:.4f}") {
+    return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
+}
+
+// Display cells of one row; estimates are marked on every number that is one.
+std::vector<std::string> row_cells(const db::ReportRow& row) {
+    const db::ScheduleRecord& s = row.schedule;
+    const bool estimate = is_estimate(row);
+    const std::string est = estimate ? " (est)" : "";
+    return {fmt::format("{}", s.id),
+            row.model_name,
+            row.device.name,
+            fmt::format("{}", s.batch),
+            s.precision,
+            s.r > 0 ? fmt::format("{} r={} s={}", s.strategy, s.r, s.s) : s.strategy,
+            fixed(s.measured_ms),
+            fixed(s.sequential_ms) + est,
+            row.speedup ? fmt::format("{:.2f}x{}", *row.speedup, est) : "-",
+            fixed(s.predicted_ms) + est,
+            row.prediction_error ? fmt::format("{:+.1f}%", 100.0 * *row.prediction_error) : "-",
+            fixed(stat(s, "search_seconds"), "{:.1f}"),
+            estimate ? "estimate (simulated)" : "measured"};
+}
+
+const std::vector<std::string> kHeaders = {"id",        "model",    "device",  "batch",
+                                           "precision", "strategy", "latency ms",
+                                           "sequential ms", "speedup", "predicted ms",
+                                           "pred. error", "search s", "kind"};
+
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+void print_rows(const std::vector<db::ReportRow>& rows, const std::string& format) {
+    if (format == "json") {
+        nlohmann::json doc = nlohmann::json::array();
+        for (const db::ReportRow& row : rows) doc.push_back(row_json(row));
+        fmt::print("{}\n", doc.dump(2));
+        return;
+    }
+    std::vector<std::vector<std::string>> cells;
+    for (const db::ReportRow& row : rows) cells.push_back(row_cells(row));
+    if (format == "csv") {
+        auto line = [](const std::vector<std::string>& fields) {
+            std::string text;
+            for (const std::string& f : fields) text += (text.empty() ? "" : ",") + csv_field(f);
+            return text;
+        };
+        fmt::print("{}\n", line(kHeaders));
+        for (const auto& row : cells) fmt::print("{}\n", line(row));
+        return;
+    }
+    std::vector<size_t> widths(kHeaders.size());
+    for (size_t c = 0; c < kHeaders.size(); ++c) {
+        widths[c] = kHeaders[c].size();
+        for (const auto& row : cells) widths[c] = std::max(widths[c], row[c].size());
+    }
+    const bool md = format == "md";
+    auto line = [&](const std::vector<std::string>& fields) {
+        std::string text = md ? "|" : "";
+        for (size_t c = 0; c < fields.size(); ++c)
+            text += fmt::format(fmt::runtime(md ? " {:<{}} |" : "{:<{}}  "), fields[c], widths[c]);
+        return text;
+    };
+    fmt::print("{}\n", line(kHeaders));
+    std::vector<std::string> rule;
+    for (size_t w : widths) rule.push_back(std::string(w, '-'));
+    fmt::print("{}\n", line(rule));
+    for (const auto& row : cells) fmt::print("{}\n", line(row));
+    if (!md && std::any_of(rows.begin(), rows.end(), is_estimate))
+        fmt::print("(est): simulated cost model, an estimate; measure on the GPU with `iostune "
+                   "search --cost measured`\n");
+}
+
+void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
+    std::vector<db::ReportRow> rows;
+    for (db::ReportRow& row : store.report_best())
+        if (selected(row, o)) rows.push_back(std::move(row));
+    for (db::ReportRow& row : store.report_estimates())
+        if (selected(row, o)) rows.push_back(std::move(row));
+    std::sort(rows.begin(), rows.end(), [](const db::ReportRow& a, const db::ReportRow& b) {
+        return std::tie(a.model_name, a.fingerprint, a.device.id, a.schedule.batch,
+                        a.schedule.precision) < std::tie(b.model_name, b.fingerprint, b.device.id,
+                                                         b.schedule.batch, b.schedule.precision);
+    });
+    if (rows.empty() && (!o.model.empty() || !o.device.empty()))
+        throw Error(fmt::format("no schedule in '{}' matches{}{}. The database has:\n{}", o.db,
+                                o.model.empty() ? "" : fmt::format(" --model {}", o.model),
+                                o.device.empty() ? "" : fmt::format(" --device {}", o.device),
+                                db::describe_keys(store.list_keys())));
+    if (rows.empty() && o.format == "table") {
+        fmt::print("'{}' holds no schedules yet; run `iostune search` to add some.\n", o.db);
+        return;
+    }
+    print_rows(rows, o.format);
+}
+
+void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
+    const std::optional<db::ScheduleRecord> record = store.schedule(o.schedule_id);
+    if (!record)
+        throw Error(fmt::format("'{}' has no schedule #{}; `iostune report --db {}` lists the best "
+                                "ones with their ids",
+                                o.db, o.schedule_id, o.db));
+    const std::optional<db::ModelRecord> model = store.model(record->model_id);
+    const std::optional<db::DeviceRecord> device = store.device(record->device_id);
+    if (!model || !device)
+        throw Error(fmt::format("'{}' is inconsistent: schedule #{} names a missing model or "
+                                "device row; run `PRAGMA integrity_check` on it",
+                                o.db, o.schedule_id));
+    const Graph graph = graph_from_json(model->graph, fmt::format("{} (model {})", o.db, model->id));
+    const Schedule schedule = schedule_from_json(record->schedule);
+    if (!o.dot_path.empty()) {
+        std::ofstream out(o.dot_path);
+        out << schedule_to_dot(graph, schedule,
+                               fmt::format("{} batch {}, schedule #{} ({})", model->name,
+                                           record->batch, record->id, record->strategy));
+        if (!out)
+            throw Error(fmt::format("cannot write '{}'; check the folder exists and is writable",
+                                    o.dot_path));
+    }
+    const bool estimate = !record->measured_ms.has_value();
+    if (o.format == "json") {
+        nlohmann::json doc = {{"schedule_id", record->id},
+                              {"model", model->name},
+                              {"fingerprint", model->fingerprint},
+                              {"device", device->name},
+                              {"batch", record->batch},
+                              {"precision", record->precision},
+                              {"strategy", record->strategy},
+                              {"simulated", estimate},
+                              {"measured_ms", value_or_null(record->measured_ms)},
+                              {"sequential_ms", value_or_null(record->sequential_ms)},
+                              {"predicted_ms", value_or_null(record->predicted_ms)},
+                              {"search_stats", record->search_stats},
+                              {"schedule", record->schedule}};
+        fmt::print("{}\n", doc.dump(2));
+        return;
+    }
+    fmt::print("schedule #{}: {} (fingerprint {}), batch {}, {}, {}\n", record->id, model->name,
+               model->fingerprint, record->batch, record->precision, record->strategy);
+    fmt::print("device      {}\n", describe_device(*device));
+    fmt::print("latency     {} ms measured, {} ms sequential, {} ms predicted{}\n",
+               fixed(record->measured_ms), fixed(record->sequential_ms),
+               fixed(record->predicted_ms), estimate ? " (simulated estimates)" : "");
+    fmt::print("created     {} by iostune {} ({})\n", record->created_at, record->tool_version,
+               record->git_commit);
+    int index = 0;
+    for (size_t b = 0; b < schedule.blocks.size(); ++b) {
+        for (const Stage& stage : schedule.blocks[b]) {
+            std::string groups;
+            for (const auto& group : stage.groups) {
+                std::vector<std::string> names;
+                for (int id : group) names.push_back(graph.op(id).name);
+                groups += fmt::format("{}[{}]", groups.empty() ? "" : " | ",
+                                      fmt::join(names, ", "));
+            }
+            fmt::print("  block {:>3}  stage {:>4}  {:<10}  {}\n", b, index++,
+                       to_string(stage.strategy), groups);
+        }
+    }
+    if (!o.dot_path.empty())
+        fmt::print("diagram written to {} (render: dot -Tsvg {} -o schedule.svg)\n", o.dot_path,
+                   o.dot_path);
+}
+
+void run_report(const ReportOptions& o) {
+    const db::ScheduleStore store = db::ScheduleStore::open(o.db, db::OpenMode::MustExist);
+    if (o.schedule_id > 0)
+        report_schedule(store, o);
+    else
+        report_best(store, o);
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+    auto o = std::make_shared<ReportOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "report", "Best stored schedule per model/device/batch, or one schedule's stages");
+    cmd->add_option("--db", o->db, "schedule database (must exist)")->capture_default_str();
+    cmd->add_option("--model", o->model, "only this model (name or fingerprint prefix)");
+    cmd->add_option("--device", o->device, "only devices whose name contains this");
+    cmd->add_option("--format", o->format, "output: table, json, csv or md")
+        ->check(CLI::IsMember({"table", "json", "csv", "md"}))
+        ->capture_default_str();
+    auto* id = cmd->add_option("--schedule", o->schedule_id, "show one schedule's stages")
+                   ->check(CLI::PositiveNumber);
+    cmd->add_option("--dot", o->dot_path, "with --schedule: write a Graphviz diagram here")
+        ->needs(id);
+    cmd->callback([o] { run_report(*o); });
+}
+
+}  // namespace iostune::cli

@@ -1,0 +1,188 @@
+// `iostune search`: the tuning job (replay/tuning_job.h) on one model: cost model, IOS search,
+// validation, end-to-end measurement on a GPU, and a row in the schedule store; then a summary
+// (table or JSON). Simulated latencies are always labelled as estimates.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/model_source.h"
+#include "db/schedule_store.h"
+#include "replay/tuning_job.h"
+#include "search/device_profile.h"
+#include "search/search_stats.h"
+#include "src/error.h"
+
+namespace iostune::cli {
+
+namespace {
+
+struct SearchCommandOptions {
+    std::string model;
+    int batch = 1;
+    std::string strategy = "ios-both";
+    int r = 3;
+    int s = 8;
+    bool no_prune = false;
+    bool reference_endings = false;
+    std::string cost = "auto";
+    std::string db = db::kDefaultDatabasePath;
+    std::string device = "h100";
+    std::string math = "tf32";
+    std::string format = "table";
+    std::string schedule_out;
+};
+
+std::string ms(const std::optional<double>& value) {
+    return value ? fmt::format("{:.4f} ms", *value) : std::string("-");
+}
+
+nlohmann::json optional_json(const std::optional<double>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json summary_json(const TuningSummary& t) {
+    return {{"model", t.model},
+            {"fingerprint", t.fingerprint},
+            {"batch", t.batch},
+            {"precision", t.precision},
+            {"strategy", t.strategy},
+            {"pruning", {{"prune", t.r > 0}, {"r", t.r}, {"s", t.s}}},
+            {"cost_model", t.cost_model},
+            {"simulated", t.simulated},
+            {"device", t.device},
+            {"db", t.db_path},
+            {"schedule_id", t.schedule_id},
+            {"best_schedule_id", t.best_schedule_id},
+            {"sequential_kept", t.sequential_kept},
+            {"stages", t.stages},
+            {"predicted_latency_ms", t.predicted_ms},
+            {"sequential_predicted_latency_ms", t.sequential_predicted_ms},
+            {"measured_latency_ms", optional_json(t.measured_ms)},
+            {"sequential_latency_ms", optional_json(t.sequential_ms)},
+            {"max_abs_diff", optional_json(t.max_abs_diff)},
+            {"stages_costed", t.stages_costed},
+            {"cache_hits", t.cache_hits},
+            {"search_seconds", t.search_seconds},
+            {"total_seconds", t.total_seconds},
+            {"stats", t.stats},
+            {"schedule", schedule_to_json(t.schedule)}};
+}
+
+void print_summary_table(const TuningSummary& t) {
+    const std::string pruning = t.r > 0 ? fmt::format("r={} s={}", t.r, t.s) : std::string("none");
+    fmt::print("model      {} (batch {}, {}, fingerprint {})\n", t.model, t.batch, t.precision,
+               t.fingerprint);
+    fmt::print("device     {}\n", t.device);
+    fmt::print("search     {}, pruning {}, cost model {}{}\n", t.strategy, pruning, t.cost_model,
+               t.simulated ? " (ESTIMATES, not measurements)" : "");
+    fmt::print("           {:.2f} s, {} stages costed, {} found in the store\n", t.search_seconds,
+               t.stages_costed, t.cache_hits);
+    fmt::print("schedule   {} stages for {} ops\n", t.stages, t.sequential_stages);
+    if (t.simulated) {
+        fmt::print("latency    {:.4f} ms predicted vs {:.4f} ms sequential, estimated speedup "
+                   "{:.2f}x (simulated)\n",
+                   t.predicted_ms, t.sequential_predicted_ms,
+                   t.sequential_predicted_ms / t.predicted_ms);
+    } else {
+        fmt::print("latency    {} measured end to end vs {} sequential (speedup {:.2f}x); "
+                   "predicted {:.4f} ms ({:+.1f}% vs measured)\n",
+                   ms(t.measured_ms), ms(t.sequential_ms), *t.sequential_ms / *t.measured_ms,
+                   t.predicted_ms, 100.0 * (t.predicted_ms / *t.measured_ms - 1.0));
+        fmt::print("check      output equals the sequential schedule's (max |diff| {:.3g}, "
+                   "tolerance {:.3g})\n",
+                   *t.max_abs_diff, *t.tolerance);
+        if (t.measured_cv && *t.measured_cv > 0.05)
+            fmt::print("warning    the end-to-end timing is noisy (CV {:.1f}%); is the GPU idle?\n",
+                       100.0 * *t.measured_cv);
+    }
+    if (t.sequential_kept)
+        fmt::print("stored     schedule #{}; it measured SLOWER than sequential on this device, so "
+                   "the sequential schedule is stored as the best (#{}) and replay will use it\n",
+                   t.schedule_id, t.best_schedule_id);
+    else
+        fmt::print("stored     schedule #{} in {}{}\n", t.schedule_id, t.db_path,
+                   t.simulated ? " (estimate: `iostune replay` needs a schedule measured on a GPU)"
+                               : "");
+    fmt::print("total      {:.2f} s\n\n{}", t.total_seconds, format_stats_table(t.search_stats));
+}
+
+void run_search(const SearchCommandOptions& o) {
+    const auto strategy = search_strategy_from_string(o.strategy);
+    if (!strategy)
+        throw Error(fmt::format("unknown strategy '{}'; use ios-both, ios-parallel or ios-merge",
+                                o.strategy));
+    TuningOptions options;
+    options.cost = cost_choice_from_string(o.cost);
+    options.search.strategy = *strategy;
+    options.search.prune = !o.no_prune;
+    options.search.max_group_ops = o.r;
+    options.search.max_groups = o.s;
+    options.search.reference_endings = o.reference_endings;
+    options.search.progress = o.format == "table";
+    options.db_path = o.db;
+    options.precision = o.math;
+    options.sim_device = o.device;
+    // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
+    const Graph graph = load_model_source(o.model, o.batch);
+    const TuningSummary summary = run_tuning_job(
+        graph, options, [](const std::string& line) { fmt::print(stderr, "{}\n", line); });
+
+    if (!o.schedule_out.empty()) {
+        std::ofstream out(o.schedule_out);
+        out << schedule_to_json(summary.schedule).dump(2) << "\n";
+        if (!out)
+            throw Error(fmt::format("cannot write the schedule to '{}'; check the directory exists "
+                                    "and is writable (the schedule is stored as #{} in {})",
+                                    o.schedule_out, summary.schedule_id, o.db));
+    }
+    if (o.format == "json") {
+        fmt::print("{}\n", summary_json(summary).dump(2));
+        return;
+    }
+    print_summary_table(summary);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+    auto o = std::make_shared<SearchCommandOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "search", "Tune a model: IOS search, validate, measure and store the schedule");
+    add_model_option(cmd, o->model);
+    cmd->add_option("-b,--batch", o->batch, "batch size")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--strategy", o->strategy, "stage family: ios-both, ios-parallel or ios-merge")
+        ->check(CLI::IsMember({"ios-both", "ios-parallel", "ios-merge"}))
+        ->capture_default_str();
+    auto* r = cmd->add_option("--r", o->r, "pruning: at most r ops per group")
+                  ->check(CLI::PositiveNumber)
+                  ->capture_default_str();
+    auto* s = cmd->add_option("--s", o->s, "pruning: at most s groups per stage")
+                  ->check(CLI::PositiveNumber)
+                  ->capture_default_str();
+    cmd->add_flag("--no-prune", o->no_prune, "search every schedule (no r/s limits)")->excludes(r, s);
+    cmd->add_flag("--reference-endings", o->reference_endings,
+                  "only the published IOS implementation's endings (one op plus its descendants per "
+                  "group), for comparison");
+    cmd->add_option("--cost", o->cost,
+                    "cost model: measured (this GPU), sim (analytic estimates) or auto (measured "
+                    "if there is a GPU, otherwise sim with a notice)")
+        ->check(CLI::IsMember({"auto", "measured", "sim"}))
+        ->capture_default_str();
+    cmd->add_option("--db", o->db, "schedule database (created if missing)")->capture_default_str();
+    cmd->add_option("--device", o->device, "device profile of the sim cost model")
+        ->check(CLI::IsMember(device_profile_names()))
+        ->capture_default_str();
+    cmd->add_option("--math", o->math, "math mode: tf32 (like PyTorch) or fp32 (strict)")
+        ->check(CLI::IsMember({"fp32", "tf32"}))
+        ->capture_default_str();
+    cmd->add_option("--format", o->format, "output: table or json")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    cmd->add_option("--schedule-out", o->schedule_out, "also write the schedule as JSON to this file");
+    cmd->callback([o] { run_search(*o); });
+}
+
+}  // namespace iostune::cli

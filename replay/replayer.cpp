@@ -1,0 +1,175 @@
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "db/schedule_store.h"
+#include "iostune/replay.h"
+#include "replay/device_match.h"
+#include "replay/gpu_check.h"
+#include "replay/model_spec.h"
+#include "replay/schedule_selection.h"
+#include "src/engine/cuda_check.h"
+#include "src/engine/device_info.h"
+#include "src/engine/engine.h"
+#include "src/engine/timing.h"
+#include "src/error.h"
+#include "src/model_json.h"
+
+namespace iostune {
+
+namespace {
+
+MathMode replay_math(const std::string& precision) {
+    if (precision == "tf32") return MathMode::Tf32;
+    if (precision == "fp32") return MathMode::Fp32;
+    throw Error(fmt::format("unknown precision '{}'; use tf32 or fp32", precision));
+}
+
+std::array<int, 4> dims(const Shape& s) { return {s.n, s.c, s.h, s.w}; }
+
+// The stored schedule, checked against this graph; a schedule that does not fit is refused like
+// any other mismatch (or replaced by the sequential one when the caller allows it).
+Schedule schedule_to_run(const Graph& graph, ScheduleChoice& choice, bool fallback_sequential) {
+    if (!choice.schedule) return sequential_schedule(graph);
+    try {
+        Schedule schedule = schedule_from_json(choice.schedule->schedule);
+        validate(graph, schedule);
+        return schedule;
+    } catch (const Error& e) {
+        const std::string reason = fmt::format(
+            "stored schedule #{} does not fit model '{}' ({}); re-run `iostune search`",
+            choice.schedule->id, graph.name(), e.what());
+        if (!fallback_sequential) throw Error(reason);
+        choice.schedule.reset();
+        choice.fallback_reason = reason;
+        return sequential_schedule(graph);
+    }
+}
+
+}  // namespace
+
+struct Replayer::Impl {
+    ReplayInfo info;
+    Engine engine;
+    CudaGraphExec exec;
+    size_t input_elements = 0;
+    size_t output_elements = 0;
+
+    Impl(Graph graph, EngineOptions engine_options) : engine(std::move(graph), engine_options) {}
+};
+
+Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
+    const MathMode math = replay_math(options.precision);
+    // Store first, then model, then key: each failure is reported before the GPU is touched.
+    const db::ScheduleStore store = db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
+    Graph graph = load_model_spec(model, options.batch);
+    const ScheduleQuery query{graph.name(), fingerprint(graph), options.batch, options.precision};
+
+    std::optional<DeviceInfo> device_info;
+    auto this_device = [&] {
+        if (!device_info) {
+            if (const std::string why = gpu_unavailable_reason(); !why.empty())
+                throw Error(fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has "
+                                        "none usable ({}); run it on the GPU machine",
+                                        model, why));
+            device_info = query_device_info(options.device);
+        }
+        return to_device_record(*device_info);
+    };
+    ScheduleChoice choice = select_schedule(store, query, this_device, options.fallback_sequential);
+    this_device();
+    const Schedule schedule = schedule_to_run(graph, choice, options.fallback_sequential);
+
+    ReplayInfo info;
+    info.model = graph.name();
+    info.fingerprint = query.fingerprint;
+    info.device = describe_device(to_device_record(*device_info));
+    info.batch = options.batch;
+    info.precision = options.precision;
+    info.input_shape = dims(graph.input_shape());
+    info.output_shape = dims(graph.output_shape());
+    info.stages = int(schedule.flat_stages().size());
+    if (choice.schedule) {
+        info.schedule_id = choice.schedule->id;
+        info.strategy = choice.schedule->strategy;
+        info.stored_measured_ms = choice.schedule->measured_ms;
+        info.stored_sequential_ms = choice.schedule->sequential_ms;
+    } else {
+        info.strategy = "sequential";
+        info.sequential_fallback = true;
+        info.fallback_reason = choice.fallback_reason;
+    }
+
+    EngineOptions engine_options;
+    engine_options.math = math;
+    engine_options.device = options.device;
+    impl_ = std::make_unique<Impl>(std::move(graph), engine_options);
+    impl_->exec = impl_->engine.capture(schedule);
+    info.graph_nodes = impl_->exec.node_count();
+    impl_->input_elements = size_t(impl_->engine.graph().input_shape().elements());
+    impl_->output_elements = size_t(impl_->engine.graph().output_shape().elements());
+    impl_->info = std::move(info);
+}
+
+Replayer::~Replayer() = default;
+Replayer::Replayer(Replayer&&) noexcept = default;
+Replayer& Replayer::operator=(Replayer&&) noexcept = default;
+
+const ReplayInfo& Replayer::info() const { return impl_->info; }
+size_t Replayer::input_elements() const { return impl_->input_elements; }
+size_t Replayer::output_elements() const { return impl_->output_elements; }
+
+void Replayer::launch(cudaStream_t stream) { impl_->exec.launch(stream); }
+float* Replayer::input_buffer() { return impl_->engine.input_device(); }
+const float* Replayer::output_buffer() const { return impl_->engine.output_device(); }
+
+void Replayer::run(const float* input, float* output, cudaStream_t stream) {
+    impl_->engine.set_input_device(input, stream);
+    impl_->exec.launch(stream);
+    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(output, impl_->engine.output_device(),
+                                       impl_->output_elements * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, stream),
+                       "copying the replay output to the caller's buffer");
+}
+
+void Replayer::run_host(const float* input, float* output, cudaStream_t stream) {
+    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(impl_->engine.input_device(), input,
+                                       impl_->input_elements * sizeof(float),
+                                       cudaMemcpyHostToDevice, stream),
+                       "copying the replay input from host memory");
+    impl_->exec.launch(stream);
+    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(output, impl_->engine.output_device(),
+                                       impl_->output_elements * sizeof(float),
+                                       cudaMemcpyDeviceToHost, stream),
+                       "copying the replay output to host memory");
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "waiting for the replay to finish");
+}
+
+ReplayTiming Replayer::benchmark(int iterations, cudaStream_t stream, int warmup) {
+    if (iterations <= 0)
+        throw Error(fmt::format("benchmark iterations must be positive, got {}", iterations));
+    MeasureOptions measure;
+    measure.warmup = warmup;
+    measure.repeats = iterations;
+    measure.number = 1;
+    const LatencyStats stats = measure_graph(impl_->exec, stream, measure);
+    ReplayTiming timing;
+    timing.iterations = iterations;
+    timing.latency_ms = stats.samples_ms;
+    timing.enqueue_ms = stats.enqueue_ms;
+    timing.min_ms = stats.min_ms;
+    timing.mean_ms = stats.mean_ms;
+    timing.median_ms = stats.median_ms;
+    timing.p90_ms = stats.p90_ms;
+    timing.p95_ms = stats.p95_ms;
+    timing.p99_ms = stats.p99_ms;
+    timing.max_ms = stats.max_ms;
+    timing.stddev_ms = stats.stddev_ms;
+    timing.enqueue_median_ms = stats.enqueue_median_ms;
+    for (double ms : stats.samples_ms) timing.total_gpu_ms += ms;
+    if (stats.median_ms > 0)
+        timing.throughput_per_s = double(impl_->info.batch) * 1000.0 / stats.median_ms;
+    return timing;
+}
+
+}  // namespace iostune

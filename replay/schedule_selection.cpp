@@ -1,0 +1,92 @@
+#include "replay/schedule_selection.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
+
+#include "replay/device_match.h"
+#include "src/error.h"
+
+namespace iostune {
+
+namespace {
+
+ScheduleChoice refuse(const std::string& reason, bool fallback_sequential) {
+    if (!fallback_sequential)
+        throw Error(reason + "\nOr pass --fallback-sequential (ReplayOptions::fallback_sequential) "
+                             "to run the sequential schedule instead.");
+    ScheduleChoice choice;
+    choice.fallback_reason = reason;
+    return choice;
+}
+
+// Why no key matches: most specific first.
+std::string missing_key_reason(const db::ScheduleStore& store, const ScheduleQuery& q,
+                               const std::vector<db::ScheduleKey>& keys) {
+    std::string hint;
+    for (const db::ScheduleKey& key : keys) {
+        if (key.fingerprint == q.fingerprint && key.batch == q.batch &&
+            key.precision == q.precision && key.measured == 0) {
+            hint = "Its schedules there were searched with the simulated cost model (estimates); "
+                   "only schedules measured on a GPU can be replayed. ";
+            break;
+        }
+        if (key.model_name == q.model_name && key.fingerprint != q.fingerprint) {
+            hint = fmt::format("The stored schedules of '{}' were searched for graph fingerprint {}, "
+                               "this graph's is {}: the model changed since it was tuned. ",
+                               q.model_name, key.fingerprint, q.fingerprint);
+        }
+    }
+    return fmt::format("No measured schedule in '{}' for model '{}' (fingerprint {}) at batch {}, "
+                       "precision {}. {}The database has:\n{}\nRun `iostune search --model {} "
+                       "--batch {}` on this GPU first.",
+                       store.path(), q.model_name, q.fingerprint, q.batch, q.precision, hint,
+                       db::describe_keys(keys), q.model_name, q.batch);
+}
+
+}  // namespace
+
+ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQuery& query,
+                               const std::function<db::DeviceRecord()>& this_device,
+                               bool fallback_sequential) {
+    const std::vector<db::ScheduleKey> keys = store.list_keys();
+    std::vector<db::ScheduleKey> matching;
+    for (const db::ScheduleKey& key : keys) {
+        if (key.fingerprint == query.fingerprint && key.batch == query.batch &&
+            key.precision == query.precision && key.measured > 0)
+            matching.push_back(key);
+    }
+    if (matching.empty())
+        return refuse(missing_key_reason(store, query, keys), fallback_sequential);
+
+    const db::DeviceRecord here = this_device();
+    ScheduleChoice best;
+    std::vector<std::string> refused;
+    for (const db::ScheduleKey& key : matching) {
+        const std::optional<db::DeviceRecord> device = store.device(key.device_id);
+        if (!device) continue;  // foreign keys make this impossible; nothing to compare
+        if (const std::string why = device_mismatch(*device, here); !why.empty()) {
+            refused.push_back(fmt::format("  tuned on {}: {}", describe_device(*device), why));
+            continue;
+        }
+        std::optional<db::ScheduleRecord> record =
+            store.best_schedule(query.fingerprint, key.device_id, query.batch, query.precision);
+        if (record && (!best.schedule || *record->measured_ms < *best.schedule->measured_ms)) {
+            best.schedule = std::move(record);
+            best.device = device;
+        }
+    }
+    if (best.schedule) return best;
+    return refuse(fmt::format("The schedules in '{}' for model '{}' (fingerprint {}) at batch {}, "
+                              "precision {} were tuned on another device setup, so their timing "
+                              "does not hold on this one ({}):\n{}\nRun `iostune search --model {} "
+                              "--batch {}` on this GPU.",
+                              store.path(), query.model_name, query.fingerprint, query.batch,
+                              query.precision, describe_device(here),
+                              fmt::format("{}", fmt::join(refused, "\n")), query.model_name,
+                              query.batch),
+                  fallback_sequential);
+}
+
+}  // namespace iostune

@@ -1,0 +1,35 @@
+// Which stored schedule a replay runs: the best measured one for (graph fingerprint, this GPU,
+// batch, precision), or, when the caller allows it, the sequential schedule with the reason.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "db/records.h"
+#include "db/schedule_store.h"
+
+namespace iostune {
+
+struct ScheduleQuery {
+    std::string model_name;
+    std::string fingerprint;
+    int batch = 1;
+    std::string precision;
+};
+
+struct ScheduleChoice {
+    std::optional<db::ScheduleRecord> schedule;  // empty: run the sequential schedule
+    std::optional<db::DeviceRecord> device;      // the row the schedule was tuned on
+    std::string fallback_reason;                 // set when `schedule` is empty
+};
+
+// The keys are checked first, so a missing schedule is reported without touching the GPU;
+// `this_device` is only called once there is something to compare it with. Throws
+// iostune::Error naming what the store holds when nothing may run, unless
+// `fallback_sequential`, which turns every refusal into an empty choice with the reason.
+ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQuery& query,
+                               const std::function<db::DeviceRecord()>& this_device,
+                               bool fallback_sequential);
+
+}  // namespace iostune

@@ -1,0 +1,269 @@
+#include "replay/tuning_job.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "db/schedule_store.h"
+#include "profiler/measured_cost_model.h"
+#include "replay/device_match.h"
+#include "replay/gpu_check.h"
+#include "replay/sim_cost_factory.h"
+#include "replay/sqlite_stage_cache.h"
+#include "search/cached_cost_model.h"
+#include "search/search_stats.h"
+#include "src/engine/device_info.h"
+#include "src/engine/engine.h"
+#include "src/error.h"
+#include "src/model_json.h"
+#include "src/weights.h"
+
+namespace iostune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point begin) {
+    return std::chrono::duration<double>(Clock::now() - begin).count();
+}
+
+MathMode engine_math(const std::string& precision) {
+    if (precision == "tf32") return MathMode::Tf32;
+    if (precision == "fp32") return MathMode::Fp32;
+    throw Error(fmt::format("unknown precision '{}'; use tf32 or fp32", precision));
+}
+
+// Largest |a - b| over two outputs of the same shape.
+double max_abs_difference(const HostTensor& a, const HostTensor& b) {
+    if (a.data.size() != b.data.size())
+        throw Error("schedule and sequential outputs differ in size; the engine is inconsistent");
+    double worst = 0;
+    for (size_t i = 0; i < a.data.size(); ++i)
+        worst = std::max(worst, double(std::fabs(a.data[i] - b.data[i])));
+    return worst;
+}
+
+double max_magnitude(const HostTensor& t) {
+    double m = 0;
+    for (float v : t.data) m = std::max(m, double(std::fabs(v)));
+    return m;
+}
+
+nlohmann::json timing_json(const LatencyStats& s) {
+    return {{"median_ms", s.median_ms}, {"p90_ms", s.p90_ms},   {"min_ms", s.min_ms},
+            {"max_ms", s.max_ms},       {"cv", s.cv()},         {"repeats", s.samples_ms.size()},
+            {"enqueue_median_ms", s.enqueue_median_ms}};
+}
+
+struct EndToEnd {
+    LatencyStats schedule, sequential;
+    double max_abs_diff = 0, tolerance = 0;
+};
+
+// Both schedules on one engine (same weights, same input, same per-op algorithms), so the only
+// numerical differences come from merged convolutions. Each is timed as the CUDA Graph replay
+// will launch.
+EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
+                            const TuningOptions& options) {
+    EngineOptions engine_options;
+    engine_options.math = engine_math(options.precision);
+    engine_options.device = options.device;
+    Engine engine(graph, engine_options);
+    engine.set_input(random_input(graph.input_shape(), 7));
+    EndToEnd result;
+
+    const CudaGraphExec sequential_exec = engine.capture(sequential_schedule(graph));
+    sequential_exec.launch(engine.origin_stream());
+    const HostTensor reference = engine.read_output();
+    result.sequential = measure_graph(sequential_exec, engine.origin_stream(), options.end_to_end);
+
+    const CudaGraphExec schedule_exec = engine.capture(schedule);
+    schedule_exec.launch(engine.origin_stream());
+    const HostTensor output = engine.read_output();
+    result.schedule = measure_graph(schedule_exec, engine.origin_stream(), options.end_to_end);
+
+    // TF32 products keep 10 mantissa bits, and a merged convolution may get another algorithm.
+    const double relative = engine_options.math == MathMode::Tf32 ? 2e-2 : 1e-3;
+    result.tolerance = relative * std::max(1.0, max_magnitude(reference));
+    result.max_abs_diff = max_abs_difference(output, reference);
+    if (!(result.max_abs_diff <= result.tolerance))
+        throw Error(fmt::format(
+            "the searched schedule of '{}' computes a different result than the sequential "
+            "schedule (max |difference| {:.3g}, tolerance {:.3g}); it was not stored. This is a "
+            "bug in the engine or the merge rules: please report it with the model.",
+            graph.name(), result.max_abs_diff, result.tolerance));
+    return result;
+}
+
+double sequential_prediction(const Graph& graph, CostModel& model) {
+    double total = 0;
+    for (const Stage& stage : sequential_schedule(graph).flat_stages()) {
+        const StageMeasurement m = model.measure(graph, stage);
+        if (!m.ok)
+            throw Error(fmt::format("cost model '{}' cannot run op {} of '{}' on its own: {}",
+                                    model.name(), stage.groups[0][0], graph.name(), m.error));
+        total += m.latency_ms;
+    }
+    return total;
+}
+
+}  // namespace
+
+CostChoice cost_choice_from_string(const std::string& name) {
+    if (name == "auto") return CostChoice::Auto;
+    if (name == "measured") return CostChoice::Measured;
+    if (name == "sim") return CostChoice::Sim;
+    throw Error(fmt::format("unknown cost model '{}'; use auto, measured or sim", name));
+}
+
+TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
+                             const std::function<void(const std::string&)>& notice) {
+    const auto begin = Clock::now();
+    engine_math(options.precision);  // reject a bad precision before anything is written
+
+    bool simulate = options.cost == CostChoice::Sim;
+    if (!simulate) {
+        const std::string why = gpu_unavailable_reason();
+        if (!why.empty() && options.cost == CostChoice::Measured)
+            throw Error(fmt::format("--cost measured needs an NVIDIA GPU, and this machine has none "
+                                    "usable ({}); run on the GPU machine or use --cost sim",
+                                    why));
+        if (!why.empty()) {
+            notice(fmt::format("notice: no usable GPU ({}): searching with the simulated cost "
+                               "model sim:{}. Every latency below is an ESTIMATE; nothing is "
+                               "measured end to end.",
+                               why, options.sim_device));
+            simulate = true;
+        }
+    }
+
+    std::unique_ptr<CostModel> inner;
+    db::DeviceRecord device;
+    std::string device_label;
+    std::string device_summary;
+    if (simulate) {
+        inner = make_sim_cost_model(options.sim_device, options.precision);
+        device = sim_device_record(options.sim_device);
+        device_label = device.name;
+        device_summary = describe_device(device);
+        if (options.cost == CostChoice::Sim)
+            notice(fmt::format("notice: cost model {} (simulated): every latency is an ESTIMATE, "
+                               "not a measurement",
+                               inner->name()));
+    } else {
+        EngineOptions engine_options;
+        engine_options.math = engine_math(options.precision);
+        engine_options.device = options.device;
+        inner = std::make_unique<MeasuredCostModel>(engine_options);
+        const DeviceInfo info = query_device_info(options.device);
+        device = to_device_record(info);
+        device_label = info.name;
+        device_summary = info.summary();
+    }
+
+    // Opened only now: bad options and an unknown model never create or touch the file.
+    db::ScheduleStore store = db::ScheduleStore::open(options.db_path, db::OpenMode::CreateIfMissing);
+    const std::int64_t device_id = store.upsert_device(device);
+    const std::string graph_fingerprint = fingerprint(graph);
+    const std::int64_t model_id =
+        store.upsert_model({0, graph.name(), graph_fingerprint, graph_to_json(graph)});
+
+    SqliteStageCache cache(store, device_id, device_label);
+    CachedCostModel cost(*inner, cache, {device_label, options.precision});
+
+    TuningSummary summary;
+    summary.model = graph.name();
+    summary.fingerprint = graph_fingerprint;
+    summary.batch = graph.batch();
+    summary.precision = options.precision;
+    summary.strategy = to_string(options.search.strategy);
+    summary.r = options.search.prune ? options.search.max_group_ops : 0;
+    summary.s = options.search.prune ? options.search.max_groups : 0;
+    summary.cost_model = cost.name();
+    summary.simulated = simulate;
+    summary.device = device_summary;
+    summary.db_path = options.db_path;
+
+    const auto search_begin = Clock::now();
+    const SearchResult result = ios_search(graph, cost, options.search);
+    summary.search_seconds = seconds_since(search_begin);
+    validate(graph, result.schedule);
+    summary.schedule = result.schedule;
+    summary.search_stats = result.stats;
+    summary.predicted_ms = result.latency_ms;
+    summary.sequential_predicted_ms = sequential_prediction(graph, cost);
+    summary.stages_costed = cost.misses();
+    summary.cache_hits = cost.hits();
+    summary.stages = int(result.schedule.flat_stages().size());
+    summary.sequential_stages = graph.size();
+    inner.reset();  // frees the measuring engine's GPU memory before the end-to-end run
+
+    nlohmann::json stats = {{"cost_model", summary.cost_model},
+                            {"simulated", simulate},
+                            {"device", device_summary},
+                            {"search", stats_to_json(result.stats)},
+                            {"search_seconds", summary.search_seconds},
+                            {"stages_costed", summary.stages_costed},
+                            {"cache_hits", summary.cache_hits},
+                            {"prune", options.search.prune},
+                            {"reference_endings", options.search.reference_endings},
+                            {"sequential_predicted_ms", summary.sequential_predicted_ms}};
+    db::ScheduleRecord row;
+    row.model_id = model_id;
+    row.device_id = device_id;
+    row.batch = graph.batch();
+    row.precision = options.precision;
+    row.strategy = summary.strategy;
+    row.r = summary.r;
+    row.s = summary.s;
+    row.predicted_ms = summary.predicted_ms;
+    row.schedule = schedule_to_json(result.schedule);
+
+    if (simulate) {
+        // Estimates on both sides: the report shows them as such.
+        row.sequential_ms = summary.sequential_predicted_ms;
+    } else {
+        const EndToEnd e2e = measure_end_to_end(graph, result.schedule, options);
+        summary.measured_ms = e2e.schedule.median_ms;
+        summary.sequential_ms = e2e.sequential.median_ms;
+        summary.measured_cv = e2e.schedule.cv();
+        summary.max_abs_diff = e2e.max_abs_diff;
+        summary.tolerance = e2e.tolerance;
+        summary.sequential_kept = e2e.schedule.median_ms > e2e.sequential.median_ms;
+        row.measured_ms = summary.measured_ms;
+        row.sequential_ms = summary.sequential_ms;
+        stats["end_to_end"] = timing_json(e2e.schedule);
+        stats["sequential_end_to_end"] = timing_json(e2e.sequential);
+        stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};
+        stats["sequential_kept"] = summary.sequential_kept;
+    }
+    summary.total_seconds = seconds_since(begin);
+    stats["total_seconds"] = summary.total_seconds;
+    row.search_stats = stats;
+    summary.stats = stats;
+    summary.schedule_id = store.add_schedule(row);
+    summary.best_schedule_id = summary.schedule_id;
+
+    if (summary.sequential_kept) {
+        db::ScheduleRecord sequential = row;
+        sequential.strategy = "sequential";
+        sequential.r = 0;
+        sequential.s = 0;
+        sequential.predicted_ms = summary.sequential_predicted_ms;
+        sequential.measured_ms = summary.sequential_ms;
+        sequential.schedule = schedule_to_json(sequential_schedule(graph));
+        sequential.search_stats = {{"cost_model", summary.cost_model},
+                                   {"simulated", false},
+                                   {"device", device_summary},
+                                   {"baseline_of_schedule", summary.schedule_id},
+                                   {"end_to_end", stats["sequential_end_to_end"]}};
+        summary.best_schedule_id = store.add_schedule(sequential);
+    }
+    return summary;
+}
+
+}  // namespace iostune

@@ -1,0 +1,83 @@
+// One tuning job, what `iostune search` runs: build the cost model (measured on this GPU through
+// the store's stage cache, or simulated), run the IOS search, validate the schedule, and on a GPU
+// measure it end to end against the sequential schedule and check its output against the
+// sequential output; then store device, model and schedule rows and return a summary.
+//
+// Stage measurements are committed one by one as the search makes them, so a killed job leaves
+// a valid store and the next job on the same device/batch/precision measures nothing twice.
+// A searched schedule that runs slower end to end than the sequential one is kept for the record,
+// and the sequential schedule is stored beside it, so replay (which takes the fastest measured
+// row) never gets a schedule that loses.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "search/ios_search.h"
+#include "search/search_stats.h"
+#include "src/engine/timing.h"
+#include "src/graph.h"
+#include "src/schedule.h"
+
+namespace iostune {
+
+enum class CostChoice {
+    Auto,      // measured if a GPU can be used, otherwise simulated (with a notice)
+    Measured,  // stage latencies measured on this GPU; an error without one
+    Sim,       // the analytic device model: estimates only, nothing can be measured end to end
+};
+CostChoice cost_choice_from_string(const std::string& name);  // "auto" | "measured" | "sim"
+
+struct TuningOptions {
+    SearchOptions search;
+    CostChoice cost = CostChoice::Auto;
+    std::string db_path = "iostune.db";
+    std::string precision = "tf32";   // math mode: "tf32" or "fp32"
+    std::string sim_device = "h100";  // device profile of the simulated cost model
+    int device = 0;                   // CUDA device ordinal
+    // End-to-end timing of the schedule and of the sequential schedule, as replay measures.
+    MeasureOptions end_to_end{20, 200, 1, 0};
+};
+
+struct TuningSummary {
+    std::string model;
+    std::string fingerprint;
+    int batch = 0;
+    std::string precision;
+    std::string strategy;  // the search's, e.g. "ios-both"
+    int r = 0, s = 0;      // 0 when not pruned
+    std::string cost_model;
+    bool simulated = false;
+    std::string device;  // what the numbers hold for
+    std::string db_path;
+    std::int64_t schedule_id = 0;       // the searched schedule's row
+    std::int64_t best_schedule_id = 0;  // the row replay will use (sequential if it won)
+    bool sequential_kept = false;       // the searched schedule measured slower end to end
+    int stages = 0;
+    int sequential_stages = 0;
+    double predicted_ms = 0;             // sum of the chosen stages' costs
+    double sequential_predicted_ms = 0;  // sum of the single-op stages' costs
+    std::optional<double> measured_ms;   // end to end, CUDA graph (GPU only)
+    std::optional<double> sequential_ms;
+    std::optional<double> measured_cv;
+    std::optional<double> max_abs_diff;  // schedule output vs sequential output
+    std::optional<double> tolerance;
+    std::int64_t stages_costed = 0;  // cost-model calls this job made (cache misses)
+    std::int64_t cache_hits = 0;     // stage costs found in the store
+    double search_seconds = 0;
+    double total_seconds = 0;
+    SearchStats search_stats;  // per block: the space explored and the work it took
+    nlohmann::json stats;      // what was stored as the schedule row's search statistics
+    Schedule schedule;
+};
+
+// `notice` receives lines the user should see while the job runs (which cost model, fallbacks).
+// Throws iostune::Error for bad options, no GPU when one is needed, a store that cannot be
+// opened, or a schedule whose output differs from the sequential one.
+TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
+                             const std::function<void(const std::string&)>& notice);
+
+}  // namespace iostune

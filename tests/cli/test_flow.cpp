@@ -1,0 +1,199 @@
+// [cli] The `iostune` executable end to end without a GPU: search with the simulated cost model
+// -> store -> report (every format, one schedule's stages and diagram), the stage cache reused by
+// a second search, and the bad-input paths of search/replay/report: one clear message, a
+// non-zero exit, and the database file byte-for-byte unchanged (or never created).
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    int status = -1;
+    std::string out;  // stdout
+    std::string err;  // stderr
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+fs::path test_dir() {
+    const fs::path dir = fs::temp_directory_path() / "iostune_test_flow";
+    fs::create_directories(dir);
+    return dir;
+}
+
+// A path in the test folder with no file (nor WAL files) behind it.
+std::string fresh_path(const std::string& name) {
+    const fs::path path = test_dir() / name;
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+    return path.string();
+}
+
+Run iostune(const std::string& args) {
+    const std::string err_path = (test_dir() / "stderr.txt").string();
+    const std::string command = std::string(IOSTUNE_EXE) + " " + args + " 2>" + err_path;
+    Run run;
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+    const int status = pclose(pipe);
+    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = read_file(err_path);
+    return run;
+}
+
+// The CLI's failure shape: exit 1 and one "iostune: error:" message containing `what`.
+void check_refused(const Run& run, const std::string& what) {
+    INFO("stdout: " << run.out << "\nstderr: " << run.err);
+    CHECK(run.status == 1);
+    CHECK(run.err.rfind("iostune: error: ", 0) == 0);
+    CHECK(run.err.find("iostune: error: ", 1) == std::string::npos);
+    CHECK_THAT(run.err, Catch::Contains(what));
+}
+
+// A database with one simulated squeezenet1_1 schedule; returns the search's JSON summary.
+nlohmann::json sim_search(const std::string& db, const std::string& model = "squeezenet1_1") {
+    const Run run = iostune("search --model " + model + " --batch 1 --cost sim --format json --db " + db);
+    INFO("stderr: " << run.err);
+    REQUIRE(run.status == 0);
+    return nlohmann::json::parse(run.out);
+}
+
+}  // namespace
+
+TEST_CASE("search --cost sim stores a labelled estimate that report shows", "[cli]") {
+    const std::string db = fresh_path("flow.db");
+    const Run search = iostune("search --model squeezenet1_1 --batch 1 --cost sim --format json --db " + db);
+    REQUIRE(search.status == 0);
+    CHECK_THAT(search.err, Catch::Contains("ESTIMATE"));
+    const nlohmann::json summary = nlohmann::json::parse(search.out);
+    CHECK(summary["simulated"] == true);
+    CHECK(summary["cost_model"].get<std::string>().find("sim:") != std::string::npos);
+    CHECK(summary["measured_latency_ms"].is_null());
+    const double predicted = summary["predicted_latency_ms"];
+    CHECK(predicted > 0);
+    CHECK(predicted <= summary["sequential_predicted_latency_ms"].get<double>());
+    CHECK(summary["stages_costed"].get<int>() > 0);
+    const int id = summary["schedule_id"];
+
+    const Run json = iostune("report --format json --db " + db);
+    REQUIRE(json.status == 0);
+    const nlohmann::json rows = nlohmann::json::parse(json.out);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0]["schedule_id"] == id);
+    CHECK(rows[0]["model"] == "squeezenet1_1");
+    CHECK(rows[0]["batch"] == 1);
+    CHECK(rows[0]["simulated"] == true);
+    CHECK(rows[0]["kind"] == "estimate");
+    CHECK(rows[0]["device"] == "sim:h100");
+    CHECK(rows[0]["measured_ms"].is_null());
+    CHECK(rows[0]["predicted_ms"].get<double>() == Approx(predicted));
+    CHECK(rows[0]["speedup"].get<double>() >= 1.0);
+
+    const Run table = iostune("report --db " + db);
+    REQUIRE(table.status == 0);
+    CHECK_THAT(table.out, Catch::Contains("squeezenet1_1") && Catch::Contains("(est)") &&
+                              Catch::Contains("estimate (simulated)"));
+    const Run csv = iostune("report --format csv --db " + db);
+    REQUIRE(csv.status == 0);
+    CHECK(csv.out.rfind("id,model,device,batch", 0) == 0);
+    CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 2);
+    const Run md = iostune("report --format md --db " + db);
+    REQUIRE(md.status == 0);
+    CHECK(md.out.rfind("| id", 0) == 0);
+
+    // A second search answers every stage from the store: nothing is costed twice.
+    const nlohmann::json again = sim_search(db);
+    CHECK(again["stages_costed"] == 0);
+    CHECK(again["cache_hits"].get<int>() >= summary["stages_costed"].get<int>());
+    CHECK(again["schedule"] == summary["schedule"]);
+    const Run still_one = iostune("report --format json --db " + db);
+    CHECK(nlohmann::json::parse(still_one.out).size() == 1);
+
+    const std::string dot = fresh_path("flow.dot");
+    const Run stages = iostune(fmt::format("report --db {} --schedule {} --dot {}", db, id, dot));
+    REQUIRE(stages.status == 0);
+    CHECK_THAT(stages.out, Catch::Contains("stage") && Catch::Contains("features.3.expand3x3"));
+    const std::string diagram = read_file(dot);
+    CHECK(diagram.rfind("digraph", 0) == 0);
+    CHECK_THAT(diagram, Catch::Contains("cluster_0") && Catch::Contains("input -> op0"));
+}
+
+TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]") {
+    SECTION("missing database: nothing is created") {
+        const std::string db = fresh_path("missing.db");
+        check_refused(iostune("report --db " + db), "does not exist");
+        check_refused(iostune("replay --model squeezenet1_1 --db " + db), "does not exist");
+        CHECK_FALSE(fs::exists(db));
+    }
+    SECTION("a file that is not SQLite") {
+        const std::string db = fresh_path("not_sqlite.db");
+        std::ofstream(db) << "model,latency\nresnet50,1.0\n";
+        const std::string before = read_file(db);
+        check_refused(iostune("report --db " + db), "not an SQLite database");
+        check_refused(iostune("replay --model squeezenet1_1 --db " + db), "not an SQLite database");
+        check_refused(iostune("search --model squeezenet1_1 --cost sim --db " + db),
+                      "not an SQLite database");
+        CHECK(read_file(db) == before);
+    }
+    SECTION("a database from a newer iostune") {
+        const std::string db = fresh_path("newer.db");
+        sim_search(db);
+        // PRAGMA user_version lives at byte 60 of the header (big-endian); the search closed
+        // its connection, so the WAL was checkpointed into the file.
+        REQUIRE_FALSE(fs::exists(db + "-wal"));
+        {
+            std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+            file.seekp(60);
+            const char version[4] = {0, 0, 0, 99};
+            file.write(version, 4);
+        }
+        const std::string before = read_file(db);
+        check_refused(iostune("report --db " + db), "newer");
+        check_refused(iostune("replay --model squeezenet1_1 --db " + db), "newer");
+        check_refused(iostune("search --model squeezenet1_1 --cost sim --db " + db), "newer");
+        CHECK(read_file(db) == before);
+    }
+    SECTION("no schedule for the key: the message lists what exists") {
+        const std::string db = fresh_path("keys.db");
+        sim_search(db);
+        const std::string before = read_file(db);
+        // Only an estimate exists for batch 1: it cannot be replayed, and the message says why.
+        const Run estimate = iostune("replay --model squeezenet1_1 --batch 1 --db " + db);
+        check_refused(estimate, "No measured schedule");
+        CHECK_THAT(estimate.err, Catch::Contains("simulated") && Catch::Contains("sim:h100"));
+        const Run other_batch = iostune("replay --model squeezenet1_1 --batch 4 --db " + db);
+        check_refused(other_batch, "batch 4");
+        CHECK_THAT(other_batch.err, Catch::Contains("squeezenet1_1 (fingerprint"));
+        const Run other_model = iostune("report --model resnet50 --db " + db);
+        check_refused(other_model, "matches --model resnet50");
+        CHECK_THAT(other_model.err, Catch::Contains("squeezenet1_1"));
+        check_refused(iostune("report --schedule 999 --db " + db), "no schedule #999");
+        CHECK(read_file(db) == before);
+    }
+    SECTION("unknown model") {
+        const std::string fresh = fresh_path("unknown_model.db");
+        check_refused(iostune("search --model no_such_net --cost sim --db " + fresh), "no_such_net");
+        CHECK_FALSE(fs::exists(fresh));
+        const std::string db = fresh_path("unknown_model_replay.db");
+        sim_search(db);
+        const std::string before = read_file(db);
+        check_refused(iostune("replay --model no_such_net --db " + db), "no_such_net");
+        CHECK(read_file(db) == before);
+    }
+}

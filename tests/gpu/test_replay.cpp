@@ -1,0 +1,185 @@
+// [gpu] The tuning job and the replay library end to end on the GPU: a measured search stores a
+// schedule; the Replayer loads it, runs it as one CUDA Graph with the sequential schedule's
+// result and the latency the search measured; schedules of another GPU, cuDNN or graph are
+// refused (or replaced by the sequential schedule when asked).
+#include <catch2/catch.hpp>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "db/schedule_store.h"
+#include "iostune/replay.h"
+#include "replay/device_match.h"
+#include "replay/model_spec.h"
+#include "replay/tuning_job.h"
+#include "src/engine/device_info.h"
+#include "src/engine/engine.h"
+#include "src/error.h"
+#include "src/model_json.h"
+#include "src/weights.h"
+
+using namespace iostune;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh database path per test, removed with its WAL files first.
+std::string fresh_db(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / "iostune_test_replay";
+    fs::create_directories(dir);
+    const fs::path path = dir / (name + ".db");
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+    return path.string();
+}
+
+// The sequential schedule's output on a separate engine: what every schedule must compute.
+HostTensor sequential_output(const std::string& model, const HostTensor& input) {
+    Engine engine(load_model_spec(model, input.shape.n));
+    engine.set_input(input);
+    engine.launch_schedule(sequential_schedule(engine.graph()), engine.origin_stream());
+    return engine.read_output();
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    REQUIRE(a.size() == b.size());
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+    return worst;
+}
+
+double max_magnitude(const std::vector<float>& a) {
+    double m = 0;
+    for (float v : a) m = std::max(m, double(std::fabs(v)));
+    return m;
+}
+
+TuningSummary measured_search(const std::string& model, const std::string& db) {
+    TuningOptions options;
+    options.cost = CostChoice::Measured;
+    options.db_path = db;
+    options.search.progress = false;
+    return run_tuning_job(load_model_spec(model, 1), options, [](const std::string&) {});
+}
+
+}  // namespace
+
+TEST_CASE("search then replay: sequential's output, the search's latency", "[gpu][replay]") {
+    const std::string model = GENERATE(as<std::string>{}, "squeezenet1_1", "inception_v3");
+    const std::string db = fresh_db("flow_" + model);
+    const TuningSummary summary = measured_search(model, db);
+    CAPTURE(model, summary.predicted_ms, *summary.measured_ms, *summary.sequential_ms);
+    REQUIRE_FALSE(summary.simulated);
+    REQUIRE(summary.measured_ms);
+    REQUIRE(*summary.max_abs_diff <= *summary.tolerance);
+    // Replay gets the faster of the searched and the sequential schedule, never a loser.
+    CHECK(summary.best_schedule_id == (summary.sequential_kept ? summary.schedule_id + 1
+                                                               : summary.schedule_id));
+
+    ReplayOptions options;
+    options.db_path = db;
+    Replayer replayer(model, options);
+    const ReplayInfo& info = replayer.info();
+    CHECK(info.schedule_id == summary.best_schedule_id);
+    CHECK_FALSE(info.sequential_fallback);
+    CHECK(info.graph_nodes > 0);
+
+    const HostTensor input = random_input(load_model_spec(model, 1).input_shape(), 3);
+    std::vector<float> host_out(replayer.output_elements());
+    cudaStream_t stream = nullptr;
+    REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+    replayer.run_host(input.data.data(), host_out.data(), stream);
+    const HostTensor reference = sequential_output(model, input);
+    CHECK(max_abs_diff(host_out, reference.data) <= 2e-2 * std::max(1.0, max_magnitude(reference.data)));
+
+    // Device buffers on the caller's stream give the same result as host data.
+    float* d_in = nullptr;
+    float* d_out = nullptr;
+    REQUIRE(cudaMalloc(&d_in, input.data.size() * sizeof(float)) == cudaSuccess);
+    REQUIRE(cudaMalloc(&d_out, host_out.size() * sizeof(float)) == cudaSuccess);
+    REQUIRE(cudaMemcpy(d_in, input.data.data(), input.data.size() * sizeof(float),
+                       cudaMemcpyHostToDevice) == cudaSuccess);
+    replayer.run(d_in, d_out, stream);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    std::vector<float> device_out(host_out.size());
+    REQUIRE(cudaMemcpy(device_out.data(), d_out, device_out.size() * sizeof(float),
+                       cudaMemcpyDeviceToHost) == cudaSuccess);
+    cudaFree(d_in);
+    cudaFree(d_out);
+    CHECK(max_abs_diff(device_out, host_out) <= 1e-5 * std::max(1.0, max_magnitude(host_out)));
+
+    // The latency replay sees is the one the search measured and stored (same method).
+    const ReplayTiming timing = replayer.benchmark(200, stream);
+    cudaStreamDestroy(stream);
+    REQUIRE(info.stored_measured_ms);
+    CAPTURE(timing.median_ms, *info.stored_measured_ms, timing.enqueue_median_ms);
+    CHECK(std::fabs(timing.median_ms / *info.stored_measured_ms - 1.0) <= 0.05);
+    CHECK(timing.p99_ms >= timing.median_ms);
+    CHECK(timing.enqueue_median_ms > 0);
+}
+
+TEST_CASE("a second measured search measures no stage twice", "[gpu][replay]") {
+    const std::string db = fresh_db("resume");
+    const TuningSummary first = measured_search("squeezenet1_1", db);
+    const TuningSummary second = measured_search("squeezenet1_1", db);
+    CHECK(first.stages_costed > 0);
+    CHECK(second.stages_costed == 0);
+    CHECK(second.cache_hits >= first.stages_costed);
+    CHECK(second.schedule == first.schedule);
+}
+
+TEST_CASE("replay refuses another GPU, cuDNN or graph; fallback runs sequential", "[gpu][replay]") {
+    const std::string model = "squeezenet1_1";
+    const Graph graph = load_model_spec(model, 1);
+    const db::DeviceRecord here = to_device_record(query_device_info(0));
+
+    // One stored schedule per case, tuned "elsewhere": written straight into a fresh store.
+    auto store_with = [&](const std::string& name, db::DeviceRecord device, std::string fp) {
+        const std::string path = fresh_db(name);
+        db::ScheduleStore store = db::ScheduleStore::open(path, db::OpenMode::CreateIfMissing);
+        db::ScheduleRecord row;
+        row.device_id = store.upsert_device(device);
+        row.model_id = store.upsert_model({0, model, fp, graph_to_json(graph)});
+        row.precision = "tf32";
+        row.strategy = "ios-both";
+        row.measured_ms = 1.0;
+        row.schedule = schedule_to_json(sequential_schedule(graph));
+        store.add_schedule(row);
+        return path;
+    };
+    db::DeviceRecord other_gpu = here;
+    other_gpu.name = "NVIDIA A100-SXM4-40GB";
+    other_gpu.cc_major = 8;
+    other_gpu.cc_minor = 0;
+    db::DeviceRecord old_cudnn = here;
+    old_cudnn.cudnn_version = "8.9.7";
+    struct Case {
+        std::string name, db, expected;
+    };
+    const std::vector<Case> cases = {
+        {"other_gpu", store_with("other_gpu", other_gpu, fingerprint(graph)), "A100"},
+        {"old_cudnn", store_with("old_cudnn", old_cudnn, fingerprint(graph)), "cuDNN major"},
+        {"changed_graph", store_with("changed_graph", here, "00000000deadbeef"), "model changed"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.name);
+        ReplayOptions options;
+        options.db_path = c.db;
+        try {
+            Replayer refused(model, options);
+            FAIL("the schedule was not refused");
+        } catch (const Error& e) {
+            CHECK_THAT(e.what(), Catch::Contains(c.expected));
+        }
+        options.fallback_sequential = true;
+        Replayer fallback(model, options);
+        CHECK(fallback.info().sequential_fallback);
+        CHECK(fallback.info().schedule_id == 0);
+        CHECK_THAT(fallback.info().fallback_reason, Catch::Contains(c.expected));
+        CHECK(fallback.info().stages == graph.size());
+    }
+}
