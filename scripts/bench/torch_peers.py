@@ -355,10 +355,15 @@ def run_all(args):
                         "(--check-cpu checks the model builders without one)")
     configure_torch()
     device, software = provenance()
+    began = time.monotonic()
+    skipped = []
     for name in args.models:
         for batch in args.batches:
             for use_interpreter, suffix in variants(name, args.interpreter):
                 for system in args.systems:
+                    if args.stop_after_s and time.monotonic() - began > args.stop_after_s:
+                        skipped.append(f"{name} b{batch} torch-{system}{suffix}")
+                        continue
                     if system == "compile" and not args.in_child:
                         run_compile_isolated(name, batch, use_interpreter, suffix, args, device,
                                              software)
@@ -373,6 +378,8 @@ def run_all(args):
                                     f"{type(e).__name__}: {e}", args, device, software)
                         gc.collect()
                         torch.cuda.empty_cache()
+    if skipped:
+        print(f"past --stop-after-s {args.stop_after_s:g}, not started: {', '.join(skipped)}")
 
 
 def check_cpu(args):
@@ -445,6 +452,8 @@ def parse_args(argv):
                         help="stop timing a row after this many seconds once --min-runs are in")
     parser.add_argument("--compile-budget-s", type=float, default=300.0,
                         help="wall-clock limit of one torch-compile row (compile + timing)")
+    parser.add_argument("--stop-after-s", type=float, default=0,
+                        help="start no new row after this many seconds (0: no limit)")
     parser.add_argument("--check-cpu", action="store_true",
                         help="check the model builders on the CPU and exit")
     parser.add_argument("--in-child", action="store_true", help=argparse.SUPPRESS)
