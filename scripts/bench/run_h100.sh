@@ -6,7 +6,8 @@
 #   scripts/bench/run_h100.sh [--build build] [--out DIR] [--models "inception_v3 ..."]
 #       [--batches "1 16"] [--parts "profile iostune torch"] [--strategies "ios-both ..."]
 #       [--baselines "sequential greedy nimble opara"] [--iters 500] [--warmup 50]
-#       [--compile] [--db FILE] [--search-timeout 900] [--deadline SECONDS] [--python python3]
+#       [--compile] [--torch-systems "eager cudagraph"] [--compile-budget 300] [--db FILE]
+#       [--search-timeout 900] [--deadline SECONDS] [--python python3]
 #
 # OUT defaults to $OUT (the device machine's return folder), else results/. --deadline stops
 # starting new steps after that many seconds, so a run under a wall-clock limit still leaves
@@ -26,12 +27,14 @@ baselines="sequential greedy nimble opara"
 iters=500
 warmup=50
 compile=0
+torch_systems="eager cudagraph"
+compile_budget=300
 db=""
 search_timeout=900
 deadline=0
 python=python3
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
@@ -44,6 +47,8 @@ while [ $# -gt 0 ]; do
     --iters) iters="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
     --compile) compile=1; shift ;;
+    --torch-systems) torch_systems="$2"; shift 2 ;;
+    --compile-budget) compile_budget="$2"; shift 2 ;;
     --db) db="$2"; shift 2 ;;
     --search-timeout) search_timeout="$2"; shift 2 ;;
     --deadline) deadline="$2"; shift 2 ;;
@@ -172,8 +177,10 @@ if has_part torch; then
   else
     read -ra model_list <<<"$models"
     read -ra batch_list <<<"$batches"
+    read -ra system_list <<<"$torch_systems"
     peer_args=(--models "${model_list[@]}" --batches "${batch_list[@]}" --out "$raw" --iostune "$iostune"
-               --model-dir "$work/models" --warmup "$warmup" --runs "$iters")
+               --systems "${system_list[@]}" --model-dir "$work/models" --warmup "$warmup"
+               --runs "$iters" --compile-budget-s "$compile_budget")
     [ "$compile" -eq 1 ] && peer_args+=(--compile)
     [ "$deadline" -gt 0 ] && peer_args+=(--stop-after-s "$((deadline - SECONDS))")
     $python "$here/torch_peers.py" "${peer_args[@]}" 2>&1 | tee "$logs/torch_peers.log"

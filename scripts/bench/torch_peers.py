@@ -259,8 +259,18 @@ def provenance():
               "cudnn": format_cudnn(torch.backends.cudnn.version())}
     import torchvision
     software = {"torch": torch.__version__, "torchvision": torchvision.__version__,
-                "python": platform.python_version()}
+                "python": platform.python_version(), "scripts_commit": repo_commit()}
     return device, software
+
+
+def repo_commit():
+    """The commit of these scripts (the checkout may be a plain copy without .git)."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, cwd=os.path.dirname(os.path.abspath(__file__)))
+        return done.stdout.strip() if done.returncode == 0 else "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
 
 
 def command_line():
