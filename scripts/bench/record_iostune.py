@@ -27,6 +27,14 @@ REPLAY_DETAIL_KEYS = ("fingerprint", "schedule_source", "strategy", "stages", "s
                       "host_median_ms", "enqueue_median_ms", "schedule_id", "db")
 
 
+# Fields of `iostune search --format json` kept with the replayed row: what the search cost,
+# what it predicted and measured, and whether it kept the sequential schedule instead.
+SEARCH_DETAIL_KEYS = ("cost_model", "simulated", "schedule_id", "best_schedule_id",
+                      "sequential_kept", "stages", "predicted_latency_ms",
+                      "measured_latency_ms", "sequential_latency_ms", "stages_costed",
+                      "cache_hits", "search_seconds", "total_seconds", "pruning")
+
+
 def load_json(path, what):
     try:
         with open(path, encoding="utf-8") as f:
@@ -96,14 +104,11 @@ def record_run(args):
         details["search_command"] = args.search_command
     if args.search_json:
         search = load_json(args.search_json, "search output")
-        stats = search.get("stats", {})
+        details.update({k: search[k] for k in SEARCH_DETAIL_KEYS if k in search})
+        stats = search.get("stats")
         totals = stats.get("totals", {}) if isinstance(stats, dict) else {}
-        for key, value in (("search_dp_s", totals.get("wall_s")),
-                           ("predicted_latency_ms", search.get("predicted_latency_ms")),
-                           ("cost_model", search.get("cost_model")),
-                           ("simulated_cost_model", search.get("simulated"))):
-            if value is not None:
-                details[key] = value
+        if isinstance(totals, dict) and "wall_s" in totals:
+            details["search_dp_s"] = totals["wall_s"]
         if search.get("simulated"):
             details["warning"] = "the schedule was searched with a simulated cost model"
     record = bench_record.make_run(

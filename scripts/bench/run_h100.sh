@@ -6,9 +6,13 @@
 #   scripts/bench/run_h100.sh [--build build] [--out DIR] [--models "inception_v3 ..."]
 #       [--batches "1 16"] [--parts "profile iostune torch"] [--strategies "ios-both ..."]
 #       [--baselines "sequential greedy nimble opara"] [--iters 500] [--warmup 50]
-#       [--compile] [--torch-systems "eager cudagraph"] [--compile-budget 300] [--db FILE]
+#       [--compile] [--torch-systems "eager cudagraph"] [--compile-budget 300]
 #       [--search-timeout 900] [--deadline SECONDS] [--python python3]
 #
+# Each IOS strategy searches into its own schedule DB (OUT/db/<strategy>.db): replay then runs
+# exactly that strategy's schedule (the replay library picks the best schedule in a DB), and each
+# search's cost is measured from scratch, without stage measurements cached by another one.
+# --warmup applies to the PyTorch peers; iostune replay uses its own warm-up and reports it.
 # OUT defaults to $OUT (the device machine's return folder), else results/. --deadline stops
 # starting new steps after that many seconds, so a run under a wall-clock limit still leaves
 # complete records behind; what it skipped is printed at the end.
@@ -29,7 +33,6 @@ warmup=50
 compile=0
 torch_systems="eager cudagraph"
 compile_budget=300
-db=""
 search_timeout=900
 deadline=0
 python=python3
@@ -49,7 +52,6 @@ while [ $# -gt 0 ]; do
     --compile) compile=1; shift ;;
     --torch-systems) torch_systems="$2"; shift 2 ;;
     --compile-budget) compile_budget="$2"; shift 2 ;;
-    --db) db="$2"; shift 2 ;;
     --search-timeout) search_timeout="$2"; shift 2 ;;
     --deadline) deadline="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
@@ -65,8 +67,7 @@ if [ ! -x "$iostune" ]; then
 fi
 raw="$out/raw"
 logs="$out/logs"
-db="${db:-$out/iostune.db}"
-mkdir -p "$raw" "$logs"
+mkdir -p "$raw" "$logs" "$out/db"
 work="$(mktemp -d /tmp/iostune-bench.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 version="$("$iostune" --version 2>&1 | head -1)"
@@ -91,19 +92,23 @@ record_failure() {
   echo "  $3: $4 (see $6)"
 }
 
-# replay MODEL BATCH SYSTEM SOURCE [SEARCH_JSON SEARCH_S SEARCH_CMD]
+# replay MODEL BATCH SYSTEM SEARCH_JSON SEARCH_S SEARCH_CMD SCHEDULE_ARG...
+# The search fields are empty for baselines; SCHEDULE_ARG... picks the schedule
+# (--db FILE, or --schedule-source baseline:NAME).
 replay() {
-  local model="$1" batch="$2" system="$3" source="$4"
+  local model="$1" batch="$2" system="$3" search_json="$4" search_s="$5" search_cmd="$6"
+  shift 6
   local json="$work/replay.json" log="$logs/${model}_b${batch}_${system}_replay.log"
-  local cmd=("$iostune" replay --model "$model" --batch "$batch" --db "$db"
-             --schedule-source "$source" --warmup "$warmup" --iters "$iters" --format json)
+  local cmd=("$iostune" replay --model "$model" --batch "$batch" "$@" --iters "$iters"
+             --format json)
   if ! "${cmd[@]}" >"$json" 2>"$log"; then
     cat "$json" >>"$log"
     record_failure "$model" "$batch" "$system" failed "$(quote "${cmd[@]}")" "$log"
     return
   fi
   local extra=()
-  [ $# -ge 7 ] && extra=(--search-json "$5" --search-wall-s "$6" --search-command "$7")
+  [ -n "$search_json" ] && extra=(--search-json "$search_json" --search-wall-s "$search_s"
+                                  --search-command "$search_cmd")
   if $record run --model "$model" --batch "$batch" --system "$system" --replay-json "$json" \
       --command "$(quote "${cmd[@]}")" --version "$version" --out "$raw" "${extra[@]}" >>"$log" 2>&1; then
     echo "  $system: $($python -c 'import json,sys; print("median %.3f ms" % json.load(open(sys.argv[1]))["median_ms"])' "$json" 2>/dev/null || echo recorded)"
@@ -127,6 +132,7 @@ profile_step() {
 search_and_replay() {
   local model="$1" batch="$2" strategy="$3" system="iostune-$3"
   local json="$work/search_${strategy}.json" log="$logs/${model}_b${batch}_${system}_search.log"
+  local db="$out/db/$strategy.db"
   local cmd=("$iostune" search --model "$model" --batch "$batch" --strategy "$strategy"
              --cost measured --db "$db" --format json)
   local start status
@@ -144,7 +150,7 @@ search_and_replay() {
     return
   fi
   echo "  $system: searched in $wall s"
-  replay "$model" "$batch" "$system" "db:$strategy" "$json" "$wall" "$(quote "${cmd[@]}")"
+  replay "$model" "$batch" "$system" "$json" "$wall" "$(quote "${cmd[@]}")" --db "$db"
 }
 
 echo "iostune benchmark: $version; models: $models; batches: $batches; parts: $parts -> $raw"
@@ -164,7 +170,7 @@ if has_part profile || has_part iostune; then
         done
         for baseline in $baselines; do
           if past_deadline; then skipped+=("iostune-$baseline $model b$batch"); continue; fi
-          replay "$model" "$batch" "iostune-$baseline" "baseline:$baseline"
+          replay "$model" "$batch" "iostune-$baseline" "" "" "" --schedule-source "baseline:$baseline"
         done
       fi
     done
