@@ -135,14 +135,18 @@ search_and_replay() {
   local db="$out/db/$strategy.db"
   local cmd=("$iostune" search --model "$model" --batch "$batch" --strategy "$strategy"
              --cost measured --db "$db" --format json)
-  local start status
+  local start status limit="$search_timeout"
+  # Under --deadline a search may not run past it either.
+  if [ "$deadline" -gt 0 ] && [ $((deadline - SECONDS)) -lt "$limit" ]; then
+    limit=$((deadline - SECONDS))
+  fi
   start="$(now)"
-  timeout --kill-after=30 "$search_timeout" "${cmd[@]}" >"$json" 2>"$log"
+  timeout --kill-after=30 "$limit" "${cmd[@]}" >"$json" 2>"$log"
   status=$?
   local wall
   wall="$(elapsed "$start" "$(now)")"
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-    echo "search exceeded --search-timeout $search_timeout s" >>"$log"
+    echo "search exceeded its time limit of $limit s (--search-timeout / --deadline)" >>"$log"
     record_failure "$model" "$batch" "$system" timeout "$(quote "${cmd[@]}")" "$log"
     return
   elif [ "$status" -ne 0 ]; then

@@ -214,14 +214,16 @@ def markdown(rows, checks, prov):
 
 def plot(rows, path):
     """IOS paper Figure 7 style: grouped bars per model, throughput normalised to the best
-    system of that model, one panel per batch. Returns False when matplotlib is missing."""
+    system of that model, one panel per batch. Returns why no plot was written, or None."""
+    ok = [r for r in rows if r["median_ms"] is not None]
+    if not ok:
+        return "no successful rows to plot"
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return False
-    ok = [r for r in rows if r["median_ms"] is not None]
+        return "matplotlib is not installed (apt-get install python3-matplotlib)"
     batches = sorted({r["batch"] for r in ok})
     systems = sorted({r["system"] for r in ok}, key=lambda s: order_key(SYSTEM_ORDER, s))
     others = plt.get_cmap("tab10")
@@ -255,7 +257,7 @@ def plot(rows, path):
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.05 * ((len(labels) + 4) // 5) / len(batches)))
     fig.savefig(path, dpi=150)
     plt.close(fig)
-    return True
+    return None
 
 
 def summarize(raw_dir, out_dir, make_plot=True):
@@ -275,10 +277,16 @@ def summarize(raw_dir, out_dir, make_plot=True):
         f.write("\n")
     with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
         f.write(markdown(rows, checks, prov))
-    plotted = make_plot and plot(rows, os.path.join(out_dir, "throughput.png"))
-    if make_plot and not plotted:
-        print("summarize: warning: matplotlib is not installed; throughput.png not written "
-              "(apt-get install python3-matplotlib)", file=sys.stderr)
+    plotted = False
+    if make_plot:
+        png = os.path.join(out_dir, "throughput.png")
+        why_not = plot(rows, png)
+        plotted = why_not is None
+        if why_not:
+            # An older plot would no longer match the tables next to it.
+            if os.path.exists(png):
+                os.remove(png)
+            print(f"summarize: warning: throughput.png not written: {why_not}", file=sys.stderr)
     return summary, plotted
 
 
@@ -419,12 +427,12 @@ def main(argv=None):
     if args.self_test:
         return self_test()
     try:
-        summary, _ = summarize(args.raw, args.out, make_plot=not args.no_plot)
+        summary, plotted = summarize(args.raw, args.out, make_plot=not args.no_plot)
     except bench_record.RecordError as e:
         print(f"summarize: error: {e}", file=sys.stderr)
         return 1
     print(f"summarize: {len(summary['rows'])} rows -> {args.out}/summary.json, summary.md"
-          + ("" if args.no_plot else ", throughput.png"))
+          + (", throughput.png" if plotted else ""))
     return 0
 
 
