@@ -370,3 +370,21 @@ TEST_CASE("bad model files give one located error each", "[model_json][errors]")
         CHECK_THAT(load_error(model), Catch::StartsWith(model.string() + ": weights.file: cannot open weights file"));
     }
 }
+
+TEST_CASE("the example in docs/model-format.md is a valid model", "[model_json]") {
+    const fs::path doc_path =
+        fs::path(IOSTUNE_TEST_DATA_DIR).parent_path().parent_path() / "docs" / "model-format.md";
+    std::ifstream in(doc_path);
+    REQUIRE(in);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const auto start = text.find("```json\n");
+    REQUIRE(start != std::string::npos);
+    const auto end = text.find("```", start + 8);
+    json doc = json::parse(text.substr(start + 8, end - start - 8));
+    REQUIRE(doc.contains("weights"));
+    doc.erase("weights");  // the example's tiny.bin does not exist
+    const Graph g = graph_from_json(doc, doc_path.string());
+    CHECK(g.size() == 6);
+    CHECK(g.output_shape() == Shape{1, 10, 1, 1});
+    CHECK(g.op(3).output == Shape{1, 24, 16, 16});
+}
