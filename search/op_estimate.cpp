@@ -91,14 +91,6 @@ KernelEstimate conv_kernel(const Shape& in, const Shape& out, const ConvAttrs& a
 
 }  // namespace
 
-const char* to_string(MathMode mode) { return mode == MathMode::TF32 ? "tf32" : "fp32"; }
-
-MathMode math_mode_from_string(const std::string& name) {
-    if (name == "fp32") return MathMode::FP32;
-    if (name == "tf32") return MathMode::TF32;
-    throw Error(fmt::format("unknown math mode '{}'; use fp32 or tf32", name));
-}
-
 std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id) {
     if (op_id < 0 || op_id >= graph.size())
         throw Error(fmt::format("op {} is not in graph '{}' ({} ops)", op_id, graph.name(),

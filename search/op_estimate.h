@@ -15,15 +15,9 @@
 #include "search/device_profile.h"
 #include "search/op_resources.h"
 #include "src/graph.h"
+#include "src/math_mode.h"
 
 namespace iostune {
-
-// How FP32 convolutions and GEMMs are computed: strict FP32 on CUDA cores, or TF32 tensor cores
-// (cuDNN's default math on Ampere and later).
-enum class MathMode { FP32, TF32 };
-
-const char* to_string(MathMode mode);
-MathMode math_mode_from_string(const std::string& name);  // "fp32" | "tf32"; throws otherwise
 
 struct KernelEstimate {
     std::string what;  // "gemm", "direct", "elementwise", "reduce"

@@ -22,6 +22,7 @@ namespace iostune::detail {
 inline void check_cuda(cudaError_t status, const char* call, const std::string& context,
                        const char* file, int line) {
     if (status != cudaSuccess) {
+        cudaGetLastError();  // reset a non-sticky error so later launch checks do not report it
         throw_gpu_error(call, fmt::format("{} ({})", cudaGetErrorName(status),
                                           cudaGetErrorString(status)).c_str(),
                         context, file, line);

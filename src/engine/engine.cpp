@@ -23,8 +23,6 @@
 
 namespace iostune {
 
-const char* to_string(MathMode mode) { return mode == MathMode::Tf32 ? "tf32" : "fp32"; }
-
 namespace {
 
 constexpr size_t kCublasWorkspaceBytes = size_t(8) << 20;
@@ -196,11 +194,15 @@ struct OpExec {
     PoolWindow window;
     DeviceBuffer relu_scratch, depthwise_scratch;  // SepConv
     std::vector<int> concat_copies;  // indexes of Concat inputs not written in place
+    std::vector<TensorView> planned_views;  // inputs then output, as planned
     OpPlan plan;
 };
 
 struct MergeExec {
     DeviceBuffer output, weight, bias;
+    TensorView merged;  // the whole of `output`
+    ConvSpec spec;
+    TensorView planned_input;
     std::optional<ConvStep> conv;
     std::vector<TensorView> slices;  // each merged op's channels of `output`
     MergePlan plan;
@@ -218,7 +220,9 @@ struct Engine::Impl {
     DeviceBuffer input_buffer;
     TensorView input_view;
     std::vector<DeviceBuffer> outputs;  // empty for ops that write into a concat
-    std::vector<TensorView> views;
+    // Where each op's output lives now: base_views (own buffer or concat slice) except, after
+    // prepare(), ops of the schedule's merge stages, which live in their merged output's slice.
+    std::vector<TensorView> views, base_views;
     std::vector<OpExec> execs;
     std::map<std::string, MergeExec> merges;
 
@@ -226,6 +230,8 @@ struct Engine::Impl {
     size_t workspace_bytes = 0;  // every lane's workspace is at least this large
     CudaStream origin;
     CudaEvent forked;
+    // Buffers replaced by larger ones: kept, since CUDA graphs captured earlier still use them.
+    std::vector<DeviceBuffer> retired;
 
     Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(opt) {
         IOSTUNE_CUDA_CHECK(cudaSetDevice(options.device),
@@ -262,7 +268,7 @@ struct Engine::Impl {
     void grow_workspaces() {
         for (auto& lane : lanes) {
             if (lane->workspace.bytes() < workspace_bytes) {
-                lane->workspace = DeviceBuffer();  // free first: peak memory stays one workspace
+                retired.push_back(std::move(lane->workspace));
                 lane->workspace = DeviceBuffer(workspace_bytes);
             }
         }
@@ -329,6 +335,7 @@ struct Engine::Impl {
                 views[size_t(id)] = packed_view(outputs[size_t(id)].floats(), s);
             }
         }
+        base_views = views;
         execs.resize(size_t(n));
         for (int id = 0; id < n; ++id) {
             OpPlan& plan = execs[size_t(id)].plan;
@@ -442,8 +449,16 @@ struct Engine::Impl {
         workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
     }
 
+    std::vector<TensorView> current_views(const Op& op) const {
+        std::vector<TensorView> v;
+        for (int i : op.inputs) v.push_back(tensor(i));
+        v.push_back(views[size_t(op.id)]);
+        return v;
+    }
+
     void plan_op(const Op& op) {
         OpExec& exec = execs[size_t(op.id)];
+        exec.planned_views = current_views(op);
         const std::string context = op_label(op);
         const TensorView& out = views[size_t(op.id)];
         const TensorView& in = tensor(op.inputs.at(0));
@@ -463,11 +478,13 @@ struct Engine::Impl {
                 const auto& a = op.as<SepConvAttrs>();
                 TensorView dw_in = in;
                 if (a.pre_relu) {
-                    exec.relu_scratch = DeviceBuffer(size_t(in.elements()) * sizeof(float));
+                    if (exec.relu_scratch.bytes() == 0)
+                        exec.relu_scratch = DeviceBuffer(size_t(in.elements()) * sizeof(float));
                     dw_in = packed_view(exec.relu_scratch.floats(), shape_of(in));
                 }
                 const Shape dw_shape{out.n, in.c, out.h, out.w};
-                exec.depthwise_scratch = DeviceBuffer(size_t(dw_shape.elements()) * sizeof(float));
+                if (exec.depthwise_scratch.bytes() == 0)
+                    exec.depthwise_scratch = DeviceBuffer(size_t(dw_shape.elements()) * sizeof(float));
                 const TensorView dw_out = packed_view(exec.depthwise_scratch.floats(), dw_shape);
                 ConvSpec depthwise{in.c, 1, a.kernel, a.kernel,
                                    ConvGeometry{a.pad, a.pad, a.stride, a.stride, a.dilation,
@@ -601,6 +618,9 @@ struct Engine::Impl {
                                          fa.pad_w + (kw - fa.kernel_w) / 2, fa.stride_h,
                                          fa.stride_w, 1, 1, 1},
                             m.weight.floats(), fa.bias ? m.bias.floats() : nullptr, fa.relu};
+        m.merged = merged;
+        m.spec = spec;
+        m.planned_input = in;
         m.conv.emplace(plan_conv(context, in, merged, spec));
         int offset = 0;
         for (int id : ids) {
@@ -615,7 +635,6 @@ struct Engine::Impl {
         m.plan.kernel_w = kw;
         m.plan.path = to_string(m.conv->path);
         m.plan.algorithms = algo_name(m.conv->algo);
-        m.plan.slice_copies = int(ids.size());
         workspace_bytes = std::max(workspace_bytes, m.conv->workspace_bytes);
         return merges.emplace(signature, std::move(m)).first->second;
     }
@@ -727,11 +746,53 @@ struct Engine::Impl {
         }
     }
 
+    // Ops that live in their slice of the merged output need nothing more; the others (outputs
+    // that are concat slices, or a merge stage run under another schedule's layout) get a copy.
     void run_merge(const MergeExec& m, Lane& lane, cudaStream_t stream) {
         lane.cudnn.set_stream(stream);
         m.conv->run(lane.cudnn.get(), lane.workspace.get(), stream);
         for (size_t k = 0; k < m.plan.ops.size(); ++k) {
-            copy_view(m.slices[k], views[size_t(m.plan.ops[k])], stream, m.conv->context);
+            const TensorView& home = views[size_t(m.plan.ops[k])];
+            if (!(home == m.slices[k])) copy_view(m.slices[k], home, stream, m.conv->context);
+        }
+    }
+
+    // Moves the schedule's merged ops into their slices of the merged outputs (so consumers read
+    // the slice, no copy) and every other op back to its own place, then re-plans whatever
+    // reads or writes a tensor that moved. Scratch buffers are reused, never freed, so CUDA
+    // graphs captured under an earlier layout stay valid.
+    void set_layout(const Schedule& schedule) {
+        std::vector<TensorView> target = base_views;
+        for (const Stage& stage : schedule.flat_stages()) {
+            if (stage.strategy != StageStrategy::Merge) continue;
+            MergeExec& m = plan_merge(stage);
+            for (size_t k = 0; k < m.plan.ops.size(); ++k) {
+                const int id = m.plan.ops[k];
+                if (!execs[size_t(id)].plan.writes_into_concat) target[size_t(id)] = m.slices[k];
+            }
+        }
+        views = std::move(target);
+        for (const Op& op : graph.ops()) {
+            if (current_views(op) == execs[size_t(op.id)].planned_views) continue;
+            OpExec old = std::move(execs[size_t(op.id)]);
+            OpExec& fresh = execs[size_t(op.id)];
+            fresh = OpExec{};
+            fresh.relu_scratch = std::move(old.relu_scratch);
+            fresh.depthwise_scratch = std::move(old.depthwise_scratch);
+            fresh.plan.op_id = old.plan.op_id;
+            fresh.plan.name = old.plan.name;
+            fresh.plan.kind = old.plan.kind;
+            fresh.plan.writes_into_concat = old.plan.writes_into_concat;
+            plan_op(op);
+        }
+        for (auto& [signature, m] : merges) {
+            const TensorView& in = tensor(graph.op(m.plan.ops[0]).inputs[0]);
+            if (in == m.planned_input) continue;
+            m.planned_input = in;
+            m.conv.reset();
+            m.conv.emplace(plan_conv(fmt::format("running merge stage {}", signature), in,
+                                     m.merged, m.spec));
+            workspace_bytes = std::max(workspace_bytes, m.conv->workspace_bytes);
         }
     }
 
@@ -807,9 +868,9 @@ const EngineOptions& Engine::options() const { return impl_->options; }
 
 void Engine::prepare(const Schedule& schedule) {
     validate(impl_->graph, schedule);
+    impl_->set_layout(schedule);
     size_t widest = 1;
     for (const Stage& stage : schedule.flat_stages()) {
-        if (stage.strategy == StageStrategy::Merge) impl_->plan_merge(stage);
         if (stage.strategy == StageStrategy::Concurrent) widest = std::max(widest, stage.groups.size());
     }
     impl_->ensure_lanes(widest);
@@ -887,7 +948,12 @@ std::vector<OpPlan> Engine::op_plans() const {
 
 std::vector<MergePlan> Engine::merge_plans() const {
     std::vector<MergePlan> plans;
-    for (const auto& [signature, m] : impl_->merges) plans.push_back(m.plan);
+    for (const auto& [signature, m] : impl_->merges) {
+        MergePlan plan = m.plan;
+        for (size_t k = 0; k < m.plan.ops.size(); ++k)
+            if (!(impl_->views[size_t(m.plan.ops[k])] == m.slices[k])) ++plan.slice_copies;
+        plans.push_back(std::move(plan));
+    }
     return plans;
 }
 

@@ -32,18 +32,16 @@
 
 #include "src/engine/cuda_graph.h"
 #include "src/graph.h"
+#include "src/math_mode.h"
 #include "src/schedule.h"
 #include "src/tensor.h"
 
 namespace iostune {
 
-enum class MathMode {
-    Tf32,  // like PyTorch's default: convolutions and GEMMs may use TF32 tensor cores
-    Fp32,  // strict IEEE fp32 FMA kernels only (what the CPU reference is compared against)
-};
-const char* to_string(MathMode mode);
 
 struct EngineOptions {
+    // Tf32: like PyTorch's default, convolutions and GEMMs may use TF32 tensor cores.
+    // Fp32: strict fp32 FMA kernels only (what the CPU reference is compared against).
     MathMode math = MathMode::Tf32;
     int device = 0;
     // Largest cuDNN workspace an algorithm may need to be chosen (per stream lane).
@@ -74,8 +72,10 @@ struct MergePlan {
     int kernel_h = 0, kernel_w = 0;
     std::string path;         // the convolution path, as in OpPlan
     std::string algorithms;
-    // The merged output is one [N, sum C, H, W] buffer; each op's channel slice is then copied to
-    // the op's own output tensor, which its consumers read (one copy per merged op).
+    // The merged output is one [N, sum C, H, W] buffer. Under the layout of the last prepare()d
+    // schedule that holds this stage, each merged op lives in its channel slice and consumers
+    // read the slice in place; an op whose output is a concat slice (or any op, when the stage
+    // runs under another schedule's layout) gets its slice copied out. How many are copied now:
     int slice_copies = 0;
 };
 
@@ -92,7 +92,10 @@ public:
     const EngineOptions& options() const;
 
     // Validates the schedule against the graph and plans what it needs beyond the per-op plan:
-    // stream lanes for its widest stage, merged weights and buffers for its merge stages.
+    // stream lanes for its widest stage, merged weights and buffers for its merge stages, and the
+    // memory layout where merged ops live in their slice of the merged output (ops reading them
+    // are re-planned to read the slice). read_op_output() follows the current layout. CUDA
+    // graphs captured earlier stay valid (they keep the layout they were captured with).
     void prepare(const Schedule& schedule);
 
     // Enqueue work on `stream` (or, for stages, on the internal lanes forked from `origin`).
