@@ -31,7 +31,8 @@ void print_table(const std::vector<ModelSummary>& models) {
 }
 
 void print_json(const std::vector<ModelSummary>& models) {
-    nlohmann::json out = nlohmann::json::array();
+    // ordered_json keeps the keys in the documented order, name first.
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& m : models)
         out.push_back({{"name", m.name},
                        {"ops", m.ops},

@@ -291,7 +291,9 @@ void read_weights(const Reader& r, const json& doc, const std::string& base_dir,
 
 void write_text(const fs::path& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+    if (!out)
+        throw Error(fmt::format("cannot write '{}': {} (does its folder exist and is it writable?)",
+                                path.string(), std::strerror(errno)));
     out.write(text.data(), std::streamsize(text.size()));
     out.close();
     if (!out) throw Error(fmt::format("writing '{}' failed: {}", path.string(), std::strerror(errno)));

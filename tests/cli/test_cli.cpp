@@ -1,0 +1,208 @@
+// The `iostune` executable end to end: exit codes, messages a user sees, and machine-readable
+// output. Runs the built binary (IOSTUNE_EXE) as a user would.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "src/model_json.h"
+#include "src/zoo/zoo.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+fs::path scratch_dir() {
+    const fs::path dir = fs::path(IOSTUNE_BINARY_DIR) / "test-scratch" / "cli";
+    fs::create_directories(dir);
+    return dir;
+}
+
+struct Result {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+// Runs `iostune <args>` with stdout and stderr captured separately.
+Result run(const std::string& args) {
+    const fs::path err_file = scratch_dir() / "stderr.txt";
+    const std::string command =
+        fmt::format("'{}' {} 2>'{}'", IOSTUNE_EXE, args, err_file.string());
+    Result r;
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = read_text(err_file);
+    return r;
+}
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+
+// A small valid model document to break in one place per test.
+json small_model_doc() {
+    const fs::path path = scratch_dir() / "small.json";
+    const Result r = run("export --model squeezenet1_1 -o " + quoted(path));
+    REQUIRE(r.exit_code == 0);
+    return json::parse(read_text(path));
+}
+
+// `iostune show` on a file holding `text`: must fail with one message naming the file.
+Result show_broken(const std::string& file_name, const std::string& text) {
+    const fs::path path = scratch_dir() / file_name;
+    write_text(path, text);
+    const Result r = run("show " + quoted(path));
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Catch::StartsWith("iostune: error: " + path.string() + ": "));
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("--version and --help work", "[cli]") {
+    const Result version = run("--version");
+    CHECK(version.exit_code == 0);
+    CHECK_THAT(version.out, Catch::StartsWith("iostune ") && Catch::Contains("commit"));
+
+    for (const char* command : {"models", "export", "show"}) {
+        INFO(command);
+        const Result help = run(std::string(command) + " --help");
+        CHECK(help.exit_code == 0);
+        CHECK_THAT(help.out, Catch::Contains("--help"));
+    }
+    CHECK_THAT(run("export --help").out, Catch::Contains("--model") && Catch::Contains("--weights"));
+    CHECK(run("").exit_code != 0);  // a subcommand is required
+}
+
+TEST_CASE("models --format json lists every zoo model with the documented keys", "[cli]") {
+    const Result r = run("models --format json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json models = json::parse(r.out);
+    REQUIRE(models.is_array());
+    std::vector<std::string> names;
+    const std::set<std::string> keys{"name", "ops", "blocks", "largest_block_ops",
+                                     "largest_block_width", "gflops", "params"};
+    for (const json& m : models) {
+        INFO(m.dump());
+        std::set<std::string> got;
+        for (const auto& [key, value] : m.items()) got.insert(key);
+        CHECK(got == keys);
+        names.push_back(m["name"]);
+        const iostune::Graph g = iostune::build_zoo_model(m["name"], 1);
+        CHECK(m["ops"] == g.size());
+        CHECK(m["blocks"].get<int>() >= 1);
+        CHECK(m["largest_block_ops"].get<int>() <= g.size());
+        CHECK(m["largest_block_width"].get<int>() >= 1);
+        CHECK(m["largest_block_width"].get<int>() <= m["largest_block_ops"].get<int>());
+        CHECK(m["gflops"].get<double>() > 0.1);
+        CHECK(m["params"].get<int64_t>() > 100000);
+    }
+    CHECK(names == iostune::zoo_model_names());
+    CHECK(names.size() == 6);
+
+    const Result table = run("models");
+    CHECK(table.exit_code == 0);
+    for (const auto& name : names) CHECK_THAT(table.out, Catch::Contains(name));
+    CHECK(run("models --format xml").exit_code != 0);
+}
+
+TEST_CASE("export writes a model that show and the library read back", "[cli]") {
+    const fs::path dir = scratch_dir();
+    const fs::path model = dir / "googlenet.json";
+    const fs::path weights = dir / "googlenet.bin";
+    const Result exported =
+        run("export --model googlenet -o " + quoted(model) + " --weights " + quoted(weights) + " --seed 5");
+    INFO(exported.err);
+    REQUIRE(exported.exit_code == 0);
+    const iostune::Graph loaded = iostune::load_model(model.string());
+    CHECK(iostune::fingerprint(loaded) == iostune::fingerprint(iostune::build_zoo_model("googlenet")));
+    CHECK(loaded.weights_state() == iostune::WeightsState::Loaded);
+
+    const Result shown = run("show " + quoted(model));
+    CHECK(shown.exit_code == 0);
+    CHECK_THAT(shown.out, Catch::Contains("googlenet") &&
+                              Catch::Contains(iostune::fingerprint(loaded)) &&
+                              Catch::Contains("loaded from the weights file") &&
+                              Catch::Contains("3 x 224 x 224"));
+
+    SECTION("the same seed writes the same bytes") {
+        const fs::path again = dir / "googlenet-again.bin";
+        REQUIRE(run("export --model googlenet -o " + quoted(dir / "again.json") + " --weights " +
+                    quoted(again) + " --seed 5").exit_code == 0);
+        CHECK(read_text(again) == read_text(weights));
+    }
+    SECTION("--seed needs --weights") {
+        CHECK(run("export --model googlenet -o " + quoted(dir / "x.json") + " --seed 5").exit_code != 0);
+    }
+}
+
+TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
+    SECTION("unknown zoo model, listing the valid ones") {
+        for (const std::string& command : {std::string("show nosuchnet"),
+                                           "export --model nosuchnet -o " + quoted(scratch_dir() / "n.json")}) {
+            const Result r = run(command);
+            CHECK(r.exit_code == 1);
+            CHECK_THAT(r.err, Catch::StartsWith("iostune: error: unknown model 'nosuchnet'") &&
+                                  Catch::Contains("inception_v3") && Catch::Contains("randwire"));
+        }
+    }
+    SECTION("missing model file") {
+        const Result r = run("show " + quoted(scratch_dir() / "absent.json"));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("absent.json") && Catch::Contains("not found"));
+    }
+    SECTION("malformed JSON") {
+        const Result r = show_broken("malformed.json", "{\"format\": \"iostune-model\",\n \"ops\": [}\n");
+        CHECK_THAT(r.err, Catch::Contains("malformed JSON") && Catch::Contains("line 2"));
+    }
+    SECTION("missing field") {
+        json doc = small_model_doc();
+        doc["ops"][0]["attrs"].erase("kernel_w");
+        const Result r = show_broken("missing.json", doc.dump());
+        CHECK_THAT(r.err, Catch::Contains("ops[0].attrs.kernel_w: missing required field"));
+    }
+    SECTION("unknown operator") {
+        json doc = small_model_doc();
+        doc["ops"][2]["op"] = "lstm";
+        const Result r = show_broken("unknown-op.json", doc.dump());
+        CHECK_THAT(r.err, Catch::Contains("ops[2].op: unknown operator 'lstm'") && Catch::Contains("sepconv"));
+    }
+    SECTION("dangling edge") {
+        json doc = small_model_doc();
+        doc["ops"][3]["inputs"] = json::array({1000});
+        const Result r = show_broken("dangling.json", doc.dump());
+        CHECK_THAT(r.err, Catch::Contains("ops[3].inputs[0]: dangling edge"));
+    }
+    SECTION("shape mismatch") {
+        json doc = small_model_doc();
+        // The stem's 64-channel output plus the 3-channel image.
+        doc["ops"].push_back({{"id", doc["ops"].size()}, {"name", "bad_add"}, {"op", "add"},
+                              {"inputs", json::array({0, "input"})}, {"attrs", {{"relu", false}}}});
+        const Result r = show_broken("shape.json", doc.dump());
+        CHECK_THAT(r.err, Catch::Contains("]: op 'bad_add' (add): shape mismatch"));
+    }
+}
