@@ -13,5 +13,7 @@ void add_show_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_import_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace iostune::cli

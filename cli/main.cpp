@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
     iostune::cli::add_search_command(app);
     iostune::cli::add_replay_command(app);
     iostune::cli::add_report_command(app);
+    iostune::cli::add_import_command(app);
+    iostune::cli::add_run_command(app);
 
     try {
         app.parse(argc, argv);

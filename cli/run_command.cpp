@@ -1,0 +1,183 @@
+// `iostune run`: one inference of a model on a raw float32 NCHW input (as trtexec's
+// --loadInputs reads it), on the CPU reference or the GPU engine, written as raw float32.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/gpu_required.h"
+#include "cli/model_source.h"
+#include "db/schedule_store.h"
+#include "iostune/replay.h"
+#include "src/engine/engine.h"
+#include "src/error.h"
+#include "src/model_json.h"
+#include "src/reference/reference.h"
+#include "src/schedule.h"
+#include "src/weights.h"
+
+namespace iostune::cli {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "raw tensor files are little-endian float32, read and written as host memory");
+
+constexpr uint64_t kInputSeed = 1;
+constexpr uint64_t kWeightSeed = 1;  // the engine's default, so CPU and GPU runs agree
+
+struct RunOptions {
+    std::string model;
+    int batch = 1;
+    std::string input;
+    std::string output;
+    std::string backend = "cpu";
+    std::string schedule = "sequential";
+    std::string db = db::kDefaultDatabasePath;
+    std::string precision = "fp32";
+    std::optional<uint64_t> seed;
+};
+
+std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}x{}", s.n, s.c, s.h, s.w); }
+
+HostTensor read_input(const std::string& path, const Graph& graph) {
+    const Shape shape = graph.input_shape();
+    const uint64_t want = uint64_t(shape.elements()) * sizeof(float);
+    std::error_code ec;
+    const uint64_t have = std::filesystem::file_size(path, ec);
+    if (ec) throw Error(fmt::format("cannot read input file '{}': {}", path, ec.message()));
+    if (have != want)
+        throw Error(fmt::format("input file '{}' holds {} bytes, but model '{}' at batch {} takes a "
+                                "{} float32 NCHW tensor ({} bytes); check --batch and the image "
+                                "size",
+                                path, have, graph.name(), shape.n, shape_text(shape), want));
+    HostTensor input(shape);
+    std::ifstream file(path, std::ios::binary);
+    file.read(reinterpret_cast<char*>(input.data.data()), std::streamsize(want));
+    if (!file) throw Error(fmt::format("cannot read input file '{}'", path));
+    return input;
+}
+
+void write_output(const std::string& path, const std::vector<float>& values) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file.write(reinterpret_cast<const char*>(values.data()),
+               std::streamsize(values.size() * sizeof(float)));
+    if (!file) throw Error(fmt::format("cannot write output file '{}'", path));
+}
+
+// A model file the replay library can load: zoo names and .json files as they are; anything
+// else (an imported .onnx) saved as JSON + weights in a directory removed afterwards.
+class ReplayableModel {
+public:
+    ReplayableModel(const std::string& spec, const Graph& graph) {
+        const std::string extension = std::filesystem::path(spec).extension().string();
+        if (extension != ".onnx") {
+            path_ = spec;
+            return;
+        }
+        dir_ = std::filesystem::temp_directory_path() / fmt::format("iostune-run-{}", getpid());
+        std::filesystem::create_directories(dir_);
+        path_ = (dir_ / (graph.name() + ".json")).string();
+        save_model(graph, path_, (dir_ / (graph.name() + ".bin")).string());
+    }
+    ~ReplayableModel() {
+        std::error_code ec;
+        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    }
+    ReplayableModel(const ReplayableModel&) = delete;
+    ReplayableModel& operator=(const ReplayableModel&) = delete;
+    const std::string& path() const { return path_; }
+
+private:
+    std::filesystem::path dir_;
+    std::string path_;
+};
+
+std::vector<float> run_gpu_sequential(const Graph& graph, const HostTensor& input, MathMode math) {
+    EngineOptions options;
+    options.math = math;
+    options.weight_seed = kWeightSeed;
+    Engine engine(graph, options);
+    engine.set_input(input);
+    const CudaGraphExec exec = engine.capture(sequential_schedule(engine.graph()));
+    exec.launch(engine.origin_stream());
+    return engine.read_output().data;
+}
+
+std::vector<float> run_gpu_best(const RunOptions& o, const Graph& graph, const HostTensor& input) {
+    const ReplayableModel model(o.model, graph);
+    ReplayOptions options;
+    options.db_path = o.db;
+    options.batch = o.batch;
+    options.precision = o.precision;
+    Replayer replayer(model.path(), options);
+    const ReplayInfo& info = replayer.info();
+    fmt::print("schedule: {} (id {}, {} stages) for {} on {}\n", info.strategy, info.schedule_id,
+               info.stages, info.model, info.device);
+    std::vector<float> output(replayer.output_elements());
+    replayer.run_host(input.data.data(), output.data(), nullptr);
+    return output;
+}
+
+void run_inference(const RunOptions& o) {
+    const bool gpu = o.backend == "gpu";
+    if (!gpu && o.schedule != "sequential")
+        throw Error("the CPU backend runs the reference op by op; --schedule best needs "
+                    "--backend gpu");
+    if (gpu) require_gpu("`iostune run --backend gpu`");
+    Graph graph = load_model_source(o.model, o.batch);
+    if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, kWeightSeed);
+    const HostTensor input = o.input.empty()
+                                 ? random_input(graph.input_shape(), o.seed.value_or(kInputSeed))
+                                 : read_input(o.input, graph);
+
+    std::vector<float> output;
+    if (!gpu)
+        output = reference_run(graph, input).data;
+    else if (o.schedule == "sequential")
+        output = run_gpu_sequential(graph, input, o.precision == "tf32" ? MathMode::Tf32 : MathMode::Fp32);
+    else
+        output = run_gpu_best(o, graph, input);
+    write_output(o.output, output);
+    fmt::print("wrote {}: {} float32 NCHW ({}, {} schedule{}; input {})\n", o.output,
+               shape_text(graph.output_shape()), gpu ? "GPU engine" : "CPU reference", o.schedule,
+               gpu ? fmt::format(", {}", o.precision) : std::string(),
+               o.input.empty() ? fmt::format("seeded random, seed {}", o.seed.value_or(kInputSeed))
+                               : o.input);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+    auto o = std::make_shared<RunOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "run", "Run one inference on a raw float32 NCHW input; write the raw float32 output");
+    add_model_option(cmd, o->model);
+    cmd->add_option("-b,--batch", o->batch, "batch size")->check(CLI::PositiveNumber);
+    CLI::Option* input = cmd->add_option(
+        "-i,--input", o->input,
+        "raw little-endian float32 NCHW input (default: seeded random, uniform in [-1, 1))");
+    cmd->add_option("-o,--output", o->output, "raw float32 output file to write")->required();
+    cmd->add_option("--backend", o->backend, "cpu (the fp32 reference) or gpu (the engine)")
+        ->check(CLI::IsMember({"cpu", "gpu"}));
+    cmd->add_option("--schedule", o->schedule,
+                    "sequential, or best: the schedule `iostune search` stored (gpu only)")
+        ->check(CLI::IsMember({"sequential", "best"}));
+    cmd->add_option("--db", o->db, "schedule database for --schedule best");
+    cmd->add_option("--precision", o->precision,
+                    "GPU math: fp32 (strict) or tf32 (PyTorch's default for convolutions)")
+        ->check(CLI::IsMember({"fp32", "tf32"}));
+    cmd->add_option("-s,--seed", o->seed, fmt::format("seed of the random input (default {})", kInputSeed))
+        ->excludes(input);
+    cmd->callback([o] { run_inference(*o); });
+}
+
+}  // namespace iostune::cli

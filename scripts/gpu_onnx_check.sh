@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs scripts/gpu_onnx_check.py on the GPU machine: iostune's GPU engine on the four torchvision
+# models at full size, imported from ONNX, against PyTorch on the same GPU.
+#   usage: scripts/gpu_onnx_check.sh [build-dir] [gpu_onnx_check.py options...]
+# Build on the workstation (cmake --build build-onnx --target iostune) and carry the build folder;
+# iostune needs no libprotobuf/libonnx there (protobuf is linked statically).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-onnx}
+shift || true
+out=${OUT:-$PWD/gpu-onnx-out}
+
+# The device's cuDNN comes with PyTorch's wheels; CUDA's own libraries from the toolkit.
+cudnn_lib=$(ls -d /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib 2>/dev/null | head -1)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cudnn_lib:+:$cudnn_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+python=${PYTHON:-python3}
+if ! ldd "$build/cli/iostune" | grep -q -E "libprotobuf|libonnx"; then
+    echo "iostune: no libprotobuf/libonnx run-time dependency (ok)"
+else
+    echo "warning: iostune links libprotobuf/libonnx dynamically:" >&2
+    ldd "$build/cli/iostune" | grep -E "libprotobuf|libonnx" >&2
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+exec "$python" scripts/gpu_onnx_check.py --iostune "$build/cli/iostune" --out "$out" "$@"

@@ -1,0 +1,66 @@
+#include "src/onnx/onnx_import.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "onnx.pb.h"
+#include "src/error.h"
+#include "src/onnx/model_converter.h"
+
+namespace iostune {
+
+namespace {
+
+constexpr int kMinOpset = 11;
+constexpr int kMaxOpset = 17;
+
+// The default-domain opset the model declares.
+int default_opset(const onnx::ModelProto& model, const std::string& source) {
+    for (const auto& entry : model.opset_import())
+        if (entry.domain().empty() || entry.domain() == "ai.onnx") return int(entry.version());
+    throw Error(fmt::format("{}: the model declares no opset for the default ONNX domain; it is "
+                            "not a complete ONNX model",
+                            source));
+}
+
+}  // namespace
+
+Graph import_onnx_bytes(const std::string& bytes, const std::string& source,
+                        const OnnxImportOptions& options) {
+    onnx::ModelProto model;
+    // A truncated message fails to parse; text or other formats fail or, by chance, parse into
+    // a message without the fields every ONNX model has (checked below).
+    if (!model.ParseFromString(bytes))
+        throw Error(fmt::format("{}: not a valid ONNX model (protobuf parsing failed: the file is "
+                                "truncated, corrupt or not ONNX)",
+                                source));
+    if (model.ir_version() <= 0 || model.opset_import_size() == 0 || !model.has_graph() ||
+        model.graph().node_size() == 0)
+        throw Error(fmt::format("{}: not an ONNX model (no IR version, opset or graph nodes); the "
+                                "file may be truncated or in another format",
+                                source));
+    const int opset = default_opset(model, source);
+    if (opset < kMinOpset || opset > kMaxOpset)
+        throw Error(fmt::format("{}: opset {} is not supported; iostune imports opsets {} to {} "
+                                "(torch.onnx.export(..., opset_version={}))",
+                                source, opset, kMinOpset, kMaxOpset, kMaxOpset));
+    if (options.batch <= 0)
+        throw Error(fmt::format("{}: batch size must be positive, got {}", source, options.batch));
+    return onnx_import::convert_model(model, opset, source, options);
+}
+
+Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw Error(fmt::format("cannot open ONNX model '{}'", path));
+    std::ostringstream bytes;
+    bytes << file.rdbuf();
+    if (!file.good() && !file.eof()) throw Error(fmt::format("cannot read ONNX model '{}'", path));
+    OnnxImportOptions named = options;
+    if (named.name.empty()) named.name = std::filesystem::path(path).stem().string();
+    return import_onnx_bytes(bytes.str(), fmt::format("'{}'", path), named);
+}
+
+}  // namespace iostune

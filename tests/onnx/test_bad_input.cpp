@@ -1,0 +1,138 @@
+// Inputs the importer must refuse with one clear error (naming the file, and for a node its
+// name, op type and opset), never a partial model.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "src/error.h"
+#include "src/onnx/onnx_import.h"
+#include "tests/onnx/onnx_test_support.h"
+
+namespace {
+
+using namespace iostune;
+using namespace iostune::onnx_test;
+using Catch::Matchers::Contains;
+
+// conv -> relu: a valid model to break in various ways.
+ModelBuilder conv_relu(int opset = 13, int64_t batch = 1, int64_t width = 4) {
+    ModelBuilder b(batch, 2, 4, width, opset);
+    b.initializer("w", {3, 2, 3, 3}, ramp(54, 0.01f));
+    auto& conv = b.node("Conv", {"x", "w"}, "c", "conv1");
+    ModelBuilder::ints(conv, "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c"}, "y", "relu1");
+    return b;
+}
+
+std::string write_temp(const std::string& name, const std::string& bytes) {
+    const std::string path = std::string(IOSTUNE_BINARY_DIR) + "/tests/" + name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("the valid base model imports (so the failures below are caused by the defects)",
+          "[onnx][errors]") {
+    const Graph g = import_onnx_bytes(conv_relu().bytes(), "test");
+    REQUIRE(g.size() == 1);
+    CHECK(g.op(0).as<ConvAttrs>().relu);
+    CHECK(g.output_shape() == Shape{1, 3, 4, 4});
+}
+
+TEST_CASE("a truncated file is refused", "[onnx][errors]") {
+    const std::string bytes = conv_relu().bytes();
+    for (size_t keep : {bytes.size() / 2, bytes.size() - 3, size_t(10)}) {
+        const std::string path = write_temp("truncated.onnx", bytes.substr(0, keep));
+        CHECK_THROWS_WITH(import_onnx_file(path),
+                          Contains(path) && (Contains("truncated") || Contains("not an ONNX model")));
+    }
+}
+
+TEST_CASE("a file that is not ONNX is refused", "[onnx][errors]") {
+    for (const std::string& text : {std::string("{\"model\": \"inception_v3\"}\n"),
+                                   std::string("this is a text file, not a model\n"),
+                                   std::string()}) {
+        const std::string path = write_temp("not_onnx.onnx", text);
+        CHECK_THROWS_WITH(import_onnx_file(path), Contains(path) && Contains("ONNX"));
+    }
+    CHECK_THROWS_WITH(import_onnx_file("/nonexistent/model.onnx"),
+                      Contains("cannot open") && Contains("/nonexistent/model.onnx"));
+}
+
+TEST_CASE("an unsupported operator names the node, its op type and the opset", "[onnx][errors]") {
+    ModelBuilder b = conv_relu(15);
+    b.node("LeakyRelu", {"y"}, "z", "leaky7");
+    CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m.onnx"),
+                      Contains("m.onnx") && Contains("'leaky7'") && Contains("'LeakyRelu'") &&
+                          Contains("opset 15") && Contains("Supported op types"));
+    ModelBuilder custom = conv_relu();
+    custom.node("Relu", {"y"}, "z", "myrelu").set_domain("com.example");
+    CHECK_THROWS_WITH(import_onnx_bytes(custom.bytes(), "m.onnx"),
+                      Contains("'myrelu'") && Contains("com.example"));
+}
+
+TEST_CASE("a dynamic channel or spatial dimension is refused; a symbolic batch is bound",
+          "[onnx][errors]") {
+    CHECK_THROWS_WITH(import_onnx_bytes(conv_relu(13, 1, 0).bytes(), "m.onnx"),
+                      Contains("dynamic width dimension") && Contains("'N'"));
+    OnnxImportOptions options;
+    options.batch = 5;
+    CHECK(import_onnx_bytes(conv_relu(13, 0).bytes(), "m.onnx", options).batch() == 5);
+    // A fixed batch is the model's own.
+    CHECK(import_onnx_bytes(conv_relu(13, 3).bytes(), "m.onnx", options).batch() == 3);
+}
+
+TEST_CASE("opsets outside 11..17 are refused", "[onnx][errors]") {
+    CHECK_NOTHROW(import_onnx_bytes(conv_relu(11).bytes(), "m"));
+    CHECK_NOTHROW(import_onnx_bytes(conv_relu(17).bytes(), "m"));
+    CHECK_THROWS_WITH(import_onnx_bytes(conv_relu(10).bytes(), "m"), Contains("opset 10"));
+    CHECK_THROWS_WITH(import_onnx_bytes(conv_relu(18).bytes(), "m"), Contains("opset 18"));
+}
+
+TEST_CASE("asymmetric pads: accepted when the windows are the same, refused otherwise",
+          "[onnx][errors]") {
+    auto model = [](int64_t width, std::vector<int64_t> pads) {
+        ModelBuilder b(1, 1, 4, width);
+        b.initializer("w", {1, 1, 3, 3}, ramp(9));
+        auto& conv = b.node("Conv", {"x", "w"}, "y", "conv_asym");
+        ModelBuilder::ints(conv, "pads", pads);
+        ModelBuilder::ints(conv, "strides", {2, 2});
+        return b.bytes();
+    };
+    // W = 5, pads (0, 1): out = (5 + 1 - 3) / 2 + 1 = 2 = (5 - 3) / 2 + 1: the extra column is
+    // never read.
+    const Graph ok = import_onnx_bytes(model(5, {0, 0, 0, 1}), "m");
+    CHECK(ok.op(0).as<ConvAttrs>().pad_w == 0);
+    CHECK(ok.output_shape().w == 2);
+    // W = 4: the padded column adds a window.
+    CHECK_THROWS_WITH(import_onnx_bytes(model(4, {0, 0, 0, 1}), "m.onnx"),
+                      Contains("'conv_asym'") && Contains("asymmetric padding along W") &&
+                          Contains("opset 13"));
+}
+
+TEST_CASE("used MaxPool indices, training-mode batch norm, non-channel concat, dangling inputs "
+          "are refused",
+          "[onnx][errors]") {
+    {
+        ModelBuilder b = conv_relu();
+        auto& pool = b.node("MaxPool", {"y"}, "p", "pool");
+        pool.add_output("indices");
+        ModelBuilder::ints(pool, "kernel_shape", {2, 2});
+        b.node("Add", {"p", "indices"}, "z");
+        CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m"), Contains("'pool'") && Contains("indices"));
+    }
+    {
+        ModelBuilder b = conv_relu();
+        auto& cat = b.node("Concat", {"y", "y"}, "z", "cat");
+        ModelBuilder::integer(cat, "axis", 2);
+        CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m"), Contains("'cat'") && Contains("axis 2"));
+    }
+    {
+        ModelBuilder b = conv_relu();
+        b.node("Relu", {"later"}, "z", "early");
+        CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m"),
+                          Contains("'early'") && Contains("topological"));
+    }
+}

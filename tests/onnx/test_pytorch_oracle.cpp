@@ -1,0 +1,104 @@
+// iostune's CPU reference on imported torchvision / PyTorch exports against PyTorch's own
+// output for the same seeded input (tests/fixtures/export_torchvision.py): the independent
+// oracle for the importer, BN folding and every CPU kernel. Bound: 1e-4 relative.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "src/error.h"
+#include "src/onnx/onnx_import.h"
+#include "src/reference/reference.h"
+#include "tests/onnx/onnx_test_support.h"
+
+namespace {
+
+using namespace iostune;
+using namespace iostune::onnx_test;
+
+constexpr double kBound = 1e-4;
+
+// Imports fixture `name`, runs the CPU reference on PyTorch's input and returns the relative
+// error against PyTorch's output (or -1 when the fixtures were skipped).
+double error_against_pytorch(const std::string& name) {
+    const auto manifest = load_manifest();
+    if (!manifest) {
+        WARN("PyTorch fixtures were skipped (see onnx_fixtures/status.txt); nothing checked");
+        return -1.0;
+    }
+    const auto entry = manifest_entry(*manifest, name);
+    REQUIRE(entry);
+    OnnxImportOptions options;
+    options.batch = (*entry)["batch"].get<int>();
+    const Graph graph = import_onnx_file(fixture_path((*entry)["onnx"]), options);
+    const auto in_shape = (*entry)["input_shape"].get<std::vector<int>>();
+    REQUIRE(graph.input_shape() == Shape{in_shape[0], in_shape[1], in_shape[2], in_shape[3]});
+    REQUIRE(graph.weights_state() == WeightsState::Loaded);
+
+    HostTensor input(graph.input_shape());
+    input.data = read_floats(fixture_path((*entry)["input"]));
+    REQUIRE(input.data.size() == size_t(graph.input_shape().elements()));
+    const HostTensor output = reference_run(graph, input);
+    const std::vector<float> expected = read_floats(fixture_path((*entry)["output"]));
+    REQUIRE(output.data.size() == expected.size());
+    const double error = relative_error(output.data, expected);
+    INFO(fmt::format("{}: {} ops, output {}x{}x{}x{}, relative error {:.3g}", name, graph.size(),
+                     output.shape.n, output.shape.c, output.shape.h, output.shape.w, error));
+    CHECK(error <= kBound);
+    return error;
+}
+
+}  // namespace
+
+TEST_CASE("inception_v3 (opset 11, batch norm kept) matches PyTorch", "[onnx][pytorch]") {
+    error_against_pytorch("inception_v3");
+}
+
+TEST_CASE("googlenet (opset 14, default export) matches PyTorch", "[onnx][pytorch]") {
+    error_against_pytorch("googlenet");
+}
+
+TEST_CASE("squeezenet1_1 (opset 13) matches PyTorch", "[onnx][pytorch]") {
+    error_against_pytorch("squeezenet1_1");
+}
+
+TEST_CASE("resnet50 (opset 17, batch norm kept, symbolic batch bound to 2) matches PyTorch",
+          "[onnx][pytorch]") {
+    error_against_pytorch("resnet50");
+}
+
+TEST_CASE("every supported op, opset 11 and opset 17 with a symbolic batch, matches PyTorch",
+          "[onnx][pytorch]") {
+    error_against_pytorch("branchy_opset11");
+    error_against_pytorch("branchy_opset17");
+}
+
+TEST_CASE("asymmetric padding that yields the same windows is accepted and exact",
+          "[onnx][pytorch]") {
+    error_against_pytorch("pad_conv_fits");
+}
+
+TEST_CASE("the models PyTorch exports that iostune must refuse give one clear error each",
+          "[onnx][pytorch]") {
+    const auto manifest = load_manifest();
+    if (!manifest) {
+        WARN("PyTorch fixtures were skipped (see onnx_fixtures/status.txt); nothing checked");
+        return;
+    }
+    int refused = 0;
+    for (const auto& entry : (*manifest)["models"]) {
+        if (!entry.contains("expect_error")) continue;
+        ++refused;
+        const std::string path = fixture_path(entry["onnx"]);
+        INFO(entry["name"].get<std::string>());
+        try {
+            import_onnx_file(path);
+            FAIL("imported without an error");
+        } catch (const Error& e) {
+            const std::string message = e.what();
+            INFO(message);
+            CHECK(message.find(path) != std::string::npos);
+            for (const auto& part : entry["expect_error"])
+                CHECK(message.find(part.get<std::string>()) != std::string::npos);
+        }
+    }
+    CHECK(refused == 4);
+}
