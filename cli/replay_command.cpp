@@ -54,22 +54,25 @@ void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
     }
     const double tolerance = (o.math == "fp32" ? 1e-3 : 2e-2) * std::max(1.0, magnitude);
     if (!(worst <= tolerance))
-        throw Error(fmt::format("validation failed: the replayed schedule's output differs from the "
-                                "sequential schedule's by up to {:.3g} (tolerance {:.3g})",
-                                worst, tolerance));
-    fmt::print("Validation: PASSED (output equals the sequential schedule's, max |diff| {:.3g}, "
-               "tolerance {:.3g})\n",
-               worst, tolerance);
+        throw Error(
+            fmt::format("validation failed: the replayed schedule's output differs from the "
+                        "sequential schedule's by up to {:.3g} (tolerance {:.3g})",
+                        worst, tolerance));
+    fmt::print(
+        "Validation: PASSED (output equals the sequential schedule's, max |diff| {:.3g}, "
+        "tolerance {:.3g})\n",
+        worst, tolerance);
 }
 
 void print_report(const ReplayInfo& info, const ReplayTiming& t) {
     fmt::print("=== Performance summary ===\n");
     fmt::print("Throughput: {:.2f} inferences/s ({:.2f} graph launches/s, batch {})\n",
                t.throughput_per_s, t.throughput_per_s / info.batch, info.batch);
-    fmt::print("Latency: min = {:.4f} ms, max = {:.4f} ms, mean = {:.4f} ms, median = {:.4f} ms, "
-               "percentile(90%) = {:.4f} ms, percentile(95%) = {:.4f} ms, percentile(99%) = "
-               "{:.4f} ms\n",
-               t.min_ms, t.max_ms, t.mean_ms, t.median_ms, t.p90_ms, t.p95_ms, t.p99_ms);
+    fmt::print(
+        "Latency: min = {:.4f} ms, max = {:.4f} ms, mean = {:.4f} ms, median = {:.4f} ms, "
+        "percentile(90%) = {:.4f} ms, percentile(95%) = {:.4f} ms, percentile(99%) = "
+        "{:.4f} ms\n",
+        t.min_ms, t.max_ms, t.mean_ms, t.median_ms, t.p90_ms, t.p95_ms, t.p99_ms);
     fmt::print("Enqueue Time: median = {:.4f} ms per inference (host, one cudaGraphLaunch)\n",
                t.enqueue_median_ms);
     fmt::print("GPU Compute Time: total = {:.3f} ms over {} iterations\n", t.total_gpu_ms,
@@ -79,14 +82,16 @@ void print_report(const ReplayInfo& info, const ReplayTiming& t) {
                    100.0 * (t.median_ms / *info.stored_measured_ms - 1.0));
     // trtexec's warnings: a noisy run, or one where the host cannot keep the GPU busy.
     if (t.cv() > 0.10)
-        fmt::print("Warning: the GPU latency varies a lot (coefficient of variation {:.1f}%); "
-                   "another process may be using the GPU, or clocks are changing.\n",
-                   100.0 * t.cv());
+        fmt::print(
+            "Warning: the GPU latency varies a lot (coefficient of variation {:.1f}%); "
+            "another process may be using the GPU, or clocks are changing.\n",
+            100.0 * t.cv());
     if (t.enqueue_median_ms >= 0.8 * t.median_ms)
-        fmt::print("Warning: enqueue-bound: launching takes {:.4f} ms of the {:.4f} ms an "
-                   "inference lasts on the GPU; throughput is limited by the host (try a larger "
-                   "batch).\n",
-                   t.enqueue_median_ms, t.median_ms);
+        fmt::print(
+            "Warning: enqueue-bound: launching takes {:.4f} ms of the {:.4f} ms an "
+            "inference lasts on the GPU; throughput is limited by the host (try a larger "
+            "batch).\n",
+            t.enqueue_median_ms, t.median_ms);
 }
 
 void write_times(const std::string& path, const ReplayTiming& t) {
@@ -94,7 +99,8 @@ void write_times(const std::string& path, const ReplayTiming& t) {
     out << nlohmann::json{{"latency_ms", t.latency_ms}, {"enqueue_ms", t.enqueue_ms}}.dump(1)
         << '\n';
     if (!out)
-        throw Error(fmt::format("cannot write '{}'; check the folder exists and is writable", path));
+        throw Error(
+            fmt::format("cannot write '{}'; check the folder exists and is writable", path));
 }
 
 void run_replay(const ReplayCommandOptions& o) {
@@ -134,8 +140,12 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("-m,--model", o->model,
                     "zoo model name (see `iostune models`) or a model file (.json)")
         ->required();
-    cmd->add_option("-b,--batch", o->batch, "batch size")->check(CLI::PositiveNumber)->capture_default_str();
-    cmd->add_option("--iters", o->iterations, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("-b,--batch", o->batch, "batch size")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--iters", o->iterations, "timed iterations")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     cmd->add_option("--db", o->db, "schedule database (must exist)")->capture_default_str();
     cmd->add_flag("--validate", o->validate,
                   "check the output against the sequential schedule's before timing");

@@ -109,10 +109,10 @@ std::vector<std::string> row_cells(const db::ReportRow& row) {
             estimate ? "estimate (simulated)" : "measured"};
 }
 
-const std::vector<std::string> kHeaders = {"id",        "model",    "device",  "batch",
-                                           "precision", "strategy", "latency ms",
-                                           "sequential ms", "speedup", "predicted ms",
-                                           "pred. error", "search s", "kind"};
+const std::vector<std::string> kHeaders = {
+    "id",          "model",      "device",        "batch",   "precision",
+    "strategy",    "latency ms", "sequential ms", "speedup", "predicted ms",
+    "pred. error", "search s",   "kind"};
 
 std::string csv_field(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -158,8 +158,9 @@ void print_rows(const std::vector<db::ReportRow>& rows, const std::string& forma
     fmt::print("{}\n", line(rule));
     for (const auto& row : cells) fmt::print("{}\n", line(row));
     if (!md && std::any_of(rows.begin(), rows.end(), is_estimate))
-        fmt::print("(est): simulated cost model, an estimate; measure on the GPU with `iostune "
-                   "search --cost measured`\n");
+        fmt::print(
+            "(est): simulated cost model, an estimate; measure on the GPU with `iostune "
+            "search --cost measured`\n");
 }
 
 void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
@@ -188,16 +189,19 @@ void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
 void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
     const std::optional<db::ScheduleRecord> record = store.schedule(o.schedule_id);
     if (!record)
-        throw Error(fmt::format("'{}' has no schedule #{}; `iostune report --db {}` lists the best "
-                                "ones with their ids",
-                                o.db, o.schedule_id, o.db));
+        throw Error(
+            fmt::format("'{}' has no schedule #{}; `iostune report --db {}` lists the best "
+                        "ones with their ids",
+                        o.db, o.schedule_id, o.db));
     const std::optional<db::ModelRecord> model = store.model(record->model_id);
     const std::optional<db::DeviceRecord> device = store.device(record->device_id);
     if (!model || !device)
-        throw Error(fmt::format("'{}' is inconsistent: schedule #{} names a missing model or "
-                                "device row; run `PRAGMA integrity_check` on it",
-                                o.db, o.schedule_id));
-    const Graph graph = graph_from_json(model->graph, fmt::format("{} (model {})", o.db, model->id));
+        throw Error(
+            fmt::format("'{}' is inconsistent: schedule #{} names a missing model or "
+                        "device row; run `PRAGMA integrity_check` on it",
+                        o.db, o.schedule_id));
+    const Graph graph =
+        graph_from_json(model->graph, fmt::format("{} (model {})", o.db, model->id));
     const Schedule schedule = schedule_from_json(record->schedule);
     if (!o.dot_path.empty()) {
         std::ofstream out(o.dot_path);
@@ -241,8 +245,8 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
             for (const auto& group : stage.groups) {
                 std::vector<std::string> names;
                 for (int id : group) names.push_back(graph.op(id).name);
-                groups += fmt::format("{}[{}]", groups.empty() ? "" : " | ",
-                                      fmt::join(names, ", "));
+                groups +=
+                    fmt::format("{}[{}]", groups.empty() ? "" : " | ", fmt::join(names, ", "));
             }
             fmt::print("  block {:>3}  stage {:>4}  {:<10}  {}\n", b, index++,
                        to_string(stage.strategy), groups);

@@ -82,30 +82,33 @@ void print_summary_table(const TuningSummary& t) {
                t.stages_costed, t.cache_hits);
     fmt::print("schedule   {} stages for {} ops\n", t.stages, t.sequential_stages);
     if (t.simulated) {
-        fmt::print("latency    {:.4f} ms predicted vs {:.4f} ms sequential, estimated speedup "
-                   "{:.2f}x (simulated)\n",
-                   t.predicted_ms, t.sequential_predicted_ms,
-                   t.sequential_predicted_ms / t.predicted_ms);
+        fmt::print(
+            "latency    {:.4f} ms predicted vs {:.4f} ms sequential, estimated speedup "
+            "{:.2f}x (simulated)\n",
+            t.predicted_ms, t.sequential_predicted_ms, t.sequential_predicted_ms / t.predicted_ms);
     } else {
-        fmt::print("latency    {} measured end to end vs {} sequential (speedup {:.2f}x); "
-                   "predicted {:.4f} ms ({:+.1f}% vs measured)\n",
-                   ms(t.measured_ms), ms(t.sequential_ms), *t.sequential_ms / *t.measured_ms,
-                   t.predicted_ms, 100.0 * (t.predicted_ms / *t.measured_ms - 1.0));
-        fmt::print("check      output equals the sequential schedule's (max |diff| {:.3g}, "
-                   "tolerance {:.3g})\n",
-                   *t.max_abs_diff, *t.tolerance);
+        fmt::print(
+            "latency    {} measured end to end vs {} sequential (speedup {:.2f}x); "
+            "predicted {:.4f} ms ({:+.1f}% vs measured)\n",
+            ms(t.measured_ms), ms(t.sequential_ms), *t.sequential_ms / *t.measured_ms,
+            t.predicted_ms, 100.0 * (t.predicted_ms / *t.measured_ms - 1.0));
+        fmt::print(
+            "check      output equals the sequential schedule's (max |diff| {:.3g}, "
+            "tolerance {:.3g})\n",
+            *t.max_abs_diff, *t.tolerance);
         if (t.measured_cv && *t.measured_cv > 0.05)
             fmt::print("warning    the end-to-end timing is noisy (CV {:.1f}%); is the GPU idle?\n",
                        100.0 * *t.measured_cv);
     }
     if (t.sequential_kept)
-        fmt::print("stored     schedule #{}; it measured SLOWER than sequential on this device, so "
-                   "the sequential schedule is stored as the best (#{}) and replay will use it\n",
-                   t.schedule_id, t.best_schedule_id);
+        fmt::print(
+            "stored     schedule #{}; it measured SLOWER than sequential on this device, so "
+            "the sequential schedule is stored as the best (#{}) and replay will use it\n",
+            t.schedule_id, t.best_schedule_id);
     else
-        fmt::print("stored     schedule #{} in {}{}\n", t.schedule_id, t.db_path,
-                   t.simulated ? " (estimate: `iostune replay` needs a schedule measured on a GPU)"
-                               : "");
+        fmt::print(
+            "stored     schedule #{} in {}{}\n", t.schedule_id, t.db_path,
+            t.simulated ? " (estimate: `iostune replay` needs a schedule measured on a GPU)" : "");
     fmt::print("total      {:.2f} s\n\n{}", t.total_seconds, format_stats_table(t.search_stats));
 }
 
@@ -134,9 +137,10 @@ void run_search(const SearchCommandOptions& o) {
         std::ofstream out(o.schedule_out);
         out << schedule_to_json(summary.schedule).dump(2) << "\n";
         if (!out)
-            throw Error(fmt::format("cannot write the schedule to '{}'; check the directory exists "
-                                    "and is writable (the schedule is stored as #{} in {})",
-                                    o.schedule_out, summary.schedule_id, o.db));
+            throw Error(
+                fmt::format("cannot write the schedule to '{}'; check the directory exists "
+                            "and is writable (the schedule is stored as #{} in {})",
+                            o.schedule_out, summary.schedule_id, o.db));
     }
     if (o.format == "json") {
         fmt::print("{}\n", summary_json(summary).dump(2));
@@ -152,7 +156,9 @@ void add_search_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "search", "Tune a model: IOS search, validate, measure and store the schedule");
     add_model_option(cmd, o->model);
-    cmd->add_option("-b,--batch", o->batch, "batch size")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("-b,--batch", o->batch, "batch size")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     cmd->add_option("--strategy", o->strategy, "stage family: ios-both, ios-parallel or ios-merge")
         ->check(CLI::IsMember({"ios-both", "ios-parallel", "ios-merge"}))
         ->capture_default_str();
@@ -162,10 +168,12 @@ void add_search_command(CLI::App& app) {
     auto* s = cmd->add_option("--s", o->s, "pruning: at most s groups per stage")
                   ->check(CLI::PositiveNumber)
                   ->capture_default_str();
-    cmd->add_flag("--no-prune", o->no_prune, "search every schedule (no r/s limits)")->excludes(r, s);
-    cmd->add_flag("--reference-endings", o->reference_endings,
-                  "only the published IOS implementation's endings (one op plus its descendants per "
-                  "group), for comparison");
+    cmd->add_flag("--no-prune", o->no_prune, "search every schedule (no r/s limits)")
+        ->excludes(r, s);
+    cmd->add_flag(
+        "--reference-endings", o->reference_endings,
+        "only the published IOS implementation's endings (one op plus its descendants per "
+        "group), for comparison");
     cmd->add_option("--cost", o->cost,
                     "cost model: measured (this GPU), sim (analytic estimates) or auto (measured "
                     "if there is a GPU, otherwise sim with a notice)")
@@ -181,7 +189,8 @@ void add_search_command(CLI::App& app) {
     cmd->add_option("--format", o->format, "output: table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();
-    cmd->add_option("--schedule-out", o->schedule_out, "also write the schedule as JSON to this file");
+    cmd->add_option("--schedule-out", o->schedule_out,
+                    "also write the schedule as JSON to this file");
     cmd->callback([o] { run_search(*o); });
 }
 

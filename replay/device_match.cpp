@@ -45,8 +45,8 @@ std::string device_mismatch(const db::DeviceRecord& stored, const db::DeviceReco
         differences.push_back(fmt::format("compute capability {}.{} vs {}.{}", stored.cc_major,
                                           stored.cc_minor, here.cc_major, here.cc_minor));
     if (major_part(stored.cudnn_version) != major_part(here.cudnn_version))
-        differences.push_back(fmt::format("cuDNN major version {} vs {}", stored.cudnn_version,
-                                          here.cudnn_version));
+        differences.push_back(
+            fmt::format("cuDNN major version {} vs {}", stored.cudnn_version, here.cudnn_version));
     return fmt::format("{}", fmt::join(differences, ", "));
 }
 

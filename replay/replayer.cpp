@@ -13,17 +13,12 @@
 #include "src/engine/engine.h"
 #include "src/engine/timing.h"
 #include "src/error.h"
+#include "src/math_mode.h"
 #include "src/model_json.h"
 
 namespace iostune {
 
 namespace {
-
-MathMode replay_math(const std::string& precision) {
-    if (precision == "tf32") return MathMode::Tf32;
-    if (precision == "fp32") return MathMode::Fp32;
-    throw Error(fmt::format("unknown precision '{}'; use tf32 or fp32", precision));
-}
 
 std::array<int, 4> dims(const Shape& s) { return {s.n, s.c, s.h, s.w}; }
 
@@ -36,9 +31,9 @@ Schedule schedule_to_run(const Graph& graph, ScheduleChoice& choice, bool fallba
         validate(graph, schedule);
         return schedule;
     } catch (const Error& e) {
-        const std::string reason = fmt::format(
-            "stored schedule #{} does not fit model '{}' ({}); re-run `iostune search`",
-            choice.schedule->id, graph.name(), e.what());
+        const std::string reason =
+            fmt::format("stored schedule #{} does not fit model '{}' ({}); re-run `iostune search`",
+                        choice.schedule->id, graph.name(), e.what());
         if (!fallback_sequential) throw Error(reason);
         choice.schedule.reset();
         choice.fallback_reason = reason;
@@ -59,9 +54,10 @@ struct Replayer::Impl {
 };
 
 Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
-    const MathMode math = replay_math(options.precision);
+    const MathMode math = math_mode_from_string(options.precision);
     // Store first, then model, then key: each failure is reported before the GPU is touched.
-    const db::ScheduleStore store = db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
+    const db::ScheduleStore store =
+        db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
     Graph graph = load_model_spec(model, options.batch);
     const ScheduleQuery query{graph.name(), fingerprint(graph), options.batch, options.precision};
 
@@ -69,9 +65,10 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
     auto this_device = [&] {
         if (!device_info) {
             if (const std::string why = gpu_unavailable_reason(); !why.empty())
-                throw Error(fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has "
-                                        "none usable ({}); run it on the GPU machine",
-                                        model, why));
+                throw Error(
+                    fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has "
+                                "none usable ({}); run it on the GPU machine",
+                                model, why));
             device_info = query_device_info(options.device);
         }
         return to_device_record(*device_info);
@@ -126,22 +123,22 @@ const float* Replayer::output_buffer() const { return impl_->engine.output_devic
 void Replayer::run(const float* input, float* output, cudaStream_t stream) {
     impl_->engine.set_input_device(input, stream);
     impl_->exec.launch(stream);
-    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(output, impl_->engine.output_device(),
-                                       impl_->output_elements * sizeof(float),
-                                       cudaMemcpyDeviceToDevice, stream),
-                       "copying the replay output to the caller's buffer");
+    IOSTUNE_CUDA_CHECK(
+        cudaMemcpyAsync(output, impl_->engine.output_device(),
+                        impl_->output_elements * sizeof(float), cudaMemcpyDeviceToDevice, stream),
+        "copying the replay output to the caller's buffer");
 }
 
 void Replayer::run_host(const float* input, float* output, cudaStream_t stream) {
-    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(impl_->engine.input_device(), input,
-                                       impl_->input_elements * sizeof(float),
-                                       cudaMemcpyHostToDevice, stream),
-                       "copying the replay input from host memory");
+    IOSTUNE_CUDA_CHECK(
+        cudaMemcpyAsync(impl_->engine.input_device(), input, impl_->input_elements * sizeof(float),
+                        cudaMemcpyHostToDevice, stream),
+        "copying the replay input from host memory");
     impl_->exec.launch(stream);
-    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(output, impl_->engine.output_device(),
-                                       impl_->output_elements * sizeof(float),
-                                       cudaMemcpyDeviceToHost, stream),
-                       "copying the replay output to host memory");
+    IOSTUNE_CUDA_CHECK(
+        cudaMemcpyAsync(output, impl_->engine.output_device(),
+                        impl_->output_elements * sizeof(float), cudaMemcpyDeviceToHost, stream),
+        "copying the replay output to host memory");
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "waiting for the replay to finish");
 }
 

@@ -24,12 +24,14 @@ std::string quoted(const std::string& text) {
 
 }  // namespace
 
-std::string schedule_to_dot(const Graph& graph, const Schedule& schedule, const std::string& title) {
-    std::string dot = fmt::format("digraph schedule {{\n  label=\"{}\";\n  labelloc=t;\n  "
-                                  "rankdir=TB;\n  node [shape=box, style=filled, fontsize=10];\n"
-                                  "  input [label=\"input {}x{}x{}x{}\", fillcolor=white];\n",
-                                  quoted(title), graph.input_shape().n, graph.input_shape().c,
-                                  graph.input_shape().h, graph.input_shape().w);
+std::string schedule_to_dot(const Graph& graph, const Schedule& schedule,
+                            const std::string& title) {
+    std::string dot = fmt::format(
+        "digraph schedule {{\n  label=\"{}\";\n  labelloc=t;\n  "
+        "rankdir=TB;\n  node [shape=box, style=filled, fontsize=10];\n"
+        "  input [label=\"input {}x{}x{}x{}\", fillcolor=white];\n",
+        quoted(title), graph.input_shape().n, graph.input_shape().c, graph.input_shape().h,
+        graph.input_shape().w);
     int stage_index = 0;
     for (size_t b = 0; b < schedule.blocks.size(); ++b) {
         for (const Stage& stage : schedule.blocks[b]) {

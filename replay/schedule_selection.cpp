@@ -14,8 +14,9 @@ namespace {
 
 ScheduleChoice refuse(const std::string& reason, bool fallback_sequential) {
     if (!fallback_sequential)
-        throw Error(reason + "\nOr pass --fallback-sequential (ReplayOptions::fallback_sequential) "
-                             "to run the sequential schedule instead.");
+        throw Error(reason +
+                    "\nOr pass --fallback-sequential (ReplayOptions::fallback_sequential) "
+                    "to run the sequential schedule instead.");
     ScheduleChoice choice;
     choice.fallback_reason = reason;
     return choice;
@@ -28,21 +29,24 @@ std::string missing_key_reason(const db::ScheduleStore& store, const ScheduleQue
     for (const db::ScheduleKey& key : keys) {
         if (key.fingerprint == q.fingerprint && key.batch == q.batch &&
             key.precision == q.precision && key.measured == 0) {
-            hint = "Its schedules there were searched with the simulated cost model (estimates); "
-                   "only schedules measured on a GPU can be replayed. ";
+            hint =
+                "Its schedules there were searched with the simulated cost model (estimates); "
+                "only schedules measured on a GPU can be replayed. ";
             break;
         }
         if (key.model_name == q.model_name && key.fingerprint != q.fingerprint) {
-            hint = fmt::format("The stored schedules of '{}' were searched for graph fingerprint {}, "
-                               "this graph's is {}: the model changed since it was tuned. ",
-                               q.model_name, key.fingerprint, q.fingerprint);
+            hint = fmt::format(
+                "The stored schedules of '{}' were searched for graph fingerprint {}, "
+                "this graph's is {}: the model changed since it was tuned. ",
+                q.model_name, key.fingerprint, q.fingerprint);
         }
     }
-    return fmt::format("No measured schedule in '{}' for model '{}' (fingerprint {}) at batch {}, "
-                       "precision {}. {}The database has:\n{}\nRun `iostune search --model {} "
-                       "--batch {}` on this GPU first.",
-                       store.path(), q.model_name, q.fingerprint, q.batch, q.precision, hint,
-                       db::describe_keys(keys), q.model_name, q.batch);
+    return fmt::format(
+        "No measured schedule in '{}' for model '{}' (fingerprint {}) at batch {}, "
+        "precision {}. {}The database has:\n{}\nRun `iostune search --model {} "
+        "--batch {}` on this GPU first.",
+        store.path(), q.model_name, q.fingerprint, q.batch, q.precision, hint,
+        db::describe_keys(keys), q.model_name, q.batch);
 }
 
 }  // namespace
@@ -78,15 +82,15 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
         }
     }
     if (best.schedule) return best;
-    return refuse(fmt::format("The schedules in '{}' for model '{}' (fingerprint {}) at batch {}, "
-                              "precision {} were tuned on another device setup, so their timing "
-                              "does not hold on this one ({}):\n{}\nRun `iostune search --model {} "
-                              "--batch {}` on this GPU.",
-                              store.path(), query.model_name, query.fingerprint, query.batch,
-                              query.precision, describe_device(here),
-                              fmt::format("{}", fmt::join(refused, "\n")), query.model_name,
-                              query.batch),
-                  fallback_sequential);
+    return refuse(
+        fmt::format("The schedules in '{}' for model '{}' (fingerprint {}) at batch {}, "
+                    "precision {} were tuned on another device setup, so their timing "
+                    "does not hold on this one ({}):\n{}\nRun `iostune search --model {} "
+                    "--batch {}` on this GPU.",
+                    store.path(), query.model_name, query.fingerprint, query.batch, query.precision,
+                    describe_device(here), fmt::format("{}", fmt::join(refused, "\n")),
+                    query.model_name, query.batch),
+        fallback_sequential);
 }
 
 }  // namespace iostune

@@ -6,18 +6,20 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "db/schedule_store.h"
 #include "profiler/measured_cost_model.h"
 #include "replay/device_match.h"
 #include "replay/gpu_check.h"
-#include "replay/sim_cost_factory.h"
 #include "replay/sqlite_stage_cache.h"
 #include "search/cached_cost_model.h"
 #include "search/search_stats.h"
+#include "search/sim_cost_model.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
+#include "src/math_mode.h"
 #include "src/model_json.h"
 #include "src/weights.h"
 
@@ -29,12 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point begin) {
     return std::chrono::duration<double>(Clock::now() - begin).count();
-}
-
-MathMode engine_math(const std::string& precision) {
-    if (precision == "tf32") return MathMode::Tf32;
-    if (precision == "fp32") return MathMode::Fp32;
-    throw Error(fmt::format("unknown precision '{}'; use tf32 or fp32", precision));
 }
 
 // Largest |a - b| over two outputs of the same shape.
@@ -54,8 +50,12 @@ double max_magnitude(const HostTensor& t) {
 }
 
 nlohmann::json timing_json(const LatencyStats& s) {
-    return {{"median_ms", s.median_ms}, {"p90_ms", s.p90_ms},   {"min_ms", s.min_ms},
-            {"max_ms", s.max_ms},       {"cv", s.cv()},         {"repeats", s.samples_ms.size()},
+    return {{"median_ms", s.median_ms},
+            {"p90_ms", s.p90_ms},
+            {"min_ms", s.min_ms},
+            {"max_ms", s.max_ms},
+            {"cv", s.cv()},
+            {"repeats", s.samples_ms.size()},
             {"enqueue_median_ms", s.enqueue_median_ms}};
 }
 
@@ -70,7 +70,7 @@ struct EndToEnd {
 EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
                             const TuningOptions& options) {
     EngineOptions engine_options;
-    engine_options.math = engine_math(options.precision);
+    engine_options.math = math_mode_from_string(options.precision);
     engine_options.device = options.device;
     Engine engine(graph, engine_options);
     engine.set_input(random_input(graph.input_shape(), 7));
@@ -123,20 +123,23 @@ CostChoice cost_choice_from_string(const std::string& name) {
 TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                              const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
-    engine_math(options.precision);  // reject a bad precision before anything is written
+    math_mode_from_string(options.precision);  // reject a bad precision before anything is written
 
+    // Shown once the store is open, so a refused store is the only message the user sees.
+    std::vector<std::string> notices;
     bool simulate = options.cost == CostChoice::Sim;
     if (!simulate) {
         const std::string why = gpu_unavailable_reason();
         if (!why.empty() && options.cost == CostChoice::Measured)
-            throw Error(fmt::format("--cost measured needs an NVIDIA GPU, and this machine has none "
-                                    "usable ({}); run on the GPU machine or use --cost sim",
-                                    why));
+            throw Error(
+                fmt::format("--cost measured needs an NVIDIA GPU, and this machine has none "
+                            "usable ({}); run on the GPU machine or use --cost sim",
+                            why));
         if (!why.empty()) {
-            notice(fmt::format("notice: no usable GPU ({}): searching with the simulated cost "
-                               "model sim:{}. Every latency below is an ESTIMATE; nothing is "
-                               "measured end to end.",
-                               why, options.sim_device));
+            notices.push_back(fmt::format(
+                "notice: no usable GPU ({}): searching with the simulated cost model sim:{}. "
+                "Every latency below is an ESTIMATE; nothing is measured end to end.",
+                why, options.sim_device));
             simulate = true;
         }
     }
@@ -146,17 +149,19 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     std::string device_label;
     std::string device_summary;
     if (simulate) {
-        inner = make_sim_cost_model(options.sim_device, options.precision);
+        inner = std::make_unique<SimCostModel>(device_profile(options.sim_device),
+                                               math_mode_from_string(options.precision));
         device = sim_device_record(options.sim_device);
         device_label = device.name;
         device_summary = describe_device(device);
         if (options.cost == CostChoice::Sim)
-            notice(fmt::format("notice: cost model {} (simulated): every latency is an ESTIMATE, "
-                               "not a measurement",
-                               inner->name()));
+            notices.push_back(fmt::format(
+                "notice: cost model {} (simulated): every latency is an ESTIMATE, not a "
+                "measurement",
+                inner->name()));
     } else {
         EngineOptions engine_options;
-        engine_options.math = engine_math(options.precision);
+        engine_options.math = math_mode_from_string(options.precision);
         engine_options.device = options.device;
         inner = std::make_unique<MeasuredCostModel>(engine_options);
         const DeviceInfo info = query_device_info(options.device);
@@ -166,7 +171,9 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     }
 
     // Opened only now: bad options and an unknown model never create or touch the file.
-    db::ScheduleStore store = db::ScheduleStore::open(options.db_path, db::OpenMode::CreateIfMissing);
+    db::ScheduleStore store =
+        db::ScheduleStore::open(options.db_path, db::OpenMode::CreateIfMissing);
+    for (const std::string& line : notices) notice(line);
     const std::int64_t device_id = store.upsert_device(device);
     const std::string graph_fingerprint = fingerprint(graph);
     const std::int64_t model_id =

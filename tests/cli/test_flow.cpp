@@ -2,11 +2,11 @@
 // -> store -> report (every format, one schedule's stages and diagram), the stage cache reused by
 // a second search, and the bad-input paths of search/replay/report: one clear message, a
 // non-zero exit, and the database file byte-for-byte unchanged (or never created).
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -68,7 +68,8 @@ void check_refused(const Run& run, const std::string& what) {
 
 // A database with one simulated squeezenet1_1 schedule; returns the search's JSON summary.
 nlohmann::json sim_search(const std::string& db, const std::string& model = "squeezenet1_1") {
-    const Run run = iostune("search --model " + model + " --batch 1 --cost sim --format json --db " + db);
+    const Run run =
+        iostune("search --model " + model + " --batch 1 --cost sim --format json --db " + db);
     INFO("stderr: " << run.err);
     REQUIRE(run.status == 0);
     return nlohmann::json::parse(run.out);
@@ -78,7 +79,8 @@ nlohmann::json sim_search(const std::string& db, const std::string& model = "squ
 
 TEST_CASE("search --cost sim stores a labelled estimate that report shows", "[cli]") {
     const std::string db = fresh_path("flow.db");
-    const Run search = iostune("search --model squeezenet1_1 --batch 1 --cost sim --format json --db " + db);
+    const Run search =
+        iostune("search --model squeezenet1_1 --batch 1 --cost sim --format json --db " + db);
     REQUIRE(search.status == 0);
     CHECK_THAT(search.err, Catch::Contains("ESTIMATE"));
     const nlohmann::json summary = nlohmann::json::parse(search.out);
@@ -188,7 +190,8 @@ TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]
     }
     SECTION("unknown model") {
         const std::string fresh = fresh_path("unknown_model.db");
-        check_refused(iostune("search --model no_such_net --cost sim --db " + fresh), "no_such_net");
+        check_refused(iostune("search --model no_such_net --cost sim --db " + fresh),
+                      "no_such_net");
         CHECK_FALSE(fs::exists(fresh));
         const std::string db = fresh_path("unknown_model_replay.db");
         sim_search(db);

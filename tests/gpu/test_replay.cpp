@@ -2,11 +2,11 @@
 // schedule; the Replayer loads it, runs it as one CUDA Graph with the sequential schedule's
 // result and the latency the search measured; schedules of another GPU, cuDNN or graph are
 // refused (or replaced by the sequential schedule when asked).
-#include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -77,8 +77,8 @@ TEST_CASE("search then replay: sequential's output, the search's latency", "[gpu
     REQUIRE(summary.measured_ms);
     REQUIRE(*summary.max_abs_diff <= *summary.tolerance);
     // Replay gets the faster of the searched and the sequential schedule, never a loser.
-    CHECK(summary.best_schedule_id == (summary.sequential_kept ? summary.schedule_id + 1
-                                                               : summary.schedule_id));
+    CHECK(summary.best_schedule_id ==
+          (summary.sequential_kept ? summary.schedule_id + 1 : summary.schedule_id));
 
     ReplayOptions options;
     options.db_path = db;
@@ -94,7 +94,8 @@ TEST_CASE("search then replay: sequential's output, the search's latency", "[gpu
     REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
     replayer.run_host(input.data.data(), host_out.data(), stream);
     const HostTensor reference = sequential_output(model, input);
-    CHECK(max_abs_diff(host_out, reference.data) <= 2e-2 * std::max(1.0, max_magnitude(reference.data)));
+    CHECK(max_abs_diff(host_out, reference.data) <=
+          2e-2 * std::max(1.0, max_magnitude(reference.data)));
 
     // Device buffers on the caller's stream give the same result as host data.
     float* d_in = nullptr;

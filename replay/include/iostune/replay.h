@@ -51,11 +51,11 @@ struct ReplayInfo {
     std::int64_t schedule_id = 0;  // row in the store; 0 when running the sequential fallback
     std::string strategy;          // e.g. "ios-both"; "sequential" for the fallback
     bool sequential_fallback = false;
-    std::string fallback_reason;   // why the stored schedule was not used (fallback only)
+    std::string fallback_reason;  // why the stored schedule was not used (fallback only)
     std::optional<double> stored_measured_ms;    // what the search measured for this schedule
     std::optional<double> stored_sequential_ms;  // and for the sequential one, same run
     int stages = 0;
-    std::size_t graph_nodes = 0;  // nodes of the captured CUDA Graph
+    std::size_t graph_nodes = 0;        // nodes of the captured CUDA Graph
     std::array<int, 4> input_shape{};   // N, C, H, W
     std::array<int, 4> output_shape{};  // N, C, H, W
 };
