@@ -45,7 +45,9 @@ void add_import_command(CLI::App& app) {
     auto o = std::make_shared<ImportOptions>();
     CLI::App* cmd = app.add_subcommand(
         "import", "Import an ONNX model (as torchvision exports it) into the iostune JSON format");
-    cmd->add_option("onnx", o->onnx, "ONNX model file (.onnx)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("onnx", o->onnx, "ONNX model file (.onnx)")
+        ->required()
+        ->check(CLI::ExistingFile);
     cmd->add_option("-o,--output", o->output, "model file to write (.json)")->required();
     cmd->add_option("-w,--weights", o->weights,
                     "raw float32 weights file to write (default: the output path with .bin)");

@@ -55,10 +55,11 @@ HostTensor read_input(const std::string& path, const Graph& graph) {
     const uint64_t have = std::filesystem::file_size(path, ec);
     if (ec) throw Error(fmt::format("cannot read input file '{}': {}", path, ec.message()));
     if (have != want)
-        throw Error(fmt::format("input file '{}' holds {} bytes, but model '{}' at batch {} takes a "
-                                "{} float32 NCHW tensor ({} bytes); check --batch and the image "
-                                "size",
-                                path, have, graph.name(), shape.n, shape_text(shape), want));
+        throw Error(
+            fmt::format("input file '{}' holds {} bytes, but model '{}' at batch {} takes a "
+                        "{} float32 NCHW tensor ({} bytes); check --batch and the image "
+                        "size",
+                        path, have, graph.name(), shape.n, shape_text(shape), want));
     HostTensor input(shape);
     std::ifstream file(path, std::ios::binary);
     file.read(reinterpret_cast<char*>(input.data.data()), std::streamsize(want));
@@ -130,8 +131,9 @@ std::vector<float> run_gpu_best(const RunOptions& o, const Graph& graph, const H
 void run_inference(const RunOptions& o) {
     const bool gpu = o.backend == "gpu";
     if (!gpu && o.schedule != "sequential")
-        throw Error("the CPU backend runs the reference op by op; --schedule best needs "
-                    "--backend gpu");
+        throw Error(
+            "the CPU backend runs the reference op by op; --schedule best needs "
+            "--backend gpu");
     if (gpu) require_gpu("`iostune run --backend gpu`");
     Graph graph = load_model_source(o.model, o.batch);
     if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, kWeightSeed);
@@ -143,7 +145,8 @@ void run_inference(const RunOptions& o) {
     if (!gpu)
         output = reference_run(graph, input).data;
     else if (o.schedule == "sequential")
-        output = run_gpu_sequential(graph, input, o.precision == "tf32" ? MathMode::Tf32 : MathMode::Fp32);
+        output = run_gpu_sequential(graph, input,
+                                    o.precision == "tf32" ? MathMode::Tf32 : MathMode::Fp32);
     else
         output = run_gpu_best(o, graph, input);
     write_output(o.output, output);
@@ -175,7 +178,8 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--precision", o->precision,
                     "GPU math: fp32 (strict) or tf32 (PyTorch's default for convolutions)")
         ->check(CLI::IsMember({"fp32", "tf32"}));
-    cmd->add_option("-s,--seed", o->seed, fmt::format("seed of the random input (default {})", kInputSeed))
+    cmd->add_option("-s,--seed", o->seed,
+                    fmt::format("seed of the random input (default {})", kInputSeed))
         ->excludes(input);
     cmd->callback([o] { run_inference(*o); });
 }

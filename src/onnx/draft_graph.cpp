@@ -44,7 +44,8 @@ const Shape& DraftGraph::shape(int id) const {
 }
 
 int DraftGraph::resolve(int id) const {
-    while (id != kGraphInput && ops_[size_t(id)].replaced_by >= 0) id = ops_[size_t(id)].replaced_by;
+    while (id != kGraphInput && ops_[size_t(id)].replaced_by >= 0)
+        id = ops_[size_t(id)].replaced_by;
     return id;
 }
 

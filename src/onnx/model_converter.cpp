@@ -44,7 +44,8 @@ struct Axis {
     int64_t in = 0, kernel = 1, stride = 1, dilation = 1, begin = 0, end = 0;
 };
 
-int64_t window_count(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_sum) {
+int64_t window_count(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                     int64_t pad_sum) {
     return (in + pad_sum - dilation * (kernel - 1) - 1) / stride + 1;
 }
 
@@ -71,9 +72,10 @@ public:
                                     source_, output));
         const Value& out = it->second;
         if (out.form != Value::Form::Tensor && out.form != Value::Form::Flat)
-            throw Error(fmt::format("{}: the graph output '{}' is a constant or a padded tensor; "
-                                    "iostune needs it to be computed from the input",
-                                    source_, output));
+            throw Error(
+                fmt::format("{}: the graph output '{}' is a constant or a padded tensor; "
+                            "iostune needs it to be computed from the input",
+                            source_, output));
         return draft_.finish(name, out.id);
     }
 
@@ -159,17 +161,18 @@ private:
                                          what, node.input(index)));
         return *v.constant;
     }
-    const std::vector<float>& float_input(const onnx::NodeProto& node, int index,
-                                          const char* what, size_t count) const {
+    const std::vector<float>& float_input(const onnx::NodeProto& node, int index, const char* what,
+                                          size_t count) const {
         const ConstTensor& t = constant_input(node, index, what);
         if (!t.is_float || t.floats.size() != count)
-            throw fail(node, fmt::format("the {} ('{}') should hold {} float values, it holds {}",
-                                         what, t.name, count,
-                                         t.is_float ? t.floats.size() : t.ints.size()));
+            throw fail(node,
+                       fmt::format("the {} ('{}') should hold {} float values, it holds {}", what,
+                                   t.name, count, t.is_float ? t.floats.size() : t.ints.size()));
         return t.floats;
     }
     // A 4-D activation; Padded is accepted only where the caller folds the padding itself.
-    const Value& activation(const onnx::NodeProto& node, int index, bool allow_padded = false) const {
+    const Value& activation(const onnx::NodeProto& node, int index,
+                            bool allow_padded = false) const {
         const Value& v = input(node, index);
         if (v.form == Value::Form::Tensor || (allow_padded && v.form == Value::Form::Padded))
             return v;
@@ -276,8 +279,9 @@ private:
         const Shape in = draft_.shape(x.id);
         const ConstTensor& w = constant_input(node, 1, "weight");
         if (w.dims.size() != 4 || !w.is_float)
-            throw fail(node, "only 2-D convolutions with float weights [M, C/group, kH, kW] are "
-                             "supported");
+            throw fail(node,
+                       "only 2-D convolutions with float weights [M, C/group, kH, kW] are "
+                       "supported");
         const int64_t group = attrs.get_int("group", 1);
         if (group <= 0 || w.dims[1] * group != in.c || w.dims[0] % group != 0)
             throw fail(node, fmt::format("weight shape [{}] and group {} do not fit an input with "
@@ -302,10 +306,11 @@ private:
         a.groups = int(group);
         a.bias = has_input(node, 2);
         std::vector<ParamTensor> params;
-        params.push_back({{int(w.dims[0]), int(w.dims[1]), int(w.dims[2]), int(w.dims[3])},
-                          w.floats});
+        params.push_back(
+            {{int(w.dims[0]), int(w.dims[1]), int(w.dims[2]), int(w.dims[3])}, w.floats});
         if (a.bias)
-            params.push_back({{a.out_channels}, float_input(node, 2, "bias", size_t(a.out_channels))});
+            params.push_back(
+                {{a.out_channels}, float_input(node, 2, "bias", size_t(a.out_channels))});
         define_op(node, draft_.add(OpKind::Conv, a, {x.id}, op_name(node), std::move(params)));
     }
 
@@ -360,9 +365,11 @@ private:
         bool count_include_pad = attrs.get_int("count_include_pad", 0) != 0;
         if (padded) {
             // Pad wrote real zeros, which the average counts: count_include_pad over the union.
-            if (ceil_mode || attrs.get_ints("pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0})
-                throw fail(node, "an AveragePool after a Pad node must have no pads of its own and "
-                                 "ceil_mode=0");
+            if (ceil_mode ||
+                attrs.get_ints("pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0})
+                throw fail(node,
+                           "an AveragePool after a Pad node must have no pads of its own and "
+                           "ceil_mode=0");
             count_include_pad = true;
         }
         const auto axes = window(node, attrs, draft_.shape(x.id), {kernel[0], kernel[1]}, x.pads);
@@ -461,15 +468,17 @@ private:
             (draft_.op(x.id).kind == OpKind::Linear || draft_.op(x.id).kind == OpKind::Conv) &&
             !draft_.op(x.id).batch_norm && uses(node.input(tensor_index)) == 1;
         if (!producer_ok)
-            throw fail(node, "adding a constant is supported only as the bias of the Conv, Gemm or "
-                             "MatMul right before it");
+            throw fail(node,
+                       "adding a constant is supported only as the bias of the Conv, Gemm or "
+                       "MatMul right before it");
         const int channels = draft_.shape(x.id).c;
         int64_t non_unit = 0;
         for (int64_t d : b.dims) non_unit += d != 1;
         const bool per_channel =
             b.is_float && b.elements() == channels && non_unit <= 1 &&
-            (x.form == Value::Form::Flat ? b.dims.size() <= 2 && (b.dims.empty() || b.dims.back() == channels)
-                                         : b.dims.size() >= 3 && b.dims[b.dims.size() - 3] == channels);
+            (x.form == Value::Form::Flat
+                 ? b.dims.size() <= 2 && (b.dims.empty() || b.dims.back() == channels)
+                 : b.dims.size() >= 3 && b.dims[b.dims.size() - 3] == channels);
         if (!per_channel)
             throw fail(node, fmt::format("the constant of shape [{}] is not one value per output "
                                          "channel ({}) of '{}'",
@@ -526,8 +535,9 @@ private:
             const ConstTensor& c = constant_input(node, 2, "bias C");
             if (!c.is_float || (c.elements() != out && c.elements() != 1) ||
                 (c.dims.size() == 2 && c.dims[0] != 1))
-                throw fail(node, fmt::format("bias C of shape [{}] is not one value per output ({})",
-                                             fmt::join(c.dims, ", "), out));
+                throw fail(node,
+                           fmt::format("bias C of shape [{}] is not one value per output ({})",
+                                       fmt::join(c.dims, ", "), out));
             bias.resize(size_t(out));
             for (size_t o = 0; o < size_t(out); ++o)
                 bias[o] = beta * c.floats[c.floats.size() == 1 ? 0 : o];
@@ -546,7 +556,8 @@ private:
         const int out = int(b.dims[1]);
         std::vector<float> weight(size_t(out) * size_t(k));
         for (int64_t o = 0; o < out; ++o)
-            for (int64_t i = 0; i < k; ++i) weight[size_t(o * k + i)] = b.floats[size_t(i * out + o)];
+            for (int64_t i = 0; i < k; ++i)
+                weight[size_t(o * k + i)] = b.floats[size_t(i * out + o)];
         linear(node, x, std::move(weight), out, {});
     }
 
@@ -555,8 +566,8 @@ private:
         const Value& x = input(node, 0);
         const int64_t axis = attrs.get_int("axis", 1);
         if (x.form != Value::Form::Flat) activation(node, 0);
-        const bool ok = x.form == Value::Form::Flat ? (axis == 1 || axis == -1)
-                                                    : (axis == 1 || axis == -3);
+        const bool ok =
+            x.form == Value::Form::Flat ? (axis == 1 || axis == -1) : (axis == 1 || axis == -3);
         if (!ok)
             throw fail(node, fmt::format("flattening at axis {} is not supported (only [N, rest], "
                                          "axis 1)",
@@ -571,9 +582,9 @@ private:
         const ConstTensor& target = constant_input(node, 1, "shape");
         if (target.is_float) throw fail(node, "the shape must be integers");
         const Shape s = draft_.shape(x.id);
-        const std::vector<int64_t> dims =
-            x.form == Value::Form::Flat ? std::vector<int64_t>{s.n, int64_t(s.c) * s.h * s.w}
-                                        : std::vector<int64_t>{s.n, s.c, s.h, s.w};
+        const std::vector<int64_t> dims = x.form == Value::Form::Flat
+                                              ? std::vector<int64_t>{s.n, int64_t(s.c) * s.h * s.w}
+                                              : std::vector<int64_t>{s.n, s.c, s.h, s.w};
         const bool allow_zero = attrs.get_int("allowzero", 0) != 0;
         std::vector<int64_t> shape = target.ints;
         // The first axis is the batch; a fixed number there is the export's batch, ours to bind.
@@ -582,11 +593,14 @@ private:
         int inferred = -1;
         for (size_t i = 0; i < shape.size(); ++i) {
             if (shape[i] == 0 && !allow_zero && i < dims.size()) shape[i] = dims[i];
-            if (shape[i] == -1 && inferred < 0) inferred = int(i);
-            else known *= shape[i];
+            if (shape[i] == -1 && inferred < 0)
+                inferred = int(i);
+            else
+                known *= shape[i];
         }
         const int64_t total = int64_t(s.n) * s.c * s.h * s.w;
-        if (inferred >= 0 && known > 0 && total % known == 0) shape[size_t(inferred)] = total / known;
+        if (inferred >= 0 && known > 0 && total % known == 0)
+            shape[size_t(inferred)] = total / known;
         const std::vector<int64_t> flat{s.n, int64_t(s.c) * s.h * s.w};
         const std::vector<int64_t> nchw{s.n, s.c, s.h, s.w};
         if (shape == flat) {
@@ -625,8 +639,8 @@ private:
         require_unused_outputs(node, 1);
         if (has_input(node, 2)) {
             const ConstTensor& training = constant_input(node, 2, "training_mode");
-            const bool on = training.is_float ? training.floats.at(0) != 0.0f
-                                              : training.ints.at(0) != 0;
+            const bool on =
+                training.is_float ? training.floats.at(0) != 0.0f : training.ints.at(0) != 0;
             if (on) throw fail(node, "training_mode is on; export the model in eval mode");
         }
         define(node, 0, input(node, 0));
@@ -674,17 +688,20 @@ std::pair<std::string, Shape> graph_input(const onnx::GraphProto& graph, const s
     for (const auto& in : graph.input())
         if (!initializers.count(in.name())) inputs.push_back(&in);
     if (inputs.size() != 1)
-        throw Error(fmt::format("{}: the graph has {} inputs besides its initializers; iostune "
-                                "imports models with exactly one input image",
-                                source, inputs.size()));
+        throw Error(
+            fmt::format("{}: the graph has {} inputs besides its initializers; iostune "
+                        "imports models with exactly one input image",
+                        source, inputs.size()));
     const onnx::ValueInfoProto& in = *inputs[0];
-    if (!in.type().has_tensor_type() || in.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+    if (!in.type().has_tensor_type() ||
+        in.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
         throw Error(fmt::format("{}: input '{}' must be a float32 tensor", source, in.name()));
     const auto& dims = in.type().tensor_type().shape().dim();
     if (dims.size() != 4)
-        throw Error(fmt::format("{}: input '{}' has rank {}; iostune needs an NCHW image tensor "
-                                "(rank 4)",
-                                source, in.name(), dims.size()));
+        throw Error(
+            fmt::format("{}: input '{}' has rank {}; iostune needs an NCHW image tensor "
+                        "(rank 4)",
+                        source, in.name(), dims.size()));
     static constexpr const char* kAxisNames[] = {"batch", "channel", "height", "width"};
     std::array<int, 4> size{};
     for (int axis = 0; axis < 4; ++axis) {

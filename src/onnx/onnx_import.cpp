@@ -21,9 +21,10 @@ constexpr int kMaxOpset = 17;
 int default_opset(const onnx::ModelProto& model, const std::string& source) {
     for (const auto& entry : model.opset_import())
         if (entry.domain().empty() || entry.domain() == "ai.onnx") return int(entry.version());
-    throw Error(fmt::format("{}: the model declares no opset for the default ONNX domain; it is "
-                            "not a complete ONNX model",
-                            source));
+    throw Error(
+        fmt::format("{}: the model declares no opset for the default ONNX domain; it is "
+                    "not a complete ONNX model",
+                    source));
 }
 
 }  // namespace
@@ -34,19 +35,22 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source,
     // A truncated message fails to parse; text or other formats fail or, by chance, parse into
     // a message without the fields every ONNX model has (checked below).
     if (!model.ParseFromString(bytes))
-        throw Error(fmt::format("{}: not a valid ONNX model (protobuf parsing failed: the file is "
-                                "truncated, corrupt or not ONNX)",
-                                source));
+        throw Error(
+            fmt::format("{}: not a valid ONNX model (protobuf parsing failed: the file is "
+                        "truncated, corrupt or not ONNX)",
+                        source));
     if (model.ir_version() <= 0 || model.opset_import_size() == 0 || !model.has_graph() ||
         model.graph().node_size() == 0)
-        throw Error(fmt::format("{}: not an ONNX model (no IR version, opset or graph nodes); the "
-                                "file may be truncated or in another format",
-                                source));
+        throw Error(
+            fmt::format("{}: not an ONNX model (no IR version, opset or graph nodes); the "
+                        "file may be truncated or in another format",
+                        source));
     const int opset = default_opset(model, source);
     if (opset < kMinOpset || opset > kMaxOpset)
-        throw Error(fmt::format("{}: opset {} is not supported; iostune imports opsets {} to {} "
-                                "(torch.onnx.export(..., opset_version={}))",
-                                source, opset, kMinOpset, kMaxOpset, kMaxOpset));
+        throw Error(
+            fmt::format("{}: opset {} is not supported; iostune imports opsets {} to {} "
+                        "(torch.onnx.export(..., opset_version={}))",
+                        source, opset, kMinOpset, kMaxOpset, kMaxOpset));
     if (options.batch <= 0)
         throw Error(fmt::format("{}: batch size must be positive, got {}", source, options.batch));
     return onnx_import::convert_model(model, opset, source, options);

@@ -27,11 +27,16 @@ std::vector<Out> convert(const In& in) {
 
 size_t element_size(int type) {
     switch (type) {
-        case onnx::TensorProto::FLOAT: return 4;
-        case onnx::TensorProto::DOUBLE: return 8;
-        case onnx::TensorProto::INT32: return 4;
-        case onnx::TensorProto::INT64: return 8;
-        default: return 0;
+        case onnx::TensorProto::FLOAT:
+            return 4;
+        case onnx::TensorProto::DOUBLE:
+            return 8;
+        case onnx::TensorProto::INT32:
+            return 4;
+        case onnx::TensorProto::INT64:
+            return 8;
+        default:
+            return 0;
     }
 }
 
@@ -47,20 +52,23 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
     ConstTensor t;
     t.name = proto.name();
     for (int64_t d : proto.dims()) {
-        if (d < 0) throw Error(fmt::format("{}: tensor '{}' has a negative dimension", where, t.name));
+        if (d < 0)
+            throw Error(fmt::format("{}: tensor '{}' has a negative dimension", where, t.name));
         t.dims.push_back(d);
     }
     if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-        throw Error(fmt::format("{}: tensor '{}' keeps its data in an external file, which iostune "
-                                "does not read; re-export the model with the weights embedded "
-                                "(onnx.save_model(..., save_as_external_data=False))",
-                                where, t.name));
+        throw Error(
+            fmt::format("{}: tensor '{}' keeps its data in an external file, which iostune "
+                        "does not read; re-export the model with the weights embedded "
+                        "(onnx.save_model(..., save_as_external_data=False))",
+                        where, t.name));
     const int type = proto.data_type();
     const size_t size = element_size(type);
     if (size == 0)
-        throw Error(fmt::format("{}: tensor '{}' has element type {} (TensorProto.DataType); "
-                                "iostune reads float, double, int32 and int64 constants",
-                                where, t.name, type));
+        throw Error(
+            fmt::format("{}: tensor '{}' has element type {} (TensorProto.DataType); "
+                        "iostune reads float, double, int32 and int64 constants",
+                        where, t.name, type));
     const int64_t count = t.elements();
     t.is_float = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE;
 
@@ -70,17 +78,33 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
             throw Error(fmt::format("{}: tensor '{}' holds {} bytes of data, its shape needs {}",
                                     where, t.name, raw.size(), size_t(count) * size));
         switch (type) {
-            case onnx::TensorProto::FLOAT: t.floats = from_raw<float>(raw, count); break;
-            case onnx::TensorProto::DOUBLE: t.floats = convert<float>(from_raw<double>(raw, count)); break;
-            case onnx::TensorProto::INT32: t.ints = convert<int64_t>(from_raw<int32_t>(raw, count)); break;
-            default: t.ints = from_raw<int64_t>(raw, count); break;
+            case onnx::TensorProto::FLOAT:
+                t.floats = from_raw<float>(raw, count);
+                break;
+            case onnx::TensorProto::DOUBLE:
+                t.floats = convert<float>(from_raw<double>(raw, count));
+                break;
+            case onnx::TensorProto::INT32:
+                t.ints = convert<int64_t>(from_raw<int32_t>(raw, count));
+                break;
+            default:
+                t.ints = from_raw<int64_t>(raw, count);
+                break;
         }
     } else {
         switch (type) {
-            case onnx::TensorProto::FLOAT: t.floats = convert<float>(proto.float_data()); break;
-            case onnx::TensorProto::DOUBLE: t.floats = convert<float>(proto.double_data()); break;
-            case onnx::TensorProto::INT32: t.ints = convert<int64_t>(proto.int32_data()); break;
-            default: t.ints = convert<int64_t>(proto.int64_data()); break;
+            case onnx::TensorProto::FLOAT:
+                t.floats = convert<float>(proto.float_data());
+                break;
+            case onnx::TensorProto::DOUBLE:
+                t.floats = convert<float>(proto.double_data());
+                break;
+            case onnx::TensorProto::INT32:
+                t.ints = convert<int64_t>(proto.int32_data());
+                break;
+            default:
+                t.ints = convert<int64_t>(proto.int64_data());
+                break;
         }
         const size_t got = t.is_float ? t.floats.size() : t.ints.size();
         if (got != size_t(count))

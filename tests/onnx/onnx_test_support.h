@@ -41,7 +41,8 @@ inline std::optional<nlohmann::json> manifest_entry(const nlohmann::json& manife
 
 inline std::vector<float> read_floats(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
     std::vector<float> values(bytes.size() / sizeof(float));
     std::copy(bytes.begin(), bytes.begin() + std::ptrdiff_t(values.size() * sizeof(float)),
               reinterpret_cast<char*>(values.data()));
@@ -76,8 +77,10 @@ public:
         auto* shape = tensor->mutable_shape();
         for (int64_t d : {batch, c, h, w}) {
             auto* dim = shape->add_dim();
-            if (d > 0) dim->set_dim_value(d);
-            else dim->set_dim_param("N");
+            if (d > 0)
+                dim->set_dim_value(d);
+            else
+                dim->set_dim_param("N");
         }
     }
 
@@ -92,7 +95,8 @@ public:
         return *n;
     }
 
-    void initializer(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+    void initializer(const std::string& name, std::vector<int64_t> dims,
+                     std::vector<float> values) {
         auto* t = model_.mutable_graph()->add_initializer();
         t->set_name(name);
         t->set_data_type(onnx::TensorProto::FLOAT);

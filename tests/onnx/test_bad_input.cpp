@@ -1,7 +1,6 @@
 // Inputs the importer must refuse with one clear error (naming the file, and for a node its
 // name, op type and opset), never a partial model.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <fstream>
 
@@ -45,15 +44,16 @@ TEST_CASE("a truncated file is refused", "[onnx][errors]") {
     const std::string bytes = conv_relu().bytes();
     for (size_t keep : {bytes.size() / 2, bytes.size() - 3, size_t(10)}) {
         const std::string path = write_temp("truncated.onnx", bytes.substr(0, keep));
-        CHECK_THROWS_WITH(import_onnx_file(path),
-                          Contains(path) && (Contains("truncated") || Contains("not an ONNX model")));
+        CHECK_THROWS_WITH(
+            import_onnx_file(path),
+            Contains(path) && (Contains("truncated") || Contains("not an ONNX model")));
     }
 }
 
 TEST_CASE("a file that is not ONNX is refused", "[onnx][errors]") {
-    for (const std::string& text : {std::string("{\"model\": \"inception_v3\"}\n"),
-                                   std::string("this is a text file, not a model\n"),
-                                   std::string()}) {
+    for (const std::string& text :
+         {std::string("{\"model\": \"inception_v3\"}\n"),
+          std::string("this is a text file, not a model\n"), std::string()}) {
         const std::string path = write_temp("not_onnx.onnx", text);
         CHECK_THROWS_WITH(import_onnx_file(path), Contains(path) && Contains("ONNX"));
     }
@@ -61,7 +61,8 @@ TEST_CASE("a file that is not ONNX is refused", "[onnx][errors]") {
                       Contains("cannot open") && Contains("/nonexistent/model.onnx"));
 }
 
-TEST_CASE("an unsupported operator names the node, its op type and the opset", "[onnx][errors]") {
+TEST_CASE("an unsupported operator error names the node and its op type and opset",
+          "[onnx][errors]") {
     ModelBuilder b = conv_relu(15);
     b.node("LeakyRelu", {"y"}, "z", "leaky7");
     CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m.onnx"),
@@ -73,7 +74,7 @@ TEST_CASE("an unsupported operator names the node, its op type and the opset", "
                       Contains("'myrelu'") && Contains("com.example"));
 }
 
-TEST_CASE("a dynamic channel or spatial dimension is refused; a symbolic batch is bound",
+TEST_CASE("a dynamic channel or spatial dimension is refused while a symbolic batch is bound",
           "[onnx][errors]") {
     CHECK_THROWS_WITH(import_onnx_bytes(conv_relu(13, 1, 0).bytes(), "m.onnx"),
                       Contains("dynamic width dimension") && Contains("'N'"));
@@ -91,7 +92,7 @@ TEST_CASE("opsets outside 11..17 are refused", "[onnx][errors]") {
     CHECK_THROWS_WITH(import_onnx_bytes(conv_relu(18).bytes(), "m"), Contains("opset 18"));
 }
 
-TEST_CASE("asymmetric pads: accepted when the windows are the same, refused otherwise",
+TEST_CASE("asymmetric pads are accepted when the windows are the same and refused otherwise",
           "[onnx][errors]") {
     auto model = [](int64_t width, std::vector<int64_t> pads) {
         ModelBuilder b(1, 1, 4, width);
@@ -107,13 +108,12 @@ TEST_CASE("asymmetric pads: accepted when the windows are the same, refused othe
     CHECK(ok.op(0).as<ConvAttrs>().pad_w == 0);
     CHECK(ok.output_shape().w == 2);
     // W = 4: the padded column adds a window.
-    CHECK_THROWS_WITH(import_onnx_bytes(model(4, {0, 0, 0, 1}), "m.onnx"),
-                      Contains("'conv_asym'") && Contains("asymmetric padding along W") &&
-                          Contains("opset 13"));
+    CHECK_THROWS_WITH(
+        import_onnx_bytes(model(4, {0, 0, 0, 1}), "m.onnx"),
+        Contains("'conv_asym'") && Contains("asymmetric padding along W") && Contains("opset 13"));
 }
 
-TEST_CASE("used MaxPool indices, training-mode batch norm, non-channel concat, dangling inputs "
-          "are refused",
+TEST_CASE("used MaxPool indices and non-channel concat and dangling inputs are refused",
           "[onnx][errors]") {
     {
         ModelBuilder b = conv_relu();
@@ -121,13 +121,15 @@ TEST_CASE("used MaxPool indices, training-mode batch norm, non-channel concat, d
         pool.add_output("indices");
         ModelBuilder::ints(pool, "kernel_shape", {2, 2});
         b.node("Add", {"p", "indices"}, "z");
-        CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m"), Contains("'pool'") && Contains("indices"));
+        CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m"),
+                          Contains("'pool'") && Contains("indices"));
     }
     {
         ModelBuilder b = conv_relu();
         auto& cat = b.node("Concat", {"y", "y"}, "z", "cat");
         ModelBuilder::integer(cat, "axis", 2);
-        CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m"), Contains("'cat'") && Contains("axis 2"));
+        CHECK_THROWS_WITH(import_onnx_bytes(b.bytes(), "m"),
+                          Contains("'cat'") && Contains("axis 2"));
     }
     {
         ModelBuilder b = conv_relu();

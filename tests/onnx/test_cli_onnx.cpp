@@ -1,9 +1,9 @@
 // The commands around ONNX: `iostune import` writes a JSON model whose weights are the ONNX
 // initializers; `iostune run` accepts .onnx and .json models, reads raw float32 input, writes
 // raw float32 output and refuses a wrongly sized input.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -70,8 +70,9 @@ TEST_CASE("iostune import + run --backend cpu reproduce PyTorch's output", "[onn
     const std::vector<float> expected = read_floats(fixture_path("branchy_opset17.output.bin"));
     for (const std::string& model : {onnx, json}) {
         const std::string out = (dir / "out.bin").string();
-        const Result run = iostune_cli(fmt::format("run --model '{}' --batch 3 --input '{}' --output '{}'",
-                                                   model, fixture_path("branchy_opset17.input.bin"), out));
+        const Result run =
+            iostune_cli(fmt::format("run --model '{}' --batch 3 --input '{}' --output '{}'", model,
+                                    fixture_path("branchy_opset17.input.bin"), out));
         INFO(run.output);
         REQUIRE(run.status == 0);
         const std::vector<float> got = read_floats(out);
@@ -98,7 +99,8 @@ TEST_CASE("iostune run refuses an input of the wrong size and a non-ONNX .onnx f
 
     const std::string input = (dir / "tiny_in.bin").string();
     { std::ofstream(input, std::ios::binary) << std::string(2 * 4 * 4 * 4, '\0'); }  // batch 1
-    const Result wrong = iostune_cli(fmt::format("run -m '{}' -b 2 -i '{}' -o '{}'", model, input, out));
+    const Result wrong =
+        iostune_cli(fmt::format("run -m '{}' -b 2 -i '{}' -o '{}'", model, input, out));
     CHECK(wrong.status != 0);
     CHECK_THAT(wrong.output, Catch::Matchers::Contains("128 bytes") &&
                                  Catch::Matchers::Contains("2x2x4x4") &&
@@ -106,10 +108,11 @@ TEST_CASE("iostune run refuses an input of the wrong size and a non-ONNX .onnx f
 
     const std::string text = (dir / "text.onnx").string();
     { std::ofstream(text) << "not a model\n"; }
-    const Result bad = iostune_cli(fmt::format("import '{}' -o '{}'", text, (dir / "x.json").string()));
+    const Result bad =
+        iostune_cli(fmt::format("import '{}' -o '{}'", text, (dir / "x.json").string()));
     CHECK(bad.status != 0);
-    CHECK_THAT(bad.output, Catch::Matchers::Contains("iostune: error:") &&
-                               Catch::Matchers::Contains("ONNX"));
+    CHECK_THAT(bad.output,
+               Catch::Matchers::Contains("iostune: error:") && Catch::Matchers::Contains("ONNX"));
 }
 
 #endif  // IOSTUNE_EXE

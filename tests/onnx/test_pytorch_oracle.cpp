@@ -1,8 +1,9 @@
 // iostune's CPU reference on imported torchvision / PyTorch exports against PyTorch's own
 // output for the same seeded input (tests/fixtures/export_torchvision.py): the independent
 // oracle for the importer, BN folding and every CPU kernel. Bound: 1e-4 relative.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "src/error.h"
 #include "src/onnx/onnx_import.h"
@@ -48,11 +49,11 @@ double error_against_pytorch(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("inception_v3 (opset 11, batch norm kept) matches PyTorch", "[onnx][pytorch]") {
+TEST_CASE("inception_v3 (opset 11 with batch norm kept) matches PyTorch", "[onnx][pytorch]") {
     error_against_pytorch("inception_v3");
 }
 
-TEST_CASE("googlenet (opset 14, default export) matches PyTorch", "[onnx][pytorch]") {
+TEST_CASE("googlenet (opset 14 default export) matches PyTorch", "[onnx][pytorch]") {
     error_against_pytorch("googlenet");
 }
 
@@ -60,12 +61,14 @@ TEST_CASE("squeezenet1_1 (opset 13) matches PyTorch", "[onnx][pytorch]") {
     error_against_pytorch("squeezenet1_1");
 }
 
-TEST_CASE("resnet50 (opset 17, batch norm kept, symbolic batch bound to 2) matches PyTorch",
-          "[onnx][pytorch]") {
+TEST_CASE(
+    "resnet50 (opset 17 with batch norm kept and a symbolic batch bound to 2) "
+    "matches PyTorch",
+    "[onnx][pytorch]") {
     error_against_pytorch("resnet50");
 }
 
-TEST_CASE("every supported op, opset 11 and opset 17 with a symbolic batch, matches PyTorch",
+TEST_CASE("every supported op at opset 11 and at opset 17 with a symbolic batch matches PyTorch",
           "[onnx][pytorch]") {
     error_against_pytorch("branchy_opset11");
     error_against_pytorch("branchy_opset17");

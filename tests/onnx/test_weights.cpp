@@ -2,7 +2,6 @@
 // batch norm the way PyTorch's own arithmetic says (fixture conv_bn.folded.json), and ReLUs are
 // fused where they may be.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 
 #include "src/onnx/onnx_import.h"
@@ -15,16 +14,18 @@ using namespace iostune::onnx_test;
 
 }  // namespace
 
-TEST_CASE("conv_bn: batch norm folded into convolutions with and without bias, standalone BN "
-          "kept as a depthwise conv; parameters equal the folded initializers",
-          "[onnx][pytorch][weights]") {
+TEST_CASE(
+    "conv_bn: batch norm folded into convolutions with and without bias and a standalone "
+    "BN kept as a depthwise conv give the folded initializers",
+    "[onnx][pytorch][weights]") {
     if (!load_manifest()) {
         WARN("PyTorch fixtures were skipped (see onnx_fixtures/status.txt); nothing checked");
         return;
     }
     const Graph graph = import_onnx_file(fixture_path("conv_bn.onnx"));
     std::ifstream file(fixture_path("conv_bn.folded.json"));
-    const auto expected = nlohmann::json::parse(file).get<std::vector<std::vector<std::vector<float>>>>();
+    const auto expected =
+        nlohmann::json::parse(file).get<std::vector<std::vector<std::vector<float>>>>();
 
     // conv1+bn1+relu, conv2+bn2, maxpool, bn3 (no conv before it), linear.
     REQUIRE(graph.size() == 5);
@@ -54,7 +55,7 @@ TEST_CASE("conv_bn: batch norm folded into convolutions with and without bias, s
     CHECK(graph.params_of(4)[0].values == std::vector<float>(expected[3][0]));
 }
 
-TEST_CASE("initializers become weights bit for bit; Gemm's transB and alpha/beta are applied",
+TEST_CASE("initializers become weights bit for bit with Gemm's transB and alpha applied",
           "[onnx][weights]") {
     ModelBuilder b(1, 2, 3, 3);
     b.initializer("w", {3, 2, 1, 1}, ramp(6));
@@ -79,12 +80,12 @@ TEST_CASE("initializers become weights bit for bit; Gemm's transB and alpha/beta
     REQUIRE(w.dims == std::vector<int>{4, 27});
     const auto gw = ramp(108, 0.01f);
     for (int o = 0; o < 4; ++o)
-        for (int k = 0; k < 27; ++k) CHECK(w.values[size_t(o * 27 + k)] == 2.0f * gw[size_t(k * 4 + o)]);
+        for (int k = 0; k < 27; ++k)
+            CHECK(w.values[size_t(o * 27 + k)] == 2.0f * gw[size_t(k * 4 + o)]);
     CHECK(g.params_of(1)[1].values == std::vector<float>{0.5f, 0.25f, 0.0f, -1.0f});
 }
 
-TEST_CASE("a batch norm after a conv with another consumer is not folded; a ReLU after an op "
-          "with another consumer is not fused",
+TEST_CASE("batch norm and ReLU are not folded into an op that has another consumer",
           "[onnx][weights]") {
     ModelBuilder b(1, 2, 4, 4);
     b.initializer("w", {2, 2, 1, 1}, ramp(4));
