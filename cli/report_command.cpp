@@ -233,9 +233,14 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
     fmt::print("schedule #{}: {} (fingerprint {}), batch {}, {}, {}\n", record->id, model->name,
                model->fingerprint, record->batch, record->precision, record->strategy);
     fmt::print("device      {}\n", describe_device(*device));
-    fmt::print("latency     {} ms measured, {} ms sequential, {} ms predicted{}\n",
-               fixed(record->measured_ms), fixed(record->sequential_ms),
-               fixed(record->predicted_ms), estimate ? " (simulated estimates)" : "");
+    if (estimate)
+        fmt::print("latency     not measured; {} ms predicted vs {} ms sequential (simulated "
+                   "estimates)\n",
+                   fixed(record->predicted_ms), fixed(record->sequential_ms));
+    else
+        fmt::print("latency     {} ms measured, {} ms sequential, {} ms predicted\n",
+                   fixed(record->measured_ms), fixed(record->sequential_ms),
+                   fixed(record->predicted_ms));
     fmt::print("created     {} by iostune {} ({})\n", record->created_at, record->tool_version,
                record->git_commit);
     int index = 0;
