@@ -11,6 +11,7 @@ void add_models_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_show_command(CLI::App& app);
 void add_search_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_import_command(CLI::App& app);

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     iostune::cli::add_export_command(app);
     iostune::cli::add_show_command(app);
     iostune::cli::add_search_command(app);
+    iostune::cli::add_profile_command(app);
     iostune::cli::add_replay_command(app);
     iostune::cli::add_report_command(app);
     iostune::cli::add_import_command(app);
