@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "db/schema.h"
@@ -86,10 +88,26 @@ void configure(Connection& connection) {
     connection.exec("PRAGMA foreign_keys = ON");
 }
 
+// Switching to WAL needs an exclusive lock, and SQLite does not call the busy handler for it, so
+// processes creating one database at once would fail at once with SQLITE_BUSY: retry until the
+// busy timeout instead.
 void enable_wal(Connection& connection) {
-    Statement pragma(connection, "PRAGMA journal_mode = WAL");
-    pragma.step();
-    const std::string mode = pragma.column_text(0);
+    std::string mode;
+    auto read_mode = [](void* out, int columns, char** values, char**) {
+        if (columns > 0 && values[0]) *static_cast<std::string*>(out) = values[0];
+        return 0;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    int rc = SQLITE_OK;
+    while (true) {
+        rc = sqlite3_exec(connection.get(), "PRAGMA journal_mode = WAL", read_mode, &mode, nullptr);
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (rc != SQLITE_OK)
+        throw_sqlite_error(connection.get(), rc, connection.path(), "switching to WAL journaling",
+                           "PRAGMA journal_mode = WAL");
     if (mode != "wal") {
         throw Error(fmt::format(
             "Schedule database '{}' could not switch to WAL journaling (SQLite kept '{}'); WAL "

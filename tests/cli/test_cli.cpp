@@ -15,13 +15,17 @@
 #include "src/model_json.h"
 #include "src/zoo/zoo.h"
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
 fs::path scratch_dir() {
-    const fs::path dir = fs::path(IOSTUNE_BINARY_DIR) / "test-scratch" / "cli";
+    // One folder per process: CTest runs test cases in parallel processes.
+    const fs::path dir =
+        fs::path(IOSTUNE_BINARY_DIR) / "test-scratch" / ("cli-" + std::to_string(getpid()));
     fs::create_directories(dir);
     return dir;
 }
@@ -82,7 +86,7 @@ Result show_broken(const std::string& file_name, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("--version and --help work", "[cli]") {
+TEST_CASE("the version flag and every --help work", "[cli]") {
     const Result version = run("--version");
     CHECK(version.exit_code == 0);
     CHECK_THAT(version.out, Catch::StartsWith("iostune ") && Catch::Contains("commit"));

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -30,7 +32,9 @@ std::string read_file(const fs::path& path) {
 }
 
 fs::path test_dir() {
-    const fs::path dir = fs::temp_directory_path() / "iostune_test_flow";
+    // One folder per process: CTest runs test cases in parallel processes.
+    const fs::path dir =
+        fs::temp_directory_path() / ("iostune_test_flow-" + std::to_string(getpid()));
     fs::create_directories(dir);
     return dir;
 }
