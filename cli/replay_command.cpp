@@ -13,6 +13,7 @@
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "replay/model_spec.h"
+#include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
 #include "src/weights.h"
@@ -30,6 +31,9 @@ struct ReplayCommandOptions {
     bool fallback_sequential = false;
     std::string math = "tf32";
     std::string times_out;
+    std::string schedule_source = "db";
+    std::string format = "table";
+    int warmup = 20;
 };
 
 // The replay's output against a separate engine running the sequential schedule on the same
@@ -58,7 +62,9 @@ void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
             fmt::format("validation failed: the replayed schedule's output differs from the "
                         "sequential schedule's by up to {:.3g} (tolerance {:.3g})",
                         worst, tolerance));
+    // With --format json, stdout carries only the JSON object.
     fmt::print(
+        o.format == "json" ? stderr : stdout,
         "Validation: PASSED (output equals the sequential schedule's, max |diff| {:.3g}, "
         "tolerance {:.3g})\n",
         worst, tolerance);
@@ -103,31 +109,75 @@ void write_times(const std::string& path, const ReplayTiming& t) {
             fmt::format("cannot write '{}'; check the folder exists and is writable", path));
 }
 
+// Everything one replay measured, as one JSON object (the only thing printed with --format json).
+nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int warmup) {
+    const DeviceInfo device = query_device_info();
+    return {{"model", info.model},
+            {"batch", info.batch},
+            {"precision", info.precision},
+            {"fingerprint", info.fingerprint},
+            {"strategy", info.strategy},
+            {"schedule_id", info.schedule_id},
+            {"sequential_fallback", info.sequential_fallback},
+            {"stages", info.stages},
+            {"graph_nodes", info.graph_nodes},
+            {"device",
+             {{"name", device.name},
+              {"compute_capability", device.compute_capability()},
+              {"sm_count", device.sm_count},
+              {"driver", device.driver_string()},
+              {"cuda_runtime", device.runtime_string()},
+              {"cudnn", device.cudnn_string()}}},
+            {"warmup", warmup},
+            {"iterations", t.iterations},
+            {"median_ms", t.median_ms},
+            {"mean_ms", t.mean_ms},
+            {"min_ms", t.min_ms},
+            {"max_ms", t.max_ms},
+            {"p90_ms", t.p90_ms},
+            {"p95_ms", t.p95_ms},
+            {"p99_ms", t.p99_ms},
+            {"stddev_ms", t.stddev_ms},
+            {"enqueue_median_ms", t.enqueue_median_ms},
+            {"throughput_per_s", t.throughput_per_s},
+            {"stored_measured_ms", info.stored_measured_ms ? nlohmann::json(*info.stored_measured_ms)
+                                                           : nlohmann::json(nullptr)},
+            {"samples_ms", t.latency_ms},
+            {"enqueue_ms", t.enqueue_ms}};
+}
+
 void run_replay(const ReplayCommandOptions& o) {
     ReplayOptions options;
     options.db_path = o.db;
     options.batch = o.batch;
     options.precision = o.math;
     options.fallback_sequential = o.fallback_sequential;
+    options.schedule_source = o.schedule_source;
     Replayer replayer(o.model, options);
     const ReplayInfo& info = replayer.info();
+    const bool table = o.format == "table";
 
-    fmt::print("model      {} (batch {}, {}, fingerprint {})\n", info.model, info.batch,
-               info.precision, info.fingerprint);
-    fmt::print("device     {}\n", info.device);
-    if (info.sequential_fallback)
-        fmt::print("schedule   SEQUENTIAL fallback: {}\n", info.fallback_reason);
-    else
-        fmt::print("schedule   #{} {} from {}\n", info.schedule_id, info.strategy, o.db);
-    fmt::print("graph      {} stages captured as one CUDA Graph of {} nodes\n", info.stages,
-               info.graph_nodes);
+    if (table) {
+        fmt::print("model      {} (batch {}, {}, fingerprint {})\n", info.model, info.batch,
+                   info.precision, info.fingerprint);
+        fmt::print("device     {}\n", info.device);
+        if (o.schedule_source != "db")
+            fmt::print("schedule   {} (computed from the graph, no database)\n", info.strategy);
+        else if (info.sequential_fallback)
+            fmt::print("schedule   SEQUENTIAL fallback: {}\n", info.fallback_reason);
+        else
+            fmt::print("schedule   #{} {} from {}\n", info.schedule_id, info.strategy, o.db);
+        fmt::print("graph      {} stages captured as one CUDA Graph of {} nodes\n", info.stages,
+                   info.graph_nodes);
+    }
     if (o.validate) validate_output(replayer, o);
 
-    const ReplayTiming timing = replayer.benchmark(o.iterations, nullptr);
-    print_report(info, timing);
+    const ReplayTiming timing = replayer.benchmark(o.iterations, nullptr, o.warmup);
+    if (table) print_report(info, timing);
+    else fmt::print("{}\n", replay_json(info, timing, o.warmup).dump(1));
     if (!o.times_out.empty()) {
         write_times(o.times_out, timing);
-        fmt::print("per-iteration times written to {}\n", o.times_out);
+        if (table) fmt::print("per-iteration times written to {}\n", o.times_out);
     }
 }
 
@@ -156,6 +206,17 @@ void add_replay_command(CLI::App& app) {
         ->check(CLI::IsMember({"tf32", "fp32"}))
         ->capture_default_str();
     cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");
+    cmd->add_option("--schedule-source", o->schedule_source,
+                    "db: the best stored schedule; or a baseline computed from the graph without "
+                    "a database: sequential, greedy, nimble, opara")
+        ->check(CLI::IsMember({"db", "sequential", "greedy", "nimble", "opara"}))
+        ->capture_default_str();
+    cmd->add_option("--warmup", o->warmup, "untimed launches before timing")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    cmd->add_option("--format", o->format, "table (trtexec-like report) or json (one object)")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
     cmd->callback([o] { run_replay(*o); });
 }
 

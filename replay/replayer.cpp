@@ -8,6 +8,7 @@
 #include "replay/gpu_check.h"
 #include "replay/model_spec.h"
 #include "replay/schedule_selection.h"
+#include "search/baselines.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
@@ -50,10 +51,21 @@ struct Replayer::Impl {
     size_t input_elements = 0;
     size_t output_elements = 0;
 
-    Impl(Graph graph, EngineOptions engine_options) : engine(std::move(graph), engine_options) {}
+    // Plans the engine, warms up and captures the one CUDA Graph every run launches.
+    Impl(Graph graph, const Schedule& schedule, ReplayInfo replay_info, MathMode math, int device)
+        : info(std::move(replay_info)), engine(std::move(graph), EngineOptions{math, device}) {
+        exec = engine.capture(schedule);
+        info.graph_nodes = exec.node_count();
+        input_elements = size_t(engine.graph().input_shape().elements());
+        output_elements = size_t(engine.graph().output_shape().elements());
+    }
 };
 
 Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
+    if (options.schedule_source != "db") {
+        init_with_baseline(model, options);
+        return;
+    }
     const MathMode math = math_mode_from_string(options.precision);
     // Store first, then model, then key: each failure is reported before the GPU is touched.
     const db::ScheduleStore store =
@@ -97,15 +109,30 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
         info.fallback_reason = choice.fallback_reason;
     }
 
-    EngineOptions engine_options;
-    engine_options.math = math;
-    engine_options.device = options.device;
-    impl_ = std::make_unique<Impl>(std::move(graph), engine_options);
-    impl_->exec = impl_->engine.capture(schedule);
-    info.graph_nodes = impl_->exec.node_count();
-    impl_->input_elements = size_t(impl_->engine.graph().input_shape().elements());
-    impl_->output_elements = size_t(impl_->engine.graph().output_shape().elements());
-    impl_->info = std::move(info);
+    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), math, options.device);
+}
+
+void Replayer::init_with_baseline(const std::string& model, const ReplayOptions& options) {
+    const MathMode math = math_mode_from_string(options.precision);
+    Graph graph = load_model_spec(model, options.batch);
+    // Opara without a profile orders ops by the simulated model's resource estimates.
+    const Schedule schedule = make_baseline(options.schedule_source, graph, nullptr);
+    validate(graph, schedule);
+    if (const std::string why = gpu_unavailable_reason(); !why.empty())
+        throw Error(fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has none "
+                                "usable ({}); run it on the GPU machine",
+                                model, why));
+    ReplayInfo info;
+    info.model = graph.name();
+    info.fingerprint = fingerprint(graph);
+    info.device = describe_device(to_device_record(query_device_info(options.device)));
+    info.batch = options.batch;
+    info.precision = options.precision;
+    info.input_shape = dims(graph.input_shape());
+    info.output_shape = dims(graph.output_shape());
+    info.stages = int(schedule.flat_stages().size());
+    info.strategy = "baseline:" + options.schedule_source;
+    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), math, options.device);
 }
 
 Replayer::~Replayer() = default;

@@ -1,34 +1,96 @@
 #!/usr/bin/env bash
-# One full pass on a GPU machine (the H100 reached through the device tool): runs the [gpu]
-# test binary built on the workstation and keeps every log under $OUT.
-#   usage: scripts/device_pass.sh [build-dir] [catch2 test spec...]
-# The build happens on the workstation (the device has no fmt/CLI11/nlohmann/Catch2 headers):
-#   cmake -S . -B build-engine -G Ninja && cmake --build build-engine -j 2 --target test_gpu
-# then the build folder travels with the call (carry=["build-engine"]).
+# The whole H100 pass in one go, so every session runs the same thing: [gpu] tests, the
+# per-operator profile, sequential replays, measured searches and replays of their schedules and
+# of the baselines. Everything is written under $OUT (the device tool brings it back).
+#
+# Build on the workstation (the GPU machine has no fmt/CLI11/nlohmann/Catch2 headers), then pack
+# just the two binaries, since a whole build folder is too large to travel:
+#   cmake -S . -B build -G Ninja && cmake --build build -j 2
+#   scripts/pack_for_device.sh build          # -> .devpack/{iostune,test_gpu}
+# and on the device (carry=[".devpack"]):
+#   bash scripts/device_pass.sh .devpack [steps...]
+# Steps (default: all): tests profile sequential search baselines
 set -uo pipefail
 
-build=${1:-build-engine}
+pack=${1:-.devpack}
 shift || true
+steps=${*:-tests profile sequential search baselines}
 out=${OUT:-$PWD/device-out}
-mkdir -p "$out"
+work=$(mktemp -d)
+raw="$work/raw"
+mkdir -p "$out" "$raw"
+log="$out/pass.log"
 
 # The device's cuDNN comes with PyTorch's wheels; CUDA's own libraries from the toolkit.
 cudnn_lib=$(ls -d /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cudnn_lib:+:$cudnn_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+iostune="$pack/iostune"
+db="$work/iostune.db"
+commit=$("$iostune" --version 2>/dev/null)
+
+say() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$log"; }
+# Runs a command, keeps its stdout in $raw/<name> and its stderr in the log.
+record() {
+    local name=$1
+    shift
+    say "$name: $*"
+    "$@" > "$raw/$name" 2>> "$log" || say "FAILED ($?): $name"
+}
 
 {
     date -u
+    echo "$commit"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
-    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-} > "$out/device.txt" 2>&1
+} > "$raw/device.txt" 2>&1
 
-status=0
-if [[ -x "$build/tests/test_gpu" ]]; then
-    "$build/tests/test_gpu" --durations yes "$@" 2>&1 | tee "$out/gpu.log"
-    status=${PIPESTATUS[0]}
-    echo "test_gpu exit status: $status" | tee -a "$out/gpu.log"
-else
-    echo "no $build/tests/test_gpu: build it on the workstation first" | tee "$out/gpu.log"
-    status=1
-fi
-exit "$status"
+models_small="inception_v3 googlenet squeezenet1_1"
+models_sequential="inception_v3 googlenet squeezenet1_1 nasnet_a_large"
+
+for step in $steps; do
+    case $step in
+    tests)
+        say "[gpu] tests"
+        "$pack/test_gpu" --durations yes 2>&1 | tee "$raw/gpu_tests.log" | tail -5 | tee -a "$log"
+        ;;
+    profile)
+        record profile_inception_v3_b1.txt "$iostune" profile --model inception_v3 --batch 1 \
+            --json "$raw/profile_inception_v3_b1.json" --trace "$raw/trace_inception_v3_b1.json"
+        ;;
+    sequential)
+        for m in $models_sequential; do
+            for b in 1 16; do
+                record "replay_${m}_b${b}_sequential.json" "$iostune" replay --model "$m" --batch "$b" \
+                    --schedule-source sequential --iters 300 --format json
+            done
+        done
+        ;;
+    search)
+        # One DB per strategy, so each replay runs exactly that strategy's schedule.
+        for m in $models_small; do
+            for s in ios-both ios-parallel ios-merge; do
+                record "search_${m}_b1_${s}.json" "$iostune" search --model "$m" --batch 1 \
+                    --strategy "$s" --cost measured --db "$db.$s" --format json
+                record "replay_${m}_b1_${s}.json" "$iostune" replay --model "$m" --batch 1 \
+                    --db "$db.$s" --iters 300 --format json --validate
+            done
+        done
+        record search_inception_v3_b16_ios-both.json "$iostune" search --model inception_v3 \
+            --batch 16 --strategy ios-both --cost measured --db "$db.ios-both" --format json
+        record replay_inception_v3_b16_ios-both.json "$iostune" replay --model inception_v3 \
+            --batch 16 --db "$db.ios-both" --iters 300 --format json --validate
+        ;;
+    baselines)
+        for m in $models_small; do
+            for s in greedy nimble opara; do
+                record "replay_${m}_b1_${s}.json" "$iostune" replay --model "$m" --batch 1 \
+                    --schedule-source "$s" --iters 300 --format json
+            done
+        done
+        ;;
+    *) say "unknown step '$step'" ;;
+    esac
+done
+
+cp "$db".* "$raw/" 2>/dev/null
+tar -C "$work" -czf "$out/pass.tar.gz" raw
+say "done; results in pass.tar.gz"

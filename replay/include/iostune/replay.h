@@ -39,6 +39,9 @@ struct ReplayOptions {
     // sequential schedule; info().fallback_reason says why.
     bool fallback_sequential = false;
     int device = 0;  // CUDA device ordinal
+    // Where the schedule comes from: "db" (the best stored one, the default), or a baseline
+    // computed from the graph without any database: "sequential", "greedy", "nimble", "opara".
+    std::string schedule_source = "db";
 };
 
 // What was loaded, for logs and reports.
@@ -103,6 +106,8 @@ public:
     ReplayTiming benchmark(int iterations, cudaStream_t stream, int warmup = 20);
 
 private:
+    void init_with_baseline(const std::string& model, const ReplayOptions& options);
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
