@@ -114,7 +114,11 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
     std::free(buffer);
 }
 
+// External correlation records are only emitted alongside runtime/driver API records, so those
+// are enabled too (and then dropped in store()); cuDNN launches through the driver API.
 constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,

@@ -39,7 +39,7 @@ struct TuningOptions {
     std::string sim_device = "h100";  // device profile of the simulated cost model
     int device = 0;                   // CUDA device ordinal
     // End-to-end timing of the schedule and of the sequential schedule, as replay measures.
-    MeasureOptions end_to_end{20, 200, 1, 0};
+    MeasureOptions end_to_end{20, 200, 1, 0, 300};
 };
 
 struct TuningSummary {

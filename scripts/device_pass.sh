@@ -9,7 +9,7 @@
 #   scripts/pack_for_device.sh build          # -> .devpack/{iostune,test_gpu}
 # and on the device (carry=[".devpack"]):
 #   bash scripts/device_pass.sh .devpack [steps...]
-# Steps (default: all): tests profile sequential search baselines
+# Steps (default: all but consistency): tests profile sequential search baselines consistency
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -84,6 +84,17 @@ for step in $steps; do
             for s in greedy nimble opara; do
                 record "replay_${m}_b1_${s}.json" "$iostune" replay --model "$m" --batch 1 \
                     --schedule-source "$s" --iters 300 --format json
+            done
+        done
+        ;;
+    consistency)
+        # Replay must reproduce what the search measured (within 5%), run after run.
+        for b in 1 16; do
+            record "search_inception_v3_b${b}_consistency.json" "$iostune" search --model inception_v3 \
+                --batch "$b" --cost measured --db "$db.consistency" --format json
+            for run in 1 2; do
+                record "replay_inception_v3_b${b}_consistency_${run}.json" "$iostune" replay \
+                    --model inception_v3 --batch "$b" --db "$db.consistency" --iters 300 --format json
             done
         done
         ;;

@@ -78,8 +78,17 @@ LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
     }
     const CudaEvent start(CudaEvent::Timing::Enabled);
     const CudaEvent stop(CudaEvent::Timing::Enabled);
+    const auto warmup_start = std::chrono::steady_clock::now();
     for (int i = 0; i < options.warmup; ++i) exec.launch(stream);
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
+    auto warmed_ms = [&] {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                         warmup_start).count();
+    };
+    while (warmed_ms() < options.min_warmup_ms) {
+        for (int i = 0; i < 10; ++i) exec.launch(stream);
+        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
+    }
 
     int number = options.number;
     if (options.min_repeat_ms > 0) {

@@ -15,6 +15,9 @@ struct MeasureOptions {
     int repeats = 50;          // timed samples
     int number = 1;            // graph launches per timed repeat; each sample is their mean
     double min_repeat_ms = 0;  // if > 0, `number` grows until one repeat lasts at least this long
+    // Warm-up also lasts at least this long (wall time): an idle GPU needs a moment of steady work
+    // before its clocks settle, and a few launches of a 2 ms graph are not enough.
+    double min_warmup_ms = 0;
 };
 
 struct LatencyStats {
