@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 
 namespace iostune {
@@ -11,7 +12,11 @@ namespace {
 
 constexpr double kExactLimit = 9007199254740992.0;  // 2^53: doubles hold every integer below
 
+// Beyond a double's range (NASNet's product over blocks) the count is shown as a bound, not null.
+constexpr const char* kBeyondDouble = "> 1.8e308";
+
 nlohmann::json count_to_json(double count) {
+    if (!std::isfinite(count)) return kBeyondDouble;
     if (count < kExactLimit) return uint64_t(count);
     return count;
 }
@@ -54,6 +59,7 @@ BlockSearchStats SearchStats::totals() const {
 }
 
 std::string format_count(double count) {
+    if (!std::isfinite(count)) return kBeyondDouble;
     if (count < kExactLimit) return fmt::format("{}", uint64_t(count));
     return fmt::format("{:.3g}", count);
 }
