@@ -27,7 +27,8 @@ void print_table(const std::vector<ModelSummary>& models) {
         fmt::print("{:<{}}  {:>5}  {:>6}  {:>17}  {:>19}  {:>8.3f}  {:>10.2f}\n", m.name, name_width,
                    m.ops, m.blocks, m.largest_block_ops, m.largest_block_width, m.gflops,
                    double(m.params) / 1e6);
-    fmt::print("GFLOPs at batch 1; a block's width is its largest set of ops that may run at once.\n");
+    fmt::print("GFLOPs at batch 1; a block's width is its largest set of ops that may run at once; "
+               "the largest block is the widest (most ops on a tie).\n");
 }
 
 void print_json(const std::vector<ModelSummary>& models) {

@@ -19,8 +19,10 @@ ModelSummary summarize(const Graph& graph) {
     const std::vector<Block> blocks = partition_blocks(graph);
     s.blocks = int(blocks.size());
     for (const Block& block : blocks) {
-        if (int(block.ops.size()) > s.largest_block_ops) {
-            s.largest_block_ops = int(block.ops.size());
+        const int n = int(block.ops.size());
+        if (block.width > s.largest_block_width ||
+            (block.width == s.largest_block_width && n > s.largest_block_ops)) {
+            s.largest_block_ops = n;
             s.largest_block_width = block.width;
         }
     }

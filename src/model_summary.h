@@ -17,8 +17,10 @@ struct ModelSummary {
     int ops = 0;
     std::vector<std::pair<OpKind, int>> ops_by_kind;  // kinds present, in OpKind order
     int blocks = 0;
-    // The block with the most ops (the first such, on a tie) and its width: the n and d that
-    // bound the IOS search's cost (paper, Table 1).
+    // The block with the largest schedule space: the widest (then, on a tie, the one with the
+    // most ops), with its n and d. Width dominates the IOS search's cost (the paper's bound is
+    // C(n/d+2, 2)^d), which is why the paper's Table 1 names Inception-E (n = 11, d = 6) as
+    // Inception V3's largest block although Inception-C has 12 ops at width 4.
     int largest_block_ops = 0;
     int largest_block_width = 0;
     double gflops = 0;  // at input.n
