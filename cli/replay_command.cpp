@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
+#include "profiler/profile_report.h"
 #include "replay/model_spec.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
@@ -111,7 +112,6 @@ void write_times(const std::string& path, const ReplayTiming& t) {
 
 // Everything one replay measured, as one JSON object (the only thing printed with --format json).
 nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int warmup) {
-    const DeviceInfo device = query_device_info();
     return {{"model", info.model},
             {"batch", info.batch},
             {"precision", info.precision},
@@ -121,13 +121,7 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
             {"sequential_fallback", info.sequential_fallback},
             {"stages", info.stages},
             {"graph_nodes", info.graph_nodes},
-            {"device",
-             {{"name", device.name},
-              {"compute_capability", device.compute_capability()},
-              {"sm_count", device.sm_count},
-              {"driver", device.driver_string()},
-              {"cuda_runtime", device.runtime_string()},
-              {"cudnn", device.cudnn_string()}}},
+            {"device", device_to_json(query_device_info())},
             {"warmup", warmup},
             {"iterations", t.iterations},
             {"median_ms", t.median_ms},

@@ -49,6 +49,15 @@ std::string format_profile_table(const ModelProfile& p, int top) {
     return out;
 }
 
+nlohmann::json device_to_json(const DeviceInfo& device) {
+    return {{"name", device.name},
+            {"compute_capability", device.compute_capability()},
+            {"sm_count", device.sm_count},
+            {"driver", device.driver_string()},
+            {"cuda_runtime", device.runtime_string()},
+            {"cudnn", device.cudnn_string()}};
+}
+
 nlohmann::json profile_to_json(const ModelProfile& p) {
     nlohmann::json ops = nlohmann::json::array();
     for (const OpProfile& op : p.ops) {
@@ -74,13 +83,7 @@ nlohmann::json profile_to_json(const ModelProfile& p) {
     return {{"model", p.model},
             {"batch", p.batch},
             {"math", to_string(p.math)},
-            {"device",
-             {{"name", p.device.name},
-              {"compute_capability", p.device.compute_capability()},
-              {"sm_count", p.device.sm_count},
-              {"driver", p.device.driver_string()},
-              {"cuda_runtime", p.device.runtime_string()},
-              {"cudnn", p.device.cudnn_string()}}},
+            {"device", device_to_json(p.device)},
             {"ceilings",
              {{"flops_per_s", p.ceilings.flops_per_s}, {"bytes_per_s", p.ceilings.bytes_per_s}}},
             {"iterations", p.iterations},

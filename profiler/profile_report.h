@@ -14,4 +14,7 @@ std::string format_profile_table(const ModelProfile& profile, int top = 25);
 
 nlohmann::json profile_to_json(const ModelProfile& profile);
 
+// The device a measurement ran on, as every JSON result names it.
+nlohmann::json device_to_json(const DeviceInfo& device);
+
 }  // namespace iostune

@@ -18,7 +18,7 @@ constexpr int kPixelBlock = 256;
 constexpr int kRows = 4;
 
 // Unfolds one group's input channels into col[(c, kh, kw)][oh * OW + ow], zeros for padding.
-void im2col(const float* x, int channels, int h, int w, const Conv2dSpec& s, int oh_count,
+void im2col(const float* x, int channels, int h, int w, const ConvAttrs& s, int oh_count,
             int ow_count, float* col) {
     const size_t pixels = size_t(oh_count) * size_t(ow_count);
     for (int c = 0; c < channels; ++c) {
@@ -97,7 +97,7 @@ void gemm(const float* w, int rows, int k_count, const float* col, size_t pixels
 
 }  // namespace
 
-void conv2d(const HostTensor& in, const float* weight, const float* bias, const Conv2dSpec& s,
+void conv2d(const HostTensor& in, const float* weight, const float* bias, const ConvAttrs& s,
             HostTensor& out) {
     const Shape& is = in.shape;
     const Shape& os = out.shape;

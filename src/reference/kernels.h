@@ -8,20 +8,10 @@
 
 namespace iostune::reference_detail {
 
-// A 2-D convolution in torch.nn.Conv2d terms. weight is [out, in/groups, kh, kw] row-major;
-// bias (nullptr = none) is [out].
-struct Conv2dSpec {
-    int out_channels = 0;
-    int kernel_h = 1, kernel_w = 1;
-    int stride_h = 1, stride_w = 1;
-    int pad_h = 0, pad_w = 0;
-    int dilation_h = 1, dilation_w = 1;
-    int groups = 1;
-    bool relu = false;
-};
-
+// A 2-D convolution in torch.nn.Conv2d terms (ConvAttrs; its `bias` flag is not read: the bias
+// pointer decides). weight is [out, in/groups, kh, kw] row-major; bias (nullptr = none) is [out].
 // Writes the convolution of `in` into `out`, whose shape the caller has inferred.
-void conv2d(const HostTensor& in, const float* weight, const float* bias, const Conv2dSpec& spec,
+void conv2d(const HostTensor& in, const float* weight, const float* bias, const ConvAttrs& spec,
             HostTensor& out);
 
 // Pooling into `out` (shape inferred by the caller), with torch's padding and divisor rules.

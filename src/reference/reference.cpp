@@ -46,11 +46,8 @@ const float* optional_param(const std::vector<ParamTensor>& params, size_t index
 HostTensor run_conv(const Op& op, const HostTensor& in, const std::vector<ParamTensor>& params,
                     const Shape& out_shape) {
     const auto& a = op.as<ConvAttrs>();
-    const Conv2dSpec spec{a.out_channels, a.kernel_h,   a.kernel_w,   a.stride_h,
-                          a.stride_w,     a.pad_h,      a.pad_w,      a.dilation_h,
-                          a.dilation_w,   a.groups,     a.relu};
     HostTensor out(out_shape);
-    conv2d(in, params[0].values.data(), optional_param(params, 1, a.bias), spec, out);
+    conv2d(in, params[0].values.data(), optional_param(params, 1, a.bias), a, out);
     return out;
 }
 
@@ -64,11 +61,15 @@ HostTensor run_sepconv(const Op& op, const HostTensor& in, const std::vector<Par
         relu_inplace(rectified);
         x = &rectified;
     }
-    const Conv2dSpec depthwise{in.shape.c, a.kernel,   a.kernel, a.stride,   a.stride, a.pad,
-                               a.pad,      a.dilation, a.dilation, in.shape.c, false};
+    ConvAttrs depthwise;
+    depthwise.out_channels = depthwise.groups = in.shape.c;
+    depthwise.kernel_h = depthwise.kernel_w = a.kernel;
+    depthwise.stride_h = depthwise.stride_w = a.stride;
+    depthwise.pad_h = depthwise.pad_w = a.pad;
+    depthwise.dilation_h = depthwise.dilation_w = a.dilation;
     HostTensor mid({in.shape.n, in.shape.c, out_shape.h, out_shape.w});
     conv2d(*x, params[0].values.data(), nullptr, depthwise, mid);
-    Conv2dSpec pointwise;
+    ConvAttrs pointwise;
     pointwise.out_channels = a.out_channels;
     HostTensor out(out_shape);
     conv2d(mid, params[1].values.data(), optional_param(params, 2, a.bias), pointwise, out);
