@@ -5,13 +5,19 @@ attributes, same edges (batch norm is already folded into the convolutions there
 Library use:   model = IostuneModule.from_file("nasnet_a_large.json", seed=1)
 Command line:  python3 iostune_json_to_torch.py MODEL.json [--batch N] [--run]
                prints the op count, parameter count and output shape (--run: a CPU forward).
+Oracle check:  python3 iostune_json_to_torch.py --oracle IOSTUNE_BIN --model NAME [--batch N]
+               exports NAME with its weights, runs `iostune run --backend cpu` (iostune's fp32
+               reference) and this module on the same input; they must agree (max |diff| over
+               max |output| below --tolerance): the torch peer computes the same function.
 """
 
 import argparse
 import json
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 
 import torch
 import torch.nn.functional as F
@@ -284,8 +290,57 @@ def _infer_shape(kind, a, ins):
     return ins[0]  # relu, softmax, identity
 
 
+def oracle_check(binary, model, batch, tolerance, seed=1):
+    """Relative max difference between iostune's CPU reference and this interpreter on the same
+    exported weights and input; prints it and returns 0 when within tolerance."""
+    with tempfile.TemporaryDirectory(prefix="iostune-oracle-") as tmp:
+        path = os.path.join(tmp, f"{model}.json")
+
+        def call(*args):
+            cmd = [binary, *args]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise ModelFormatError(f"`{' '.join(cmd)}` failed: {done.stderr.strip()}")
+
+        call("export", "--model", model, "-o", path, "-w", os.path.join(tmp, f"{model}.bin"),
+             "--seed", str(seed))
+        module = IostuneModule.from_file(path, load_weights=True).eval()
+        c, h, w = module.input_chw
+        x = torch.rand(batch, c, h, w, generator=torch.Generator().manual_seed(seed)) * 2 - 1
+        x.numpy().astype("<f4").tofile(os.path.join(tmp, "input.bin"))
+        call("run", "--model", path, "--batch", str(batch), "--input",
+             os.path.join(tmp, "input.bin"), "-o", os.path.join(tmp, "output.bin"),
+             "--backend", "cpu")
+        with open(os.path.join(tmp, "output.bin"), "rb") as f:
+            data = f.read()
+        with torch.no_grad():
+            y = module(x).reshape(-1)
+        if len(data) != 4 * y.numel():
+            raise ModelFormatError(f"{model}: iostune wrote {len(data) // 4} output values, "
+                                   f"the interpreter {y.numel()}")
+        ref = torch.tensor(struct.unpack(f"<{y.numel()}f", data))
+        err = float((y - ref).abs().max() / ref.abs().max().clamp_min(1e-12))
+    ok = err <= tolerance
+    print(f"{model} batch {batch}: {len(module.ops)} ops, interpreter vs `iostune run --backend "
+          f"cpu`: max |diff| / max |output| = {err:.2e} (tolerance {tolerance:g}) "
+          f"{'ok' if ok else 'MISMATCH'}")
+    return 0 if ok else 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if "--oracle" in (sys.argv[1:] if argv is None else argv):
+        parser.add_argument("--oracle", required=True, metavar="IOSTUNE_BIN")
+        parser.add_argument("--model", required=True, nargs="+", help="zoo model names")
+        parser.add_argument("--batch", type=int, default=1)
+        parser.add_argument("--tolerance", type=float, default=1e-4)
+        args = parser.parse_args(argv)
+        try:
+            return max(oracle_check(args.oracle, m, args.batch, args.tolerance)
+                       for m in args.model)
+        except ModelFormatError as e:
+            print(f"iostune_json_to_torch: error: {e}", file=sys.stderr)
+            return 1
     parser.add_argument("model", help="iostune JSON model file (iostune export --model M -o F)")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)

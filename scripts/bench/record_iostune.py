@@ -2,6 +2,7 @@
 
   record_iostune.py run --model M --batch B --system iostune-ios-both --replay-json R.json
                     --command "iostune replay ..." [--search-json S.json --search-wall-s 12.3]
+                    [--r 3 --s 8] [--shared-cache "ios-both"]
                     [--version "iostune 0.1 (commit ..)"] --out RAW
   record_iostune.py run ... --status failed --error "what went wrong"   (no --replay-json)
   record_iostune.py profile --profile-json P.json --command "iostune profile ..." --out RAW
@@ -23,8 +24,8 @@ import bench_record  # noqa: E402
 
 # Fields of the replay output that are copied into the record's details (the rest are noise).
 REPLAY_DETAIL_KEYS = ("fingerprint", "schedule_source", "strategy", "stages", "streams",
-                      "graph_nodes", "warmup", "iters", "math", "predicted_latency_ms",
-                      "host_median_ms", "enqueue_median_ms", "schedule_id", "db")
+                      "graph_nodes", "warmup", "iterations", "math", "predicted_latency_ms",
+                      "host_median_ms", "enqueue_median_ms", "sequential_fallback", "db")
 
 
 # Fields of `iostune search --format json` kept with the replayed row: what the search cost,
@@ -93,11 +94,19 @@ def record_run(args):
         device = device_from(replay)
         details = {k: replay[k] for k in REPLAY_DETAIL_KEYS if k in replay}
         details["reported"] = {k: replay[k] for k in ("median_ms", "p90_ms") if k in replay}
+        details["replayed_schedule_id"] = replay.get("schedule_id")
         measurement = {"warmup_runs": replay.get("warmup"), "timed_runs": len(samples),
                        "method": replay.get("timing", "cuda-events per graph launch")}
         check_reported(replay, samples, args.replay_json)
     elif not args.error:
         raise SystemExit("record_iostune: error: --status failed/timeout needs --error")
+    if args.r is not None:
+        details.update({"r": args.r, "s": args.s})
+    if args.shared_cache:
+        details["shared_stage_cache"] = (
+            f"shared stage cache: searched into the DB that {args.shared_cache} searched into "
+            "first for this (model, batch), so stages measured there were reused (cache_hits); "
+            "search_or_compile_s is not a from-scratch cost")
     cost = None
     if args.search_wall_s is not None:
         cost = args.search_wall_s
@@ -109,6 +118,15 @@ def record_run(args):
         totals = stats.get("totals", {}) if isinstance(stats, dict) else {}
         if isinstance(totals, dict) and "wall_s" in totals:
             details["search_dp_s"] = totals["wall_s"]
+        replayed = details.get("replayed_schedule_id")
+        details["replayed_searched_schedule"] = replayed == search.get("schedule_id")
+        if search.get("sequential_kept"):
+            details["sequential_kept_note"] = (
+                "the searched schedule measured slower than sequential in the search, which "
+                "stored sequential as the DB's best; "
+                + ("this row replays the searched schedule itself by its id"
+                   if replayed == search.get("schedule_id") else
+                   "this row replays the DB's best, i.e. the sequential schedule"))
         if search.get("simulated"):
             details["warning"] = "the schedule was searched with a simulated cost model"
     record = bench_record.make_run(
@@ -159,6 +177,10 @@ def main(argv=None):
     run.add_argument("--search-wall-s", type=float,
                      help="wall-clock seconds of the `iostune search` that made the schedule")
     run.add_argument("--search-command", default="")
+    run.add_argument("--r", type=int, help="the search's pruning r (recorded in details)")
+    run.add_argument("--s", type=int, help="the search's pruning s")
+    run.add_argument("--shared-cache", default="",
+                     help="strategies that searched into the same DB before this one")
     run.add_argument("--status", choices=bench_record.STATUSES, default="ok")
     run.add_argument("--error")
     prof = sub.add_parser("profile", help="the critical-path bound from `iostune profile --json`")

@@ -1,207 +1,299 @@
 #!/usr/bin/env bash
-# The whole benchmark on one GPU machine: iostune's profiles, searches and replays, then the
-# PyTorch peers; every measurement becomes a raw record under OUT/raw (results/README.md).
-# Builds nothing: point --build at a folder holding cli/iostune built for this GPU.
+# The benchmark on one GPU machine: iostune's profiles, baselines, searches and replays, then the
+# PyTorch peers; every measurement becomes a raw record (results/README.md). Builds nothing.
 #
-#   scripts/bench/run_h100.sh [--build build] [--out DIR] [--models "inception_v3 ..."]
-#       [--batches "1 16"] [--parts "profile iostune torch"] [--strategies "ios-both ..."]
-#       [--baselines "sequential greedy nimble opara"] [--iters 500] [--warmup 50]
-#       [--compile] [--torch-systems "eager cudagraph"] [--compile-budget 300]
-#       [--search-timeout 900] [--deadline SECONDS] [--python python3]
+#   scripts/bench/run_h100.sh --tag NAME [--iostune BIN | --build DIR] [--out DIR]
+#       [--models "inception_v3 ..."] [--batches "1 16"] [--search-batches "1"]
+#       [--parts "profile iostune torch"] [--strategies "ios-both ios-parallel ios-merge"]
+#       [--baselines "sequential greedy nimble opara"] [--r 3] [--s 8] [--shared-db]
+#       [--iters 500] [--warmup 50] [--torch-systems "eager cudagraph compile"]
+#       [--compile-budget 300] [--compile-jobs 1] [--search-timeout 900] [--deadline SECONDS]
+#       [--python python3] [--torch-device cuda]
 #
-# Each IOS strategy searches into its own schedule DB (OUT/db/<strategy>.db): replay then runs
-# exactly that strategy's schedule (the replay library picks the best schedule in a DB), and each
-# search's cost is measured from scratch, without stage measurements cached by another one.
-# --warmup applies to the PyTorch peers; iostune replay uses its own warm-up and reports it.
-# OUT defaults to $OUT (the device machine's return folder), else results/. --deadline stops
-# starting new steps after that many seconds, so a run under a wall-clock limit still leaves
-# complete records behind; what it skipped is printed at the end.
+# Everything is written into a work folder, /tmp/bench_<tag> (raw/runs, raw/profiles, logs, db),
+# and packed at the end into ONE file, OUT/bench_<tag>.tar.gz, next to OUT/bench_<tag>.log (this
+# script's output, written as it runs, so it comes back even if the call is cut off). OUT is
+# --out, else $OUT (the device machine's return folder). The schedule DBs go into the tarball only
+# while it stays under 15 MiB (the device returns files up to 16 MiB).
+#
+# iostune: --iostune BIN, else .devpack/iostune (scripts/pack_for_device.sh), else
+# <--build>/cli/iostune. Per (model, batch): the profile (critical-path bound), the baselines
+# (computed from the graph, no DB), then the IOS strategies in the order given, each searched
+# with --cost measured and pruning --r/--s, and replayed by its own schedule id
+# (`iostune replay --schedule-id`), so a search that kept the sequential schedule as the DB's best
+# still has its own schedule measured. IOS searches run only at --search-batches (default: every
+# batch); the others get baselines and peers only.
+#
+# Without --shared-db each strategy searches into its own DB from scratch, so its search time is
+# a from-scratch cost. With --shared-db the strategies of one (model, batch) share one DB, in the
+# order given: ios-parallel's and ios-merge's stages are subsets of ios-both's, so they reuse
+# ios-both's stage measurements; their rows say so (details.shared_stage_cache, cache_hits).
+#
+# --torch-device cpu smoke-tests the peers without a GPU (host-timed, no cudagraph rows).
+# --deadline SECONDS: start no new step after that many seconds and cut a search off there, so a
+# run under a wall-clock limit still packs complete records; what it skipped is listed at the end.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
 build="$repo/build"
-out="${OUT:-$repo/results}"
+iostune=""
+out="${OUT:-}"
+tag=""
 models="inception_v3 googlenet squeezenet1_1 resnet50 nasnet_a_large randwire"
 batches="1 16"
+search_batches=""
 parts="profile iostune torch"
 strategies="ios-both ios-parallel ios-merge"
 baselines="sequential greedy nimble opara"
+r=3
+s=8
+shared_db=0
 iters=500
 warmup=50
-compile=0
 torch_systems="eager cudagraph"
 compile_budget=300
+compile_jobs=1
 search_timeout=900
 deadline=0
 python=python3
+torch_device=cuda
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
+    --iostune) iostune="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --tag) tag="$2"; shift 2 ;;
     --models) models="$2"; shift 2 ;;
     --batches) batches="$2"; shift 2 ;;
+    --search-batches) search_batches="$2"; shift 2 ;;
     --parts) parts="$2"; shift 2 ;;
     --strategies) strategies="$2"; shift 2 ;;
     --baselines) baselines="$2"; shift 2 ;;
+    --r) r="$2"; shift 2 ;;
+    --s) s="$2"; shift 2 ;;
+    --shared-db) shared_db=1; shift ;;
     --iters) iters="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
-    --compile) compile=1; shift ;;
+    --compile) torch_systems="$torch_systems compile"; shift ;;
     --torch-systems) torch_systems="$2"; shift 2 ;;
     --compile-budget) compile_budget="$2"; shift 2 ;;
+    --compile-jobs) compile_jobs="$2"; shift 2 ;;
     --search-timeout) search_timeout="$2"; shift 2 ;;
     --deadline) deadline="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
+    --torch-device) torch_device="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "run_h100.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
-iostune="$build/cli/iostune"
-if [ ! -x "$iostune" ]; then
-  echo "run_h100.sh: no iostune binary at $iostune; build it (cmake --build $build --target iostune) or pass --build DIR" >&2
-  exit 1
+fail() { echo "run_h100.sh: $*" >&2; exit 2; }
+[ -n "$tag" ] || fail "--tag NAME is required (names the tarball bench_NAME.tar.gz)"
+[[ "$tag" =~ ^[A-Za-z0-9._-]+$ ]] || fail "--tag '$tag' may hold only letters, digits, '.', '_' and '-'"
+[ -n "$out" ] || fail "no --out and no \$OUT: say where bench_$tag.tar.gz goes"
+for n in "$r" "$s" "$iters" "$warmup" "$deadline" "$compile_jobs"; do
+  [[ "$n" =~ ^[0-9]+$ ]] || fail "'$n' is not a whole number (--r --s --iters --warmup --deadline --compile-jobs)"
+done
+[ -n "$search_batches" ] || search_batches="$batches"
+if [ -z "$iostune" ]; then
+  if [ -x "$repo/.devpack/iostune" ]; then iostune="$repo/.devpack/iostune"; else iostune="$build/cli/iostune"; fi
 fi
-raw="$out/raw"
-logs="$out/logs"
-mkdir -p "$raw" "$logs" "$out/db"
-work="$(mktemp -d /tmp/iostune-bench.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
+[ -x "$iostune" ] || fail "no iostune binary at '$iostune'; pass --iostune BIN or --build DIR (or run scripts/pack_for_device.sh)"
+iostune="$(cd "$(dirname "$iostune")" && pwd)/$(basename "$iostune")"
+
+# The device's cuDNN comes with PyTorch's wheels, CUDA's libraries with the toolkit.
+for lib in /usr/local/cuda/lib64 /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib; do
+  [ -d "$lib" ] && case ":${LD_LIBRARY_PATH:-}:" in *":$lib:"*) ;; *) export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
+done
+export PYTHONUNBUFFERED=1
+
+mkdir -p "$out" || fail "cannot create '$out'"
+out="$(cd "$out" && pwd)"
+name="bench_$tag"
+work="/tmp/$name"
+[ -e "$work" ] && fail "'$work' exists (an earlier run with --tag $tag?); pick another tag or remove it"
+raw="$work/raw"
+logs="$work/logs"
+mkdir -p "$raw/runs" "$raw/profiles" "$logs" "$work/db"
+scratch="$(mktemp -d /tmp/iostune-bench-scratch.XXXXXX)"
+log="$out/$name.log"
+exec > >(tee -a "$log") 2>&1
+
+skipped=()
+packed=0
+# Packs the work folder into OUT/bench_<tag>.tar.gz, with the DBs only if that stays small.
+pack() {
+  [ "$packed" -eq 1 ] && return
+  packed=1
+  local tarball="$out/$name.tar.gz" limit=$((15 * 1024 * 1024))
+  cp "$log" "$logs/run_h100.log" 2>/dev/null
+  tar -C /tmp -czf "$tarball" "$name"
+  if [ "$(stat -c %s "$tarball")" -gt "$limit" ]; then
+    echo "tarball over 15 MiB with the schedule DBs; packing without db/"
+    tar -C /tmp -czf "$tarball" --exclude="$name/db" "$name"
+  fi
+  echo "packed $(find "$raw" -name '*.json' | wc -l) raw records into $tarball ($(du -h "$tarball" | cut -f1))"
+  rm -rf "$scratch"
+}
+trap 'pack' EXIT
+trap 'echo "run_h100.sh: interrupted; packing what is there"; exit 130' INT TERM
+
 version="$("$iostune" --version 2>&1 | head -1)"
 record="$python $here/record_iostune.py"
-skipped=()
+# `iostune replay --schedule-id N` replays exactly schedule N of --db.
+by_id=0
+"$iostune" replay --help 2>&1 | grep -q -- '--schedule-id' && by_id=1
+if [ "$shared_db" -eq 1 ] && [ "$by_id" -eq 0 ]; then
+  echo "WARNING: this iostune has no 'replay --schedule-id', so a shared DB cannot replay each"
+  echo "         strategy's own schedule; falling back to one DB per strategy (--shared-db ignored)"
+  shared_db=0
+fi
 
-has_part() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+has() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
 quote() { printf '%q ' "$@" | sed 's/ $//'; }
 past_deadline() { [ "$deadline" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-# Last lines of a log, as one error message.
-tail_of() { tail -n 15 "$1" 2>/dev/null | tr -d '\r'; }
+stamp() { date -u +%H:%M:%S; }
+json_field() { $python -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null; }
 
-# record_failure MODEL BATCH SYSTEM STATUS COMMAND LOG
+# record_failure MODEL BATCH SYSTEM STATUS COMMAND LOG [record options...]
 record_failure() {
   local msg
-  msg="$(tail_of "$6")"
+  msg="$(tail -n 15 "$6" 2>/dev/null | tr -d '\r')"
   [ -n "$msg" ] || msg="exit status without output"
   $record run --model "$1" --batch "$2" --system "$3" --status "$4" --error "$msg" \
-    --command "$5" --version "$version" --out "$raw" >/dev/null
-  echo "  $3: $4 (see $6)"
+    --command "$5" --version "$version" --out "$raw" "${@:7}" >/dev/null
+  echo "  $3: $4 (see logs/$(basename "$6"))"
 }
 
-# replay MODEL BATCH SYSTEM SEARCH_JSON SEARCH_S SEARCH_CMD SCHEDULE_ARG...
-# The search fields are empty for baselines; SCHEDULE_ARG... picks the schedule
-# (--db FILE, or --schedule-source baseline:NAME).
+# replay MODEL BATCH SYSTEM SCHEDULE_ARGS -- RECORD_ARGS...
+# SCHEDULE_ARGS pick the schedule (--schedule-source NAME, or --db FILE [--schedule-id N]);
+# RECORD_ARGS go to record_iostune.py (the search's output and cost for IOS rows).
 replay() {
-  local model="$1" batch="$2" system="$3" search_json="$4" search_s="$5" search_cmd="$6"
-  shift 6
-  local json="$work/replay.json" log="$logs/${model}_b${batch}_${system}_replay.log"
-  local cmd=("$iostune" replay --model "$model" --batch "$batch" "$@" --iters "$iters"
+  local model="$1" batch="$2" system="$3"
+  shift 3
+  local sched=() extra=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do sched+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  extra=("$@")
+  local json="$scratch/replay.json" rlog="$logs/${model}_b${batch}_${system}_replay.log"
+  local cmd=("$iostune" replay --model "$model" --batch "$batch" "${sched[@]}" --iters "$iters"
              --format json)
-  if ! "${cmd[@]}" >"$json" 2>"$log"; then
-    cat "$json" >>"$log"
-    record_failure "$model" "$batch" "$system" failed "$(quote "${cmd[@]}")" "$log"
+  local start
+  start="$(now)"
+  if ! "${cmd[@]}" >"$json" 2>"$rlog"; then
+    cat "$json" >>"$rlog"
+    record_failure "$model" "$batch" "$system" failed "$(quote "${cmd[@]}")" "$rlog" "${extra[@]}"
     return
   fi
-  local extra=()
-  [ -n "$search_json" ] && extra=(--search-json "$search_json" --search-wall-s "$search_s"
-                                  --search-command "$search_cmd")
   if $record run --model "$model" --batch "$batch" --system "$system" --replay-json "$json" \
-      --command "$(quote "${cmd[@]}")" --version "$version" --out "$raw" "${extra[@]}" >>"$log" 2>&1; then
-    echo "  $system: $($python -c 'import json,sys; print("median %.3f ms" % json.load(open(sys.argv[1]))["median_ms"])' "$json" 2>/dev/null || echo recorded)"
+      --command "$(quote "${cmd[@]}")" --version "$version" --out "$raw" "${extra[@]}" >>"$rlog" 2>&1; then
+    echo "  $system: median $(json_field "$json" median_ms) ms (replay $(elapsed "$start" "$(now)") s)"
   else
-    echo "  $system: replay output not recordable (see $log)"
+    echo "  $system: replay output not recordable (see logs/$(basename "$rlog"))"
   fi
 }
 
 profile_step() {
-  local model="$1" batch="$2" json="$work/profile.json" log="$logs/${1}_b${2}_profile.log"
+  local model="$1" batch="$2" json="$scratch/profile.json" plog="$logs/${1}_b${2}_profile.log"
   local cmd=("$iostune" profile --model "$model" --batch "$batch" --json "$json")
-  if "${cmd[@]}" >"$log" 2>&1 &&
+  if "${cmd[@]}" >"$plog" 2>&1 &&
      $record profile --model "$model" --profile-json "$json" --command "$(quote "${cmd[@]}")" \
-       --version "$version" --out "$raw" >>"$log" 2>&1; then
-    echo "  profile: recorded critical-path bound"
+       --version "$version" --out "$raw" >>"$plog" 2>&1; then
+    echo "  profile: critical path $(json_field "$json" critical_path_us) us"
   else
-    echo "  profile: FAILED (see $log); the summary will lack the bound for $model batch $batch"
+    echo "  profile: FAILED (see logs/$(basename "$plog")); no bound for $model batch $batch"
   fi
 }
 
+# search_and_replay MODEL BATCH STRATEGY EARLIER: EARLIER lists the strategies that searched
+# into the same DB before this one (empty without --shared-db).
 search_and_replay() {
-  local model="$1" batch="$2" strategy="$3" system="iostune-$3"
-  local json="$work/search_${strategy}.json" log="$logs/${model}_b${batch}_${system}_search.log"
-  local db="$out/db/$strategy.db"
+  local model="$1" batch="$2" strategy="$3" earlier="$4" system="iostune-$3"
+  local json="$scratch/search.json" slog="$logs/${model}_b${batch}_${system}_search.log" db
+  if [ "$shared_db" -eq 1 ]; then db="$work/db/${model}_b${batch}.db"
+  else db="$work/db/${model}_b${batch}_${strategy}.db"; fi
   local cmd=("$iostune" search --model "$model" --batch "$batch" --strategy "$strategy"
-             --cost measured --db "$db" --format json)
+             --r "$r" --s "$s" --cost measured --db "$db" --format json)
   local start status limit="$search_timeout"
-  # Under --deadline a search may not run past it either.
   if [ "$deadline" -gt 0 ] && [ $((deadline - SECONDS)) -lt "$limit" ]; then
     limit=$((deadline - SECONDS))
   fi
+  local info=(--r "$r" --s "$s")
+  [ -n "$earlier" ] && info+=(--shared-cache "$earlier")
   start="$(now)"
-  timeout --kill-after=30 "$limit" "${cmd[@]}" >"$json" 2>"$log"
+  timeout --kill-after=20 "$limit" "${cmd[@]}" >"$json" 2>"$slog"
   status=$?
   local wall
   wall="$(elapsed "$start" "$(now)")"
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-    echo "search exceeded its time limit of $limit s (--search-timeout / --deadline)" >>"$log"
-    record_failure "$model" "$batch" "$system" timeout "$(quote "${cmd[@]}")" "$log"
+    echo "search cut off after $limit s (--search-timeout / --deadline)" >>"$slog"
+    record_failure "$model" "$batch" "$system" timeout "$(quote "${cmd[@]}")" "$slog" "${info[@]}"
     return
   elif [ "$status" -ne 0 ]; then
-    record_failure "$model" "$batch" "$system" failed "$(quote "${cmd[@]}")" "$log"
+    record_failure "$model" "$batch" "$system" failed "$(quote "${cmd[@]}")" "$slog" "${info[@]}"
     return
   fi
-  echo "  $system: searched in $wall s"
-  replay "$model" "$batch" "$system" "$json" "$wall" "$(quote "${cmd[@]}")" --db "$db"
+  cp "$json" "$logs/${model}_b${batch}_${system}_search.json"
+  local id
+  id="$(json_field "$json" schedule_id)"
+  echo "  $system: searched in $wall s, schedule #$id, $(json_field "$json" stages_costed) stages measured, $(json_field "$json" cache_hits) from the DB"
+  local sched=(--db "$db")
+  [ "$by_id" -eq 1 ] && sched+=(--schedule-id "$id")
+  replay "$model" "$batch" "$system" "${sched[@]}" -- --search-json "$json" --search-wall-s "$wall" \
+    --search-command "$(quote "${cmd[@]}")" "${info[@]}"
 }
 
-echo "iostune benchmark: $version; models: $models; batches: $batches; parts: $parts -> $raw"
+echo "== $(stamp) iostune benchmark $tag: $version"
+echo "   models: $models; batches: $batches (IOS search at: $search_batches); parts: $parts"
+echo "   r=$r s=$s shared-db=$shared_db replay-by-id=$by_id iters=$iters deadline=${deadline}s"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv \
-  >"$logs/nvidia-smi.txt" 2>&1 || true
+  >"$logs/nvidia-smi.txt" 2>&1 || echo "   (no nvidia-smi)"
 
-if has_part profile || has_part iostune; then
+if has "$parts" profile || has "$parts" iostune; then
   for model in $models; do
     for batch in $batches; do
       if past_deadline; then skipped+=("iostune $model b$batch"); continue; fi
-      echo "$model batch $batch"
-      has_part profile && profile_step "$model" "$batch"
-      if has_part iostune; then
-        for strategy in $strategies; do
-          if past_deadline; then skipped+=("iostune-$strategy $model b$batch"); continue; fi
-          search_and_replay "$model" "$batch" "$strategy"
-        done
-        for baseline in $baselines; do
-          if past_deadline; then skipped+=("iostune-$baseline $model b$batch"); continue; fi
-          replay "$model" "$batch" "iostune-$baseline" "" "" "" --schedule-source "baseline:$baseline"
-        done
-      fi
+      echo "== $(stamp) $model batch $batch (${SECONDS}s)"
+      has "$parts" profile && profile_step "$model" "$batch"
+      has "$parts" iostune || continue
+      for baseline in $baselines; do
+        if past_deadline; then skipped+=("iostune-$baseline $model b$batch"); continue; fi
+        replay "$model" "$batch" "iostune-$baseline" --schedule-source "$baseline"
+      done
+      has "$search_batches" "$batch" || continue
+      earlier=""
+      for strategy in $strategies; do
+        if past_deadline; then skipped+=("iostune-$strategy $model b$batch"); continue; fi
+        search_and_replay "$model" "$batch" "$strategy" "$earlier"
+        # Even a search cut off has stored the stages it measured.
+        [ "$shared_db" -eq 1 ] && earlier="${earlier:+$earlier }$strategy"
+      done
     done
   done
 fi
 
-if has_part torch; then
+if has "$parts" torch; then
   if past_deadline; then
     skipped+=("torch peers")
   else
+    echo "== $(stamp) PyTorch peers: $torch_systems (${SECONDS}s)"
     read -ra model_list <<<"$models"
     read -ra batch_list <<<"$batches"
     read -ra system_list <<<"$torch_systems"
-    peer_args=(--models "${model_list[@]}" --batches "${batch_list[@]}" --out "$raw" --iostune "$iostune"
-               --systems "${system_list[@]}" --model-dir "$work/models" --warmup "$warmup"
-               --runs "$iters" --compile-budget-s "$compile_budget")
-    [ "$compile" -eq 1 ] && peer_args+=(--compile)
+    peer_args=(--models "${model_list[@]}" --batches "${batch_list[@]}" --out "$raw"
+               --iostune "$iostune" --systems "${system_list[@]}" --model-dir "$scratch/models"
+               --warmup "$warmup" --runs "$iters" --compile-budget-s "$compile_budget"
+               --compile-jobs "$compile_jobs" --device "$torch_device")
     [ "$deadline" -gt 0 ] && peer_args+=(--stop-after-s "$((deadline - SECONDS))")
     $python "$here/torch_peers.py" "${peer_args[@]}" 2>&1 | tee "$logs/torch_peers.log"
   fi
 fi
 
-if $python -c 'import matplotlib' 2>/dev/null; then
-  $python "$here/summarize.py" --raw "$raw" --out "$out" || echo "summarize failed; run it where the raw files are"
-else
-  echo "matplotlib is not installed here: copy $raw to results/raw and run scripts/bench/summarize.py there"
-fi
-if [ ${#skipped[@]} -gt 0 ]; then
-  echo "past --deadline $deadline s, skipped: ${skipped[*]}"
-fi
+[ ${#skipped[@]} -gt 0 ] && echo "past --deadline $deadline s, not started: ${skipped[*]}"
+echo "== $(stamp) done in ${SECONDS}s"

@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""A stand-in for the iostune CLI with the JSON outputs scripts/bench/run_h100.sh relies on
+(results/README.md, "What run_h100.sh needs"), so the benchmark's scripting can be dry-run on a
+machine without a GPU. Numbers are made up (seeded); nothing here measures anything.
+
+FAKE_IOSTUNE_NO_SCHEDULE_ID=1 drops `replay --schedule-id` (an older binary);
+FAKE_IOSTUNE_FAIL=WORD makes any command whose arguments contain WORD fail.
+The DB is a JSON file: {"schedules": [...], "stages": N} (a shared DB reports cache hits).
+"""
+
+import json
+import os
+import random
+import sys
+
+DEVICE = {"name": "Fake H100", "compute_capability": "9.0", "sm_count": 132,
+          "driver": "580.0", "cuda_runtime": "13.0", "cudnn": "9.19.0"}
+STAGES = {"inception_v3": 5428, "googlenet": 1314, "squeezenet1_1": 78, "resnet50": 60,
+          "nasnet_a_large": 122012, "randwire": 131000}
+BASE_MS = {"inception_v3": 2.6, "googlenet": 1.5, "squeezenet1_1": 0.38, "resnet50": 2.2,
+           "nasnet_a_large": 7.9, "randwire": 5.1}
+
+
+def option(args, name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def load_db(path):
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    return {"schedules": [], "stages": 0}
+
+
+def main(args):
+    fail = os.environ.get("FAKE_IOSTUNE_FAIL")
+    if fail and fail in args:
+        print(f"fake iostune: failing on purpose ({fail})", file=sys.stderr)
+        return 3
+    if args[:1] == ["--version"]:
+        print("iostune 0.0.0 (fake, for dry runs)")
+        return 0
+    command = args[0]
+    if "--help" in args:
+        print(f"Usage: iostune {command} [OPTIONS]\n  --db TEXT\n  --schedule-source TEXT")
+        if command == "replay" and not os.environ.get("FAKE_IOSTUNE_NO_SCHEDULE_ID"):
+            print("  --schedule-id INT   replay exactly this schedule of --db")
+        return 0
+    model = option(args, "--model")
+    batch = int(option(args, "--batch", "1"))
+    if model not in STAGES:
+        print(f"error: unknown model '{model}'", file=sys.stderr)
+        return 1
+    rng = random.Random(f"{model}{batch}{args}")
+    base = BASE_MS[model] * (1 + 0.2 * (batch - 1))
+    if command == "profile":
+        with open(option(args, "--json"), "w", encoding="utf-8") as f:
+            json.dump({"model": model, "batch": batch, "device": DEVICE,
+                       "critical_path_us": base * 400, "op_sum_us": base * 900,
+                       "span_us": base * 1000, "ops": []}, f)
+        print("profile written")
+        return 0
+    if command == "search":
+        path = option(args, "--db")
+        db = load_db(path)
+        strategy = option(args, "--strategy", "ios-both")
+        wanted = STAGES[model] // (1 if strategy == "ios-both" else 2)
+        hits = min(wanted, db["stages"])
+        db["stages"] = max(db["stages"], wanted)
+        sid = len(db["schedules"]) + 1
+        kept = model == "squeezenet1_1" and strategy == "ios-merge"
+        db["schedules"].append({"id": sid, "strategy": strategy, "kept": kept})
+        best = sid
+        if kept:
+            db["schedules"].append({"id": sid + 1, "strategy": "sequential", "kept": False})
+            best = sid + 1
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(db, f)
+        print(json.dumps({"model": model, "batch": batch, "strategy": strategy,
+                          "pruning": {"prune": True, "r": int(option(args, "--r", "3")),
+                                      "s": int(option(args, "--s", "8"))},
+                          "cost_model": "measured", "simulated": False, "db": path,
+                          "schedule_id": sid, "best_schedule_id": best, "sequential_kept": kept,
+                          "stages": 40, "predicted_latency_ms": base * 0.5,
+                          "measured_latency_ms": base * 0.7, "sequential_latency_ms": base,
+                          "stages_costed": wanted - hits, "cache_hits": hits,
+                          "search_seconds": 0.1, "total_seconds": 0.2,
+                          "stats": {"totals": {"wall_s": 0.05}}}, indent=1))
+        return 0
+    if command == "replay":
+        source = option(args, "--schedule-source", "db")
+        sid = None
+        if source == "db":
+            db = load_db(option(args, "--db"))
+            if not db["schedules"]:
+                print("error: no schedule in the DB", file=sys.stderr)
+                return 1
+            wanted = option(args, "--schedule-id")
+            chosen = ([s for s in db["schedules"] if s["id"] == int(wanted)] if wanted
+                      else [s for s in db["schedules"] if not s["kept"]][-1:])
+            if not chosen:
+                print(f"error: no schedule #{wanted}", file=sys.stderr)
+                return 1
+            sid = chosen[0]["id"]
+        iters = int(option(args, "--iters", "200"))
+        samples = [base * (0.7 if source == "db" else 1) * (1 + 0.01 * rng.random())
+                   for _ in range(iters)]
+        median = sorted(samples)[(iters - 1) // 2] if iters % 2 else \
+            sum(sorted(samples)[iters // 2 - 1:iters // 2 + 1]) / 2
+        print(json.dumps({"model": model, "batch": batch, "schedule_id": sid,
+                          "strategy": source, "device": DEVICE, "warmup": 20,
+                          "iterations": iters, "median_ms": median, "samples_ms": samples,
+                          "stages": 40, "graph_nodes": 120}))
+        return 0
+    print(f"fake iostune: command '{command}' is not faked", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
