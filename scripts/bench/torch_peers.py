@@ -20,6 +20,7 @@ CPU self-check of the model builders (no GPU needed):  torch_peers.py --check-cp
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import platform
@@ -232,8 +233,9 @@ def compile_fn(model, x):
     compiles; reduce-overhead records its CUDA Graph on a later call, inside the warm-up."""
     if not hasattr(torch, "compile"):
         raise PeerError(f"torch {torch.__version__} has no torch.compile (2.0 or later needed)")
-    import torch._dynamo  # not loaded by `import torch` in every version
-    torch._dynamo.reset()
+    # Not loaded by `import torch` in every version (and `import torch._dynamo` here would make
+    # `torch` a local name of this function).
+    importlib.import_module("torch._dynamo").reset()
     compiled = torch.compile(model, mode="reduce-overhead")
 
     def run():
@@ -317,14 +319,12 @@ def measure_row(name, batch, system, use_interpreter, suffix, args, device, soft
         fn, cost = compile_fn(model, x)
         details["compile_mode"] = "reduce-overhead"
         details["compile_first_call_s"] = cost
-        cold = precompiled_seconds(name, batch, use_interpreter, args) if args.compile_jobs > 1 else None
-        if cold is not None:
-            # This process found the caches warm; the cost a user pays is the cold compile.
-            details["compile_cold_s"] = cold
-            details["compile_note"] = (f"compiled cold first in a separate process, concurrently "
-                                       f"with up to {args.compile_jobs - 1} other compiles; "
-                                       "search_or_compile_s is that cold wall time")
-            cost = cold
+        details["compile_concurrency"] = args.compile_concurrency
+        if args.compile_concurrency > 1:
+            details["compile_note"] = (f"compiled concurrently with {args.compile_concurrency - 1} "
+                                       "other rows' compiles (separate processes); timed alone")
+        if args.turn_file:
+            wait_for_turn(args.turn_file, cost)
     samples, host = time_samples(fn, args)
     details["host_median_ms"] = bench_record.sample_stats(host)["median_ms"]
     record = bench_record.make_run(
@@ -360,7 +360,7 @@ def child_command(name, batch, mode, args):
            "--out", args.out, "--model-dir", args.model_dir, "--seed", str(args.seed),
            "--warmup", str(args.warmup), "--runs", str(args.runs), "--device", args.device,
            "--min-runs", str(args.min_runs), "--row-budget-s", str(args.row_budget_s),
-           "--compile-jobs", str(args.compile_jobs)]
+           "--compile-budget-s", str(args.compile_budget_s)]
     if args.iostune:
         cmd += ["--iostune", args.iostune]
     if args.keep_bn:
@@ -370,32 +370,12 @@ def child_command(name, batch, mode, args):
     return cmd
 
 
-def precompile_path(name, batch, use_interpreter, args):
-    return os.path.join(args.model_dir, f"compile_{name}_b{batch}{'_ir' if use_interpreter else ''}.json")
-
-
-def precompiled_seconds(name, batch, use_interpreter, args):
-    """The cold compile time a --compile-only child measured for this row, if any."""
-    try:
-        with open(precompile_path(name, batch, use_interpreter, args), encoding="utf-8") as f:
-            return float(json.load(f)["compile_s"])
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def compile_only(args):
-    """--compile-only: compile one row cold (filling the inductor caches) and write its time."""
-    name, batch = args.models[0], args.batches[0]
-    use_interpreter = args.interpreter == "only"
-    model, (c, h, w), _ = build_model(name, use_interpreter, args)
-    model = model.to(args.device)
-    x = torch.randn(batch, c, h, w, device=args.device)
-    _, seconds = compile_fn(model, x)
-    path = precompile_path(name, batch, use_interpreter, args)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump({"compile_s": seconds}, f)
-    os.replace(path + ".tmp", path)
-    print(f"{name:>15} b{batch:<3} compiled cold in {seconds:.1f} s", flush=True)
+def wait_for_turn(turn, compile_s):
+    """Tells the parent the compile is done, then waits until it is this row's turn to time."""
+    with open(turn + ".compiled", "w", encoding="utf-8") as f:
+        f.write(f"{compile_s}\n")
+    while not os.path.exists(turn):
+        time.sleep(0.1)
 
 
 class Child:
@@ -442,44 +422,61 @@ def compile_budget(args, began):
     return budget
 
 
-def precompile(rows, args, device, software, began):
-    """Compiles the compile rows cold, args.compile_jobs at a time, each in its own process:
-    the timed children then find inductor's caches warm. Returns the rows that failed here
-    (already recorded)."""
-    pending = list(rows)
-    running, failed = [], set()
-    while pending or running:
-        while pending and len(running) < args.compile_jobs:
-            name, batch, use_interpreter, suffix = row = pending.pop(0)
-            if args.stop_after_s and time.monotonic() - began > args.stop_after_s:
-                failed.add(row)
-                continue
-            cmd = child_command(name, batch, "only" if use_interpreter else "needed", args)
-            cmd.append("--compile-only")
-            log = os.path.join(args.model_dir, f"compile_{name}_b{batch}{suffix}.log")
-            stale = precompile_path(name, batch, use_interpreter, args)
+def run_compile_wave(wave, args, device, software, began):
+    """Compiles the wave's rows concurrently, one child process each, then lets the children
+    time their rows one at a time (each signalled by its turn file), so no compile or other
+    timing runs beside a timed row and nothing is compiled twice."""
+    children = []
+    for row in wave:
+        name, batch, use_interpreter, suffix = row
+        turn = os.path.join(args.model_dir, f"turn_{name}_b{batch}{suffix}")
+        for stale in (turn, turn + ".compiled"):
             if os.path.exists(stale):
                 os.remove(stale)
-            running.append((row, Child(cmd, log, compile_budget(args, began))))
+        cmd = child_command(name, batch, "only" if use_interpreter else "needed", args)
+        cmd += ["--turn-file", turn, "--compile-concurrency", str(len(wave))]
+        log = os.path.join(args.model_dir, f"compile_{name}_b{batch}{suffix}.log")
+        children.append((row, turn, Child(cmd, log, compile_budget(args, began))))
+    compiling, ready = list(children), []
+    while compiling:
         time.sleep(0.2)
-        for item in list(running):
-            row, child = item
-            code = child.poll()
-            if code is None:
+        for item in list(compiling):
+            row, turn, child = item
+            if os.path.exists(turn + ".compiled"):
+                compiling.remove(item)
+                child.deadline = float("inf")  # waiting for its turn is not its cost
+                ready.append(item)
                 continue
-            running.remove(item)
-            sys.stdout.write(child.output() if code == 0 else "")
-            if code != 0:
-                failed.add(row)
-                compile_failure(row, code, child, args, device, software)
-    return failed
+            code = child.poll()
+            if code is not None:
+                compiling.remove(item)
+                compile_failure(row, code if code != 0 else "exit 0 before compiling", child,
+                                args, device, software)
+    for row, turn, child in ready:
+        if args.stop_after_s and time.monotonic() - began > args.stop_after_s:
+            child.deadline = 0
+            child.wait()
+            compile_failure(row, "stopped", child, args, device, software)
+            continue
+        child.deadline = time.monotonic() + 2 * args.row_budget_s + 120
+        with open(turn, "w", encoding="utf-8"):
+            pass
+        code = child.wait()
+        if code == 0:
+            sys.stdout.write(child.output())
+        else:
+            compile_failure(row, code, child, args, device, software)
 
 
 def compile_failure(row, code, child, args, device, software):
     name, batch, _, suffix = row
     system = f"torch-compile{suffix}"
     details = {"child_command": shlex.join(child.cmd)}
-    if code == "timeout":
+    if code == "stopped":
+        failure_row(name, batch, system, "skipped",
+                    f"compiled, but past --stop-after-s {args.stop_after_s:g} before its turn "
+                    "to be timed", args, device, software, details)
+    elif code == "timeout":
         failure_row(name, batch, system, "timeout",
                     f"torch.compile row exceeded its budget (--compile-budget-s "
                     f"{args.compile_budget_s:g}, or the time left under --stop-after-s); "
@@ -490,44 +487,23 @@ def compile_failure(row, code, child, args, device, software):
                     device, software, details)
 
 
-def run_compile_isolated(row, args, device, software, began):
-    name, batch, use_interpreter, _ = row
-    cmd = child_command(name, batch, "only" if use_interpreter else "needed", args)
-    log = os.path.join(args.model_dir, f"timed_{name}_b{batch}{row[3]}.log")
-    child = Child(cmd, log, compile_budget(args, began))
-    code = child.wait()
-    if code == 0:
-        sys.stdout.write(child.output())
-    else:
-        compile_failure(row, code, child, args, device, software)
-
-
 def run_all(args):
     if args.device == "cuda" and not torch.cuda.is_available():
         raise PeerError("no CUDA device visible to torch; run this on the GPU machine "
                         "(--device cpu smoke-tests this script, --check-cpu the model builders)")
     configure_torch()
     os.makedirs(args.model_dir, exist_ok=True)
-    if args.compile_only:
-        compile_only(args)
-        return 0
     device, software = provenance(args.device)
     began = time.monotonic()
     rows = [(name, batch, use_interpreter, suffix, system)
             for name in args.models for batch in args.batches
             for use_interpreter, suffix in variants(name, args.interpreter)
             for system in args.systems]
-    failed_compiles = set()
-    compile_rows = [r[:4] for r in rows if r[4] == "compile"]
-    if compile_rows and args.compile_jobs > 1 and not args.in_child:
-        print(f"compiling {len(compile_rows)} torch.compile rows cold, {args.compile_jobs} at a "
-              "time, before timing anything", flush=True)
-        failed_compiles = precompile(compile_rows, args, device, software, began)
     skipped = []
+    if not args.in_child:  # compile rows last, in waves of --compile-jobs
+        compile_rows = [r[:4] for r in rows if r[4] == "compile"]
+        rows = [r for r in rows if r[4] != "compile"]
     for name, batch, use_interpreter, suffix, system in rows:
-        row = (name, batch, use_interpreter, suffix)
-        if system == "compile" and row in failed_compiles:
-            continue
         if args.stop_after_s and time.monotonic() - began > args.stop_after_s:
             skipped.append(f"{name} b{batch} torch-{system}{suffix}")
             continue
@@ -535,9 +511,6 @@ def run_all(args):
             failure_row(name, batch, f"torch-cudagraph{suffix}", "skipped",
                         "torch-cudagraph needs a CUDA device (--device cpu smoke test)", args,
                         device, software)
-            continue
-        if system == "compile" and not args.in_child:
-            run_compile_isolated(row, args, device, software, began)
             continue
         try:
             measure_row(name, batch, system, use_interpreter, suffix, args, device, software)
@@ -549,6 +522,15 @@ def run_all(args):
             gc.collect()
             if args.device == "cuda":
                 torch.cuda.empty_cache()
+    if not args.in_child:
+        for i in range(0, len(compile_rows), args.compile_jobs):
+            wave = compile_rows[i:i + args.compile_jobs]
+            if args.stop_after_s and time.monotonic() - began > args.stop_after_s:
+                skipped += [f"{n} b{b} torch-compile{s}" for n, b, _, s in wave]
+                continue
+            print(f"torch.compile: compiling {len(wave)} rows concurrently, then timing them "
+                  "one at a time", flush=True)
+            run_compile_wave(wave, args, device, software, began)
     if skipped:
         print(f"past --stop-after-s {args.stop_after_s:g}, not started: {', '.join(skipped)}")
     return 0
@@ -627,12 +609,12 @@ def parse_args(argv):
     parser.add_argument("--stop-after-s", type=float, default=0,
                         help="start no new row after this many seconds (0: no limit)")
     parser.add_argument("--compile-jobs", type=int, default=1,
-                        help="above 1: compile every torch-compile row cold first, this many "
-                             "processes at a time, then time each with warm caches (the row "
-                             "records the cold compile time)")
+                        help="torch-compile rows compiled concurrently (one process each); "
+                             "the rows are then timed one at a time")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                         help="cpu: a smoke test of this script (host-timed, no cudagraph rows)")
-    parser.add_argument("--compile-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--turn-file", help=argparse.SUPPRESS)
+    parser.add_argument("--compile-concurrency", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--check-cpu", action="store_true",
                         help="check the model builders on the CPU and exit")
     parser.add_argument("--in-child", action="store_true", help=argparse.SUPPRESS)
