@@ -7,7 +7,7 @@
 #       [--parts "profile iostune torch"] [--strategies "ios-both ios-parallel ios-merge"]
 #       [--baselines "sequential greedy nimble opara"] [--r 3] [--s 8] [--shared-db]
 #       [--iters 500] [--warmup 50] [--torch-systems "eager cudagraph compile"]
-#       [--compile-budget 300] [--compile-jobs 1] [--search-timeout 900] [--deadline SECONDS]
+#       [--compile-budget 300] [--compile-jobs 1] [--row-budget 20] [--search-timeout 900] [--deadline SECONDS]
 #       [--python python3] [--torch-device cuda]
 #
 # Everything is written into a work folder, /tmp/bench_<tag> (raw/runs, raw/profiles, logs, db),
@@ -55,6 +55,7 @@ warmup=50
 torch_systems="eager cudagraph"
 compile_budget=300
 compile_jobs=1
+row_budget=20
 search_timeout=900
 deadline=0
 python=python3
@@ -82,6 +83,7 @@ while [ $# -gt 0 ]; do
     --torch-systems) torch_systems="$2"; shift 2 ;;
     --compile-budget) compile_budget="$2"; shift 2 ;;
     --compile-jobs) compile_jobs="$2"; shift 2 ;;
+    --row-budget) row_budget="$2"; shift 2 ;;
     --search-timeout) search_timeout="$2"; shift 2 ;;
     --deadline) deadline="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
@@ -289,7 +291,8 @@ if has "$parts" torch; then
     peer_args=(--models "${model_list[@]}" --batches "${batch_list[@]}" --out "$raw"
                --iostune "$iostune" --systems "${system_list[@]}" --model-dir "$scratch/models"
                --warmup "$warmup" --runs "$iters" --compile-budget-s "$compile_budget"
-               --compile-jobs "$compile_jobs" --device "$torch_device")
+               --compile-jobs "$compile_jobs" --device "$torch_device"
+               --row-budget-s "$row_budget" --min-runs "$((iters < 200 ? iters : 200))")
     [ "$deadline" -gt 0 ] && peer_args+=(--stop-after-s "$((deadline - SECONDS))")
     $python "$here/torch_peers.py" "${peer_args[@]}" 2>&1 | tee "$logs/torch_peers.log"
   fi

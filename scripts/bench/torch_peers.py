@@ -414,11 +414,13 @@ class Child:
             return f.read()
 
 
-def compile_budget(args, began):
-    """A compile row's budget, never past --stop-after-s."""
+def compile_budget(args, began, wave_size):
+    """A compile row's budget, leaving the wave time to be timed before --stop-after-s."""
     budget = args.compile_budget_s
     if args.stop_after_s:
-        budget = min(budget, max(1.0, args.stop_after_s - (time.monotonic() - began)))
+        reserve = (args.row_budget_s + 15) * wave_size
+        left = args.stop_after_s - (time.monotonic() - began) - reserve
+        budget = min(budget, max(1.0, left))
     return budget
 
 
@@ -436,7 +438,7 @@ def run_compile_wave(wave, args, device, software, began):
         cmd = child_command(name, batch, "only" if use_interpreter else "needed", args)
         cmd += ["--turn-file", turn, "--compile-concurrency", str(len(wave))]
         log = os.path.join(args.model_dir, f"compile_{name}_b{batch}{suffix}.log")
-        children.append((row, turn, Child(cmd, log, compile_budget(args, began))))
+        children.append((row, turn, Child(cmd, log, compile_budget(args, began, len(wave)))))
     compiling, ready = list(children), []
     while compiling:
         time.sleep(0.2)
