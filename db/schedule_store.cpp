@@ -381,23 +381,29 @@ std::optional<StageRecord> ScheduleStore::stage_measurement(std::int64_t device_
 }
 
 void ScheduleStore::put_stage_measurement(const StageRecord& record) {
+    put_stage_measurements({record});
+}
+
+void ScheduleStore::put_stage_measurements(const std::vector<StageRecord>& records) {
     Transaction transaction(*connection_);
-    Statement insert(*connection_,
-                     "INSERT OR REPLACE INTO stage_measurements (device_id, batch, precision, "
-                     "stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
-                     "tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
-    insert.bind_int(1, record.device_id)
-        .bind_int(2, record.batch)
-        .bind_text(3, record.precision)
-        .bind_text(4, record.stage_key)
-        .bind_double(5, record.latency_ms)
-        .bind_double(6, record.spread_ms)
-        .bind_int(7, record.repeats)
-        .bind_int(8, record.ok ? 1 : 0)
-        .bind_text(9, record.error)
-        .bind_int(10, record.simulated ? 1 : 0)
-        .bind_text(11, stamp_or(record.tool_version, kVersion));
-    insert.run();
+    for (const StageRecord& record : records) {
+        Statement insert(*connection_,
+                         "INSERT OR REPLACE INTO stage_measurements (device_id, batch, precision, "
+                         "stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
+                         "tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+        insert.bind_int(1, record.device_id)
+            .bind_int(2, record.batch)
+            .bind_text(3, record.precision)
+            .bind_text(4, record.stage_key)
+            .bind_double(5, record.latency_ms)
+            .bind_double(6, record.spread_ms)
+            .bind_int(7, record.repeats)
+            .bind_int(8, record.ok ? 1 : 0)
+            .bind_text(9, record.error)
+            .bind_int(10, record.simulated ? 1 : 0)
+            .bind_text(11, stamp_or(record.tool_version, kVersion));
+        insert.run();
+    }
     transaction.commit();
 }
 

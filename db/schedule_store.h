@@ -63,6 +63,8 @@ public:
                                                  const std::string& precision,
                                                  const std::string& stage_key) const;
     void put_stage_measurement(const StageRecord& record);
+    // Several in one transaction (one commit instead of one per row): all are kept or none.
+    void put_stage_measurements(const std::vector<StageRecord>& records);
     // Every cached stage of one (device, batch, precision), ordered by stage key.
     std::vector<StageRecord> stage_measurements(std::int64_t device_id, int batch,
                                                 const std::string& precision) const;

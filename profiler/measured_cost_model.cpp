@@ -2,12 +2,21 @@
 
 #include <chrono>
 
+#include "search/graph_structure.h"
 #include "src/engine/device_info.h"
 #include "src/error.h"
-#include "src/model_json.h"
 #include "src/weights.h"
 
 namespace iostune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
 
 MeasuredCostModel::MeasuredCostModel(EngineOptions engine_options, MeasureOptions timing)
     : engine_options_(engine_options), timing_(timing),
@@ -19,27 +28,41 @@ std::string MeasuredCostModel::name() const {
     return fmt::format("measured:{} ({})", device_name_, to_string(engine_options_.math));
 }
 
+nlohmann::json MeasuredCostModel::work_seconds() const {
+    return {{"calls", work_.calls},
+            {"engine_setup_s", work_.engine_setup_s},
+            {"capture_s", work_.capture_s},
+            {"timing_s", work_.timing_s},
+            {"measure_s", work_.total_s}};
+}
+
 Engine& MeasuredCostModel::engine_for(const Graph& graph) {
-    const std::string key = fmt::format("{}/{}", fingerprint(graph), graph.batch());
-    if (!engine_ || key != engine_key_) {
+    // The engine's own copy of the graph says whether it still fits: same structure and batch,
+    // as the fingerprint/batch key it stands for, at a fraction of fingerprint()'s cost.
+    if (!engine_ || !same_structure(graph, engine_->graph())) {
+        const auto begin = Clock::now();
         engine_.reset();
         engine_ = std::make_unique<Engine>(graph, engine_options_);
-        engine_key_ = key;
         // One full run so every activation holds real data: stages are never timed on zeros.
         engine_->set_input(random_input(graph.input_shape(), 7));
         engine_->launch_schedule(sequential_schedule(graph), engine_->origin_stream());
         engine_->synchronize();
+        work_.engine_setup_s += seconds_since(begin);
     }
     return *engine_;
 }
 
 StageMeasurement MeasuredCostModel::measure(const Graph& graph, const Stage& stage) {
-    const auto begin = std::chrono::steady_clock::now();
+    const auto begin = Clock::now();
     StageMeasurement m;
     try {
         Engine& engine = engine_for(graph);
+        const auto capture_begin = Clock::now();
         const CudaGraphExec exec = engine.capture_stage(stage);
-        const LatencyStats stats = measure_graph(exec, engine.origin_stream(), timing_);
+        const auto timing_begin = Clock::now();
+        work_.capture_s += std::chrono::duration<double>(timing_begin - capture_begin).count();
+        const LatencyStats stats = measure_graph(exec, engine.origin_stream(), timing_, events_);
+        work_.timing_s += seconds_since(timing_begin);
         m.latency_ms = stats.median_ms;
         m.spread_ms = stats.p90_ms - stats.p10_ms;
         m.repeats = int(stats.samples_ms.size());
@@ -48,8 +71,8 @@ StageMeasurement MeasuredCostModel::measure(const Graph& graph, const Stage& sta
         m.ok = false;
         m.error = e.what();
     }
-    ++calls_;
-    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    ++work_.calls;
+    work_.total_s += seconds_since(begin);
     return m;
 }
 

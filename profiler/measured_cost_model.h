@@ -2,6 +2,7 @@
 // captured as a small CUDA Graph, replayed after warm-up between CUDA events, median of repeats.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -11,20 +12,35 @@
 
 namespace iostune {
 
+// Wall time inside measure(), split by what it was spent on.
+struct MeasuredWork {
+    std::int64_t calls = 0;
+    double engine_setup_s = 0;  // building the engine and its first full run (once per graph)
+    double capture_s = 0;       // Engine::capture_stage: warm-up run, capture, instantiation
+    double timing_s = 0;        // measure_graph: warm-up launches and timed repeats
+    double total_s = 0;         // all of measure(), the three above included
+};
+
 class MeasuredCostModel : public CostModel {
 public:
-    // Stage timings default to 3 warm-up launches and 15 repeats of at least 0.05 ms each:
-    // stable to a few percent on an idle H100 while keeping a search's thousands of calls cheap.
+    // Stage timings default to 3 warm-up launches and 15 repeats of at least 0.05 ms each (the
+    // event timer resolves about 0.5 us), enqueued back to back with one synchronisation per
+    // stage (RepeatMode::BackToBack in timing.h): stable to a few percent on an idle H100 while
+    // keeping a search's hundred thousand calls cheap.
     explicit MeasuredCostModel(EngineOptions engine_options = {},
-                               MeasureOptions timing = {3, 15, 1, 0.05});
+                               MeasureOptions timing = {3, 15, 1, 0.05, 0,
+                                                        RepeatMode::BackToBack});
     ~MeasuredCostModel() override;
 
     StageMeasurement measure(const Graph& graph, const Stage& stage) override;
     std::string name() const override;
     bool simulated() const override { return false; }
+    // {"calls", "engine_setup_s", "capture_s", "timing_s", "measure_s"}
+    nlohmann::json work_seconds() const override;
 
-    int calls() const { return calls_; }
-    double seconds_spent() const { return seconds_; }  // wall time inside measure()
+    int calls() const { return int(work_.calls); }
+    double seconds_spent() const { return work_.total_s; }  // wall time inside measure()
+    const MeasuredWork& work() const { return work_; }
 
 private:
     Engine& engine_for(const Graph& graph);
@@ -32,10 +48,9 @@ private:
     EngineOptions engine_options_;
     MeasureOptions timing_;
     std::unique_ptr<Engine> engine_;
-    std::string engine_key_;
+    TimingEvents events_;  // reused by every measurement
     std::string device_name_;
-    int calls_ = 0;
-    double seconds_ = 0;
+    MeasuredWork work_;
 };
 
 }  // namespace iostune

@@ -2,15 +2,45 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <utility>
 
 #include "src/error.h"
 
 namespace iostune {
+namespace {
+
+StageMeasurement to_measurement(const db::StageRecord& record) {
+    StageMeasurement m;
+    m.latency_ms = record.latency_ms;
+    m.spread_ms = record.spread_ms;
+    m.repeats = record.repeats;
+    m.ok = record.ok;
+    m.error = record.error;
+    m.simulated = record.simulated;
+    return m;
+}
+
+}  // namespace
 
 SqliteStageCache::SqliteStageCache(db::ScheduleStore& store, std::int64_t device_id,
-                                   std::string device_label)
-    : store_(store), device_id_(device_id), device_label_(std::move(device_label)) {}
+                                   std::string device_label, StageCacheBatching batching)
+    : store_(store), device_id_(device_id), device_label_(std::move(device_label)),
+      batching_(batching) {
+    if (batching_.max_age_s < 0 || batching_.max_pending < 1)
+        throw Error(fmt::format("stage cache batching needs max_age_s >= 0 and max_pending >= 1 "
+                                "(got {} and {})",
+                                batching_.max_age_s, batching_.max_pending));
+}
+
+SqliteStageCache::~SqliteStageCache() {
+    try {
+        flush();
+    } catch (const Error& e) {
+        std::fprintf(stderr, "warning: %d stage measurements were not saved: %s\n", pending(),
+                     e.what());
+    }
+}
 
 void SqliteStageCache::check_device(const StageCacheKey& key) const {
     // One cache serves one device row; another device's key here would mix measurements.
@@ -19,23 +49,40 @@ void SqliteStageCache::check_device(const StageCacheKey& key) const {
                                 device_label_, key.device));
 }
 
+SqliteStageCache::Measurements& SqliteStageCache::loaded(int batch, const std::string& precision) {
+    const auto slot = std::make_pair(batch, precision);
+    if (auto it = loaded_.find(slot); it != loaded_.end()) return it->second;
+    Measurements measurements;
+    for (const db::StageRecord& record : store_.stage_measurements(device_id_, batch, precision))
+        measurements.emplace(record.stage_key, to_measurement(record));
+    return loaded_.emplace(slot, std::move(measurements)).first->second;
+}
+
+void SqliteStageCache::flush() {
+    if (pending_.empty()) return;
+    store_.put_stage_measurements(pending_);
+    committed_ += std::int64_t(pending_.size());
+    pending_.clear();
+}
+
+void SqliteStageCache::flush_if_due() {
+    if (pending_.empty()) return;
+    const double age_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - oldest_pending_).count();
+    if (age_s >= batching_.max_age_s || int(pending_.size()) >= batching_.max_pending) flush();
+}
+
 std::optional<StageMeasurement> SqliteStageCache::get(const StageCacheKey& key) {
     check_device(key);
-    const std::optional<db::StageRecord> record =
-        store_.stage_measurement(device_id_, key.batch, key.precision, key.stage);
-    if (!record) return std::nullopt;
-    StageMeasurement m;
-    m.latency_ms = record->latency_ms;
-    m.spread_ms = record->spread_ms;
-    m.repeats = record->repeats;
-    m.ok = record->ok;
-    m.error = record->error;
-    m.simulated = record->simulated;
-    return m;
+    flush_if_due();
+    const Measurements& measurements = loaded(key.batch, key.precision);
+    if (auto it = measurements.find(key.stage); it != measurements.end()) return it->second;
+    return std::nullopt;
 }
 
 void SqliteStageCache::put(const StageCacheKey& key, const StageMeasurement& measurement) {
     check_device(key);
+    loaded(key.batch, key.precision)[key.stage] = measurement;
     db::StageRecord record;
     record.device_id = device_id_;
     record.batch = key.batch;
@@ -47,7 +94,9 @@ void SqliteStageCache::put(const StageCacheKey& key, const StageMeasurement& mea
     record.ok = measurement.ok;
     record.error = measurement.error;
     record.simulated = measurement.simulated;
-    store_.put_stage_measurement(record);
+    if (pending_.empty()) oldest_pending_ = std::chrono::steady_clock::now();
+    pending_.push_back(std::move(record));
+    flush_if_due();
 }
 
 }  // namespace iostune

@@ -2,6 +2,7 @@
 // profiler on the GPU, in profiler/), simulated (analytic device model), cached (wraps either).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "src/graph.h"
@@ -26,6 +27,10 @@ public:
     // Short name shown to users, e.g. "measured", "sim:h100".
     virtual std::string name() const = 0;
     virtual bool simulated() const = 0;
+    // Where the model's own time went so far: seconds per activity plus call counts (e.g.
+    // {"calls": 10, "capture_s": 0.2, "timing_s": 0.9}), for search statistics; {} when the
+    // model keeps no account.
+    virtual nlohmann::json work_seconds() const { return nlohmann::json::object(); }
 };
 
 }  // namespace iostune

@@ -7,11 +7,16 @@
 #include <cmath>
 #include <numeric>
 
-#include "src/engine/cuda_event.h"
 #include "src/error.h"
 
 namespace iostune {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 double percentile(const std::vector<double>& sorted, double p) {
     const double pos = p * double(sorted.size() - 1);
@@ -20,22 +25,112 @@ double percentile(const std::vector<double>& sorted, double p) {
     return sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// Keeps launching until `min_warmup_ms` of wall time have passed since `start`.
+void extend_warm_up(const CudaGraphExec& exec, cudaStream_t stream, double min_warmup_ms,
+                    Clock::time_point start) {
+    while (ms_since(start) < min_warmup_ms) {
+        for (int i = 0; i < 10; ++i) exec.launch(stream);
+        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
+    }
+}
+
 struct Repeat {
     double gpu_ms_per_launch;
     double enqueue_ms_per_launch;
 };
 
+// One synchronised repeat: `start` on an idle stream, `number` launches, `stop`, wait.
 Repeat time_repeat(const CudaGraphExec& exec, cudaStream_t stream, int number,
                    const CudaEvent& start, const CudaEvent& stop) {
     start.record(stream);
-    const auto host_start = std::chrono::steady_clock::now();
+    const auto host_start = Clock::now();
     for (int i = 0; i < number; ++i) exec.launch(stream);
-    const auto host_stop = std::chrono::steady_clock::now();
+    const double enqueue_ms = ms_since(host_start);
     stop.record(stream);
     stop.synchronize();
-    const double enqueue_ms =
-        std::chrono::duration<double, std::milli>(host_stop - host_start).count();
     return {double(stop.elapsed_ms_since(start)) / number, enqueue_ms / number};
+}
+
+LatencyStats measure_each_repeat(const CudaGraphExec& exec, cudaStream_t stream,
+                                 const MeasureOptions& options, TimingEvents& pool) {
+    const std::vector<CudaEvent>& events = pool.at_least(2);
+    const CudaEvent& start = events[0];
+    const CudaEvent& stop = events[1];
+    const auto warmup_start = Clock::now();
+    for (int i = 0; i < options.warmup; ++i) exec.launch(stream);
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
+    extend_warm_up(exec, stream, options.min_warmup_ms, warmup_start);
+
+    int number = options.number;
+    if (options.min_repeat_ms > 0) {
+        // Grow `number` until one repeat is long enough for the event timer's resolution.
+        for (int tries = 0; tries < 20; ++tries) {
+            const Repeat r = time_repeat(exec, stream, number, start, stop);
+            if (r.gpu_ms_per_launch * number >= options.min_repeat_ms) break;
+            number = std::max(number * 2,
+                              launches_per_repeat(r.gpu_ms_per_launch, number, options.min_repeat_ms));
+        }
+    }
+    std::vector<double> samples, enqueue;
+    samples.reserve(size_t(options.repeats));
+    enqueue.reserve(size_t(options.repeats));
+    for (int i = 0; i < options.repeats; ++i) {
+        const Repeat r = time_repeat(exec, stream, number, start, stop);
+        samples.push_back(r.gpu_ms_per_launch);
+        enqueue.push_back(r.enqueue_ms_per_launch);
+    }
+    return summarize(std::move(samples), std::move(enqueue), number);
+}
+
+LatencyStats measure_back_to_back(const CudaGraphExec& exec, cudaStream_t stream,
+                                  const MeasureOptions& options, TimingEvents& pool) {
+    // Calibrating `number` needs at least one timed launch; it is a warm-up launch all the same.
+    const int warm = std::max(options.warmup, options.min_repeat_ms > 0 ? 1 : 0);
+    const std::vector<CudaEvent>& ev = pool.at_least(size_t(std::max(warm, options.repeats)) + 1);
+
+    // Warm-up launches, each closed by an event of one chain: their times choose `number`.
+    const auto warmup_start = Clock::now();
+    ev[0].record(stream);
+    for (int i = 0; i < warm; ++i) {
+        exec.launch(stream);
+        ev[size_t(i) + 1].record(stream);
+    }
+    ev[size_t(warm)].synchronize();
+    // The fastest launch after the first (which uploads the graph to the device); a launch the
+    // host was late for only looks slower, and a too small `number` is caught below.
+    double per_launch_ms = 0;
+    for (int i = warm > 1 ? 1 : 0; i < warm; ++i) {
+        const double t = ev[size_t(i) + 1].elapsed_ms_since(ev[size_t(i)]);
+        per_launch_ms = per_launch_ms == 0 ? t : std::min(per_launch_ms, t);
+    }
+    extend_warm_up(exec, stream, options.min_warmup_ms, warmup_start);
+
+    int number = options.number;
+    if (options.min_repeat_ms > 0)
+        number = launches_per_repeat(per_launch_ms, number, options.min_repeat_ms);
+
+    const size_t repeats = size_t(options.repeats);
+    constexpr int kMaxTries = 3;
+    for (int attempt = 1;; ++attempt) {
+        std::vector<double> samples(repeats), enqueue(repeats);
+        ev[0].record(stream);
+        for (size_t r = 0; r < repeats; ++r) {
+            const auto host_start = Clock::now();
+            for (int i = 0; i < number; ++i) exec.launch(stream);
+            enqueue[r] = ms_since(host_start) / number;
+            ev[r + 1].record(stream);
+        }
+        ev[repeats].synchronize();
+        for (size_t r = 0; r < repeats; ++r)
+            samples[r] = double(ev[r + 1].elapsed_ms_since(ev[r])) / number;
+        LatencyStats stats = summarize(std::move(samples), std::move(enqueue), number);
+        // The GPU ran faster than during warm-up (clocks still rising): the repeats were too
+        // short for the event timer, so they are timed again with more launches each.
+        if (options.min_repeat_ms <= 0 || stats.median_ms * number >= options.min_repeat_ms ||
+            attempt == kMaxTries)
+            return stats;
+        number = launches_per_repeat(stats.median_ms, number, options.min_repeat_ms);
+    }
 }
 
 }  // namespace
@@ -68,47 +163,35 @@ LatencyStats summarize(std::vector<double> samples_ms, std::vector<double> enque
     return stats;
 }
 
+int launches_per_repeat(double per_launch_ms, int number, double min_repeat_ms) {
+    const double per_launch = std::max(per_launch_ms, 1e-4);
+    if (per_launch * number >= min_repeat_ms) return number;
+    return std::max(number, int(std::ceil(min_repeat_ms / per_launch * 1.1)));
+}
+
+const std::vector<CudaEvent>& TimingEvents::at_least(size_t count) {
+    events_.reserve(count);
+    while (events_.size() < count) events_.emplace_back(CudaEvent::Timing::Enabled);
+    return events_;
+}
+
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
-                           const MeasureOptions& options) {
+                           const MeasureOptions& options, TimingEvents& events) {
     if (!exec.valid()) throw Error("measure_graph: the CUDA graph exec is empty");
     if (options.repeats < 1 || options.number < 1 || options.warmup < 0) {
         throw Error(fmt::format("measure_graph: need repeats >= 1, number >= 1, warmup >= 0 "
                                 "(got repeats={}, number={}, warmup={})",
                                 options.repeats, options.number, options.warmup));
     }
-    const CudaEvent start(CudaEvent::Timing::Enabled);
-    const CudaEvent stop(CudaEvent::Timing::Enabled);
-    const auto warmup_start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options.warmup; ++i) exec.launch(stream);
-    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
-    auto warmed_ms = [&] {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                         warmup_start).count();
-    };
-    while (warmed_ms() < options.min_warmup_ms) {
-        for (int i = 0; i < 10; ++i) exec.launch(stream);
-        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
-    }
+    return options.mode == RepeatMode::BackToBack
+               ? measure_back_to_back(exec, stream, options, events)
+               : measure_each_repeat(exec, stream, options, events);
+}
 
-    int number = options.number;
-    if (options.min_repeat_ms > 0) {
-        // Grow `number` until one repeat is long enough for the event timer's resolution.
-        for (int tries = 0; tries < 20; ++tries) {
-            const Repeat r = time_repeat(exec, stream, number, start, stop);
-            if (r.gpu_ms_per_launch * number >= options.min_repeat_ms) break;
-            const double want = options.min_repeat_ms / std::max(r.gpu_ms_per_launch, 1e-4);
-            number = std::max(number * 2, int(std::ceil(want * 1.1)));
-        }
-    }
-    std::vector<double> samples, enqueue;
-    samples.reserve(size_t(options.repeats));
-    enqueue.reserve(size_t(options.repeats));
-    for (int i = 0; i < options.repeats; ++i) {
-        const Repeat r = time_repeat(exec, stream, number, start, stop);
-        samples.push_back(r.gpu_ms_per_launch);
-        enqueue.push_back(r.enqueue_ms_per_launch);
-    }
-    return summarize(std::move(samples), std::move(enqueue), number);
+LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
+                           const MeasureOptions& options) {
+    TimingEvents events;
+    return measure_graph(exec, stream, options, events);
 }
 
 }  // namespace iostune

@@ -1,14 +1,35 @@
 // Timing a captured CUDA graph the way the search and replay measure: warm-up launches, then
 // `repeats` timed repeats of `number` back-to-back launches between two CUDA events.
+//
+// A sample is the GPU time of one repeat divided by `number`: the per-launch GPU time. Two ways
+// to lay the repeats out (MeasureOptions::mode):
+// - EachRepeat: every repeat starts on an idle stream and ends in a synchronisation, so its
+//   window also holds the first launch's trip from the host (a few microseconds, spread over
+//   `number` launches). End-to-end replay timings use it; their graphs last milliseconds.
+// - BackToBack: every repeat is enqueued at once behind one chain of events (event r closes
+//   repeat r-1 and opens repeat r) and the host synchronises once at the end. Launches then
+//   follow each other on the GPU without the host in between, which is how a stage runs inside
+//   a replayed schedule's graph, so a window is `number` periods of steady back-to-back
+//   execution: the stage's kernels plus the device-side gap to the next launch, nothing of the
+//   host. (Should the host fall behind the GPU, a window would wait for it; the first repeat
+//   may, and the median drops it; a stage shorter than the host's launch call would in every
+//   repeat, in either mode, and then enqueue_median_ms >= median_ms says so.) The calibration of
+//   `number` comes from the warm-up launches, timed through their own event chain, instead of
+//   synchronised trial repeats. The search's stage measurements use it: one synchronisation per
+//   stage instead of one per repeat.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <vector>
 
+#include "src/engine/cuda_event.h"
 #include "src/engine/cuda_graph.h"
 
 namespace iostune {
+
+enum class RepeatMode { EachRepeat, BackToBack };
 
 struct MeasureOptions {
     int warmup = 10;           // launches before timing starts (discarded)
@@ -18,11 +39,15 @@ struct MeasureOptions {
     // Warm-up also lasts at least this long (wall time): an idle GPU needs a moment of steady work
     // before its clocks settle, and a few launches of a 2 ms graph are not enough.
     double min_warmup_ms = 0;
+    RepeatMode mode = RepeatMode::EachRepeat;  // see the file comment
 };
 
 struct LatencyStats {
     std::vector<double> samples_ms;  // GPU time per launch, one entry per repeat
-    std::vector<double> enqueue_ms;  // host time to enqueue one launch, one entry per repeat
+    // Host time to enqueue one launch (the repeat's cudaGraphLaunch calls / number), one entry
+    // per repeat. The same in both modes: in BackToBack the calls run while the GPU works
+    // through earlier repeats, which the host-side call does not wait for.
+    std::vector<double> enqueue_ms;
     int number = 1;                  // launches per repeat actually used
     double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0;
     double p10_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, stddev_ms = 0;
@@ -35,6 +60,26 @@ struct LatencyStats {
 // Throws iostune::Error if `samples_ms` is empty.
 LatencyStats summarize(std::vector<double> samples_ms, std::vector<double> enqueue_ms, int number);
 
+// Launches per repeat so that one repeat of launches lasting `per_launch_ms` each lasts at
+// least `min_repeat_ms`, with 10% to spare; never fewer than `number`. Times below 0.1 us count
+// as 0.1 us, so a bogus zero cannot ask for millions of launches.
+int launches_per_repeat(double per_launch_ms, int number, double min_repeat_ms);
+
+// Timing events kept for reuse: a search measures a hundred thousand stages, each needing about
+// twenty events, and creating one costs microseconds. Events belong to the device current when
+// they are made; one pool serves one device.
+class TimingEvents {
+public:
+    // At least `count` events with timing enabled (the first `count` are the ones to use).
+    const std::vector<CudaEvent>& at_least(size_t count);
+
+private:
+    std::vector<CudaEvent> events_;
+};
+
+LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
+                           const MeasureOptions& options, TimingEvents& events);
+// The same with events of its own.
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
                            const MeasureOptions& options = {});
 
