@@ -26,7 +26,7 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& options) {
-    Graph graph = load_model_source(options.model, 1);
+    Graph graph = load_model_spec(options.model, 1);
     // Keep weights a model file brought with it, unless a seed asks for fresh ones.
     const bool seeded = !options.weights.empty() &&
                         (options.seed || graph.weights_state() == WeightsState::Absent);

@@ -1,11 +1,12 @@
-// Resolves the --model NAME|FILE argument every model-taking command shares: a zoo model name
-// or a model file (.json, .onnx), returned as a Graph at the requested batch size.
+// The --model NAME|FILE option every model-taking command shares. The argument is resolved by
+// load_model_spec() (replay/model_spec.h), the loader the replay library uses too: a zoo model
+// name, an iostune model file (.json) or an ONNX file (.onnx).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "src/graph.h"
+#include "replay/model_spec.h"
 
 namespace iostune::cli {
 
@@ -14,10 +15,5 @@ constexpr const char* kModelOptionHelp =
 
 // Adds the required --model option to `command`, stored in `spec`.
 CLI::Option* add_model_option(CLI::App* command, std::string& spec);
-
-// A zoo model built at `batch`, or a model file loaded (with its weights, if it names a weights
-// file) and re-inferred at `batch`. Throws iostune::Error for an unknown name, a missing or
-// invalid file, or an unsupported file type.
-Graph load_model_source(const std::string& spec, int batch = 1);
 
 }  // namespace iostune::cli

@@ -28,7 +28,7 @@ struct ProfileOptions {
 
 void run_profile(const ProfileOptions& o) {
     require_gpu("iostune profile");
-    Graph graph = load_model_source(o.model, o.batch);
+    Graph graph = load_model_spec(o.model, o.batch);
     EngineOptions engine_options;
     engine_options.math = o.math == "fp32" ? MathMode::Fp32 : MathMode::Tf32;
     Engine engine(std::move(graph), engine_options);

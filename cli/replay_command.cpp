@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/model_source.h"
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "profiler/profile_report.h"
-#include "replay/model_spec.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
@@ -181,9 +181,7 @@ void add_replay_command(CLI::App& app) {
     auto o = std::make_shared<ReplayCommandOptions>();
     CLI::App* cmd = app.add_subcommand(
         "replay", "Run a model with its stored schedule as one CUDA Graph and report latency");
-    cmd->add_option("-m,--model", o->model,
-                    "zoo model name (see `iostune models`) or a model file (.json)")
-        ->required();
+    add_model_option(cmd, o->model);
     cmd->add_option("-b,--batch", o->batch, "batch size")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

@@ -1,7 +1,6 @@
 // `iostune run`: one inference of a model on a raw float32 NCHW input (as trtexec's
 // --loadInputs reads it), on the CPU reference or the GPU engine, written as raw float32.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cstdint>
@@ -19,7 +18,6 @@
 #include "iostune/replay.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
-#include "src/model_json.h"
 #include "src/reference/reference.h"
 #include "src/schedule.h"
 #include "src/weights.h"
@@ -74,34 +72,6 @@ void write_output(const std::string& path, const std::vector<float>& values) {
     if (!file) throw Error(fmt::format("cannot write output file '{}'", path));
 }
 
-// A model file the replay library can load: zoo names and .json files as they are; anything
-// else (an imported .onnx) saved as JSON + weights in a directory removed afterwards.
-class ReplayableModel {
-public:
-    ReplayableModel(const std::string& spec, const Graph& graph) {
-        const std::string extension = std::filesystem::path(spec).extension().string();
-        if (extension != ".onnx") {
-            path_ = spec;
-            return;
-        }
-        dir_ = std::filesystem::temp_directory_path() / fmt::format("iostune-run-{}", getpid());
-        std::filesystem::create_directories(dir_);
-        path_ = (dir_ / (graph.name() + ".json")).string();
-        save_model(graph, path_, (dir_ / (graph.name() + ".bin")).string());
-    }
-    ~ReplayableModel() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
-    ReplayableModel(const ReplayableModel&) = delete;
-    ReplayableModel& operator=(const ReplayableModel&) = delete;
-    const std::string& path() const { return path_; }
-
-private:
-    std::filesystem::path dir_;
-    std::string path_;
-};
-
 std::vector<float> run_gpu_sequential(const Graph& graph, const HostTensor& input, MathMode math) {
     EngineOptions options;
     options.math = math;
@@ -113,13 +83,12 @@ std::vector<float> run_gpu_sequential(const Graph& graph, const HostTensor& inpu
     return engine.read_output().data;
 }
 
-std::vector<float> run_gpu_best(const RunOptions& o, const Graph& graph, const HostTensor& input) {
-    const ReplayableModel model(o.model, graph);
+std::vector<float> run_gpu_best(const RunOptions& o, const HostTensor& input) {
     ReplayOptions options;
     options.db_path = o.db;
     options.batch = o.batch;
     options.precision = o.precision;
-    Replayer replayer(model.path(), options);
+    Replayer replayer(o.model, options);
     const ReplayInfo& info = replayer.info();
     fmt::print("schedule: {} (id {}, {} stages) for {} on {}\n", info.strategy, info.schedule_id,
                info.stages, info.model, info.device);
@@ -135,7 +104,7 @@ void run_inference(const RunOptions& o) {
             "the CPU backend runs the reference op by op; --schedule best needs "
             "--backend gpu");
     if (gpu) require_gpu("`iostune run --backend gpu`");
-    Graph graph = load_model_source(o.model, o.batch);
+    Graph graph = load_model_spec(o.model, o.batch);
     if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, kWeightSeed);
     const HostTensor input = o.input.empty()
                                  ? random_input(graph.input_shape(), o.seed.value_or(kInputSeed))
@@ -148,7 +117,7 @@ void run_inference(const RunOptions& o) {
         output = run_gpu_sequential(graph, input,
                                     o.precision == "tf32" ? MathMode::Tf32 : MathMode::Fp32);
     else
-        output = run_gpu_best(o, graph, input);
+        output = run_gpu_best(o, input);
     write_output(o.output, output);
     fmt::print("wrote {}: {} float32 NCHW ({}, {} schedule{}; input {})\n", o.output,
                shape_text(graph.output_shape()), gpu ? "GPU engine" : "CPU reference", o.schedule,

@@ -129,7 +129,7 @@ void run_search(const SearchCommandOptions& o) {
     options.precision = o.math;
     options.sim_device = o.device;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
-    const Graph graph = load_model_source(o.model, o.batch);
+    const Graph graph = load_model_spec(o.model, o.batch);
     const TuningSummary summary = run_tuning_job(
         graph, options, [](const std::string& line) { fmt::print(stderr, "{}\n", line); });
 

@@ -27,7 +27,7 @@ std::string describe_weights(WeightsState state, int64_t params) {
 }
 
 void run_show(const ShowOptions& options) {
-    const ModelSummary s = summarize(load_model_source(options.model, options.batch));
+    const ModelSummary s = summarize(load_model_spec(options.model, options.batch));
     std::vector<std::string> kinds;
     for (const auto& [kind, count] : s.ops_by_kind) kinds.push_back(fmt::format("{} {}", to_string(kind), count));
     fmt::print("{:<12} {}\n", "model", s.name);

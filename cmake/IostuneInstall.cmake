@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 set(IOSTUNE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/iostune")
 set(iostune_exported iostune_warnings iostune_core iostune_engine iostune_search iostune_db
-    iostune_profiler iostune_replay)
+    iostune_profiler iostune_onnx iostune_replay)
 foreach(target IN LISTS iostune_exported)
   if(NOT TARGET ${target})
     message(STATUS "iostune: ${target} not built; the package is not installable yet")

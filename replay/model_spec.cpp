@@ -6,15 +6,25 @@
 
 #include "src/error.h"
 #include "src/model_json.h"
+#include "src/onnx/onnx_import.h"
 #include "src/zoo/zoo.h"
 
 namespace iostune {
 
+namespace fs = std::filesystem;
+
 Graph load_model_spec(const std::string& spec, int batch) {
     if (batch <= 0) throw Error(fmt::format("batch size must be positive, got {}", batch));
-    if (std::filesystem::path(spec).extension() == ".json")
-        return load_model(spec).with_batch(batch);
-    // Not a model file: the zoo's error lists the valid names and mentions model files.
+    const std::string extension = fs::path(spec).extension().string();
+    if (extension == ".json") return load_model(spec).with_batch(batch);
+    // A symbolic batch dimension is bound to `batch`; a fixed one is re-inferred by with_batch().
+    if (extension == ".onnx") return import_onnx_file(spec, {batch, ""}).with_batch(batch);
+    // Anything that is neither a model file nor a zoo name gets the zoo's error, which lists the
+    // valid names and mentions model files.
+    std::error_code ec;
+    if (!is_zoo_model(spec) && fs::is_regular_file(spec, ec))
+        throw Error(fmt::format("'{}': unrecognised model file type '{}' (expected .json or .onnx)",
+                                spec, extension));
     return build_zoo_model(spec, batch);
 }
 

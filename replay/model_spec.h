@@ -1,5 +1,7 @@
-// Resolves a model argument of the replay library and the tuning job: a zoo model name or an
-// iostune model file (.json, with the weights file it names), at a given batch size.
+// Resolves a model argument: a zoo model name, an iostune model file (.json, with the weights
+// file it names) or an ONNX file (.onnx, imported on the fly with its initializers as weights),
+// at a given batch size. The one model loader of the product: the Replayer, the tuning job and
+// every CLI command that takes --model go through it.
 #pragma once
 
 #include <string>
@@ -8,7 +10,8 @@
 
 namespace iostune {
 
-// Throws iostune::Error for an unknown name (listing the zoo), or a missing/invalid file.
+// Throws iostune::Error for an unknown name (listing the zoo), a missing or invalid file, an
+// ONNX model the importer refuses, or a file that is neither .json nor .onnx.
 Graph load_model_spec(const std::string& spec, int batch);
 
 }  // namespace iostune
