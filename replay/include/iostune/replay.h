@@ -5,7 +5,7 @@
 //   iostune::ReplayOptions options;
 //   options.db_path = "iostune.db";
 //   options.batch = 1;
-//   iostune::Replayer replayer("inception_v3", options);   // or "model.json" with its weights
+//   iostune::Replayer replayer("inception_v3", options);   // or "model.json", "model.onnx"
 //   replayer.run(d_input, d_output, stream);               // device buffers, async on `stream`
 //
 // Everything is resolved when the Replayer is built: the schedule is looked up for (model
@@ -78,7 +78,8 @@ struct ReplayTiming {
 
 class Replayer {
 public:
-    // `model`: a zoo model name or a model file (.json, with its weights file if it names one).
+    // `model`: a zoo model name or a model file: .json (with its weights file if it names one)
+    // or .onnx (imported on load, its initializers as the weights).
     // Throws iostune::Error (a std::runtime_error) with a message saying what to do.
     Replayer(const std::string& model, const ReplayOptions& options = {});
     ~Replayer();
