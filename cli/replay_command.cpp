@@ -33,6 +33,7 @@ struct ReplayCommandOptions {
     std::string math = "tf32";
     std::string times_out;
     std::string schedule_source = "db";
+    std::int64_t schedule_id = 0;
     std::string format = "table";
     int warmup = 20;
 };
@@ -121,6 +122,8 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
             {"sequential_fallback", info.sequential_fallback},
             {"stages", info.stages},
             {"graph_nodes", info.graph_nodes},
+            {"convolutions", info.convolutions},
+            {"pinned_convolutions", info.pinned_convolutions},
             {"device", device_to_json(query_device_info())},
             {"warmup", warmup},
             {"iterations", t.iterations},
@@ -147,6 +150,7 @@ void run_replay(const ReplayCommandOptions& o) {
     options.precision = o.math;
     options.fallback_sequential = o.fallback_sequential;
     options.schedule_source = o.schedule_source;
+    options.schedule_id = o.schedule_id;
     Replayer replayer(o.model, options);
     const ReplayInfo& info = replayer.info();
     const bool table = o.format == "table";
@@ -163,6 +167,9 @@ void run_replay(const ReplayCommandOptions& o) {
             fmt::print("schedule   #{} {} from {}\n", info.schedule_id, info.strategy, o.db);
         fmt::print("graph      {} stages captured as one CUDA Graph of {} nodes\n", info.stages,
                    info.graph_nodes);
+        if (info.schedule_id != 0)
+            fmt::print("kernels    {} of {} convolutions run the algorithm stored with the schedule\n",
+                       info.pinned_convolutions, info.convolutions);
     }
     if (o.validate) validate_output(replayer, o);
 
@@ -203,6 +210,10 @@ void add_replay_command(CLI::App& app) {
                     "a database: sequential, greedy, nimble, opara")
         ->check(CLI::IsMember({"db", "sequential", "greedy", "nimble", "opara"}))
         ->capture_default_str();
+    cmd->add_option("--schedule-id", o->schedule_id,
+                    "replay exactly this stored schedule (ids: `iostune report`, or the search's "
+                    "schedule_id) instead of the best one for the model, batch and precision")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--warmup", o->warmup, "untimed launches before timing")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();

@@ -138,8 +138,8 @@ nlohmann::json parse_json_column(const Statement& row, int column, const std::st
 constexpr std::string_view kScheduleColumns =
     "s.id, s.model_id, s.device_id, s.batch, s.precision, s.strategy, s.r, s.s, s.predicted_ms, "
     "s.measured_ms, s.sequential_ms, s.search_stats_json, s.schedule_json, s.tool_version, "
-    "s.git_commit, s.created_at";
-constexpr int kScheduleColumnCount = 16;
+    "s.git_commit, s.created_at, s.conv_choices_json";
+constexpr int kScheduleColumnCount = 17;
 
 ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     ScheduleRecord record;
@@ -159,6 +159,7 @@ ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     record.tool_version = row.column_text(13);
     record.git_commit = row.column_text(14);
     record.created_at = row.column_text(15);
+    record.conv_choices = parse_json_column(row, 16, path, "convolution choices");
     return record;
 }
 
@@ -301,8 +302,8 @@ std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
     Statement insert(*connection_,
                      "INSERT INTO schedules (model_id, device_id, batch, precision, strategy, r, s, "
                      "predicted_ms, measured_ms, sequential_ms, search_stats_json, schedule_json, "
-                     "tool_version, git_commit) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+                     "tool_version, git_commit, conv_choices_json) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
     insert.bind_int(1, record.model_id)
         .bind_int(2, record.device_id)
         .bind_int(3, record.batch)
@@ -316,7 +317,8 @@ std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
         .bind_text(11, record.search_stats.dump())
         .bind_text(12, record.schedule.dump())
         .bind_text(13, stamp_or(record.tool_version, kVersion))
-        .bind_text(14, stamp_or(record.git_commit, kGitCommit));
+        .bind_text(14, stamp_or(record.git_commit, kGitCommit))
+        .bind_text(15, record.conv_choices.dump());
     insert.run();
     const std::int64_t id = sqlite3_last_insert_rowid(connection_->get());
     transaction.commit();

@@ -75,6 +75,11 @@ constexpr std::string_view kAddSimulatedFlag =
 constexpr std::string_view kIndexSchedulesByKey =
     "CREATE INDEX schedules_by_key ON schedules (model_id, device_id, batch, precision, measured_ms)";
 
+// Version 3: each schedule keeps the engine's convolution choices (src/engine_plan.h), so a
+// replay runs the kernels its search measured. Older rows have none ('{}'): chosen afresh.
+constexpr std::string_view kAddConvChoices =
+    "ALTER TABLE schedules ADD COLUMN conv_choices_json TEXT NOT NULL DEFAULT '{}'";
+
 std::string newer_version_message(const Connection& connection, int found) {
     return fmt::format(
         "Database '{}' has schema version {}, newer than this iostune build understands (up to "
@@ -95,6 +100,7 @@ const std::vector<Migration>& migrations() {
     static const std::vector<Migration> steps = {
         {1, {kCreateDevices, kCreateModels, kCreateSchedules, kCreateStageMeasurements}},
         {2, {kAddSimulatedFlag, kIndexSchedulesByKey}},
+        {3, {kAddConvChoices}},
     };
     return steps;
 }

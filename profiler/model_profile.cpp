@@ -101,7 +101,10 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
         p.intensity = p.bytes > 0 ? double(p.flops) / double(p.bytes) : 0;
         p.compute_bound = ridge > 0 && p.intensity > ridge;
         for (const auto& plan : plans)
-            if (plan.op_id == op.id) p.engine_path = plan.path;
+            if (plan.op_id == op.id) {
+                p.engine_path = plan.path;
+                p.engine_algorithms = plan.algorithms;
+            }
         const KernelRecord* longest = nullptr;
         for (const auto& k : profile.last_run.kernels) {
             if (k.op_id != op.id) continue;

@@ -31,7 +31,8 @@ struct OpProfile {
     int64_t flops = 0, bytes = 0;
     double intensity = 0;  // FLOPs per byte
     bool compute_bound = false;
-    std::string engine_path;  // how the engine ran it (OpPlan::path)
+    std::string engine_path;        // how the engine ran it (OpPlan::path)
+    std::string engine_algorithms;  // its cuDNN algorithm(s) and math type (OpPlan::algorithms)
 };
 
 struct ProfileOptions {

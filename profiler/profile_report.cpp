@@ -78,7 +78,8 @@ nlohmann::json profile_to_json(const ModelProfile& p) {
                        {"bytes", op.bytes},
                        {"flops_per_byte", op.intensity},
                        {"bound", op.compute_bound ? "compute" : "memory"},
-                       {"engine_path", op.engine_path}});
+                       {"engine_path", op.engine_path},
+                       {"engine_algorithms", op.engine_algorithms}});
     }
     return {{"model", p.model},
             {"batch", p.batch},

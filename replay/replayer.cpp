@@ -52,16 +52,23 @@ struct Replayer::Impl {
     size_t output_elements = 0;
 
     // Plans the engine, warms up and captures the one CUDA Graph every run launches.
-    Impl(Graph graph, const Schedule& schedule, ReplayInfo replay_info, MathMode math, int device)
-        : info(std::move(replay_info)), engine(std::move(graph), EngineOptions{math, device}) {
+    Impl(Graph graph, const Schedule& schedule, ReplayInfo replay_info,
+         const EngineOptions& engine_options)
+        : info(std::move(replay_info)), engine(std::move(graph), engine_options) {
         exec = engine.capture(schedule);
         info.graph_nodes = exec.node_count();
+        info.convolutions = engine.conv_count();
+        info.pinned_convolutions = engine.pinned_conv_count();
         input_elements = size_t(engine.graph().input_shape().elements());
         output_elements = size_t(engine.graph().output_shape().elements());
     }
 };
 
 Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
+    if (options.schedule_id != 0 && options.schedule_source != "db")
+        throw Error(fmt::format("a schedule id (#{}) picks a stored schedule; it cannot be combined "
+                                "with the baseline '{}': drop one of the two",
+                                options.schedule_id, options.schedule_source));
     if (options.schedule_source != "db") {
         init_with_baseline(model, options);
         return;
@@ -85,7 +92,11 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
         }
         return to_device_record(*device_info);
     };
-    ScheduleChoice choice = select_schedule(store, query, this_device, options.fallback_sequential);
+    ScheduleChoice choice =
+        options.schedule_id != 0
+            ? select_schedule_by_id(store, options.schedule_id, query, this_device,
+                                    options.fallback_sequential)
+            : select_schedule(store, query, this_device, options.fallback_sequential);
     this_device();
     const Schedule schedule = schedule_to_run(graph, choice, options.fallback_sequential);
 
@@ -98,7 +109,11 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
     info.input_shape = dims(graph.input_shape());
     info.output_shape = dims(graph.output_shape());
     info.stages = int(schedule.flat_stages().size());
+    EngineOptions engine_options{math, options.device};
     if (choice.schedule) {
+        engine_options.conv_choices = conv_choices_from_json(
+            choice.schedule->conv_choices,
+            fmt::format("schedule #{} in '{}'", choice.schedule->id, store.path()));
         info.schedule_id = choice.schedule->id;
         info.strategy = choice.schedule->strategy;
         info.stored_measured_ms = choice.schedule->measured_ms;
@@ -109,7 +124,7 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
         info.fallback_reason = choice.fallback_reason;
     }
 
-    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), math, options.device);
+    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
 }
 
 void Replayer::init_with_baseline(const std::string& model, const ReplayOptions& options) {
@@ -132,7 +147,8 @@ void Replayer::init_with_baseline(const std::string& model, const ReplayOptions&
     info.output_shape = dims(graph.output_shape());
     info.stages = int(schedule.flat_stages().size());
     info.strategy = "baseline:" + options.schedule_source;
-    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), math, options.device);
+    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info),
+                                   EngineOptions{math, options.device});
 }
 
 Replayer::~Replayer() = default;

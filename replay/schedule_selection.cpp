@@ -93,4 +93,47 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
         fallback_sequential);
 }
 
+ScheduleChoice select_schedule_by_id(const db::ScheduleStore& store, std::int64_t id,
+                                     const ScheduleQuery& query,
+                                     const std::function<db::DeviceRecord()>& this_device,
+                                     bool fallback_sequential) {
+    std::optional<db::ScheduleRecord> record = store.schedule(id);
+    if (!record)
+        return refuse(fmt::format("Schedule #{} is not in '{}'; `iostune report --db {}` lists "
+                                  "the schedules it holds.",
+                                  id, store.path(), store.path()),
+                      fallback_sequential);
+    const std::optional<db::ModelRecord> model = store.model(record->model_id);
+    std::string mismatch;
+    if (!model || model->fingerprint != query.fingerprint)
+        mismatch = fmt::format("it was searched for model '{}' (fingerprint {}), not '{}' ({})",
+                               model ? model->name : "?", model ? model->fingerprint : "?",
+                               query.model_name, query.fingerprint);
+    else if (record->batch != query.batch)
+        mismatch = fmt::format("it was searched for batch {}, not {}", record->batch, query.batch);
+    else if (record->precision != query.precision)
+        mismatch = fmt::format("it was searched with precision {}, not {}", record->precision,
+                               query.precision);
+    else if (!record->measured_ms)
+        mismatch = "it was searched with the simulated cost model and never measured on a GPU";
+    if (!mismatch.empty())
+        return refuse(fmt::format("Schedule #{} in '{}' cannot be replayed here: {}.", id,
+                                  store.path(), mismatch),
+                      fallback_sequential);
+    const std::optional<db::DeviceRecord> device = store.device(record->device_id);
+    const db::DeviceRecord here = this_device();
+    if (device) {
+        if (const std::string why = device_mismatch(*device, here); !why.empty())
+            return refuse(fmt::format("Schedule #{} in '{}' was tuned on {}, and its timing does "
+                                      "not hold on {}: {}",
+                                      id, store.path(), describe_device(*device),
+                                      describe_device(here), why),
+                          fallback_sequential);
+    }
+    ScheduleChoice choice;
+    choice.schedule = std::move(record);
+    choice.device = device;
+    return choice;
+}
+
 }  // namespace iostune

@@ -32,4 +32,12 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
                                const std::function<db::DeviceRecord()>& this_device,
                                bool fallback_sequential);
 
+// Exactly schedule `id` (e.g. to replay one strategy's result, not the key's best): refused,
+// like the best one, when it belongs to another graph, batch, precision or device setup, or
+// was never measured on a GPU; then the sequential schedule only under `fallback_sequential`.
+ScheduleChoice select_schedule_by_id(const db::ScheduleStore& store, std::int64_t id,
+                                     const ScheduleQuery& query,
+                                     const std::function<db::DeviceRecord()>& this_device,
+                                     bool fallback_sequential);
+
 }  // namespace iostune

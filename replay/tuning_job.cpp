@@ -62,6 +62,7 @@ nlohmann::json timing_json(const LatencyStats& s) {
 struct EndToEnd {
     LatencyStats schedule, sequential;
     double max_abs_diff = 0, tolerance = 0;
+    ConvChoices conv_choices;  // what both ran with; stored so a replay runs the same kernels
 };
 
 // Both schedules on one engine (same weights, same input, same per-op algorithms), so the only
@@ -90,6 +91,7 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
     const double relative = engine_options.math == MathMode::Tf32 ? 2e-2 : 1e-3;
     result.tolerance = relative * std::max(1.0, max_magnitude(reference));
     result.max_abs_diff = max_abs_difference(output, reference);
+    result.conv_choices = engine.conv_choices();
     if (!(result.max_abs_diff <= result.tolerance))
         throw Error(fmt::format(
             "the searched schedule of '{}' computes a different result than the sequential "
@@ -243,6 +245,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         summary.sequential_kept = e2e.schedule.median_ms > e2e.sequential.median_ms;
         row.measured_ms = summary.measured_ms;
         row.sequential_ms = summary.sequential_ms;
+        row.conv_choices = conv_choices_to_json(e2e.conv_choices);
         stats["end_to_end"] = timing_json(e2e.schedule);
         stats["sequential_end_to_end"] = timing_json(e2e.sequential);
         stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};

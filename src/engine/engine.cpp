@@ -26,9 +26,11 @@ namespace iostune {
 namespace {
 
 constexpr size_t kCublasWorkspaceBytes = size_t(8) << 20;
-// A fused conv+bias+ReLU on a slower algorithm still wins over the best algorithm plus a
-// separate bias/ReLU pass unless it is this much slower.
-constexpr float kFusedSlowdownAllowed = 1.25f;
+// cuDNN's own ranking (cudnnFind times the bare convolution) is only a shortlist: the fastest
+// few algorithms are then timed as the engine really runs them (fused with bias and ReLU, or
+// followed by the epilogue kernel, with each math type), and the fastest variant wins.
+constexpr size_t kTimedAlgorithms = 3;
+constexpr int kTimingWarmup = 2, kTimingRepeats = 5, kTimingLaunches = 4;
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t algo) {
     switch (algo) {
@@ -42,6 +44,30 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t algo) {
         case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
         default: return "UNKNOWN";
     }
+}
+
+cudnnConvolutionFwdAlgo_t algo_from_name(const std::string& name) {
+    for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+        const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(a);
+        if (name == algo_name(algo)) return algo;
+    }
+    throw Error(fmt::format("unknown cuDNN convolution algorithm '{}'", name));
+}
+
+const char* math_name(cudnnMathType_t math) {
+    switch (math) {
+        case CUDNN_DEFAULT_MATH: return "DEFAULT_MATH";
+        case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP_MATH";
+        case CUDNN_FMA_MATH: return "FMA_MATH";
+        default: return "UNKNOWN";
+    }
+}
+
+cudnnMathType_t math_from_name(const std::string& name) {
+    if (name == "TENSOR_OP_MATH") return CUDNN_TENSOR_OP_MATH;
+    if (name == "FMA_MATH") return CUDNN_FMA_MATH;
+    if (name == "DEFAULT_MATH") return CUDNN_DEFAULT_MATH;
+    throw Error(fmt::format("unknown cuDNN math type '{}'", name));
 }
 
 std::string op_label(const Op& op) {
@@ -79,29 +105,32 @@ void copy_view(const TensorView& src, const TensorView& dst, cudaStream_t stream
                        context);
 }
 
-// cuDNN algorithm measurements, per convolution shape and math mode, shared by every engine of
-// the process (the same shape costs the same on the same device).
-class AlgorithmCache {
+// Measurements shared by every engine of the process (the same shape costs the same on the same
+// device): cuDNN's algorithm ranking and the engine's timed choice, per device and convolution.
+template <class Value>
+class ProcessCache {
 public:
-    static AlgorithmCache& instance() {
-        static AlgorithmCache cache;
+    static ProcessCache& instance() {
+        static ProcessCache cache;
         return cache;
     }
-    std::optional<std::vector<cudnnConvolutionFwdAlgoPerf_t>> find(const std::string& key) {
+    std::optional<Value> find(const std::string& key) {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = entries_.find(key);
         if (it == entries_.end()) return std::nullopt;
         return it->second;
     }
-    void store(const std::string& key, std::vector<cudnnConvolutionFwdAlgoPerf_t> perf) {
+    void store(const std::string& key, Value value) {
         std::lock_guard<std::mutex> lock(mutex_);
-        entries_[key] = std::move(perf);
+        entries_[key] = std::move(value);
     }
 
 private:
     std::mutex mutex_;
-    std::map<std::string, std::vector<cudnnConvolutionFwdAlgoPerf_t>> entries_;
+    std::map<std::string, Value> entries_;
 };
+using AlgorithmCache = ProcessCache<std::vector<cudnnConvolutionFwdAlgoPerf_t>>;
+using ChoiceCache = ProcessCache<ConvChoice>;
 
 enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly };
 
@@ -112,6 +141,23 @@ const char* to_string(ConvPath path) {
         case ConvPath::ConvOnly: return "cudnnConvolutionForward";
     }
     return "?";
+}
+
+// The path's name in a ConvChoice (src/engine_plan.h).
+const char* choice_name(ConvPath path) {
+    switch (path) {
+        case ConvPath::Fused: return "fused";
+        case ConvPath::ConvThenEpilogue: return "conv+epilogue";
+        case ConvPath::ConvOnly: return "conv";
+    }
+    return "?";
+}
+
+ConvPath path_from_name(const std::string& name) {
+    if (name == "fused") return ConvPath::Fused;
+    if (name == "conv+epilogue") return ConvPath::ConvThenEpilogue;
+    if (name == "conv") return ConvPath::ConvOnly;
+    throw Error(fmt::format("unknown convolution path '{}'", name));
 }
 
 struct ConvSpec {
@@ -136,6 +182,9 @@ struct ConvStep {
     ConvPath path = ConvPath::ConvOnly;
     cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     size_t workspace_bytes = 0;
+    std::string signature;  // the shape key of ConvChoices
+    ConvChoice choice;      // what runs: algo, math and path by name
+    bool pinned = false;    // the choice came from EngineOptions::conv_choices
 
     ConvStep(std::string ctx, const TensorView& x, const TensorView& y, const ConvSpec& spec,
              cudnnMathType_t math)
@@ -350,8 +399,8 @@ struct Engine::Impl {
         return id == kGraphInput ? input_view : views[size_t(id)];
     }
 
-    // Measures the algorithms for this convolution (once per shape and math mode per process),
-    // then picks the path: fused conv+bias(+ReLU) if cuDNN accepts it, else conv + epilogue.
+    // Chooses how this convolution runs: the caller's pinned choice if it still works here, else
+    // the process's earlier choice for the same shape, else by timing the candidates.
     ConvStep plan_conv(const std::string& context, const TensorView& in, const TensorView& out,
                        const ConvSpec& spec) {
         ConvStep step(context, in, out, spec, conv_math);
@@ -365,86 +414,165 @@ struct Engine::Impl {
                                     "{}x{}x{}x{}", context, on, oc, oh, ow, out.n, out.c, out.h, out.w));
         }
         const ConvGeometry& g = spec.geometry;
-        const std::string key = fmt::format(
-            "dev{}|{}|x{}x{}x{}x{}/{}|w{}x{}x{}x{}|p{},{}|s{},{}|d{},{}|g{}|y/{}", options.device,
+        step.signature = fmt::format(
+            "{}|x{}x{}x{}x{}/{}|w{}x{}x{}x{}|p{},{}|s{},{}|d{},{}|g{}|y/{}|{}",
             to_string(options.math), in.n, in.c, in.h, in.w, in.batch_stride, spec.out_channels,
             spec.in_channels_per_group, spec.kernel_h, spec.kernel_w, g.pad_h, g.pad_w, g.stride_h,
-            g.stride_w, g.dilation_h, g.dilation_w, g.groups, out.batch_stride);
-        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf;
-        if (auto cached = AlgorithmCache::instance().find(key)) {
-            perf = *cached;
-        } else {
-            Lane& lane = *lanes[0];
-            lane.cudnn.set_stream(lane.stream.get());
-            perf.resize(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-            int returned = 0;
-            IOSTUNE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
-                                    lane.cudnn.get(), step.x_desc.get(), step.w_desc.get(),
-                                    step.conv_desc.get(), step.y_desc.get(), int(perf.size()),
-                                    &returned, perf.data()),
-                                context);
-            perf.resize(size_t(returned));
-            AlgorithmCache::instance().store(key, perf);
-        }
-        // Usable candidates, fastest first (cuDNN already sorts by time).
-        std::vector<cudnnConvolutionFwdAlgoPerf_t> usable;
-        for (const auto& p : perf) {
-            if (p.status != CUDNN_STATUS_SUCCESS || p.memory > options.max_workspace_bytes) continue;
-            if (options.math == MathMode::Fp32 && p.mathType != CUDNN_FMA_MATH &&
-                p.mathType != CUDNN_DEFAULT_MATH) {
-                continue;
-            }
-            if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside
-            usable.push_back(p);
-        }
-        if (usable.empty()) {
-            throw Error(fmt::format("{}: cuDNN has no {} algorithm for this convolution within a "
-                                    "{} MiB workspace", context, to_string(options.math),
-                                    options.max_workspace_bytes >> 20));
-        }
-        auto use = [&](const cudnnConvolutionFwdAlgoPerf_t& p) {
-            step.algo = p.algo;
-            step.workspace_bytes = p.memory;
-            if (options.math == MathMode::Tf32) step.conv_desc.set_math(p.mathType, context);
-        };
-        use(usable.front());
-        if (spec.bias == nullptr) {
-            step.path = spec.relu ? ConvPath::ConvThenEpilogue : ConvPath::ConvOnly;
+            g.stride_w, g.dilation_h, g.dilation_w, g.groups, out.batch_stride,
+            spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
+        const std::string process_key = fmt::format("dev{}|{}", options.device, step.signature);
+        if (auto it = options.conv_choices.find(step.signature);
+            it != options.conv_choices.end() && configure(step, it->second)) {
+            step.pinned = true;
             return step;
         }
-        // Fused path: the fastest algorithm, else a not-much-slower one cuDNN fuses
-        // (IMPLICIT_PRECOMP_GEMM is the one older cuDNN versions allow with ReLU).
-        std::vector<cudnnConvolutionFwdAlgoPerf_t> fused_candidates{usable.front()};
-        for (const auto& p : usable) {
-            if (p.algo != usable.front().algo &&
-                p.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
-                p.time <= usable.front().time * kFusedSlowdownAllowed) {
-                fused_candidates.push_back(p);
-            }
+        if (auto earlier = ChoiceCache::instance().find(process_key); earlier && configure(step, *earlier))
+            return step;
+        choose_by_timing(step, spec, process_key);
+        ChoiceCache::instance().store(process_key, step.choice);
+        return step;
+    }
+
+    // Sets the step to run `choice`; false when it cannot run here (unknown to this cuDNN, a
+    // math type the precision forbids, a workspace over the limit, an unsupported fusion).
+    bool configure(ConvStep& step, const ConvChoice& choice, DeviceBuffer* scratch = nullptr) {
+        const bool needs_epilogue = step.bias != nullptr || step.relu;
+        cudnnConvolutionFwdAlgo_t algo{};
+        cudnnMathType_t math{};
+        ConvPath path{};
+        try {
+            algo = algo_from_name(choice.algorithm);
+            math = math_from_name(choice.math);
+            path = path_from_name(choice.path);
+        } catch (const Error&) {
+            return false;
         }
+        if (needs_epilogue == (path == ConvPath::ConvOnly)) return false;
+        if (path == ConvPath::Fused && step.bias == nullptr) return false;
+        if (options.math == MathMode::Fp32) {
+            if (math == CUDNN_TENSOR_OP_MATH) return false;
+            math = CUDNN_FMA_MATH;  // strict fp32: never let DEFAULT_MATH pick TF32
+        }
+        step.conv_desc.set_math(math, step.context);
+        size_t workspace = 0;
+        Lane& lane = *lanes[0];
+        if (cudnnGetConvolutionForwardWorkspaceSize(lane.cudnn.get(), step.x_desc.get(),
+                                                    step.w_desc.get(), step.conv_desc.get(),
+                                                    step.y_desc.get(), algo,
+                                                    &workspace) != CUDNN_STATUS_SUCCESS ||
+            workspace > options.max_workspace_bytes)
+            return false;
+        step.algo = algo;
+        step.path = path;
+        step.workspace_bytes = workspace;
+        step.choice = choice;
+        step.choice.math = math_name(math);
+        if (path == ConvPath::Fused) {
+            // cuDNN's fused call supports few algorithm/activation pairs: try it once.
+            lane.cudnn.set_stream(lane.stream.get());
+            DeviceBuffer own;
+            if (scratch == nullptr || scratch->bytes() < workspace) own = DeviceBuffer(workspace);
+            void* trial_workspace = own.bytes() > 0 ? own.get() : (scratch ? scratch->get() : nullptr);
+            const cudnnStatus_t status = step.run_fused(lane.cudnn.get(), trial_workspace);
+            IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(lane.stream.get()), step.context);
+            if (status == CUDNN_STATUS_NOT_SUPPORTED) return false;
+            IOSTUNE_CUDNN_CHECK(status, step.context + " (trying the fused conv+bias+activation)");
+        }
+        return true;
+    }
+
+    // cuDNN's ranking of the bare convolution, once per shape per process.
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked_algorithms(ConvStep& step,
+                                                                 const std::string& process_key) {
+        if (auto cached = AlgorithmCache::instance().find(process_key)) return *cached;
         Lane& lane = *lanes[0];
         lane.cudnn.set_stream(lane.stream.get());
-        for (const auto& candidate : fused_candidates) {
-            use(candidate);
-            DeviceBuffer trial_workspace(step.workspace_bytes);
-            const cudnnStatus_t status = step.run_fused(lane.cudnn.get(), trial_workspace.get());
-            IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(lane.stream.get()), context);
-            if (status == CUDNN_STATUS_SUCCESS) {
-                step.path = ConvPath::Fused;
-                return step;
-            }
-            if (status != CUDNN_STATUS_NOT_SUPPORTED) {
-                IOSTUNE_CUDNN_CHECK(status, context + " (trying the fused conv+bias+activation)");
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+        int returned = 0;
+        IOSTUNE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+                                lane.cudnn.get(), step.x_desc.get(), step.w_desc.get(),
+                                step.conv_desc.get(), step.y_desc.get(), int(perf.size()),
+                                &returned, perf.data()),
+                            step.context);
+        perf.resize(size_t(returned));
+        AlgorithmCache::instance().store(process_key, perf);
+        return perf;
+    }
+
+    // Median time per launch of the step as configured, on lane 0's stream.
+    double time_step(const ConvStep& step, DeviceBuffer& workspace) {
+        Lane& lane = *lanes[0];
+        cudaStream_t stream = lane.stream.get();
+        lane.cudnn.set_stream(stream);
+        if (workspace.bytes() < step.workspace_bytes) workspace = DeviceBuffer(step.workspace_bytes);
+        const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);
+        for (int i = 0; i < kTimingWarmup; ++i) step.run(lane.cudnn.get(), workspace.get(), stream);
+        std::vector<double> samples;
+        for (int r = 0; r < kTimingRepeats; ++r) {
+            start.record(stream);
+            for (int i = 0; i < kTimingLaunches; ++i)
+                step.run(lane.cudnn.get(), workspace.get(), stream);
+            stop.record(stream);
+            stop.synchronize();
+            samples.push_back(double(stop.elapsed_ms_since(start)) / kTimingLaunches);
+        }
+        std::sort(samples.begin(), samples.end());
+        return samples[samples.size() / 2];
+    }
+
+    void choose_by_timing(ConvStep& step, const ConvSpec& spec, const std::string& process_key) {
+        const std::vector<cudnnConvolutionFwdAlgoPerf_t> perf = ranked_algorithms(step, process_key);
+        // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
+        std::vector<cudnnConvolutionFwdAlgo_t> shortlist;
+        for (const auto& p : perf) {
+            if (p.status != CUDNN_STATUS_SUCCESS || p.memory > options.max_workspace_bytes) continue;
+            if (options.math == MathMode::Fp32 && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
+            if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside
+            if (std::find(shortlist.begin(), shortlist.end(), p.algo) != shortlist.end()) continue;
+            shortlist.push_back(p.algo);
+            if (shortlist.size() == kTimedAlgorithms) break;
+        }
+        // Every way to run each: TF32 may use tensor cores explicitly or leave it to cuDNN.
+        std::vector<const char*> maths = {options.math == MathMode::Tf32 ? "DEFAULT_MATH" : "FMA_MATH"};
+        if (options.math == MathMode::Tf32) maths.push_back("TENSOR_OP_MATH");
+        std::vector<const char*> paths;
+        if (spec.bias != nullptr) paths = {"fused", "conv+epilogue"};
+        else paths = {spec.relu ? "conv+epilogue" : "conv"};
+
+        DeviceBuffer scratch;
+        for (const auto& p : perf)
+            if (std::find(shortlist.begin(), shortlist.end(), p.algo) != shortlist.end() &&
+                p.memory > scratch.bytes())
+                scratch = DeviceBuffer(p.memory);
+        std::optional<ConvChoice> best;
+        for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
+            for (const char* math : maths) {
+                for (const char* path : paths) {
+                    ConvChoice candidate{algo_name(algo), math, path, 0.0};
+                    if (!configure(step, candidate, &scratch)) continue;
+                    try {
+                        candidate.time_ms = time_step(step, scratch);
+                    } catch (const Error&) {
+                        continue;  // a variant cuDNN accepts but cannot run: not a candidate
+                    }
+                    candidate.math = step.choice.math;
+                    if (!best || candidate.time_ms < best->time_ms) best = candidate;
+                }
             }
         }
-        use(usable.front());
-        step.path = ConvPath::ConvThenEpilogue;
-        return step;
+        if (!best || !configure(step, *best, &scratch)) {
+            throw Error(fmt::format("{}: cuDNN has no {} algorithm for this convolution within a "
+                                    "{} MiB workspace", step.context, to_string(options.math),
+                                    options.max_workspace_bytes >> 20));
+        }
+        step.choice.time_ms = best->time_ms;
     }
 
     void record_conv(OpPlan& plan, const ConvStep& step) {
         plan.path += (plan.path.empty() ? "" : "; ") + std::string(to_string(step.path));
-        plan.algorithms += (plan.algorithms.empty() ? "" : "; ") + std::string(algo_name(step.algo));
+        plan.algorithms += fmt::format("{}{} ({}{})", plan.algorithms.empty() ? "" : "; ",
+                                       algo_name(step.algo), step.choice.math,
+                                       step.pinned ? ", pinned" : "");
         plan.workspace_bytes = std::max(plan.workspace_bytes, step.workspace_bytes);
         workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
     }
@@ -634,7 +762,8 @@ struct Engine::Impl {
         m.plan.kernel_h = kh;
         m.plan.kernel_w = kw;
         m.plan.path = to_string(m.conv->path);
-        m.plan.algorithms = algo_name(m.conv->algo);
+        m.plan.algorithms = fmt::format("{} ({}{})", algo_name(m.conv->algo), m.conv->choice.math,
+                                        m.conv->pinned ? ", pinned" : "");
         workspace_bytes = std::max(workspace_bytes, m.conv->workspace_bytes);
         return merges.emplace(signature, std::move(m)).first->second;
     }
@@ -969,5 +1098,29 @@ size_t Engine::device_memory_bytes() const {
 }
 
 int Engine::lane_count() const { return int(impl_->lanes.size()); }
+
+ConvChoices Engine::conv_choices() const {
+    ConvChoices choices;
+    for (const OpExec& e : impl_->execs)
+        for (const ConvStep& step : e.convs) choices[step.signature] = step.choice;
+    for (const auto& [signature, m] : impl_->merges)
+        if (m.conv) choices[m.conv->signature] = m.conv->choice;
+    return choices;
+}
+
+int Engine::pinned_conv_count() const {
+    int pinned = 0;
+    for (const OpExec& e : impl_->execs)
+        for (const ConvStep& step : e.convs) pinned += step.pinned ? 1 : 0;
+    for (const auto& [signature, m] : impl_->merges) pinned += m.conv && m.conv->pinned ? 1 : 0;
+    return pinned;
+}
+
+int Engine::conv_count() const {
+    int count = 0;
+    for (const OpExec& e : impl_->execs) count += int(e.convs.size());
+    for (const auto& [signature, m] : impl_->merges) count += m.conv ? 1 : 0;
+    return count;
+}
 
 }  // namespace iostune

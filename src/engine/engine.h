@@ -4,8 +4,9 @@
 // Plan once, run trivially. The constructor uploads the weights (seeded random ones if the graph
 // has none), allocates every activation (one buffer per op output; an op whose only consumer is
 // a Concat writes straight into its channel slice of the concat output), builds every
-// descriptor and chooses each convolution's algorithm by measurement (cached per shape within
-// the process). prepare(schedule) adds what a schedule needs on top: stream lanes for its widest
+// descriptor and chooses how each convolution runs by timing cuDNN's best few algorithms on the
+// real path, fused or not, per math type (once per shape within the process; a stored choice
+// can be pinned through EngineOptions::conv_choices). prepare(schedule) adds what a schedule needs on top: stream lanes for its widest
 // stage and the stacked weights of its merge stages. Launches then only enqueue work: no
 // allocation, no synchronisation, so they can be captured into a CUDA Graph.
 //
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "src/engine/cuda_graph.h"
+#include "src/engine_plan.h"
 #include "src/graph.h"
 #include "src/math_mode.h"
 #include "src/schedule.h"
@@ -49,6 +51,9 @@ struct EngineOptions {
     // Producers whose only consumer is a Concat write into their slice of its output.
     bool concat_in_place = true;
     uint64_t weight_seed = 1;  // for init_random_weights when the graph has no weights
+    // Convolution choices to reuse instead of timing candidates (a stored schedule's, so a replay
+    // runs the kernels its search measured). A choice that cannot run here is timed afresh.
+    ConvChoices conv_choices;
 };
 
 // How the engine runs one op: for logs, reports and tests.
@@ -125,6 +130,12 @@ public:
     std::vector<MergePlan> merge_plans() const;
     size_t device_memory_bytes() const;  // weights + activations + scratch + workspaces
     int lane_count() const;
+
+    // How each planned convolution runs (ops and merge stages), keyed by shape signature: what a
+    // stored schedule keeps so another process can pin it (EngineOptions::conv_choices).
+    ConvChoices conv_choices() const;
+    int pinned_conv_count() const;  // planned convolutions that use a pinned choice
+    int conv_count() const;         // planned convolutions (a SepConv has two)
 
 private:
     struct Impl;

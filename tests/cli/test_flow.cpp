@@ -190,6 +190,16 @@ TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]
         check_refused(other_model, "matches --model resnet50");
         CHECK_THAT(other_model.err, Catch::Contains("squeezenet1_1"));
         check_refused(iostune("report --schedule 999 --db " + db), "no schedule #999");
+        // One schedule by id: a missing id, or an estimate, is refused before the GPU is needed.
+        check_refused(iostune("replay --model squeezenet1_1 --schedule-id 999 --db " + db),
+                      "Schedule #999 is not in");
+        check_refused(iostune("replay --model squeezenet1_1 --schedule-id 1 --db " + db),
+                      "never measured on a GPU");
+        check_refused(iostune("replay --model googlenet --schedule-id 1 --db " + db),
+                      "searched for model 'squeezenet1_1'");
+        check_refused(iostune("replay --model squeezenet1_1 --schedule-id 1 --schedule-source "
+                              "greedy --db " + db),
+                      "cannot be combined");
         CHECK(read_file(db) == before);
     }
     SECTION("unknown model") {

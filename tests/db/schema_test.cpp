@@ -63,6 +63,10 @@ CREATE TABLE stage_measurements (
 INSERT INTO devices VALUES (1, 'NVIDIA H100', 9, 0, 132, '580.65', '13.0', '9.19');
 INSERT INTO stage_measurements (device_id, batch, precision, stage_key, latency_ms, spread_ms,
   repeats, ok, error, tool_version) VALUES (1, 1, 'fp32', 'fp:c:[1,2]', 0.25, 0.01, 20, 1, '', '0.0.9');
+INSERT INTO models VALUES (1, 'tiny', 'fp-tiny', '{}');
+INSERT INTO schedules (id, model_id, device_id, batch, precision, strategy, r, s, measured_ms,
+  search_stats_json, schedule_json, tool_version, git_commit)
+  VALUES (5, 1, 1, 1, 'tf32', 'ios-both', 3, 8, 1.25, '{}', '{"blocks": []}', '0.0.9', 'abc');
 PRAGMA user_version = 1;
 )sql");
 }
@@ -86,7 +90,7 @@ TEST_CASE("a new database gets the latest schema in WAL mode", "[db]") {
     {
         ScheduleStore store = ScheduleStore::open(path, OpenMode::CreateIfMissing);
         CHECK(store.schema_version() == iostune::db::latest_schema_version());
-        CHECK(store.schema_version() == 2);
+        CHECK(store.schema_version() == 3);
         CHECK(store.integrity_check() == "ok");
     }
     Connection check(path, SQLITE_OPEN_READONLY);
@@ -97,7 +101,7 @@ TEST_CASE("a new database gets the latest schema in WAL mode", "[db]") {
     CHECK(has_schema_object(check, "index", "schedules_by_key"));
     // Reopening an up-to-date DB changes nothing and still works in must-exist mode.
     ScheduleStore again = ScheduleStore::open(path, OpenMode::MustExist);
-    CHECK(again.schema_version() == 2);
+    CHECK(again.schema_version() == 3);
 }
 
 TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]") {
@@ -106,13 +110,19 @@ TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]")
     make_version1_db(path);
 
     ScheduleStore store = ScheduleStore::open(path, OpenMode::MustExist);
-    CHECK(store.schema_version() == 2);
+    CHECK(store.schema_version() == 3);
 
     const auto old_row = store.stage_measurement(1, 1, "fp32", "fp:c:[1,2]");
     REQUIRE(old_row);
     CHECK(old_row->latency_ms == Approx(0.25));
     CHECK(old_row->tool_version == "0.0.9");
     CHECK_FALSE(old_row->simulated);  // v1 rows were all measured
+
+    // Version 3: an old schedule has no convolution choices; a replay chooses them afresh.
+    const auto old_schedule = store.schedule(5);
+    REQUIRE(old_schedule);
+    CHECK(old_schedule->measured_ms == Approx(1.25));
+    CHECK(old_schedule->conv_choices == nlohmann::json::object());
 
     iostune::db::StageRecord estimate = *old_row;
     estimate.stage_key = "fp:m:[3,4]";

@@ -84,6 +84,7 @@ TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
     const auto model_id = store.upsert_model(model("inception_v3", "fp-inception"));
 
     ScheduleRecord record = schedule_row(model_id, device, 1.5, 1.4);
+    record.conv_choices = {{"tf32|x1x3x8x8/192|w4x3x3x3", {{"algorithm", "GEMM"}, {"path", "conv"}}}};
     const auto id = store.add_schedule(record);
     const auto loaded = store.schedule(id);
     REQUIRE(loaded);
@@ -97,6 +98,7 @@ TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
     CHECK(loaded->measured_ms == Approx(1.5));
     CHECK(loaded->search_stats == record.search_stats);
     CHECK(loaded->schedule == record.schedule);
+    CHECK(loaded->conv_choices == record.conv_choices);
     CHECK(loaded->tool_version == iostune::kVersion);
     CHECK(loaded->git_commit == iostune::kGitCommit);
     CHECK(loaded->created_at.size() == std::string("2025-01-01T00:00:00.000Z").size());

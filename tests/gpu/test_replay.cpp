@@ -87,6 +87,9 @@ TEST_CASE("search then replay: sequential's output, the search's latency", "[gpu
     CHECK(info.schedule_id == summary.best_schedule_id);
     CHECK_FALSE(info.sequential_fallback);
     CHECK(info.graph_nodes > 0);
+    // Every convolution runs the algorithm the search measured with (stored with the schedule).
+    CHECK(info.convolutions > 0);
+    CHECK(info.pinned_convolutions == info.convolutions);
 
     const HostTensor input = random_input(load_model_spec(model, 1).input_shape(), 3);
     std::vector<float> host_out(replayer.output_elements());
@@ -121,6 +124,58 @@ TEST_CASE("search then replay: sequential's output, the search's latency", "[gpu
     CHECK(std::fabs(timing.median_ms / *info.stored_measured_ms - 1.0) <= 0.05);
     CHECK(timing.p99_ms >= timing.median_ms);
     CHECK(timing.enqueue_median_ms > 0);
+}
+
+TEST_CASE("the engine pins stored convolution choices and refuses ones it cannot run",
+          "[gpu][replay]") {
+    Graph graph = load_model_spec("squeezenet1_1", 1);
+    const HostTensor input = random_input(graph.input_shape(), 5);
+    Engine chosen(graph);
+    const ConvChoices choices = chosen.conv_choices();
+    REQUIRE(int(choices.size()) > 0);
+    CHECK(chosen.pinned_conv_count() == 0);
+
+    EngineOptions pinned_options;
+    pinned_options.conv_choices = choices;
+    Engine pinned(graph, pinned_options);
+    CHECK(pinned.pinned_conv_count() == pinned.conv_count());
+    CHECK(pinned.conv_choices() == choices);
+    chosen.set_input(input);
+    pinned.set_input(input);
+    chosen.launch_schedule(sequential_schedule(graph), chosen.origin_stream());
+    pinned.launch_schedule(sequential_schedule(graph), pinned.origin_stream());
+    const HostTensor a = chosen.read_output(), b = pinned.read_output();
+    CHECK(max_abs_diff(a.data, b.data) <= 1e-6 * std::max(1.0, max_magnitude(a.data)));
+
+    // A choice this precision forbids (tensor cores under strict fp32) or this op cannot take
+    // (a fused path for a convolution without bias is no choice at all) is timed afresh.
+    EngineOptions strict;
+    strict.math = MathMode::Fp32;
+    for (const auto& [signature, choice] : Engine(graph, strict).conv_choices()) {
+        ConvChoice tensor_cores = choice;
+        tensor_cores.math = "TENSOR_OP_MATH";
+        strict.conv_choices[signature] = tensor_cores;
+    }
+    Engine refused(graph, strict);
+    CHECK(refused.pinned_conv_count() == 0);
+    for (const auto& [signature, choice] : refused.conv_choices()) CHECK(choice.math == "FMA_MATH");
+}
+
+TEST_CASE("replay by schedule id runs that schedule, refuses another model's", "[gpu][replay]") {
+    const std::string db = fresh_db("by_id");
+    const TuningSummary summary = measured_search("squeezenet1_1", db);
+    ReplayOptions options;
+    options.db_path = db;
+    options.schedule_id = summary.schedule_id;
+    Replayer replayer("squeezenet1_1", options);
+    CHECK(replayer.info().schedule_id == summary.schedule_id);
+    CHECK(replayer.info().strategy == summary.strategy);
+    CHECK(replayer.info().pinned_convolutions == replayer.info().convolutions);
+
+    REQUIRE_THROWS_WITH(Replayer("googlenet", options), Catch::Contains("cannot be replayed here") &&
+                                                             Catch::Contains("squeezenet1_1"));
+    options.schedule_id = summary.best_schedule_id + 100;
+    REQUIRE_THROWS_WITH(Replayer("squeezenet1_1", options), Catch::Contains("is not in"));
 }
 
 TEST_CASE("a second measured search measures no stage twice", "[gpu][replay]") {

@@ -42,6 +42,10 @@ struct ReplayOptions {
     // Where the schedule comes from: "db" (the best stored one, the default), or a baseline
     // computed from the graph without any database: "sequential", "greedy", "nimble", "opara".
     std::string schedule_source = "db";
+    // Replay exactly this stored schedule (a row id from `iostune report` or the search's
+    // schedule_id) instead of the best one for (model, GPU, batch, precision); 0: the best one.
+    // Only with schedule_source "db".
+    std::int64_t schedule_id = 0;
 };
 
 // What was loaded, for logs and reports.
@@ -59,6 +63,10 @@ struct ReplayInfo {
     std::optional<double> stored_sequential_ms;  // and for the sequential one, same run
     int stages = 0;
     std::size_t graph_nodes = 0;        // nodes of the captured CUDA Graph
+    // Planned convolutions (a SepConv has two), and how many of them run the algorithm stored
+    // with the schedule (the rest chose theirs by measurement when the Replayer was built).
+    int convolutions = 0;
+    int pinned_convolutions = 0;
     std::array<int, 4> input_shape{};   // N, C, H, W
     std::array<int, 4> output_shape{};  // N, C, H, W
 };

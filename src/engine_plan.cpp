@@ -1,0 +1,75 @@
+#include "src/engine_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "src/error.h"
+
+namespace iostune {
+
+namespace {
+
+template <size_t N>
+bool contains(const std::array<std::string_view, N>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+constexpr std::array<std::string_view, 8> kAlgorithms = {
+    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",
+    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
+constexpr std::array<std::string_view, 3> kMaths = {"DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"};
+constexpr std::array<std::string_view, 3> kPaths = {"fused", "conv+epilogue", "conv"};
+
+}  // namespace
+
+bool is_conv_algorithm_name(const std::string& name) { return contains(kAlgorithms, name); }
+bool is_conv_math_name(const std::string& name) { return contains(kMaths, name); }
+bool is_conv_path_name(const std::string& name) { return contains(kPaths, name); }
+
+nlohmann::json conv_choices_to_json(const ConvChoices& choices) {
+    nlohmann::json json = nlohmann::json::object();
+    for (const auto& [signature, c] : choices)
+        json[signature] = {{"algorithm", c.algorithm},
+                           {"math", c.math},
+                           {"path", c.path},
+                           {"time_ms", c.time_ms}};
+    return json;
+}
+
+ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string& where) {
+    if (!json.is_object())
+        throw Error(fmt::format("{}: the convolution choices must be a JSON object, got {}", where,
+                                json.type_name()));
+    ConvChoices choices;
+    for (const auto& [signature, entry] : json.items()) {
+        const std::string context = fmt::format("{}: convolution choice '{}'", where, signature);
+        if (!entry.is_object())
+            throw Error(fmt::format("{} must be an object, got {}", context, entry.type_name()));
+        auto text = [&](const char* field) {
+            const auto it = entry.find(field);
+            if (it == entry.end() || !it->is_string())
+                throw Error(fmt::format("{} lacks the string field '{}'", context, field));
+            return it->get<std::string>();
+        };
+        ConvChoice c;
+        c.algorithm = text("algorithm");
+        c.math = text("math");
+        c.path = text("path");
+        if (const auto it = entry.find("time_ms"); it != entry.end() && it->is_number())
+            c.time_ms = it->get<double>();
+        if (!is_conv_algorithm_name(c.algorithm))
+            throw Error(fmt::format("{} names the unknown cuDNN algorithm '{}'", context, c.algorithm));
+        if (!is_conv_math_name(c.math))
+            throw Error(fmt::format("{} names the unknown math type '{}'", context, c.math));
+        if (!is_conv_path_name(c.path))
+            throw Error(fmt::format("{} names the unknown path '{}' (fused, conv+epilogue or conv)",
+                                    context, c.path));
+        choices.emplace(signature, std::move(c));
+    }
+    return choices;
+}
+
+}  // namespace iostune

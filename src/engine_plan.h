@@ -1,0 +1,43 @@
+// The engine's per-convolution choices (cuDNN algorithm, math type, fused or not), kept with a
+// schedule so that a replay in another process runs exactly the kernels the search measured.
+//
+// Why: the engine picks each convolution's algorithm by timing the candidates on the GPU, and at
+// batch 1 several candidates are within noise of each other. Two processes can then pick
+// differently and the same schedule runs 20% apart (seen on the H100). Pinning the choices makes
+// the search's measured latency the replay's latency.
+//
+// Keys are the engine's convolution signatures (shapes, strides, padding, groups, math mode);
+// values use cuDNN's names, so the record is readable and survives cuDNN's enum numbering.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+
+namespace iostune {
+
+struct ConvChoice {
+    std::string algorithm;  // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix)
+    std::string math;       // "DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"
+    std::string path;       // "fused", "conv+epilogue" or "conv"
+    double time_ms = 0;     // the chosen variant's measured time per launch (for reports)
+
+    bool operator==(const ConvChoice&) const = default;
+};
+
+// Convolution signature -> choice.
+using ConvChoices = std::map<std::string, ConvChoice>;
+
+// {"<signature>": {"algorithm": ..., "math": ..., "path": ..., "time_ms": ...}, ...}
+nlohmann::json conv_choices_to_json(const ConvChoices& choices);
+// Throws iostune::Error naming `where` (e.g. "schedule #12") and the bad entry for an unknown
+// algorithm, math type or path, or a malformed document.
+ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string& where);
+
+// The names conv_choices_from_json accepts.
+bool is_conv_algorithm_name(const std::string& name);
+bool is_conv_math_name(const std::string& name);
+bool is_conv_path_name(const std::string& name);
+
+}  // namespace iostune

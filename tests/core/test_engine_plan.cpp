@@ -1,0 +1,53 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "src/engine_plan.h"
+#include "src/error.h"
+
+using iostune::ConvChoice;
+using iostune::ConvChoices;
+
+namespace {
+
+std::string error_of(const nlohmann::json& json) {
+    try {
+        iostune::conv_choices_from_json(json, "schedule #7");
+    } catch (const iostune::Error& e) {
+        return e.what();
+    }
+    FAIL("no iostune::Error for " << json.dump());
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("convolution choices round-trip through JSON", "[engine_plan]") {
+    ConvChoices choices;
+    choices["tf32|x1x192x35x35/235200|w64x192x1x1"] = {"IMPLICIT_PRECOMP_GEMM", "TENSOR_OP_MATH",
+                                                       "fused", 0.0123};
+    choices["tf32|x1x48x35x35/58800|w64x48x5x5"] = {"WINOGRAD_NONFUSED", "DEFAULT_MATH",
+                                                    "conv+epilogue", 0.031};
+    choices["fp32|x1x3x8x8/192|w4x3x3x3"] = {"GEMM", "FMA_MATH", "conv", 0.002};
+    const nlohmann::json json = iostune::conv_choices_to_json(choices);
+    CHECK(json.size() == 3);
+    CHECK(json["fp32|x1x3x8x8/192|w4x3x3x3"]["algorithm"] == "GEMM");
+    CHECK(iostune::conv_choices_from_json(json, "test") == choices);
+    // Through text, as the schedule store keeps it.
+    CHECK(iostune::conv_choices_from_json(nlohmann::json::parse(json.dump()), "test") == choices);
+    CHECK(iostune::conv_choices_from_json(nlohmann::json::object(), "test").empty());
+}
+
+TEST_CASE("malformed convolution choices are refused with where and what", "[engine_plan]") {
+    CHECK_THAT(error_of(nlohmann::json::array()),
+               Catch::Contains("schedule #7") && Catch::Contains("must be a JSON object"));
+    CHECK_THAT(error_of({{"k", {{"algorithm", "WARP_SPEED"}, {"math", "FMA_MATH"}, {"path", "conv"}}}}),
+               Catch::Contains("'k'") && Catch::Contains("unknown cuDNN algorithm 'WARP_SPEED'"));
+    CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FP8"}, {"path", "conv"}}}}),
+               Catch::Contains("unknown math type 'FP8'"));
+    CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "magic"}}}}),
+               Catch::Contains("unknown path 'magic'"));
+    CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"path", "conv"}}}}),
+               Catch::Contains("lacks the string field 'math'"));
+    CHECK_THAT(error_of({{"k", 3}}), Catch::Contains("must be an object"));
+}
