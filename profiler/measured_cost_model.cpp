@@ -33,7 +33,9 @@ nlohmann::json MeasuredCostModel::work_seconds() const {
             {"engine_setup_s", work_.engine_setup_s},
             {"capture_s", work_.capture_s},
             {"timing_s", work_.timing_s},
-            {"measure_s", work_.total_s}};
+            {"measure_s", work_.total_s},
+            {"merge_calls", work_.merge_calls},
+            {"merge_capture_s", work_.merge_capture_s}};
 }
 
 Engine& MeasuredCostModel::engine_for(const Graph& graph) {
@@ -60,7 +62,12 @@ StageMeasurement MeasuredCostModel::measure(const Graph& graph, const Stage& sta
         const auto capture_begin = Clock::now();
         const CudaGraphExec exec = engine.capture_stage(stage);
         const auto timing_begin = Clock::now();
-        work_.capture_s += std::chrono::duration<double>(timing_begin - capture_begin).count();
+        const double capture_s = std::chrono::duration<double>(timing_begin - capture_begin).count();
+        work_.capture_s += capture_s;
+        if (stage.strategy == StageStrategy::Merge) {
+            ++work_.merge_calls;
+            work_.merge_capture_s += capture_s;
+        }
         const LatencyStats stats = measure_graph(exec, engine.origin_stream(), timing_, events_);
         work_.timing_s += seconds_since(timing_begin);
         m.latency_ms = stats.median_ms;

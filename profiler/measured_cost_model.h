@@ -17,6 +17,10 @@ struct MeasuredWork {
     std::int64_t calls = 0;
     double engine_setup_s = 0;  // building the engine and its first full run (once per graph)
     double capture_s = 0;       // Engine::capture_stage: warm-up run, capture, instantiation
+    // Of which merge stages (the first capture of one also stacks weights, allocates and
+    // chooses the merged convolution's algorithm).
+    std::int64_t merge_calls = 0;
+    double merge_capture_s = 0;
     double timing_s = 0;        // measure_graph: warm-up launches and timed repeats
     double total_s = 0;         // all of measure(), the three above included
 };
@@ -35,7 +39,8 @@ public:
     StageMeasurement measure(const Graph& graph, const Stage& stage) override;
     std::string name() const override;
     bool simulated() const override { return false; }
-    // {"calls", "engine_setup_s", "capture_s", "timing_s", "measure_s"}
+    // {"calls", "engine_setup_s", "capture_s", "timing_s", "measure_s", "merge_calls",
+    //  "merge_capture_s"}
     nlohmann::json work_seconds() const override;
 
     int calls() const { return int(work_.calls); }

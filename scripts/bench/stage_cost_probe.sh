@@ -58,6 +58,8 @@ print(f"{first['model']} batch {first['batch']}: {stages} stages measured in {se
 work = first.get("stats", {}).get("cost_seconds")
 if work:
     calls = max(work.get("calls", stages), 1)
+    if "merge_calls" in work:
+        print(f"  merge stages: {work['merge_calls']}, {work['merge_capture_s']:.2f} s of the capture time")
     parts = [k for k in ("engine_setup_s", "capture_s", "timing_s", "cache_lookup_s",
                          "cache_store_s") if k in work]
     for k in parts:
