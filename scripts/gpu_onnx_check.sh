@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs scripts/gpu_onnx_check.py on the GPU machine: iostune's GPU engine on the four torchvision
-# models at full size, imported from ONNX, against PyTorch on the same GPU.
+# models at full size, imported from ONNX, against PyTorch on the same GPU (L2 relative error of
+# the logits of a batch of 2; see the script's header). About 2 minutes on an H100; the script
+# stops starting work at --deadline-s (160 s by default) and reports what it did not check.
 #   usage: scripts/gpu_onnx_check.sh [build-dir] [gpu_onnx_check.py options...]
 # Build on the workstation (cmake --build build-onnx --target iostune) and carry the build folder;
-# iostune needs no libprotobuf/libonnx there (protobuf is linked statically).
+# iostune needs no libprotobuf/libonnx there (protobuf is linked statically). The table, a JSON
+# summary and the command log go to $OUT; the ONNX files and outputs to a temporary folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-onnx}

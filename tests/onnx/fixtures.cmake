@@ -26,3 +26,8 @@ if(TARGET iostune)
   add_dependencies(test_onnx iostune)
   target_compile_definitions(test_onnx PRIVATE IOSTUNE_EXE="$<TARGET_FILE:iostune>")
 endif()
+# The GPU check's metrics and verdicts (L2 relative error, NaN refusal), without torch or a GPU.
+if(EXISTS /usr/bin/python3)
+  add_test(NAME "onnx: gpu check self-test"
+    COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/scripts/gpu_onnx_check.py --self-test)
+endif()
