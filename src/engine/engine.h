@@ -53,7 +53,7 @@ struct EngineOptions {
     uint64_t weight_seed = 1;  // for init_random_weights when the graph has no weights
     // Convolution choices to reuse instead of timing candidates (a stored schedule's, so a replay
     // runs the kernels its search measured). A choice that cannot run here is timed afresh.
-    ConvChoices conv_choices;
+    ConvChoices conv_choices = {};
 };
 
 // How the engine runs one op: for logs, reports and tests.
