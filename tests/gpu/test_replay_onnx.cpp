@@ -41,7 +41,8 @@ std::string write_branchy_onnx(const fs::path& dir) {
     std::uint32_t seed = 7;
     auto conv = [&](const std::string& name, const std::string& in, int64_t cin, int64_t cout,
                     int64_t k) {
-        b.initializer(name + "_w", {cout, cin, k, k}, seeded_values(size_t(cout * cin * k * k), seed++));
+        b.initializer(name + "_w", {cout, cin, k, k},
+                      seeded_values(size_t(cout * cin * k * k), seed++));
         b.initializer(name + "_b", {cout}, seeded_values(size_t(cout), seed++));
         auto& node = b.node("Conv", {in, name + "_w", name + "_b"}, name);
         ModelBuilder::ints(node, "kernel_shape", {k, k});

@@ -55,7 +55,7 @@ TEST_CASE("load_model_spec on an .onnx file gives the graph and weights of `iost
         WARN("PyTorch fixtures were skipped (see onnx_fixtures/status.txt); nothing checked");
         return;
     }
-    // branchy_opset17: a symbolic batch (3 in the fixture); conv_bn: batch norm folded, fixed batch.
+    // branchy_opset17: a symbolic batch (3 in the fixture); conv_bn: batch norm folded, batch 1.
     const std::string name = GENERATE(as<std::string>{}, "branchy_opset17", "conv_bn");
     const auto entry = manifest_entry(*manifest, name);
     REQUIRE(entry);
