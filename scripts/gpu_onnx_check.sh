@@ -14,14 +14,18 @@ shift || true
 out=${OUT:-$PWD/gpu-onnx-out}
 
 # The device's cuDNN comes with PyTorch's wheels; CUDA's own libraries from the toolkit.
-cudnn_lib=$(ls -d /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib 2>/dev/null | head -1)
+cudnn_lib=$(ls -d /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib 2>/dev/null | head -1 || true)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cudnn_lib:+:$cudnn_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 python=${PYTHON:-python3}
-if ! ldd "$build/cli/iostune" | grep -q -E "libprotobuf|libonnx"; then
+# A build folder has cli/iostune; scripts/pack_for_device.sh puts it at .devpack/iostune.
+iostune=$build/cli/iostune
+[[ -x $iostune ]] || iostune=$build/iostune
+[[ -x $iostune ]] || { echo "no iostune binary in $build (cli/iostune or iostune)" >&2; exit 2; }
+if ! ldd "$iostune" | grep -q -E "libprotobuf|libonnx"; then
     echo "iostune: no libprotobuf/libonnx run-time dependency (ok)"
 else
     echo "warning: iostune links libprotobuf/libonnx dynamically:" >&2
-    ldd "$build/cli/iostune" | grep -E "libprotobuf|libonnx" >&2
+    ldd "$iostune" | grep -E "libprotobuf|libonnx" >&2
 fi
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-exec "$python" scripts/gpu_onnx_check.py --iostune "$build/cli/iostune" --out "$out" "$@"
+if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; fi
+exec "$python" scripts/gpu_onnx_check.py --iostune "$iostune" --out "$out" "$@"
