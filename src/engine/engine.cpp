@@ -26,11 +26,12 @@ namespace iostune {
 namespace {
 
 constexpr size_t kCublasWorkspaceBytes = size_t(8) << 20;
-// cuDNN's own ranking (cudnnFind times the bare convolution) is only a shortlist: the fastest
-// few algorithms are then timed as the engine really runs them (fused with bias and ReLU, or
-// followed by the epilogue kernel, with each math type), and the fastest variant wins.
-constexpr size_t kTimedAlgorithms = 3;
-constexpr int kTimingWarmup = 2, kTimingRepeats = 5, kTimingLaunches = 4;
+// cuDNN's own ranking (cudnnFind times the bare convolution, with the cache warm) is only a
+// shortlist: the fastest few algorithms are then timed as the engine really runs them (fused
+// with bias and ReLU, or followed by the epilogue kernel, with each math type, cold L2), and the
+// fastest variant wins.
+constexpr size_t kTimedAlgorithms = 5;
+constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t algo) {
     switch (algo) {
@@ -279,6 +280,7 @@ struct Engine::Impl {
     size_t workspace_bytes = 0;  // every lane's workspace is at least this large
     CudaStream origin;
     CudaEvent forked;
+    DeviceBuffer l2_flush;  // written before each timed convolution run: twice the L2 size
     // Buffers replaced by larger ones: kept, since CUDA graphs captured earlier still use them.
     std::vector<DeviceBuffer> retired;
 
@@ -499,22 +501,32 @@ struct Engine::Impl {
         return perf;
     }
 
-    // Median time per launch of the step as configured, on lane 0's stream.
+    // Median time of one launch of the step as configured, on lane 0's stream, with a cold L2:
+    // in a whole network at small batch each convolution's weights come from memory, not from
+    // the cache a tight timing loop keeps warm (timed warm, a low-parallelism FMA kernel looks
+    // fastest and then runs 4x slower in the network: seen on the H100).
     double time_step(const ConvStep& step, DeviceBuffer& workspace) {
         Lane& lane = *lanes[0];
         cudaStream_t stream = lane.stream.get();
         lane.cudnn.set_stream(stream);
         if (workspace.bytes() < step.workspace_bytes) workspace = DeviceBuffer(step.workspace_bytes);
+        if (l2_flush.bytes() == 0) {
+            int l2_bytes = 0;
+            IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, options.device),
+                               "querying the L2 cache size");
+            l2_flush = DeviceBuffer(2 * size_t(std::max(l2_bytes, 1 << 20)));
+        }
         const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);
         for (int i = 0; i < kTimingWarmup; ++i) step.run(lane.cudnn.get(), workspace.get(), stream);
         std::vector<double> samples;
         for (int r = 0; r < kTimingRepeats; ++r) {
+            IOSTUNE_CUDA_CHECK(cudaMemsetAsync(l2_flush.get(), r, l2_flush.bytes(), stream),
+                               "flushing the L2 cache before timing a convolution");
             start.record(stream);
-            for (int i = 0; i < kTimingLaunches; ++i)
-                step.run(lane.cudnn.get(), workspace.get(), stream);
+            step.run(lane.cudnn.get(), workspace.get(), stream);
             stop.record(stream);
             stop.synchronize();
-            samples.push_back(double(stop.elapsed_ms_since(start)) / kTimingLaunches);
+            samples.push_back(double(stop.elapsed_ms_since(start)));
         }
         std::sort(samples.begin(), samples.end());
         return samples[samples.size() / 2];
@@ -1094,6 +1106,7 @@ size_t Engine::device_memory_bytes() const {
     for (const auto& e : im.execs) total += e.relu_scratch.bytes() + e.depthwise_scratch.bytes();
     for (const auto& [s, m] : im.merges) total += m.output.bytes() + m.weight.bytes() + m.bias.bytes();
     for (const auto& lane : im.lanes) total += lane->workspace.bytes() + lane->cublas_workspace.bytes();
+    total += im.l2_flush.bytes();
     return total;
 }
 
