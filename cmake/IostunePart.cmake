@@ -23,4 +23,5 @@ function(iostune_part target)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>)
   target_link_libraries(${target} PUBLIC ${PART_DEPS} PRIVATE iostune_warnings)
+  add_dependencies(${target} iostune_version_stamp)
 endfunction()

@@ -10,10 +10,13 @@ weights and export settings of tests/fixtures/export_torchvision.py:
   3. run `iostune run --backend gpu --precision tf32|fp32` with --schedule sequential, and with
      --schedule best after `iostune search` stored a schedule for the imported .onnx model;
   4. compare the logits. Primary metric: the L2 relative error ||iostune - torch|| / ||torch||
-     over the whole batch. A run passes when its output is finite and its L2 error is within the
-     target (1e-3 TF32, 1e-4 fp32) both against PyTorch in the same precision and against
-     PyTorch fp32. The error against PyTorch float64 (the closest thing to the exact result),
-     and max|iostune - torch| / max|torch| (the old, stricter metric) are printed for information.
+     over the whole batch. A run passes when its output is finite, its L2 error against PyTorch
+     fp32 (the higher-precision oracle, as the workplace's METHOD.md asks) is within the target
+     (1e-3 TF32, 1e-4 fp32), and its error against PyTorch in the same precision is within the
+     target plus PyTorch's own TF32-vs-fp32 error: two TF32 computations each carry their own
+     rounding, so they can differ by the sum (triangle inequality); in fp32 that allowance is 0.
+     The error against PyTorch float64 (the closest thing to the exact result) and
+     max|iostune - torch| / max|torch| (the old, stricter metric) are printed for information.
 
     python3 scripts/gpu_onnx_check.py --iostune BUILD/cli/iostune --out OUT_DIR
         [--models resnet50 ...] [--batch 2] [--no-best] [--search-args "--cost measured"]
@@ -40,7 +43,8 @@ exported to ONNX by PyTorch and imported by iostune, as computed by
   iostune: {iostune}
   torch:   {torch}
 L2 rel = ||iostune - torch|| / ||torch|| over all logits of the batch (primary metric).
-PASS: finite output, L2 rel <= target vs torch in the same precision AND vs torch fp32
+PASS: finite output, L2 rel <= target vs torch fp32 (the higher-precision oracle) AND
+L2 rel vs torch in the same precision <= target + torch's own tf32-vs-fp32 L2 error
 (targets: tf32 {tf32:.0e}, fp32 {fp32:.0e}). vs-fp64 and max rel = max|diff| / max|torch| are
 information only."""
 GPU_SIDES = dict(
@@ -83,8 +87,11 @@ def verdict(got, refs, math_mode):
     row["l2_vs_fp64"] = l2_relative(got, refs["fp64"])
     row["max_vs_same"] = max_relative(got, refs[math_mode])
     target = TARGET[math_mode]
+    # Two TF32 results may differ by both their errors: PyTorch's own is allowed on top.
+    row["torch_own_error"] = l2_relative(refs[math_mode], refs["fp32"])
     # NaN compares false with everything, so a NaN figure fails here as well as via `finite`.
-    row["passed"] = bool(row["finite"] and row["l2_vs_same"] <= target and row["l2_vs_fp32"] <= target)
+    row["passed"] = bool(row["finite"] and row["l2_vs_fp32"] <= target and
+                         row["l2_vs_same"] <= target + row["torch_own_error"])
     row["target"] = target
     return row
 
@@ -109,6 +116,15 @@ def self_test():
     # TF32 passes against torch-tf32 but not against torch-fp32: fails (both are required).
     off = [v * (1 + 5e-3) for v in ref]
     assert not verdict(ref, dict(tf32=ref, fp32=off, fp64=off), "tf32")["passed"]
+    # Close to fp32, and away from torch-tf32 by less than torch-tf32's own error plus the
+    # target: passes; by more: fails.
+    torch_tf32 = [v * (1 + 1.5e-3) for v in ref]
+    ours = [v * (1 - 4e-4) for v in ref]
+    assert verdict(ours, dict(tf32=torch_tf32, fp32=ref, fp64=ref), "tf32")["passed"]
+    far = [v * (1 - 9e-4) for v in ref]
+    assert verdict(far, dict(tf32=ref, fp32=ref, fp64=ref), "tf32")["passed"]
+    assert not verdict([v * (1 + 3e-3) for v in ref], dict(tf32=torch_tf32, fp32=ref, fp64=ref),
+                       "tf32")["passed"]
     try:
         verdict(ref[:3], refs, "fp32")
         raise AssertionError("a short output must be refused")
