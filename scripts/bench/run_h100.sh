@@ -5,7 +5,7 @@
 #   scripts/bench/run_h100.sh --tag NAME [--iostune BIN | --build DIR] [--out DIR]
 #       [--models "inception_v3 ..."] [--batches "1 16"] [--search-batches "1"]
 #       [--parts "profile iostune torch"] [--strategies "ios-both ios-parallel ios-merge"]
-#       [--baselines "sequential greedy nimble opara"] [--r 3] [--s 8] [--shared-db]
+#       [--baselines "sequential greedy nimble opara"] [--r 3] [--s 8] [--shared-db [--resume-db DIR]]
 #       [--iters 500] [--warmup 50] [--torch-systems "eager cudagraph compile"]
 #       [--compile-budget 300] [--compile-jobs 1] [--row-budget 20] [--search-timeout 900] [--deadline SECONDS]
 #       [--python python3] [--torch-device cuda]
@@ -29,6 +29,12 @@
 # order given: ios-parallel's and ios-merge's stages are subsets of ios-both's, so they reuse
 # ios-both's stage measurements; their rows say so (details.shared_stage_cache, cache_hits).
 #
+# --resume-db DIR (with --shared-db): start each (model, batch) from DIR/<model>_b<batch>.db, the
+# shared DB an earlier call left in its tarball (results/device/bench_<tag>/db/). A search too
+# long for one device call then continues where the last one was cut off: every stage already
+# measured comes from that DB (its row records cache_hits and "resumed"). The search time of such
+# a row is the last leg's, not a from-scratch cost.
+#
 # --torch-device cpu smoke-tests the peers without a GPU (host-timed, no cudagraph rows).
 # --deadline SECONDS: start no new step after that many seconds and cut a search off there, so a
 # run under a wall-clock limit still packs complete records; what it skipped is listed at the end.
@@ -50,6 +56,7 @@ baselines="sequential greedy nimble opara"
 r=3
 s=8
 shared_db=0
+resume_db=""
 iters=500
 warmup=50
 torch_systems="eager cudagraph"
@@ -77,6 +84,7 @@ while [ $# -gt 0 ]; do
     --r) r="$2"; shift 2 ;;
     --s) s="$2"; shift 2 ;;
     --shared-db) shared_db=1; shift ;;
+    --resume-db) resume_db="$2"; shift 2 ;;
     --iters) iters="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
     --compile) torch_systems="$torch_systems compile"; shift ;;
@@ -95,6 +103,8 @@ done
 
 fail() { echo "run_h100.sh: $*" >&2; exit 2; }
 [ -n "$tag" ] || fail "--tag NAME is required (names the tarball bench_NAME.tar.gz)"
+[ -z "$resume_db" ] || [ "$shared_db" -eq 1 ] || fail "--resume-db needs --shared-db (it resumes the shared DB of each model and batch)"
+[ -z "$resume_db" ] || [ -d "$resume_db" ] || fail "--resume-db '$resume_db' is not a folder"
 [[ "$tag" =~ ^[A-Za-z0-9._-]+$ ]] || fail "--tag '$tag' may hold only letters, digits, '.', '_' and '-'"
 [ -n "$out" ] || fail "no --out and no \$OUT: say where bench_$tag.tar.gz goes"
 for n in "$r" "$s" "$iters" "$warmup" "$deadline" "$compile_jobs"; do
@@ -220,6 +230,11 @@ search_and_replay() {
   local json="$scratch/search.json" slog="$logs/${model}_b${batch}_${system}_search.log" db
   if [ "$shared_db" -eq 1 ]; then db="$work/db/${model}_b${batch}.db"
   else db="$work/db/${model}_b${batch}_${strategy}.db"; fi
+  if [ -n "$resume_db" ] && [ ! -e "$db" ] && [ -e "$resume_db/$(basename "$db")" ]; then
+    cp "$resume_db/$(basename "$db")" "$db"
+    earlier="${earlier:+$earlier }resumed"
+    echo "  resuming from $resume_db/$(basename "$db")"
+  fi
   local cmd=("$iostune" search --model "$model" --batch "$batch" --strategy "$strategy"
              --r "$r" --s "$s" --cost measured --db "$db" --format json)
   local start status limit="$search_timeout"

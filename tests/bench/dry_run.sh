@@ -37,6 +37,12 @@ files=$(find "$tmp/out" -type f | wc -l)
 [ "$files" -eq 6 ] || fail "expected 3 tarballs + 3 logs in OUT, found $files"
 
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp"/out/*.tar.gz
+
+# A search continued in a later call from the shared DB the first one returned.
+run resume --models nasnet_a_large --batches 1 --r 1 --shared-db --strategies ios-both \
+  --baselines "" --resume-db "$tmp/results/device/bench_dry$$_large/db"
+grep -q "resuming from" "$tmp/out/bench_dry$$_resume.log" || fail "the resumed DB was not used"
+"$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out/bench_dry$$_resume.tar.gz"
 "$py" "$bench/summarize.py" --raw "$tmp/results/raw" --out "$tmp/results" --no-plot
 
 "$py" - "$tmp/results" "$$" <<'PY'
@@ -73,6 +79,11 @@ check(merge["sequential_kept"] and merge["replayed_searched_schedule"] and
       "a kept-sequential search still replays its own schedule")
 nas = raw[("nasnet_a_large", 1, "iostune-ios-merge")]["details"]
 check(nas["r"] == 1 and nas["pruning"]["r"] == 1, "r recorded for the large model")
+resumed = [json.load(open(p))["details"] for p in glob.glob(f"{out}/raw/runs/*.json")
+           if "nasnet_a_large_b1_iostune-ios-both" in p]
+check(any("resumed" in d.get("shared_stage_cache", "") and d["cache_hits"] > 0 and
+          d["stages_costed"] == 0 for d in resumed),
+      "a resumed search takes every stage from the earlier call's DB and says so")
 old = raw[("resnet50", 1, "iostune-ios-parallel")]["details"]
 check("shared_stage_cache" not in old and old["cache_hits"] == 0,
       "without --schedule-id each strategy gets its own DB")
