@@ -180,6 +180,17 @@ DeviceRecord read_device(const Statement& row, int first) {
     return device;
 }
 
+// A report query's row: the schedule's columns, then model name and fingerprint, then the
+// device's columns. The caller fills in the ratios.
+ReportRow read_report_row(const Statement& row, const std::string& path) {
+    ReportRow report;
+    report.schedule = read_schedule(row, path);
+    report.model_name = row.column_text(kScheduleColumnCount);
+    report.fingerprint = row.column_text(kScheduleColumnCount + 1);
+    report.device = read_device(row, kScheduleColumnCount + 2);
+    return report;
+}
+
 constexpr std::string_view kStageColumns =
     "device_id, batch, precision, stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
     "tool_version, measured_at";
@@ -434,11 +445,7 @@ std::vector<ReportRow> ScheduleStore::report_best() const {
                     kScheduleColumns, kDeviceColumns));
     std::vector<ReportRow> rows;
     while (query.step()) {
-        ReportRow row;
-        row.schedule = read_schedule(query, path());
-        row.model_name = query.column_text(kScheduleColumnCount);
-        row.fingerprint = query.column_text(kScheduleColumnCount + 1);
-        row.device = read_device(query, kScheduleColumnCount + 2);
+        ReportRow row = read_report_row(query, path());
         row.speedup = ratio(row.schedule.sequential_ms, row.schedule.measured_ms);
         if (const auto predicted = ratio(row.schedule.predicted_ms, row.schedule.measured_ms)) {
             row.prediction_error = *predicted - 1.0;
@@ -463,11 +470,7 @@ std::vector<ReportRow> ScheduleStore::report_estimates() const {
                     kScheduleColumns, kDeviceColumns));
     std::vector<ReportRow> rows;
     while (query.step()) {
-        ReportRow row;
-        row.schedule = read_schedule(query, path());
-        row.model_name = query.column_text(kScheduleColumnCount);
-        row.fingerprint = query.column_text(kScheduleColumnCount + 1);
-        row.device = read_device(query, kScheduleColumnCount + 2);
+        ReportRow row = read_report_row(query, path());
         row.speedup = ratio(row.schedule.sequential_ms, row.schedule.predicted_ms);
         rows.push_back(std::move(row));
     }

@@ -5,18 +5,11 @@
 #include "search/graph_structure.h"
 #include "src/engine/device_info.h"
 #include "src/error.h"
+#include "src/stopwatch.h"
 #include "src/weights.h"
 
 namespace iostune {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
+using Clock = SteadyClock;
 
 MeasuredCostModel::MeasuredCostModel(EngineOptions engine_options, MeasureOptions timing)
     : engine_options_(engine_options), timing_(timing),

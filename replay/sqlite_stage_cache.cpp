@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "src/error.h"
+#include "src/stopwatch.h"
 
 namespace iostune {
 namespace {
@@ -67,9 +68,7 @@ void SqliteStageCache::flush() {
 
 void SqliteStageCache::flush_if_due() {
     if (pending_.empty()) return;
-    const double age_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - oldest_pending_).count();
-    if (age_s >= batching_.max_age_s || int(pending_.size()) >= batching_.max_pending) flush();
+    if (seconds_since(oldest_pending_) >= batching_.max_age_s || int(pending_.size()) >= batching_.max_pending) flush();
 }
 
 std::optional<StageMeasurement> SqliteStageCache::get(const StageCacheKey& key) {

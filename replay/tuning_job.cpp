@@ -20,6 +20,7 @@
 #include "src/engine/engine.h"
 #include "src/error.h"
 #include "src/math_mode.h"
+#include "src/stopwatch.h"
 #include "src/model_json.h"
 #include "src/weights.h"
 
@@ -27,11 +28,7 @@ namespace iostune {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point begin) {
-    return std::chrono::duration<double>(Clock::now() - begin).count();
-}
+using Clock = SteadyClock;
 
 // Largest |a - b| over two outputs of the same shape.
 double max_abs_difference(const HostTensor& a, const HostTensor& b) {

@@ -6,17 +6,10 @@
 #include "search/graph_structure.h"
 #include "src/error.h"
 #include "src/model_json.h"
+#include "src/stopwatch.h"
 
 namespace iostune {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
+using Clock = SteadyClock;
 
 CachedCostModel::CachedCostModel(CostModel& inner, StageCache& cache, CacheScope scope,
                                  GraphKey graph_key)

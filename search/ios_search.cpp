@@ -11,6 +11,7 @@
 #include "search/progress_bar.h"
 #include "src/blocks.h"
 #include "src/error.h"
+#include "src/stopwatch.h"
 
 namespace iostune {
 
@@ -247,7 +248,7 @@ SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOption
             stats.latency_ms += latency;
             stages.insert(stages.end(), part_stages.begin(), part_stages.end());
         }
-        stats.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        stats.wall_s = seconds_since(start);
         result.latency_ms += stats.latency_ms;
         result.schedule.blocks.push_back(std::move(stages));
         result.stats.blocks.push_back(stats);
