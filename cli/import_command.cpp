@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/positive_number.h"
 #include "src/model_json.h"
 #include "src/onnx/onnx_import.h"
 #include "src/operator_info.h"
@@ -52,7 +53,7 @@ void add_import_command(CLI::App& app) {
     cmd->add_option("-w,--weights", o->weights,
                     "raw float32 weights file to write (default: the output path with .bin)");
     cmd->add_option("-b,--batch", o->batch, "batch size for a symbolic batch dimension")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_whole_number());
     cmd->callback([o] { run_import(*o); });
 }
 

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_required.h"
 #include "cli/model_source.h"
+#include "cli/positive_number.h"
 #include "profiler/model_profile.h"
 #include "profiler/profile_report.h"
 #include "profiler/trace_export.h"
@@ -55,12 +56,12 @@ void add_profile_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "profile", "Profile a model op by op on this GPU with CUPTI (per-operator table, trace)");
     add_model_option(cmd, options->model);
-    cmd->add_option("--batch,-b", options->batch, "batch size")->check(CLI::PositiveNumber);
+    cmd->add_option("--batch,-b", options->batch, "batch size")->check(positive_whole_number());
     cmd->add_option("--math", options->math, "tf32 (default, like PyTorch) or fp32 (strict)")
         ->check(CLI::IsMember({"tf32", "fp32"}));
     cmd->add_option("--iterations", options->iterations, "measured runs after one warm-up")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--top", options->top, "operators shown in the table")->check(CLI::PositiveNumber);
+        ->check(positive_whole_number());
+    cmd->add_option("--top", options->top, "operators shown in the table")->check(positive_whole_number());
     cmd->add_option("--trace", options->trace_path, "write a Chrome/Perfetto trace (JSON) here");
     cmd->add_option("--json", options->json_path, "write the full profile as JSON here");
     cmd->callback([options] { run_profile(*options); });

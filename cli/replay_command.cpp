@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
+#include "cli/positive_number.h"
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "profiler/profile_report.h"
@@ -190,10 +191,10 @@ void add_replay_command(CLI::App& app) {
         "replay", "Run a model with its stored schedule as one CUDA Graph and report latency");
     add_model_option(cmd, o->model);
     cmd->add_option("-b,--batch", o->batch, "batch size")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_whole_number())
         ->capture_default_str();
     cmd->add_option("--iters", o->iterations, "timed iterations")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_whole_number())
         ->capture_default_str();
     cmd->add_option("--db", o->db, "schedule database (must exist)")->capture_default_str();
     cmd->add_flag("--validate", o->validate,
@@ -213,7 +214,7 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("--schedule-id", o->schedule_id,
                     "replay exactly this stored schedule (ids: `iostune report`, or the search's "
                     "schedule_id) instead of the best one for the model, batch and precision")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_whole_number());
     cmd->add_option("--warmup", o->warmup, "untimed launches before timing")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/positive_number.h"
 #include "db/schedule_store.h"
 #include "replay/device_match.h"
 #include "replay/schedule_dot.h"
@@ -283,7 +284,7 @@ void add_report_command(CLI::App& app) {
         ->check(CLI::IsMember({"table", "json", "csv", "md"}))
         ->capture_default_str();
     auto* id = cmd->add_option("--schedule", o->schedule_id, "show one schedule's stages")
-                   ->check(CLI::PositiveNumber);
+                   ->check(positive_whole_number());
     cmd->add_option("--dot", o->dot_path, "with --schedule: write a Graphviz diagram here")
         ->needs(id);
     cmd->callback([o] { run_report(*o); });

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_required.h"
 #include "cli/model_source.h"
+#include "cli/positive_number.h"
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "src/engine/engine.h"
@@ -133,7 +134,7 @@ void add_run_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "run", "Run one inference on a raw float32 NCHW input; write the raw float32 output");
     add_model_option(cmd, o->model);
-    cmd->add_option("-b,--batch", o->batch, "batch size")->check(CLI::PositiveNumber);
+    cmd->add_option("-b,--batch", o->batch, "batch size")->check(positive_whole_number());
     CLI::Option* input = cmd->add_option(
         "-i,--input", o->input,
         "raw little-endian float32 NCHW input (default: seeded random, uniform in [-1, 1))");

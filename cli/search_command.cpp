@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
+#include "cli/positive_number.h"
 #include "db/schedule_store.h"
 #include "replay/tuning_job.h"
 #include "search/device_profile.h"
@@ -157,16 +158,16 @@ void add_search_command(CLI::App& app) {
         "search", "Tune a model: IOS search, validate, measure and store the schedule");
     add_model_option(cmd, o->model);
     cmd->add_option("-b,--batch", o->batch, "batch size")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_whole_number())
         ->capture_default_str();
     cmd->add_option("--strategy", o->strategy, "stage family: ios-both, ios-parallel or ios-merge")
         ->check(CLI::IsMember({"ios-both", "ios-parallel", "ios-merge"}))
         ->capture_default_str();
     auto* r = cmd->add_option("--r", o->r, "pruning: at most r ops per group")
-                  ->check(CLI::PositiveNumber)
+                  ->check(positive_whole_number())
                   ->capture_default_str();
     auto* s = cmd->add_option("--s", o->s, "pruning: at most s groups per stage")
-                  ->check(CLI::PositiveNumber)
+                  ->check(positive_whole_number())
                   ->capture_default_str();
     cmd->add_flag("--no-prune", o->no_prune, "search every schedule (no r/s limits)")
         ->excludes(r, s);

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
+#include "cli/positive_number.h"
 #include "src/model_summary.h"
 
 namespace iostune::cli {
@@ -49,7 +50,7 @@ void add_show_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("show", "Summarise a model: structure, blocks, cost, fingerprint");
     cmd->add_option("model", options->model, kModelOptionHelp)->required();
     cmd->add_option("-b,--batch", options->batch, "batch size for the GFLOPs figure")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_whole_number())
         ->capture_default_str();
     cmd->callback([options] { run_show(*options); });
 }

@@ -202,6 +202,26 @@ TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]
                       "cannot be combined");
         CHECK(read_file(db) == before);
     }
+    SECTION("a count that is not a whole number from 1") {
+        // Rejected while parsing the command line (CLI11's exit status), before any file is opened.
+        auto check_bad_count = [](const Run& run, const std::string& what) {
+            INFO("stderr: " << run.err);
+            CHECK(run.status != 0);
+            CHECK_THAT(run.err, Catch::Contains(what) && !Catch::Contains("1.79769"));
+        };
+        const std::string fresh = fresh_path("bad_count.db");
+        check_bad_count(iostune("search --model squeezenet1_1 --batch 0 --cost sim --db " + fresh),
+                        "--batch: must be a whole number from 1, got '0'");
+        check_bad_count(iostune("search --model squeezenet1_1 --r 2.5 --cost sim --db " + fresh),
+                        "--r: must be a whole number from 1, got '2.5'");
+        CHECK_FALSE(fs::exists(fresh));
+        const std::string db = fresh_path("bad_id.db");
+        sim_search(db);
+        const std::string before = read_file(db);
+        check_bad_count(iostune("replay --model squeezenet1_1 --schedule-id -3 --db " + db),
+                        "--schedule-id: must be a whole number from 1, got '-3'");
+        CHECK(read_file(db) == before);
+    }
     SECTION("unknown model") {
         const std::string fresh = fresh_path("unknown_model.db");
         check_refused(iostune("search --model no_such_net --cost sim --db " + fresh),
