@@ -2,10 +2,34 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "iostune/version.h"
 #include "src/error.h"
+
+namespace {
+
+// Exit statuses (README, "Exit codes"): 0 success (also --help and --version), 1 an error the
+// user can fix in the input, files, database or machine, 2 a command line iostune could not
+// parse, 3 a bug in iostune.
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInternal = 3;
+
+// A command line CLI11 rejected (unknown option, missing required option, bad value): the same
+// one-line "iostune: error:" shape as every other failure, and the --help of the command that
+// was being parsed, instead of CLI11's own text and its 105/106/109... statuses.
+int usage_error(const CLI::App& app, const CLI::ParseError& e) {
+    std::string command = "iostune";
+    const std::vector<CLI::App*> parsed = app.get_subcommands();
+    if (!parsed.empty()) command += " " + parsed.back()->get_name();
+    fmt::print(stderr, "iostune: error: {}\nrun '{} --help' for usage\n", e.what(), command);
+    return kExitUsage;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"iostune: inter-operator scheduling autotuner for CNN inference on NVIDIA GPUs"};
@@ -26,13 +50,15 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        // --help, --help-all and --version arrive here too, with status 0: CLI11 prints them.
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+        return usage_error(app, e);
     } catch (const iostune::Error& e) {
         fmt::print(stderr, "iostune: error: {}\n", e.what());
-        return 1;
+        return kExitError;
     } catch (const std::exception& e) {
         fmt::print(stderr, "iostune: internal error: {}\n", e.what());
-        return 2;
+        return kExitInternal;
     }
     return 0;
 }

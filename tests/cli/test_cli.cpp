@@ -5,12 +5,14 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "src/model_json.h"
 #include "src/zoo/zoo.h"
@@ -90,15 +92,52 @@ TEST_CASE("the version flag and every --help work", "[cli]") {
     const Result version = run("--version");
     CHECK(version.exit_code == 0);
     CHECK_THAT(version.out, Catch::StartsWith("iostune ") && Catch::Contains("commit"));
+    CHECK(version.err.empty());
 
-    for (const char* command : {"models", "export", "show"}) {
+    for (const char* command :
+         {"", "models", "export", "show", "search", "profile", "replay", "report", "import", "run"}) {
         INFO(command);
         const Result help = run(std::string(command) + " --help");
         CHECK(help.exit_code == 0);
-        CHECK_THAT(help.out, Catch::Contains("--help"));
+        CHECK_THAT(help.out, Catch::Contains("Usage:") && Catch::Contains("--help"));
+        CHECK(help.err.empty());
     }
     CHECK_THAT(run("export --help").out, Catch::Contains("--model") && Catch::Contains("--weights"));
-    CHECK(run("").exit_code != 0);  // a subcommand is required
+    CHECK(run("").exit_code == 2);  // a subcommand is required
+}
+
+TEST_CASE("a command line iostune cannot parse: one error line, the command's --help, exit 2",
+          "[cli]") {
+    struct Case {
+        std::string args;
+        std::string message;  // part of CLI11's text, after "iostune: error: "
+        std::string help;     // the --help the hint points to
+    };
+    const std::string model = quoted(scratch_dir() / "usage.json");
+    const std::vector<Case> cases{
+        {"search --model squeezenet1_1 --no-such-option", "--no-such-option", "iostune search"},
+        {"export -o " + model, "--model is required", "iostune export"},
+        {"search --model", "--model", "iostune search"},
+        {"models --format xml", "--format: xml not in", "iostune models"},
+        {"export --model squeezenet1_1 -o " + model + " --weights " +
+             quoted(scratch_dir() / "usage.bin") + " --seed abc",
+         "--seed = abc", "iostune export"},
+        {"replay --model squeezenet1_1 --iters 0", "--iters: must be a whole number from 1, got '0'",
+         "iostune replay"},
+        {"", "A subcommand is required", "iostune"},
+    };
+    for (const Case& c : cases) {
+        INFO("iostune " << c.args);
+        const Result r = run(c.args);
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(r.out.empty());
+        CHECK_THAT(r.err, Catch::StartsWith("iostune: error: ") && Catch::Contains(c.message) &&
+                              Catch::EndsWith("\nrun '" + c.help + " --help' for usage\n"));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 2);
+        CHECK_THAT(r.err, !Catch::Contains("Run with --help"));  // CLI11's own footer
+    }
+    CHECK_FALSE(fs::exists(scratch_dir() / "usage.json"));
 }
 
 TEST_CASE("models --format json lists every zoo model with the documented keys", "[cli]") {

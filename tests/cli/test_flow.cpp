@@ -203,11 +203,13 @@ TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]
         CHECK(read_file(db) == before);
     }
     SECTION("a count that is not a whole number from 1") {
-        // Rejected while parsing the command line (CLI11's exit status), before any file is opened.
+        // Rejected while parsing the command line (exit 2, a usage error), before any file is
+        // opened.
         auto check_bad_count = [](const Run& run, const std::string& what) {
             INFO("stderr: " << run.err);
-            CHECK(run.status != 0);
-            CHECK_THAT(run.err, Catch::Contains(what) && !Catch::Contains("1.79769"));
+            CHECK(run.status == 2);
+            CHECK_THAT(run.err, Catch::StartsWith("iostune: error: " + what) &&
+                                    !Catch::Contains("1.79769"));
         };
         const std::string fresh = fresh_path("bad_count.db");
         check_bad_count(iostune("search --model squeezenet1_1 --batch 0 --cost sim --db " + fresh),
