@@ -12,11 +12,24 @@ namespace iostune {
 
 namespace {
 
-ScheduleChoice refuse(const std::string& reason, bool fallback_sequential) {
-    if (!fallback_sequential)
-        throw Error(reason +
-                    "\nOr pass --fallback-sequential (ReplayOptions::fallback_sequential) "
-                    "to run the sequential schedule instead.");
+// The way out offered with a refusal: when no schedule fits the key, the sequential schedule;
+// when one schedule was asked for by id, another id (running the sequential schedule is not
+// what that user asked for).
+enum class Hint { FallbackSequential, OtherScheduleId };
+
+ScheduleChoice refuse(const db::ScheduleStore& store, const std::string& reason, Hint hint,
+                      bool fallback_sequential) {
+    if (!fallback_sequential) {
+        if (hint == Hint::FallbackSequential)
+            throw Error(reason +
+                        "\nOr pass --fallback-sequential (ReplayOptions::fallback_sequential) "
+                        "to run the sequential schedule instead.");
+        throw Error(fmt::format(
+            "{}\nRun `iostune report --db {}` to list the schedule ids it holds (model, batch, "
+            "precision, device of each), or drop --schedule-id (ReplayOptions::schedule_id) to "
+            "replay the best schedule for the model, batch and precision.",
+            reason, store.path()));
+    }
     ScheduleChoice choice;
     choice.fallback_reason = reason;
     return choice;
@@ -62,7 +75,8 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
             matching.push_back(key);
     }
     if (matching.empty())
-        return refuse(missing_key_reason(store, query, keys), fallback_sequential);
+        return refuse(store, missing_key_reason(store, query, keys), Hint::FallbackSequential,
+                      fallback_sequential);
 
     const db::DeviceRecord here = this_device();
     ScheduleChoice best;
@@ -83,6 +97,7 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
     }
     if (best.schedule) return best;
     return refuse(
+        store,
         fmt::format("The schedules in '{}' for model '{}' (fingerprint {}) at batch {}, "
                     "precision {} were tuned on another device setup, so their timing "
                     "does not hold on this one ({}):\n{}\nRun `iostune search --model {} "
@@ -90,7 +105,7 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
                     store.path(), query.model_name, query.fingerprint, query.batch, query.precision,
                     describe_device(here), fmt::format("{}", fmt::join(refused, "\n")),
                     query.model_name, query.batch),
-        fallback_sequential);
+        Hint::FallbackSequential, fallback_sequential);
 }
 
 ScheduleChoice select_schedule_by_id(const db::ScheduleStore& store, std::int64_t id,
@@ -99,10 +114,8 @@ ScheduleChoice select_schedule_by_id(const db::ScheduleStore& store, std::int64_
                                      bool fallback_sequential) {
     std::optional<db::ScheduleRecord> record = store.schedule(id);
     if (!record)
-        return refuse(fmt::format("Schedule #{} is not in '{}'; `iostune report --db {}` lists "
-                                  "the schedules it holds.",
-                                  id, store.path(), store.path()),
-                      fallback_sequential);
+        return refuse(store, fmt::format("Schedule #{} is not in '{}'.", id, store.path()),
+                      Hint::OtherScheduleId, fallback_sequential);
     const std::optional<db::ModelRecord> model = store.model(record->model_id);
     std::string mismatch;
     if (!model || model->fingerprint != query.fingerprint)
@@ -117,18 +130,20 @@ ScheduleChoice select_schedule_by_id(const db::ScheduleStore& store, std::int64_
     else if (!record->measured_ms)
         mismatch = "it was searched with the simulated cost model and never measured on a GPU";
     if (!mismatch.empty())
-        return refuse(fmt::format("Schedule #{} in '{}' cannot be replayed here: {}.", id,
+        return refuse(store,
+                      fmt::format("Schedule #{} in '{}' cannot be replayed here: {}.", id,
                                   store.path(), mismatch),
-                      fallback_sequential);
+                      Hint::OtherScheduleId, fallback_sequential);
     const std::optional<db::DeviceRecord> device = store.device(record->device_id);
     const db::DeviceRecord here = this_device();
     if (device) {
         if (const std::string why = device_mismatch(*device, here); !why.empty())
-            return refuse(fmt::format("Schedule #{} in '{}' was tuned on {}, and its timing does "
+            return refuse(store,
+                          fmt::format("Schedule #{} in '{}' was tuned on {}, and its timing does "
                                       "not hold on {}: {}",
                                       id, store.path(), describe_device(*device),
                                       describe_device(here), why),
-                          fallback_sequential);
+                          Hint::OtherScheduleId, fallback_sequential);
     }
     ScheduleChoice choice;
     choice.schedule = std::move(record);

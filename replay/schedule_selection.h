@@ -35,6 +35,7 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
 // Exactly schedule `id` (e.g. to replay one strategy's result, not the key's best): refused,
 // like the best one, when it belongs to another graph, batch, precision or device setup, or
 // was never measured on a GPU; then the sequential schedule only under `fallback_sequential`.
+// Its refusals point to `iostune report` for the ids the store holds, not to that fallback.
 ScheduleChoice select_schedule_by_id(const db::ScheduleStore& store, std::int64_t id,
                                      const ScheduleQuery& query,
                                      const std::function<db::DeviceRecord()>& this_device,

@@ -180,23 +180,33 @@ TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]
         sim_search(db);
         const std::string before = read_file(db);
         // Only an estimate exists for batch 1: it cannot be replayed, and the message says why.
+        // No schedule for the key: the sequential schedule is the way out offered.
         const Run estimate = iostune("replay --model squeezenet1_1 --batch 1 --db " + db);
         check_refused(estimate, "No measured schedule");
-        CHECK_THAT(estimate.err, Catch::Contains("simulated") && Catch::Contains("sim:h100"));
+        CHECK_THAT(estimate.err, Catch::Contains("simulated") && Catch::Contains("sim:h100") &&
+                                     Catch::Contains("--fallback-sequential"));
         const Run other_batch = iostune("replay --model squeezenet1_1 --batch 4 --db " + db);
         check_refused(other_batch, "batch 4");
-        CHECK_THAT(other_batch.err, Catch::Contains("squeezenet1_1 (fingerprint"));
+        CHECK_THAT(other_batch.err, Catch::Contains("squeezenet1_1 (fingerprint") &&
+                                        Catch::Contains("--fallback-sequential"));
         const Run other_model = iostune("report --model resnet50 --db " + db);
         check_refused(other_model, "matches --model resnet50");
         CHECK_THAT(other_model.err, Catch::Contains("squeezenet1_1"));
         check_refused(iostune("report --schedule 999 --db " + db), "no schedule #999");
-        // One schedule by id: a missing id, or an estimate, is refused before the GPU is needed.
-        check_refused(iostune("replay --model squeezenet1_1 --schedule-id 999 --db " + db),
-                      "Schedule #999 is not in");
-        check_refused(iostune("replay --model squeezenet1_1 --schedule-id 1 --db " + db),
-                      "never measured on a GPU");
-        check_refused(iostune("replay --model googlenet --schedule-id 1 --db " + db),
-                      "searched for model 'squeezenet1_1'");
+        // One schedule by id: a missing id, or an estimate, is refused before the GPU is needed,
+        // pointing to the list of ids rather than to the sequential fallback.
+        auto check_refused_by_id = [&db](const Run& run, const std::string& what) {
+            check_refused(run, what);
+            CHECK_THAT(run.err, Catch::Contains("Run `iostune report --db " + db + "` to list the "
+                                                "schedule ids") &&
+                                    !Catch::Contains("--fallback-sequential"));
+        };
+        check_refused_by_id(iostune("replay --model squeezenet1_1 --schedule-id 999 --db " + db),
+                            "Schedule #999 is not in '" + db + "'.");
+        check_refused_by_id(iostune("replay --model squeezenet1_1 --schedule-id 1 --db " + db),
+                            "never measured on a GPU");
+        check_refused_by_id(iostune("replay --model googlenet --schedule-id 1 --db " + db),
+                            "searched for model 'squeezenet1_1'");
         check_refused(iostune("replay --model squeezenet1_1 --schedule-id 1 --schedule-source "
                               "greedy --db " + db),
                       "cannot be combined");
