@@ -399,12 +399,14 @@ void ScheduleStore::put_stage_measurement(const StageRecord& record) {
 
 void ScheduleStore::put_stage_measurements(const std::vector<StageRecord>& records) {
     Transaction transaction(*connection_);
+    // Prepared once for the whole batch (the stage cache commits up to 1,000 rows at a time).
+    Statement insert(*connection_,
+                     "INSERT OR REPLACE INTO stage_measurements (device_id, batch, precision, "
+                     "stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
+                     "tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
     for (const StageRecord& record : records) {
-        Statement insert(*connection_,
-                         "INSERT OR REPLACE INTO stage_measurements (device_id, batch, precision, "
-                         "stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
-                         "tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
-        insert.bind_int(1, record.device_id)
+        insert.reset()
+            .bind_int(1, record.device_id)
             .bind_int(2, record.batch)
             .bind_text(3, record.precision)
             .bind_text(4, record.stage_key)

@@ -148,6 +148,14 @@ void Statement::run() {
     }
 }
 
+Statement& Statement::reset() {
+    // sqlite3_reset's result repeats the last step's error, which step() already threw; it
+    // cannot fail otherwise, and neither can sqlite3_clear_bindings.
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    return *this;
+}
+
 std::int64_t Statement::column_int(int column) const { return sqlite3_column_int64(stmt_, column); }
 
 double Statement::column_double(int column) const { return sqlite3_column_double(stmt_, column); }

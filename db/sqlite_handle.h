@@ -57,6 +57,9 @@ public:
     bool step();
     // Runs a statement that returns no rows (INSERT/UPDATE/DELETE) to completion.
     void run();
+    // Makes the prepared statement ready to run again: back to before its first step, every
+    // parameter unbound (NULL). One statement then serves many rows without re-preparing.
+    Statement& reset();
 
     // Columns are numbered from 0.
     std::int64_t column_int(int column) const;

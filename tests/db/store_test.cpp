@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "db/schedule_store.h"
 #include "iostune/version.h"
@@ -234,6 +235,62 @@ TEST_CASE("stage measurements are cached per device, batch, precision and key", 
     CHECK(all[1].stage_key == "fp-inception/m:[4,5]");
     CHECK(all[1].simulated);
     CHECK(store.stage_measurements(device, 1, "fp16").empty());
+}
+
+TEST_CASE("a batch of stage measurements is written in one call and every row reads back", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    // A cached row the batch replaces, and one of another precision it leaves alone.
+    StageRecord old;
+    old.device_id = device;
+    old.precision = "fp32";
+    old.stage_key = "stage03";
+    old.latency_ms = 99.0;
+    store.put_stage_measurement(old);
+    old.precision = "tf32";
+    store.put_stage_measurement(old);
+
+    // Rows whose values differ in every column, so a value left over from the previous row (a
+    // statement reused without its bindings cleared) or a row skipped would show.
+    constexpr int kRows = 7;
+    std::vector<StageRecord> batch;
+    for (int i = 0; i < kRows; ++i) {
+        StageRecord r;
+        r.device_id = device;
+        r.batch = 1;
+        r.precision = "fp32";
+        r.stage_key = fmt::format("stage{:02}", i);
+        r.latency_ms = 0.1 * (i + 1);
+        r.spread_ms = 0.01 * i;
+        r.repeats = 10 + i;
+        r.ok = i % 3 != 1;
+        if (!r.ok) r.error = fmt::format("failure {}", i);
+        r.simulated = i % 2 == 1;
+        if (i == 4) r.tool_version = "0.0.1-test";
+        batch.push_back(r);
+    }
+    store.put_stage_measurements(batch);
+
+    const std::vector<StageRecord> all = store.stage_measurements(device, 1, "fp32");
+    REQUIRE(all.size() == kRows);
+    for (int i = 0; i < kRows; ++i) {
+        INFO("row " << i);
+        CHECK(all[i].stage_key == batch[i].stage_key);
+        CHECK(all[i].latency_ms == Approx(batch[i].latency_ms));
+        CHECK(all[i].spread_ms == Approx(batch[i].spread_ms));
+        CHECK(all[i].repeats == batch[i].repeats);
+        CHECK(all[i].ok == batch[i].ok);
+        CHECK(all[i].error == batch[i].error);
+        CHECK(all[i].simulated == batch[i].simulated);
+        CHECK(all[i].tool_version == (i == 4 ? "0.0.1-test" : iostune::kVersion));
+        CHECK_FALSE(all[i].measured_at.empty());
+    }
+    CHECK(store.stage_measurement(device, 1, "tf32", "stage03")->latency_ms == Approx(99.0));
+
+    // An empty batch writes nothing and is no error.
+    store.put_stage_measurements({});
+    CHECK(store.stage_measurements(device, 1, "fp32").size() == kRows);
 }
 
 TEST_CASE("report_best gives one best measured row per key with speedup and prediction error", "[db]") {
