@@ -232,6 +232,11 @@ search_and_replay() {
   else db="$work/db/${model}_b${batch}_${strategy}.db"; fi
   if [ -n "$resume_db" ] && [ ! -e "$db" ] && [ -e "$resume_db/$(basename "$db")" ]; then
     cp "$resume_db/$(basename "$db")" "$db"
+    # A search cut off at the deadline leaves its last pages in the write-ahead log; SQLite
+    # replays a -wal file found beside the DB on open, so it travels too (-shm is rebuilt).
+    if [ -e "$resume_db/$(basename "$db")-wal" ]; then
+      cp "$resume_db/$(basename "$db")-wal" "$db-wal"
+    fi
     earlier="${earlier:+$earlier }resumed"
     echo "  resuming from $resume_db/$(basename "$db")"
   fi

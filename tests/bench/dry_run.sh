@@ -38,11 +38,15 @@ files=$(find "$tmp/out" -type f | wc -l)
 
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp"/out/*.tar.gz
 
-# A search continued in a later call from the shared DB the first one returned.
+# A search continued in a later call from the shared DB the first one returned. A search cut
+# off at the deadline leaves pages in the DB's -wal file, which must travel with it.
+echo wal-marker >"$tmp/results/device/bench_dry$$_large/db/nasnet_a_large_b1.db-wal"
 run resume --models nasnet_a_large --batches 1 --r 1 --shared-db --strategies ios-both \
   --baselines "" --resume-db "$tmp/results/device/bench_dry$$_large/db"
 grep -q "resuming from" "$tmp/out/bench_dry$$_resume.log" || fail "the resumed DB was not used"
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out/bench_dry$$_resume.tar.gz"
+grep -q wal-marker "$tmp/results/device/bench_dry$$_resume/db/nasnet_a_large_b1.db-wal" ||
+  fail "the resumed DB's -wal file was left behind"
 "$py" "$bench/summarize.py" --raw "$tmp/results/raw" --out "$tmp/results" --no-plot
 
 "$py" - "$tmp/results" "$$" <<'PY'
