@@ -255,7 +255,9 @@ search_and_replay() {
   wall="$(elapsed "$start" "$(now)")"
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     echo "search cut off after $limit s (--search-timeout / --deadline)" >>"$slog"
-    record_failure "$model" "$batch" "$system" timeout "$(quote "${cmd[@]}")" "$slog" "${info[@]}"
+    # The leg's time is kept: a search resumed later (--resume-db) reports its total over legs.
+    record_failure "$model" "$batch" "$system" timeout "$(quote "${cmd[@]}")" "$slog" "${info[@]}" \
+      --search-wall-s "$wall" --search-command "$(quote "${cmd[@]}")"
     return
   elif [ "$status" -ne 0 ]; then
     record_failure "$model" "$batch" "$system" failed "$(quote "${cmd[@]}")" "$slog" "${info[@]}"

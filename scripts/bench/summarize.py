@@ -14,6 +14,7 @@ the critical-path bound is the latest `iostune profile` record of that (model, b
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -91,6 +92,10 @@ def select_rows(runs, profiles):
         if details.get("shared_stage_cache"):
             row["search_shared"] = True
             row["search_note"] = details["shared_stage_cache"]
+        legs = earlier_search_legs(group, chosen)
+        if legs and row["search_or_compile_s"] is not None:
+            row["search_legs"] = len(legs) + 1
+            row["search_total_s"] = sum(legs) + row["search_or_compile_s"]
         bound = bounds.get((model, batch))
         if bound:
             row["critical_path_ms"] = bound["critical_path_ms"]
@@ -102,6 +107,25 @@ def select_rows(runs, profiles):
     rows.sort(key=lambda r: (r["batch"], order_key(MODEL_ORDER, r["model"]),
                              order_key(SYSTEM_ORDER, r["system"])))
     return rows
+
+
+def earlier_search_legs(group, chosen):
+    """Seconds of each cut-off search leg this resumed search (--resume-db) continued from."""
+    if "resumed" not in chosen.get("details", {}).get("shared_stage_cache", ""):
+        return []
+    legs = []
+    for record in group:
+        if record is chosen:
+            break
+        if record["status"] != "timeout" or not record["system"].startswith(IOSTUNE_PREFIX):
+            continue
+        seconds = record.get("search_or_compile_s")
+        if seconds is None:  # records from before run_h100.sh kept a leg's time
+            cut = re.search(r"cut off after (\d+(?:\.\d+)?) s", record.get("error", ""))
+            seconds = float(cut.group(1)) if cut else None
+        if seconds is not None:
+            legs.append(seconds)
+    return legs
 
 
 def add_not_run(rows, bounds):
@@ -202,7 +226,9 @@ def markdown(rows, checks, prov):
              "critical-path bound (each operator's isolated kernel time summed along the longest "
              "dependency path). `(shared)` marks a search that reused stage measurements of "
              "an earlier strategy's search of the same (model, batch) from a shared DB, so its "
-             "time is not a from-scratch cost. `not run`: no record of that row exists.", ""]
+             "time is not a from-scratch cost. `in N legs`: a search cut off at a device call's "
+             "deadline and resumed from its DB in the next call; the time is the sum of the "
+             "legs. `not run`: no record of that row exists.", ""]
     for name, versions in prov["devices"].items():
         lines.append(f"- device: {name}" + (f" ({versions})" if versions else ""))
     for key, values in prov["software"].items():
@@ -267,6 +293,8 @@ def table_row(r, with_bound):
         cells += [fmt_ms(r.get("critical_path_ms")), fmt_x(r.get("x_critical_path"))]
     cost = r.get("search_or_compile_s")
     cost_text = "-" if cost is None else f"{cost:.1f}"
+    if r.get("search_legs"):
+        cost_text = f"{r['search_total_s']:.1f} in {r['search_legs']} legs"
     if r.get("search_shared"):
         cost_text += " (shared)"
     if "r" in r and r["system"] in IOS_SYSTEMS:
@@ -396,6 +424,20 @@ def write_synthetic(raw):
                                     error="torch.compile row exceeded its budget of 300 s",
                                     date="2025-02-01T10:00:00Z")
     bench_record.write_record(raw, timeout)
+    # A search cut off at a call's deadline (one legacy record without its time), then resumed.
+    for date, seconds in (("2025-02-01T11:00:00Z", None), ("2025-02-01T12:00:00Z", 40.0)):
+        leg = bench_record.make_run("googlenet", 16, "iostune-ios-merge", command="synthetic leg",
+                                    device=device, software={"iostune": "0.1"}, status="timeout",
+                                    error="search cut off after 30 s (--search-timeout / "
+                                    "--deadline)", search_or_compile_s=seconds, date=date)
+        bench_record.write_record(raw, leg)
+    resumed = bench_record.make_run("googlenet", 16, "iostune-ios-merge", command="synthetic",
+                                    device=device, software={"iostune": "0.1"},
+                                    samples_ms=synthetic_samples(5.8), search_or_compile_s=5.5,
+                                    details={"shared_stage_cache": "shared stage cache "
+                                             "(ios-both resumed)", "r": 1},
+                                    date="2025-02-01T13:00:00Z")
+    bench_record.write_record(raw, resumed)
     for batch, bound in ((1, 0.8), (16, 5.0)):
         prof = bench_record.make_profile("googlenet", batch, command="synthetic profile",
                                          device=device, software={"iostune": "0.1"},
@@ -421,7 +463,7 @@ def self_test():
         summary, plotted = summarize(raw, out)
         rows = {(r["model"], r["batch"], r["system"]): r for r in summary["rows"]}
         measured = [r for r in rows.values() if r["status"] != NOT_RUN]
-        check(len(measured) == 10, f"expected 10 rows with records, got {len(measured)}")
+        check(len(measured) == 11, f"expected 11 rows with records, got {len(measured)}")
         check(len(rows) == len(MODEL_ORDER) * 2 * len(EXPECTED_SYSTEMS),
               "every expected (model, batch, system) has a row, 'not run' if nothing was recorded")
         check(rows.get(("inception_v3", 16, "torch-eager"), {}).get("status") == NOT_RUN,
@@ -437,6 +479,10 @@ def self_test():
         check(close(ios.get("x_critical_path"), 1.25), "x critical path = 1.0 / 0.8")
         check(close(ios.get("throughput_per_s"), 1000.0), "throughput = batch / median")
         check(close(ios.get("search_or_compile_s"), 12.5), "search time carried over")
+        legs = rows.get(("googlenet", 16, "iostune-ios-merge"), {})
+        check(legs.get("search_legs") == 3 and close(legs.get("search_total_s"), 75.5),
+              "a resumed search's time adds its cut-off legs (30 from the error text, 40, 5.5)")
+        check("search_legs" not in ios, "a search that was not resumed has one leg")
         compile_row = rows.get(("googlenet", 1, "torch-compile"), {})
         check(compile_row.get("status") == "timeout" and compile_row.get("median_ms") is None,
               "timed-out compile row kept without a latency")
@@ -467,6 +513,7 @@ def self_test():
         check("| inception_v3 | all systems | not run |" in md, "an unmeasured model is 'not run'")
         check("12.5 (shared) r=3" in md, "a shared search's cost is marked")
         check("short by 1.10x" in md, "the shortfall is stated")
+        check("75.5 in 3 legs (shared) r=1" in md, "a resumed search's legs are shown")
         with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
             check(json.load(f)["schema"] == SUMMARY_SCHEMA, "summary.json readable")
         png = os.path.join(out, "throughput.png")
