@@ -6,6 +6,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/model_source.h"
@@ -34,6 +35,7 @@ struct SearchCommandOptions {
     std::string math = "tf32";
     std::string format = "table";
     std::string schedule_out;
+    std::vector<std::string> contenders = TuningOptions{}.contenders;
 };
 
 std::string ms(const std::optional<double>& value) {
@@ -42,6 +44,12 @@ std::string ms(const std::optional<double>& value) {
 
 nlohmann::json optional_json(const std::optional<double>& value) {
     return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json baselines_json(const TuningSummary& t) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const ContestEntry& e : t.baseline_ms) out[e.strategy] = e.median_ms;
+    return out;
 }
 
 nlohmann::json summary_json(const TuningSummary& t) {
@@ -57,7 +65,9 @@ nlohmann::json summary_json(const TuningSummary& t) {
             {"db", t.db_path},
             {"schedule_id", t.schedule_id},
             {"best_schedule_id", t.best_schedule_id},
+            {"kept_strategy", t.kept_strategy},
             {"sequential_kept", t.sequential_kept},
+            {"baselines_latency_ms", baselines_json(t)},
             {"stages", t.stages},
             {"predicted_latency_ms", t.predicted_ms},
             {"sequential_predicted_latency_ms", t.sequential_predicted_ms},
@@ -97,15 +107,20 @@ void print_summary_table(const TuningSummary& t) {
             "check      output equals the sequential schedule's (max |diff| {:.3g}, "
             "tolerance {:.3g})\n",
             *t.max_abs_diff, *t.tolerance);
+        std::string timed;
+        for (const ContestEntry& e : t.baseline_ms)
+            timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", e.strategy,
+                                 e.median_ms);
+        fmt::print("baselines  {} (end to end, same engine)\n", timed);
         if (t.measured_cv && *t.measured_cv > 0.05)
             fmt::print("warning    the end-to-end timing is noisy (CV {:.1f}%); is the GPU idle?\n",
                        100.0 * *t.measured_cv);
     }
-    if (t.sequential_kept)
+    if (t.best_schedule_id != t.schedule_id)
         fmt::print(
-            "stored     schedule #{}; it measured SLOWER than sequential on this device, so "
-            "the sequential schedule is stored as the best (#{}) and replay will use it\n",
-            t.schedule_id, t.best_schedule_id);
+            "stored     schedule #{}; it measured SLOWER than {} on this device, so the {} "
+            "schedule is stored as the best (#{}) and replay will use it\n",
+            t.schedule_id, t.kept_strategy, t.kept_strategy, t.best_schedule_id);
     else
         fmt::print(
             "stored     schedule #{} in {}{}\n", t.schedule_id, t.db_path,
@@ -129,6 +144,7 @@ void run_search(const SearchCommandOptions& o) {
     options.db_path = o.db;
     options.precision = o.math;
     options.sim_device = o.device;
+    options.contenders = o.contenders;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
     const Graph graph = load_model_spec(o.model, o.batch);
     const TuningSummary summary = run_tuning_job(
@@ -189,6 +205,13 @@ void add_search_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--format", o->format, "output: table or json")
         ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    cmd->add_option("--contenders", o->contenders,
+                    "baselines timed end to end beside the searched schedule (and sequential, "
+                    "always); the fastest is stored as the best: comma-separated greedy, nimble, "
+                    "opara, or none")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"greedy", "nimble", "opara", "sequential", "none"}))
         ->capture_default_str();
     cmd->add_option("--schedule-out", o->schedule_out,
                     "also write the schedule as JSON to this file");

@@ -12,7 +12,9 @@
 #include "profiler/measured_cost_model.h"
 #include "replay/device_match.h"
 #include "replay/gpu_check.h"
+#include "replay/schedule_contest.h"
 #include "replay/sqlite_stage_cache.h"
+#include "search/baselines.h"
 #include "search/cached_cost_model.h"
 #include "search/search_stats.h"
 #include "search/sim_cost_model.h"
@@ -56,45 +58,66 @@ nlohmann::json timing_json(const LatencyStats& s) {
             {"enqueue_median_ms", s.enqueue_median_ms}};
 }
 
-struct EndToEnd {
-    LatencyStats schedule, sequential;
-    double max_abs_diff = 0, tolerance = 0;
-    ConvChoices conv_choices;  // what both ran with; stored so a replay runs the same kernels
+struct Baseline {
+    std::string name;
+    Schedule schedule;
+    LatencyStats timing;
 };
 
-// Both schedules on one engine (same weights, same input, same per-op algorithms), so the only
+struct EndToEnd {
+    LatencyStats schedule;
+    std::vector<Baseline> baselines;  // sequential first, then the contenders
+    double max_abs_diff = 0, tolerance = 0;
+    ConvChoices conv_choices;  // what all ran with; stored so a replay runs the same kernels
+};
+
+// All schedules on one engine (same weights, same input, same per-op algorithms), so the only
 // numerical differences come from merged convolutions. Each is timed as the CUDA Graph replay
-// will launch.
+// will launch, and each output is checked against the sequential schedule's.
 EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
-                            const TuningOptions& options) {
+                            std::vector<Baseline> baselines, const TuningOptions& options) {
     EngineOptions engine_options;
     engine_options.math = math_mode_from_string(options.precision);
     engine_options.device = options.device;
     Engine engine(graph, engine_options);
     engine.set_input(random_input(graph.input_shape(), 7));
     EndToEnd result;
+    baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
 
-    const CudaGraphExec sequential_exec = engine.capture(sequential_schedule(graph));
-    sequential_exec.launch(engine.origin_stream());
-    const HostTensor reference = engine.read_output();
-    result.sequential = measure_graph(sequential_exec, engine.origin_stream(), options.end_to_end);
-
-    const CudaGraphExec schedule_exec = engine.capture(schedule);
-    schedule_exec.launch(engine.origin_stream());
-    const HostTensor output = engine.read_output();
-    result.schedule = measure_graph(schedule_exec, engine.origin_stream(), options.end_to_end);
-
-    // TF32 products keep 10 mantissa bits, and a merged convolution may get another algorithm.
-    const double relative = engine_options.math == MathMode::Tf32 ? 2e-2 : 1e-3;
-    result.tolerance = relative * std::max(1.0, max_magnitude(reference));
-    result.max_abs_diff = max_abs_difference(output, reference);
+    HostTensor reference;
+    // Captures, runs once for the output, then times; returns the output.
+    const auto run = [&](const Schedule& s, LatencyStats& timing) {
+        const CudaGraphExec exec = engine.capture(s);
+        exec.launch(engine.origin_stream());
+        HostTensor output = engine.read_output();
+        timing = measure_graph(exec, engine.origin_stream(), options.end_to_end);
+        return output;
+    };
+    const auto check = [&](const HostTensor& output, const std::string& what) {
+        const double diff = max_abs_difference(output, reference);
+        result.max_abs_diff = std::max(result.max_abs_diff, diff);
+        if (!(diff <= result.tolerance))
+            throw Error(fmt::format(
+                "the {} schedule of '{}' computes a different result than the sequential "
+                "schedule (max |difference| {:.3g}, tolerance {:.3g}); nothing was stored. This "
+                "is a bug in the engine or the merge rules: please report it with the model.",
+                what, graph.name(), diff, result.tolerance));
+    };
+    for (Baseline& baseline : baselines) {
+        const HostTensor output = run(baseline.schedule, baseline.timing);
+        if (baseline.name == "sequential") {
+            reference = output;
+            // TF32 products keep 10 mantissa bits, and a merged convolution may get another
+            // algorithm.
+            const double relative = engine_options.math == MathMode::Tf32 ? 2e-2 : 1e-3;
+            result.tolerance = relative * std::max(1.0, max_magnitude(reference));
+        } else {
+            check(output, baseline.name);
+        }
+    }
+    check(run(schedule, result.schedule), "searched");
+    result.baselines = std::move(baselines);
     result.conv_choices = engine.conv_choices();
-    if (!(result.max_abs_diff <= result.tolerance))
-        throw Error(fmt::format(
-            "the searched schedule of '{}' computes a different result than the sequential "
-            "schedule (max |difference| {:.3g}, tolerance {:.3g}); it was not stored. This is a "
-            "bug in the engine or the merge rules: please report it with the model.",
-            graph.name(), result.max_abs_diff, result.tolerance));
     return result;
 }
 
@@ -123,6 +146,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                              const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
     math_mode_from_string(options.precision);  // reject a bad precision before anything is written
+    const std::vector<std::string> contenders = contender_list(options.contenders);
 
     // Shown once the store is open, so a refused store is the only message the user sees.
     std::vector<std::string> notices;
@@ -235,20 +259,38 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     if (simulate) {
         // Estimates on both sides: the report shows them as such.
         row.sequential_ms = summary.sequential_predicted_ms;
-    } else {
-        const EndToEnd e2e = measure_end_to_end(graph, result.schedule, options);
+    }
+    summary.kept_strategy = summary.strategy;
+    std::optional<Baseline> kept;  // a baseline that measured faster than the searched schedule
+    if (!simulate) {
+        std::vector<Baseline> baselines;
+        for (const std::string& name : contenders)
+            baselines.push_back({name, make_baseline(name, graph), {}});
+        EndToEnd e2e = measure_end_to_end(graph, result.schedule, std::move(baselines), options);
         summary.measured_ms = e2e.schedule.median_ms;
-        summary.sequential_ms = e2e.sequential.median_ms;
+        summary.sequential_ms = e2e.baselines.front().timing.median_ms;
         summary.measured_cv = e2e.schedule.cv();
         summary.max_abs_diff = e2e.max_abs_diff;
         summary.tolerance = e2e.tolerance;
-        summary.sequential_kept = e2e.schedule.median_ms > e2e.sequential.median_ms;
+        std::vector<ContestEntry> entries = {{summary.strategy, e2e.schedule.median_ms}};
+        nlohmann::json baseline_timings = nlohmann::json::object();
+        for (const Baseline& b : e2e.baselines) {
+            entries.push_back({b.name, b.timing.median_ms});
+            summary.baseline_ms.push_back({b.name, b.timing.median_ms});
+            baseline_timings[b.name] = timing_json(b.timing);
+        }
+        const size_t best = fastest_entry(entries);
+        if (best > 0) kept = e2e.baselines[best - 1];
+        summary.kept_strategy = entries[best].strategy;
+        summary.sequential_kept = summary.kept_strategy == "sequential";
         row.measured_ms = summary.measured_ms;
         row.sequential_ms = summary.sequential_ms;
         row.conv_choices = conv_choices_to_json(e2e.conv_choices);
         stats["end_to_end"] = timing_json(e2e.schedule);
-        stats["sequential_end_to_end"] = timing_json(e2e.sequential);
+        stats["sequential_end_to_end"] = baseline_timings["sequential"];
+        stats["baselines_end_to_end"] = baseline_timings;
         stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};
+        stats["kept_strategy"] = summary.kept_strategy;
         stats["sequential_kept"] = summary.sequential_kept;
     }
     summary.total_seconds = seconds_since(begin);
@@ -258,20 +300,24 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     summary.schedule_id = store.add_schedule(row);
     summary.best_schedule_id = summary.schedule_id;
 
-    if (summary.sequential_kept) {
-        db::ScheduleRecord sequential = row;
-        sequential.strategy = "sequential";
-        sequential.r = 0;
-        sequential.s = 0;
-        sequential.predicted_ms = summary.sequential_predicted_ms;
-        sequential.measured_ms = summary.sequential_ms;
-        sequential.schedule = schedule_to_json(sequential_schedule(graph));
-        sequential.search_stats = {{"cost_model", summary.cost_model},
-                                   {"simulated", false},
-                                   {"device", device_summary},
-                                   {"baseline_of_schedule", summary.schedule_id},
-                                   {"end_to_end", stats["sequential_end_to_end"]}};
-        summary.best_schedule_id = store.add_schedule(sequential);
+    if (kept) {
+        // Stored beside the searched schedule, which stays for the record; replay takes the
+        // fastest measured row of the key, so it gets this one.
+        db::ScheduleRecord baseline = row;
+        baseline.strategy = kept->name;
+        baseline.r = 0;
+        baseline.s = 0;
+        baseline.predicted_ms = kept->name == "sequential"
+                                    ? std::optional<double>(summary.sequential_predicted_ms)
+                                    : std::nullopt;  // its stages were not all costed
+        baseline.measured_ms = kept->timing.median_ms;
+        baseline.schedule = schedule_to_json(kept->schedule);
+        baseline.search_stats = {{"cost_model", summary.cost_model},
+                                 {"simulated", false},
+                                 {"device", device_summary},
+                                 {"baseline_of_schedule", summary.schedule_id},
+                                 {"end_to_end", timing_json(kept->timing)}};
+        summary.best_schedule_id = store.add_schedule(baseline);
     }
     return summary;
 }

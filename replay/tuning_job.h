@@ -5,9 +5,10 @@
 //
 // Stage measurements are committed one by one as the search makes them, so a killed job leaves
 // a valid store and the next job on the same device/batch/precision measures nothing twice.
-// A searched schedule that runs slower end to end than the sequential one is kept for the record,
-// and the sequential schedule is stored beside it, so replay (which takes the fastest measured
-// row) never gets a schedule that loses.
+// On a GPU the searched schedule is timed end to end beside the sequential schedule and the
+// `contenders` baselines (schedule_contest.h). When one of those measured faster, the searched
+// schedule is kept for the record and the faster one is stored beside it, so replay (which takes
+// the fastest measured row) never gets a schedule that loses to a baseline it was timed against.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "replay/schedule_contest.h"
 #include "search/ios_search.h"
 #include "search/search_stats.h"
 #include "src/engine/timing.h"
@@ -38,7 +40,10 @@ struct TuningOptions {
     std::string precision = "tf32";   // math mode: "tf32" or "fp32"
     std::string sim_device = "h100";  // device profile of the simulated cost model
     int device = 0;                   // CUDA device ordinal
-    // End-to-end timing of the schedule and of the sequential schedule, as replay measures.
+    // Baselines timed end to end beside the searched schedule (and sequential, always): greedy,
+    // nimble, opara. Opara uses the analytic H100 resource estimates here (no profile run).
+    std::vector<std::string> contenders = {"greedy", "nimble"};
+    // End-to-end timing of each schedule, as replay measures.
     MeasureOptions end_to_end{20, 200, 1, 0, 300};
 };
 
@@ -54,8 +59,10 @@ struct TuningSummary {
     std::string device;  // what the numbers hold for
     std::string db_path;
     std::int64_t schedule_id = 0;       // the searched schedule's row
-    std::int64_t best_schedule_id = 0;  // the row replay will use (sequential if it won)
-    bool sequential_kept = false;       // the searched schedule measured slower end to end
+    std::int64_t best_schedule_id = 0;  // the row replay will use (a baseline's if it won)
+    std::string kept_strategy;          // that row's: the search's own, or the faster baseline's
+    bool sequential_kept = false;       // kept_strategy is "sequential"
+    std::vector<ContestEntry> baseline_ms;  // end to end: sequential, then the contenders
     int stages = 0;
     int sequential_stages = 0;
     double predicted_ms = 0;             // sum of the chosen stages' costs

@@ -29,9 +29,10 @@ REPLAY_DETAIL_KEYS = ("fingerprint", "schedule_source", "strategy", "stages", "s
 
 
 # Fields of `iostune search --format json` kept with the replayed row: what the search cost,
-# what it predicted and measured, and whether it kept the sequential schedule instead.
+# what it predicted and measured, and which schedule it kept as the DB's best.
 SEARCH_DETAIL_KEYS = ("cost_model", "simulated", "schedule_id", "best_schedule_id",
-                      "sequential_kept", "stages", "predicted_latency_ms",
+                      "kept_strategy", "sequential_kept", "baselines_latency_ms", "stages",
+                      "predicted_latency_ms",
                       "measured_latency_ms", "sequential_latency_ms", "stages_costed",
                       "cache_hits", "search_seconds", "total_seconds", "pruning")
 
@@ -120,13 +121,17 @@ def record_run(args):
             details["search_dp_s"] = totals["wall_s"]
         replayed = details.get("replayed_schedule_id")
         details["replayed_searched_schedule"] = replayed == search.get("schedule_id")
-        if search.get("sequential_kept"):
-            details["sequential_kept_note"] = (
-                "the searched schedule measured slower than sequential in the search, which "
-                "stored sequential as the DB's best; "
+        # Older binaries compared with sequential only and said so with sequential_kept.
+        kept = search.get("kept_strategy") or ("sequential" if search.get("sequential_kept")
+                                               else search.get("strategy"))
+        if kept != search.get("strategy"):
+            details["baseline_kept"] = kept
+            details["baseline_kept_note"] = (
+                f"the searched schedule measured slower than {kept} in the search, which "
+                f"stored {kept} as the DB's best; "
                 + ("this row replays the searched schedule itself by its id"
                    if replayed == search.get("schedule_id") else
-                   "this row replays the DB's best, i.e. the sequential schedule"))
+                   f"this row replays the DB's best, i.e. the {kept} schedule"))
         if search.get("simulated"):
             details["warning"] = "the schedule was searched with a simulated cost model"
     record = bench_record.make_run(

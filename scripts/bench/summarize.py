@@ -82,7 +82,9 @@ def select_rows(runs, profiles):
             row["median_ms"] = row["p90_ms"] = None
             row["error"] = chosen.get("error", "")
         details = chosen.get("details", {})
-        if details.get("sequential_kept"):
+        if details.get("baseline_kept"):
+            row["note"] = details["baseline_kept_note"]
+        elif details.get("sequential_kept"):  # records from before baselines were timed too
             row["note"] = details.get("sequential_kept_note") or (
                 "the search kept the sequential schedule (its IOS schedule measured slower end "
                 "to end), so this row replays the sequential schedule")

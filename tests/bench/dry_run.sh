@@ -78,9 +78,10 @@ check("shared_stage_cache" not in both and both["cache_hits"] == 0, "ios-both se
 check("ios-both" in par.get("shared_stage_cache", "") and par["cache_hits"] > 0,
       "ios-parallel says it shared ios-both's stage measurements")
 check(par["replayed_schedule_id"] == par["schedule_id"], "replayed by its own schedule id")
-check(merge["sequential_kept"] and merge["replayed_searched_schedule"] and
-      "searched schedule itself" in merge["sequential_kept_note"],
-      "a kept-sequential search still replays its own schedule")
+check(merge["baseline_kept"] == "nimble" and merge["replayed_searched_schedule"] and
+      "slower than nimble" in merge["baseline_kept_note"] and
+      "searched schedule itself" in merge["baseline_kept_note"],
+      "a search that kept a faster baseline still replays its own schedule")
 nas = raw[("nasnet_a_large", 1, "iostune-ios-merge")]["details"]
 check(nas["r"] == 1 and nas["pruning"]["r"] == 1, "r recorded for the large model")
 resumed = [json.load(open(p))["details"] for p in glob.glob(f"{out}/raw/runs/*.json")

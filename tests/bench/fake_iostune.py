@@ -72,7 +72,7 @@ def main(args):
         db["schedules"].append({"id": sid, "strategy": strategy, "kept": kept})
         best = sid
         if kept:
-            db["schedules"].append({"id": sid + 1, "strategy": "sequential", "kept": False})
+            db["schedules"].append({"id": sid + 1, "strategy": "nimble", "kept": False})
             best = sid + 1
         with open(path, "w", encoding="utf-8") as f:
             json.dump(db, f)
@@ -80,7 +80,9 @@ def main(args):
                           "pruning": {"prune": True, "r": int(option(args, "--r", "3")),
                                       "s": int(option(args, "--s", "8"))},
                           "cost_model": "measured", "simulated": False, "db": path,
-                          "schedule_id": sid, "best_schedule_id": best, "sequential_kept": kept,
+                          "schedule_id": sid, "best_schedule_id": best, "sequential_kept": False,
+                          "kept_strategy": "nimble" if kept else strategy,
+                          "baselines_latency_ms": {"sequential": base, "nimble": base * 0.6},
                           "stages": 40, "predicted_latency_ms": base * 0.5,
                           "measured_latency_ms": base * 0.7, "sequential_latency_ms": base,
                           "stages_costed": wanted - hits, "cache_hits": hits,

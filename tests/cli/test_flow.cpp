@@ -234,6 +234,23 @@ TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]
                         "--schedule-id: must be a whole number from 1, got '-3'");
         CHECK(read_file(db) == before);
     }
+    SECTION("--contenders: an unknown baseline, or none with others") {
+        const std::string fresh = fresh_path("bad_contenders.db");
+        const Run unknown =
+            iostune("search --model squeezenet1_1 --cost sim --contenders greedy,ios --db " + fresh);
+        INFO("stderr: " << unknown.err);
+        CHECK(unknown.status == 2);  // a usage error, caught while parsing
+        CHECK_THAT(unknown.err, Catch::StartsWith("iostune: error: --contenders: ios not in"));
+        check_refused(
+            iostune("search --model squeezenet1_1 --cost sim --contenders none,nimble --db " +
+                    fresh),
+            "'none' cannot be combined");
+        check_refused(
+            iostune("search --model squeezenet1_1 --cost sim --contenders greedy,greedy --db " +
+                    fresh),
+            "'greedy' is listed twice");
+        CHECK_FALSE(fs::exists(fresh));
+    }
     SECTION("unknown model") {
         const std::string fresh = fresh_path("unknown_model.db");
         check_refused(iostune("search --model no_such_net --cost sim --db " + fresh),

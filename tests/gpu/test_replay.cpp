@@ -76,9 +76,24 @@ TEST_CASE("search then replay: sequential's output, the search's latency", "[gpu
     REQUIRE_FALSE(summary.simulated);
     REQUIRE(summary.measured_ms);
     REQUIRE(*summary.max_abs_diff <= *summary.tolerance);
-    // Replay gets the faster of the searched and the sequential schedule, never a loser.
+    // Replay gets the fastest of the searched schedule and the baselines timed beside it
+    // (sequential, greedy, nimble by default), never one that lost.
+    REQUIRE(summary.baseline_ms.size() == 3);
+    CHECK(summary.baseline_ms[0].strategy == "sequential");
+    CHECK(summary.baseline_ms[1].strategy == "greedy");
+    CHECK(summary.baseline_ms[2].strategy == "nimble");
+    double kept_ms = *summary.measured_ms;
+    for (const ContestEntry& b : summary.baseline_ms) {
+        CAPTURE(b.strategy, b.median_ms);
+        CHECK(b.median_ms > 0);
+        if (b.strategy == summary.kept_strategy) kept_ms = b.median_ms;
+    }
+    for (const ContestEntry& b : summary.baseline_ms) CHECK(kept_ms <= b.median_ms);
+    CHECK(kept_ms <= *summary.measured_ms);
+    const bool baseline_kept = summary.kept_strategy != summary.strategy;
     CHECK(summary.best_schedule_id ==
-          (summary.sequential_kept ? summary.schedule_id + 1 : summary.schedule_id));
+          (baseline_kept ? summary.schedule_id + 1 : summary.schedule_id));
+    CHECK(summary.sequential_kept == (summary.kept_strategy == "sequential"));
 
     ReplayOptions options;
     options.db_path = db;
