@@ -9,7 +9,8 @@
 #   scripts/pack_for_device.sh build          # -> .devpack/{iostune,test_gpu}
 # and on the device (carry=[".devpack"]):
 #   bash scripts/device_pass.sh .devpack [steps...]
-# Steps (default: all but consistency): tests profile sequential search baselines consistency
+# Steps (default: the first five): tests profile sequential search baselines consistency
+#   breakdown (per-kind profile of the large models) contest (search keeps the fastest baseline)
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -96,6 +97,27 @@ for step in $steps; do
                 record "replay_inception_v3_b${b}_consistency_${run}.json" "$iostune" replay \
                     --model inception_v3 --batch "$b" --db "$db.consistency" --iters 300 --format json
             done
+        done
+        ;;
+    breakdown)
+        # Where the time goes in the models furthest from torch.compile: per op kind vs the
+        # roofline, and the top kernels (scripts/bench/profile_breakdown.py).
+        for mb in nasnet_a_large:16 randwire:16 inception_v3:16 inception_v3:1; do
+            m=${mb%:*}; b=${mb#*:}
+            record "profile_${m}_b${b}.txt" "$iostune" profile --model "$m" --batch "$b" \
+                --json "$raw/profile_${m}_b${b}.json"
+            python3 scripts/bench/profile_breakdown.py "$raw/profile_${m}_b${b}.json" \
+                >> "$raw/breakdown.md" 2>> "$log"
+        done
+        ;;
+    contest)
+        # The tuning job times its schedule beside sequential, greedy and nimble end to end and
+        # stores the fastest; replay (no --schedule-id) must then run that one.
+        for m in inception_v3 googlenet; do
+            record "search_${m}_b1_contest.txt" "$iostune" search --model "$m" --batch 1 \
+                --cost measured --db "$db.contest"
+            record "replay_${m}_b1_contest.txt" "$iostune" replay --model "$m" --batch 1 \
+                --db "$db.contest" --iters 300
         done
         ;;
     *) say "unknown step '$step'" ;;
