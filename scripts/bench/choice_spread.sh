@@ -5,6 +5,9 @@
 # the GPU's state is the same for both on average (e.g. before/after an engine change).
 #   usage: scripts/bench/choice_spread.sh BIN_A BIN_B [runs=6] [models="resnet50 inception_v3"]
 # On the GPU machine; prints one line per run and a median/min/max summary per binary and model.
+# Measured on the H100 (results/device/choice_spread/, 2026-11-21): ResNet-50 0.90-1.24 ms and
+# Inception V3 1.62-2.16 ms over 6 processes each. A build that first brought the GPU clock up
+# with a probe kernel (tried and reverted) spread just as much: 1.02-1.21 and 1.62-2.12.
 set -uo pipefail
 a=$1 b=$2 runs=${3:-6} models=${4:-"resnet50 inception_v3"}
 cudnn_lib=$(ls -d /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib 2>/dev/null | head -1)

@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdint>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -14,7 +11,6 @@
 
 #include "src/engine/cublas_handle.h"
 #include "src/engine/cuda_check.h"
-#include "src/engine/clock_warmup.h"
 #include "src/engine/cuda_event.h"
 #include "src/engine/cuda_stream.h"
 #include "src/engine/cudnn_descriptors.h"
@@ -36,24 +32,6 @@ constexpr size_t kCublasWorkspaceBytes = size_t(8) << 20;
 // fastest variant wins.
 constexpr size_t kTimedAlgorithms = 5;
 constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
-// Convolutions are chosen one after another, keeping the GPU busy; a choice that comes after a
-// longer pause (a new process, or a merged shape met late in a search) first brings the clock up
-// (clock_warmup.h).
-constexpr auto kClockIdle = std::chrono::milliseconds(50);
-std::atomic<std::int64_t> last_conv_timing_ns{0};  // process-wide: steady_clock, 0 = never
-
-std::int64_t steady_now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-void warm_clock_if_idle(cudaStream_t stream) {
-    const std::int64_t idle = std::chrono::nanoseconds(kClockIdle).count();
-    if (steady_now_ns() - last_conv_timing_ns.load() > idle) warm_up_clock(stream);
-}
-
-void note_conv_timing() { last_conv_timing_ns.store(steady_now_ns()); }
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t algo) {
     switch (algo) {
@@ -551,12 +529,10 @@ struct Engine::Impl {
             samples.push_back(double(stop.elapsed_ms_since(start)));
         }
         std::sort(samples.begin(), samples.end());
-        note_conv_timing();
         return samples[samples.size() / 2];
     }
 
     void choose_by_timing(ConvStep& step, const ConvSpec& spec, const std::string& process_key) {
-        warm_clock_if_idle(lanes[0]->stream.get());
         const std::vector<cudnnConvolutionFwdAlgoPerf_t> perf = ranked_algorithms(step, process_key);
         // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
         std::vector<cudnnConvolutionFwdAlgo_t> shortlist;
