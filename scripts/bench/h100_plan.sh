@@ -8,6 +8,10 @@
 #   bash scripts/bench/h100_plan.sh call2    # iostune: nasnet_a_large b1 IOS r=1 (shared DB)
 #   bash scripts/bench/h100_plan.sh call3    # PyTorch: eager + cudagraph, then torch.compile
 #   bash scripts/bench/h100_plan.sh call4    # optional: randwire b1 IOS r=1 (~8-9 min)
+#   bash scripts/bench/h100_plan.sh call5    # small models b1 again: iostune and PyTorch (~3 min)
+#   bash scripts/bench/h100_plan.sh call6    # randwire b16 baselines, then nasnet b16 IOS leg 1
+# The batch-16 IOS searches of nasnet/randwire take two calls each; results/README.md has the
+# --resume-db commands of the later legs.
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
 #   /usr/bin/python3 scripts/bench/summarize.py
@@ -37,5 +41,15 @@ case "${1:-}" in
   call4)
     "${run[@]}" --tag call4 --models randwire --batches 1 --shared-db --r 1 --s 8 \
       --baselines "" --parts iostune --iters 300 --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|call2|call3|call4 (see the comment at the top)" >&2; exit 2 ;;
+  call5)
+    "${run[@]}" --tag call5 --models "$small" --batches 1 --shared-db --r 3 --s 8 \
+      --parts "iostune torch" --torch-systems "eager cudagraph compile" --compile-jobs 4 \
+      --compile-budget 200 --row-budget 10 --iters 300 --deadline "$(left)" ;;
+  call6)
+    "${run[@]}" --tag rw16base --models randwire --batches 16 --strategies "" \
+      --baselines "greedy nimble opara" --parts "profile iostune" --iters 300 --deadline 150
+    "${run[@]}" --tag nas16a --models nasnet_a_large --batches 16 --shared-db --r 1 --s 8 \
+      --baselines "" --parts iostune --iters 300 --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|call2|call3|call4|call5|call6 (see the comment at the top)" >&2
+     exit 2 ;;
 esac

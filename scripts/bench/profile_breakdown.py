@@ -33,6 +33,7 @@ def short_kernel(name):
         rest = rest[length.end() + n:]
         if not mangled.group(1):  # not nested: one identifier
             break
+    parts = [p for p in parts if not p.startswith("_GLOBAL__N")]  # anonymous namespaces
     return "::".join(parts)[:60] if parts else name[:60]
 
 
