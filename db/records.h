@@ -46,7 +46,7 @@ struct ScheduleRecord {
     std::optional<double> sequential_ms;  // measured end to end, sequential schedule, same run
     nlohmann::json search_stats = nlohmann::json::object();  // search cost: time, stages measured
     nlohmann::json schedule;                                 // the schedule's JSON
-    // The engine's convolution choices when it was measured (src/engine_plan.h); {} for none.
+    // The engine's convolution choices when it was measured (src/conv_choices.h); {} for none.
     nlohmann::json conv_choices = nlohmann::json::object();
     std::string tool_version;  // empty: stamped with this build's version
     std::string git_commit;    // empty: stamped with this build's commit

@@ -75,7 +75,7 @@ constexpr std::string_view kAddSimulatedFlag =
 constexpr std::string_view kIndexSchedulesByKey =
     "CREATE INDEX schedules_by_key ON schedules (model_id, device_id, batch, precision, measured_ms)";
 
-// Version 3: each schedule keeps the engine's convolution choices (src/engine_plan.h), so a
+// Version 3: each schedule keeps the engine's convolution choices (src/conv_choices.h), so a
 // replay runs the kernels its search measured. Older rows have none ('{}'): chosen afresh.
 constexpr std::string_view kAddConvChoices =
     "ALTER TABLE schedules ADD COLUMN conv_choices_json TEXT NOT NULL DEFAULT '{}'";

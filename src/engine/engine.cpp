@@ -144,7 +144,7 @@ const char* to_string(ConvPath path) {
     return "?";
 }
 
-// The path's name in a ConvChoice (src/engine_plan.h).
+// The path's name in a ConvChoice (src/conv_choices.h).
 const char* choice_name(ConvPath path) {
     switch (path) {
         case ConvPath::Fused: return "fused";

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "src/engine/cuda_graph.h"
-#include "src/engine_plan.h"
+#include "src/conv_choices.h"
 #include "src/graph.h"
 #include "src/math_mode.h"
 #include "src/schedule.h"

@@ -1,4 +1,4 @@
-#include "src/engine_plan.h"
+#include "src/conv_choices.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "src/engine_plan.h"
+#include "src/conv_choices.h"
 #include "src/error.h"
 
 using iostune::ConvChoice;
@@ -22,7 +22,7 @@ std::string error_of(const nlohmann::json& json) {
 
 }  // namespace
 
-TEST_CASE("convolution choices round-trip through JSON", "[engine_plan]") {
+TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
     ConvChoices choices;
     choices["tf32|x1x192x35x35/235200|w64x192x1x1"] = {"IMPLICIT_PRECOMP_GEMM", "TENSOR_OP_MATH",
                                                        "fused", 0.0123};
@@ -38,7 +38,7 @@ TEST_CASE("convolution choices round-trip through JSON", "[engine_plan]") {
     CHECK(iostune::conv_choices_from_json(nlohmann::json::object(), "test").empty());
 }
 
-TEST_CASE("malformed convolution choices are refused with where and what", "[engine_plan]") {
+TEST_CASE("malformed convolution choices are refused with where and what", "[conv_choices]") {
     CHECK_THAT(error_of(nlohmann::json::array()),
                Catch::Contains("schedule #7") && Catch::Contains("must be a JSON object"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "WARP_SPEED"}, {"math", "FMA_MATH"}, {"path", "conv"}}}}),
