@@ -68,9 +68,12 @@ def device_from(doc):
     dev = doc.get("device")
     if not isinstance(dev, dict) or not dev.get("name"):
         return nvidia_smi_device()
+    # iostune reports the CUDA driver API version (e.g. 13.0); the driver's own version
+    # (e.g. 580.159.04) comes from nvidia-smi.
     return {"name": dev["name"],
             "compute_capability": str(dev.get("compute_capability", "unknown")),
-            "driver": str(dev.get("driver", "unknown")),
+            "driver": nvidia_smi_device()["driver"],
+            "cuda_driver": str(dev.get("driver", "unknown")),
             "cuda": str(dev.get("cuda_runtime", dev.get("cuda", "unknown"))),
             "cudnn": str(dev.get("cudnn", "unknown"))}
 

@@ -198,15 +198,21 @@ def goal_checks(rows):
 
 
 def provenance(runs, profiles):
-    devices, software, dates = {}, {}, []
+    versions, software, dates = {}, {}, []
     for rec in runs + profiles:
         dev = rec["device"]
-        label = dev["name"]
-        devices[label] = ", ".join(f"{k} {dev[k]}" for k in ("driver", "cuda", "cudnn")
-                                   if dev.get(k) not in (None, "", "unknown"))
+        seen = versions.setdefault(dev["name"], {})
+        for key in ("driver", "cuda_driver", "cuda", "cudnn"):
+            if dev.get(key) not in (None, "", "unknown"):
+                seen.setdefault(key, set()).add(str(dev[key]))
         for key, value in rec["software"].items():
             software.setdefault(key, set()).add(str(value))
         dates.append(rec["date"])
+    # Every value seen, not the last record's: records from different writers may disagree (older
+    # iostune records put the CUDA driver API version, e.g. 13.0, under "driver").
+    devices = {name: "; ".join(f"{key} {', '.join(sorted(values))}"
+                               for key, values in seen.items())
+               for name, seen in versions.items()}
     return {"devices": devices, "software": {k: sorted(v) for k, v in software.items()},
             "first_date": min(dates) if dates else None, "last_date": max(dates) if dates else None}
 
