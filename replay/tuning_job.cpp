@@ -256,13 +256,12 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     row.predicted_ms = summary.predicted_ms;
     row.schedule = schedule_to_json(result.schedule);
 
+    summary.kept_strategy = summary.strategy;
+    std::optional<Baseline> kept;  // a baseline that measured faster than the searched schedule
     if (simulate) {
         // Estimates on both sides: the report shows them as such.
         row.sequential_ms = summary.sequential_predicted_ms;
-    }
-    summary.kept_strategy = summary.strategy;
-    std::optional<Baseline> kept;  // a baseline that measured faster than the searched schedule
-    if (!simulate) {
+    } else {
         std::vector<Baseline> baselines;
         for (const std::string& name : contenders)
             baselines.push_back({name, make_baseline(name, graph), {}});
