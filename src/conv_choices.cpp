@@ -17,12 +17,11 @@ bool contains(const std::array<std::string_view, N>& names, const std::string& n
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// cuDNN's, then the engine's own depthwise kernel.
-constexpr std::array<std::string_view, 9> kAlgorithms = {
-    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",           "FFT",
-    "FFT_TILING",    "WINOGRAD",              "WINOGRAD_NONFUSED", "IOSTUNE_DEPTHWISE"};
+constexpr std::array<std::string_view, 8> kAlgorithms = {
+    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",
+    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
 constexpr std::array<std::string_view, 3> kMaths = {"DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"};
-constexpr std::array<std::string_view, 4> kPaths = {"fused", "conv+epilogue", "conv", "depthwise"};
+constexpr std::array<std::string_view, 3> kPaths = {"fused", "conv+epilogue", "conv"};
 
 }  // namespace
 
@@ -62,11 +61,11 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
         if (const auto it = entry.find("time_ms"); it != entry.end() && it->is_number())
             c.time_ms = it->get<double>();
         if (!is_conv_algorithm_name(c.algorithm))
-            throw Error(fmt::format("{} names the unknown algorithm '{}'", context, c.algorithm));
+            throw Error(fmt::format("{} names the unknown cuDNN algorithm '{}'", context, c.algorithm));
         if (!is_conv_math_name(c.math))
             throw Error(fmt::format("{} names the unknown math type '{}'", context, c.math));
         if (!is_conv_path_name(c.path))
-            throw Error(fmt::format("{} names the unknown path '{}' (fused, conv+epilogue, conv or depthwise)",
+            throw Error(fmt::format("{} names the unknown path '{}' (fused, conv+epilogue or conv)",
                                     context, c.path));
         choices.emplace(signature, std::move(c));
     }

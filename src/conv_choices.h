@@ -18,11 +18,9 @@
 namespace iostune {
 
 struct ConvChoice {
-    // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix), or
-    // "IOSTUNE_DEPTHWISE" for the engine's own depthwise kernel
-    std::string algorithm;
-    std::string math;  // "DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"
-    std::string path;  // "fused", "conv+epilogue", "conv" (cuDNN) or "depthwise" (the engine's)
+    std::string algorithm;  // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix)
+    std::string math;       // "DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"
+    std::string path;       // "fused", "conv+epilogue" or "conv"
     double time_ms = 0;     // the chosen variant's measured time per launch (for reports)
 
     bool operator==(const ConvChoice&) const = default;

@@ -133,21 +133,16 @@ private:
 using AlgorithmCache = ProcessCache<std::vector<cudnnConvolutionFwdAlgoPerf_t>>;
 using ChoiceCache = ProcessCache<ConvChoice>;
 
-// Depthwise: the engine's own kernel (kernels.h), for groups = channels; the others are cuDNN's.
-enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise };
+enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly };
 
 const char* to_string(ConvPath path) {
     switch (path) {
         case ConvPath::Fused: return "cudnnConvolutionBiasActivationForward";
         case ConvPath::ConvThenEpilogue: return "cudnnConvolutionForward + bias/relu kernel";
         case ConvPath::ConvOnly: return "cudnnConvolutionForward";
-        case ConvPath::Depthwise: return "iostune depthwise kernel";
     }
     return "?";
 }
-
-// The algorithm name a ConvChoice gives the engine's depthwise kernel (not a cuDNN algorithm).
-constexpr const char* kDepthwiseAlgorithm = "IOSTUNE_DEPTHWISE";
 
 // The path's name in a ConvChoice (src/conv_choices.h).
 const char* choice_name(ConvPath path) {
@@ -155,7 +150,6 @@ const char* choice_name(ConvPath path) {
         case ConvPath::Fused: return "fused";
         case ConvPath::ConvThenEpilogue: return "conv+epilogue";
         case ConvPath::ConvOnly: return "conv";
-        case ConvPath::Depthwise: return "depthwise";
     }
     return "?";
 }
@@ -164,7 +158,6 @@ ConvPath path_from_name(const std::string& name) {
     if (name == "fused") return ConvPath::Fused;
     if (name == "conv+epilogue") return ConvPath::ConvThenEpilogue;
     if (name == "conv") return ConvPath::ConvOnly;
-    if (name == "depthwise") return ConvPath::Depthwise;
     throw Error(fmt::format("unknown convolution path '{}'", name));
 }
 
@@ -187,8 +180,6 @@ struct ConvStep {
     const float* weight = nullptr;
     const float* bias = nullptr;
     bool relu = false;
-    DepthwiseWindow window;  // for ConvPath::Depthwise
-    bool depthwise = false;  // one filter per channel: the engine's depthwise kernel can run it
     ConvPath path = ConvPath::ConvOnly;
     cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     size_t workspace_bytes = 0;
@@ -209,12 +200,7 @@ struct ConvStep {
           act_desc(spec.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, context),
           weight(spec.weight),
           bias(spec.bias),
-          relu(spec.relu),
-          window{spec.kernel_h,          spec.kernel_w,          spec.geometry.stride_h,
-                 spec.geometry.stride_w, spec.geometry.pad_h,    spec.geometry.pad_w,
-                 spec.geometry.dilation_h, spec.geometry.dilation_w},
-          depthwise(spec.geometry.groups == x.c && spec.out_channels == x.c &&
-                    spec.in_channels_per_group == 1) {}
+          relu(spec.relu) {}
 
     cudnnStatus_t run_fused(cudnnHandle_t handle, void* workspace) const {
         const float one = 1.0f, zero = 0.0f;
@@ -225,10 +211,6 @@ struct ConvStep {
     }
 
     void run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
-        if (path == ConvPath::Depthwise) {
-            launch_depthwise_conv(in, out, weight, bias, relu, window, stream);
-            return;
-        }
         if (path == ConvPath::Fused) {
             IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
             return;
@@ -456,14 +438,6 @@ struct Engine::Impl {
     // Sets the step to run `choice`; false when it cannot run here (unknown to this cuDNN, a
     // math type the precision forbids, a workspace over the limit, an unsupported fusion).
     bool configure(ConvStep& step, const ConvChoice& choice, DeviceBuffer* scratch = nullptr) {
-        if (choice.path == choice_name(ConvPath::Depthwise)) {
-            if (!step.depthwise) return false;
-            step.path = ConvPath::Depthwise;
-            step.workspace_bytes = 0;
-            step.choice = choice;
-            step.choice.math = math_name(CUDNN_FMA_MATH);  // plain fp32 multiply-adds
-            return true;
-        }
         const bool needs_epilogue = step.bias != nullptr || step.relu;
         cudnnConvolutionFwdAlgo_t algo{};
         cudnnMathType_t math{};
@@ -598,14 +572,6 @@ struct Engine::Impl {
                 }
             }
         }
-        if (step.depthwise) {
-            ConvChoice candidate{kDepthwiseAlgorithm, math_name(CUDNN_FMA_MATH),
-                                 choice_name(ConvPath::Depthwise), 0.0};
-            if (configure(step, candidate)) {
-                candidate.time_ms = time_step(step, scratch);
-                if (!best || candidate.time_ms < best->time_ms) best = candidate;
-            }
-        }
         if (!best || !configure(step, *best, &scratch)) {
             throw Error(fmt::format("{}: cuDNN has no {} algorithm for this convolution within a "
                                     "{} MiB workspace", step.context, to_string(options.math),
@@ -617,9 +583,7 @@ struct Engine::Impl {
     void record_conv(OpPlan& plan, const ConvStep& step) {
         plan.path += (plan.path.empty() ? "" : "; ") + std::string(to_string(step.path));
         plan.algorithms += fmt::format("{}{} ({}{})", plan.algorithms.empty() ? "" : "; ",
-                                       step.path == ConvPath::Depthwise ? kDepthwiseAlgorithm
-                                                                        : algo_name(step.algo),
-                                       step.choice.math,
+                                       algo_name(step.algo), step.choice.math,
                                        step.pinned ? ", pinned" : "");
         plan.workspace_bytes = std::max(plan.workspace_bytes, step.workspace_bytes);
         workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);

@@ -150,58 +150,6 @@ void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStr
     check_launch(relu ? "relu" : "copy");
 }
 
-namespace {
-
-// Consecutive threads take consecutive output columns, so a warp reads neighbouring input
-// columns (coalesced) and the window's overlap between threads comes from L1.
-__global__ void depthwise_conv_kernel(const float* __restrict__ in, int64_t in_stride,
-                                      float* __restrict__ out, int64_t out_stride,
-                                      const float* __restrict__ weight,
-                                      const float* __restrict__ bias, bool relu, int n, int c,
-                                      int in_h, int in_w, int out_h, int out_w,
-                                      DepthwiseWindow win) {
-    const int64_t total = int64_t(n) * c * out_h * out_w;
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        const int ow = int(i % out_w);
-        const int oh = int((i / out_w) % out_h);
-        const int ch = int((i / (int64_t(out_w) * out_h)) % c);
-        const int64_t b = i / (int64_t(out_w) * out_h * c);
-        const float* src = in + b * in_stride + int64_t(ch) * in_h * in_w;
-        const float* w = weight + int64_t(ch) * win.kernel_h * win.kernel_w;
-        const int h0 = oh * win.stride_h - win.pad_h;
-        const int w0 = ow * win.stride_w - win.pad_w;
-        float acc = bias != nullptr ? __ldg(bias + ch) : 0.0f;
-        for (int ky = 0; ky < win.kernel_h; ++ky) {
-            const int y = h0 + ky * win.dilation_h;
-            if (y < 0 || y >= in_h) continue;
-            for (int kx = 0; kx < win.kernel_w; ++kx) {
-                const int x = w0 + kx * win.dilation_w;
-                if (x < 0 || x >= in_w) continue;
-                acc = fmaf(__ldg(src + int64_t(y) * in_w + x), __ldg(w + ky * win.kernel_w + kx), acc);
-            }
-        }
-        out[b * out_stride + (int64_t(ch) * out_h + oh) * out_w + ow] = relu ? fmaxf(acc, 0.0f) : acc;
-    }
-}
-
-}  // namespace
-
-void launch_depthwise_conv(const TensorView& in, const TensorView& out, const float* weight,
-                           const float* bias, bool relu, const DepthwiseWindow& window,
-                           cudaStream_t stream) {
-    if (in.n != out.n || in.c != out.c)
-        throw Error(fmt::format("depthwise convolution: input {}x{} and output {}x{} (batch x "
-                                "channels) differ; the engine planned it wrongly",
-                                in.n, in.c, out.n, out.c));
-    const int64_t total = out.elements();
-    if (total == 0) return;
-    depthwise_conv_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-        in.data, in.batch_stride, out.data, out.batch_stride, weight, bias, relu, out.n, out.c,
-        in.h, in.w, out.h, out.w, window);
-    check_launch("depthwise_conv");
-}
-
 void launch_bias_activation(const TensorView& x, const float* bias, bool relu, cudaStream_t stream) {
     const int64_t total = x.elements();
     if (total == 0 || (bias == nullptr && !relu)) return;

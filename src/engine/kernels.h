@@ -33,16 +33,4 @@ void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStr
 // In place: x[n, c, ...] += bias[c] (if bias), then max(0, .) if relu.
 void launch_bias_activation(const TensorView& x, const float* bias, bool relu, cudaStream_t stream);
 
-// A depthwise convolution (groups = channels, one filter per channel), the engine's alternative
-// to cuDNN's grouped kernel, which runs NASNet's and RandWire's separable convolutions at about
-// 12x their roofline on the H100. One thread per output element; in and out may be channel
-// slices. weight is [c, 1, kernel_h, kernel_w]; bias (optional) is [c]; relu applies last.
-struct DepthwiseWindow {
-    int kernel_h = 3, kernel_w = 3, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
-    int dilation_h = 1, dilation_w = 1;
-};
-void launch_depthwise_conv(const TensorView& in, const TensorView& out, const float* weight,
-                           const float* bias, bool relu, const DepthwiseWindow& window,
-                           cudaStream_t stream);
-
 }  // namespace iostune

@@ -29,11 +29,8 @@ TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
     choices["tf32|x1x48x35x35/58800|w64x48x5x5"] = {"WINOGRAD_NONFUSED", "DEFAULT_MATH",
                                                     "conv+epilogue", 0.031};
     choices["fp32|x1x3x8x8/192|w4x3x3x3"] = {"GEMM", "FMA_MATH", "conv", 0.002};
-    // The engine's own depthwise kernel, stored like cuDNN's choices.
-    choices["tf32|x16x96x83x83/661344|w96x1x5x5|g96"] = {"IOSTUNE_DEPTHWISE", "FMA_MATH",
-                                                         "depthwise", 0.05};
     const nlohmann::json json = iostune::conv_choices_to_json(choices);
-    CHECK(json.size() == 4);
+    CHECK(json.size() == 3);
     CHECK(json["fp32|x1x3x8x8/192|w4x3x3x3"]["algorithm"] == "GEMM");
     CHECK(iostune::conv_choices_from_json(json, "test") == choices);
     // Through text, as the schedule store keeps it.
@@ -45,7 +42,7 @@ TEST_CASE("malformed convolution choices are refused with where and what", "[con
     CHECK_THAT(error_of(nlohmann::json::array()),
                Catch::Contains("schedule #7") && Catch::Contains("must be a JSON object"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "WARP_SPEED"}, {"math", "FMA_MATH"}, {"path", "conv"}}}}),
-               Catch::Contains("'k'") && Catch::Contains("unknown algorithm 'WARP_SPEED'"));
+               Catch::Contains("'k'") && Catch::Contains("unknown cuDNN algorithm 'WARP_SPEED'"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FP8"}, {"path", "conv"}}}}),
                Catch::Contains("unknown math type 'FP8'"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "magic"}}}}),

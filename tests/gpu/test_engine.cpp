@@ -251,64 +251,6 @@ TEST_CASE("every op kind matches the CPU reference in fp32, op by op", "[gpu][en
     }
 }
 
-TEST_CASE("the engine's depthwise kernel matches the reference: strides, dilation, slices",
-          "[gpu][engine][depthwise]") {
-    // Separable convolutions of NASNet's and RandWire's kinds: stride 2, dilation 2, 7x7, and
-    // one that reads a channel slice of a concat (a view whose batch stride is larger than its
-    // own channels).
-    Graph g("depthwise", Shape{2, 6, 19, 19});
-    const int stem = g.add(OpKind::Conv, ConvAttrs{8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true},
-                           {kGraphInput}, "stem");
-    const int s2 = g.add(OpKind::SepConv, SepConvAttrs{12, 5, 2, 2, 1, true, true}, {stem},
-                         "sep5x5_stride2");  // 10x10
-    const int other = g.add(OpKind::Conv, ConvAttrs{4, 1, 1, 2, 2, 0, 0, 1, 1, 1, true, true},
-                            {stem}, "other");  // 10x10
-    const int cat = g.add(OpKind::Concat, ConcatAttrs{}, {s2, other}, "cat");  // 16
-    // No pre-ReLU: the depthwise kernel reads s2 where it lives, a slice of cat.
-    const int d2 = g.add(OpKind::SepConv, SepConvAttrs{8, 3, 1, 2, 2, false, false}, {s2},
-                         "sep3x3_dilated");
-    const int s7 = g.add(OpKind::SepConv, SepConvAttrs{8, 7, 1, 3, 1, true, true}, {cat},
-                         "sep7x7");
-    g.add(OpKind::Add, AddAttrs{false}, {d2, s7}, "add");
-    init_random_weights(g, 5);
-    const HostTensor input = random_input(g.input_shape(), 9);
-    const std::vector<HostTensor> ref = reference_run_all(g, input);
-
-    // Pin every convolution to the depthwise kernel: the depthwise halves take it, the others
-    // cannot and are chosen by timing as usual.
-    EngineOptions options;
-    options.math = MathMode::Fp32;
-    ConvChoices all_depthwise;
-    {
-        Engine probe(g, options);
-        probe.prepare(sequential_schedule(g));
-        for (const auto& [signature, choice] : probe.conv_choices())
-            all_depthwise[signature] = ConvChoice{"IOSTUNE_DEPTHWISE", "FMA_MATH", "depthwise", 0};
-    }
-    options.conv_choices = all_depthwise;
-    Engine engine(g, options);
-    engine.set_input(input);
-    const Schedule sequential = sequential_schedule(g);
-    engine.prepare(sequential);
-    engine.launch_schedule(sequential, engine.origin_stream());
-    const std::vector<OpPlan> plans = engine.op_plans();
-    int depthwise_runs = 0;
-    for (const Op& op : g.ops()) {
-        const OpPlan& plan = plans[size_t(op.id)];
-        const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-        INFO(fmt::format("op '{}' via {} [{}]: relative error {:.3g}", op.name, plan.path,
-                         plan.algorithms, err));
-        CHECK(err < kFp32Tolerance);
-        if (op.kind == OpKind::SepConv) {
-            CHECK_THAT(plan.algorithms, Catch::StartsWith("IOSTUNE_DEPTHWISE (FMA_MATH, pinned)"));
-            ++depthwise_runs;
-        } else {
-            CHECK_THAT(plan.algorithms, !Catch::Contains("IOSTUNE_DEPTHWISE"));
-        }
-    }
-    CHECK(depthwise_runs == 3);
-}
-
 TEST_CASE("every-op graph: concurrent and merged schedules, graph replay and tf32", "[gpu][engine]") {
     Graph graph = every_op_graph(2);
     init_random_weights(graph, 7);
