@@ -286,7 +286,6 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         row.sequential_ms = summary.sequential_ms;
         row.conv_choices = conv_choices_to_json(e2e.conv_choices);
         stats["end_to_end"] = timing_json(e2e.schedule);
-        stats["sequential_end_to_end"] = baseline_timings["sequential"];
         stats["baselines_end_to_end"] = baseline_timings;
         stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};
         stats["kept_strategy"] = summary.kept_strategy;

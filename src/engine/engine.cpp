@@ -224,6 +224,12 @@ struct ConvStep {
     }
 };
 
+// How a planned convolution runs, for plans and profiles: "IMPLICIT_GEMM (TENSOR_OP_MATH, pinned)".
+std::string choice_label(const ConvStep& step) {
+    return fmt::format("{} ({}{})", algo_name(step.algo), step.choice.math,
+                       step.pinned ? ", pinned" : "");
+}
+
 struct Lane {
     CudaStream stream;
     CudnnHandle cudnn;
@@ -582,9 +588,7 @@ struct Engine::Impl {
 
     void record_conv(OpPlan& plan, const ConvStep& step) {
         plan.path += (plan.path.empty() ? "" : "; ") + std::string(to_string(step.path));
-        plan.algorithms += fmt::format("{}{} ({}{})", plan.algorithms.empty() ? "" : "; ",
-                                       algo_name(step.algo), step.choice.math,
-                                       step.pinned ? ", pinned" : "");
+        plan.algorithms += (plan.algorithms.empty() ? "" : "; ") + choice_label(step);
         plan.workspace_bytes = std::max(plan.workspace_bytes, step.workspace_bytes);
         workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
     }
@@ -774,8 +778,7 @@ struct Engine::Impl {
         m.plan.kernel_h = kh;
         m.plan.kernel_w = kw;
         m.plan.path = to_string(m.conv->path);
-        m.plan.algorithms = fmt::format("{} ({}{})", algo_name(m.conv->algo), m.conv->choice.math,
-                                        m.conv->pinned ? ", pinned" : "");
+        m.plan.algorithms = choice_label(*m.conv);
         workspace_bytes = std::max(workspace_bytes, m.conv->workspace_bytes);
         return merges.emplace(signature, std::move(m)).first->second;
     }

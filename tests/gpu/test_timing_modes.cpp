@@ -13,19 +13,12 @@
 #include "src/engine/timing.h"
 #include "src/schedule.h"
 #include "src/weights.h"
+#include "tests/search/test_graphs.h"
 
 using namespace iostune;
+using iostune::test::conv;
 
 namespace {
-
-ConvAttrs conv(int out_channels, int kernel) {
-    ConvAttrs a;
-    a.out_channels = out_channels;
-    a.kernel_h = a.kernel_w = kernel;
-    a.pad_h = a.pad_w = kernel / 2;
-    a.relu = true;
-    return a;
-}
 
 // A stem and four independent branches of different weight, like an Inception block at batch 1.
 Graph branches() {
