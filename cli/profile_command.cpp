@@ -8,6 +8,7 @@
 #include "cli/gpu_required.h"
 #include "cli/model_source.h"
 #include "cli/positive_number.h"
+#include "cli/precision_options.h"
 #include "profiler/model_profile.h"
 #include "profiler/profile_report.h"
 #include "profiler/trace_export.h"
@@ -20,7 +21,8 @@ namespace {
 struct ProfileOptions {
     std::string model;
     int batch = 1;
-    std::string math = "tf32";
+    std::string precision = "tf32";
+    std::string layout = "auto";
     int iterations = 5;
     int top = 25;
     std::string trace_path;
@@ -31,7 +33,8 @@ void run_profile(const ProfileOptions& o) {
     require_gpu("iostune profile");
     Graph graph = load_model_spec(o.model, o.batch);
     EngineOptions engine_options;
-    engine_options.math = o.math == "fp32" ? MathMode::Fp32 : MathMode::Tf32;
+    engine_options.precision = precision_from_string(o.precision);
+    engine_options.layout = layout_choice(o.layout);
     Engine engine(std::move(graph), engine_options);
     iostune::ProfileOptions profile_options;
     profile_options.iterations = o.iterations;
@@ -57,8 +60,9 @@ void add_profile_command(CLI::App& app) {
         "profile", "Profile a model op by op on this GPU with CUPTI (per-operator table, trace)");
     add_model_option(cmd, options->model);
     cmd->add_option("--batch,-b", options->batch, "batch size")->check(positive_whole_number());
-    cmd->add_option("--math", options->math, "tf32 (default, like PyTorch) or fp32 (strict)")
-        ->check(CLI::IsMember({"tf32", "fp32"}));
+    add_precision_option(cmd, options->precision, "precision to profile in");
+    add_layout_option(cmd, options->layout,
+                      "activation layout: nchw, nhwc, or auto (nhwc for fp16/bf16, nchw otherwise)");
     cmd->add_option("--iterations", options->iterations, "measured runs after one warm-up")
         ->check(positive_whole_number());
     cmd->add_option("--top", options->top, "operators shown in the table")->check(positive_whole_number());

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "cli/positive_number.h"
+#include "cli/precision_options.h"
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "profiler/profile_report.h"
@@ -31,7 +32,9 @@ struct ReplayCommandOptions {
     std::string db = db::kDefaultDatabasePath;
     bool validate = false;
     bool fallback_sequential = false;
-    std::string math = "tf32";
+    std::string precision = "tf32";
+    std::string layout = "auto";
+    bool native_io = false;
     std::string times_out;
     std::string schedule_source = "db";
     std::int64_t schedule_id = 0;
@@ -40,15 +43,19 @@ struct ReplayCommandOptions {
 };
 
 // The replay's output against a separate engine running the sequential schedule on the same
-// weights and input: the schedule must not change the result (beyond TF32 rounding).
+// weights and input, in the same precision and layout: the schedule must not change the result
+// (beyond the precision's rounding, schedule_tolerance()).
 void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
+    if (o.native_io)
+        throw Error("--validate compares float outputs; drop --native-io to validate the schedule");
     Graph graph = load_model_spec(o.model, o.batch);
     const HostTensor input = random_input(graph.input_shape(), 11);
     std::vector<float> output(replayer.output_elements());
     replayer.run_host(input.data.data(), output.data(), nullptr);
 
     EngineOptions engine_options;
-    engine_options.math = o.math == "fp32" ? MathMode::Fp32 : MathMode::Tf32;
+    engine_options.precision = precision_from_string(o.precision);
+    engine_options.layout = tensor_layout_from_string(replayer.info().layout);
     Engine sequential(std::move(graph), engine_options);
     sequential.set_input(input);
     sequential.launch_schedule(sequential_schedule(sequential.graph()), sequential.origin_stream());
@@ -59,7 +66,8 @@ void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
         worst = std::max(worst, double(std::fabs(output[i] - reference.data[i])));
         magnitude = std::max(magnitude, double(std::fabs(reference.data[i])));
     }
-    const double tolerance = (o.math == "fp32" ? 1e-3 : 2e-2) * std::max(1.0, magnitude);
+    const double tolerance =
+        schedule_tolerance(engine_options.precision) * std::max(1.0, magnitude);
     if (!(worst <= tolerance))
         throw Error(
             fmt::format("validation failed: the replayed schedule's output differs from the "
@@ -117,6 +125,9 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
     return {{"model", info.model},
             {"batch", info.batch},
             {"precision", info.precision},
+            {"layout", info.layout},
+            {"storage", info.storage},
+            {"native_io", info.native_io},
             {"fingerprint", info.fingerprint},
             {"strategy", info.strategy},
             {"schedule_id", info.schedule_id},
@@ -148,7 +159,9 @@ void run_replay(const ReplayCommandOptions& o) {
     ReplayOptions options;
     options.db_path = o.db;
     options.batch = o.batch;
-    options.precision = o.math;
+    options.precision = o.precision;
+    options.layout = o.layout;
+    options.native_io = o.native_io;
     options.fallback_sequential = o.fallback_sequential;
     options.schedule_source = o.schedule_source;
     options.schedule_id = o.schedule_id;
@@ -159,6 +172,9 @@ void run_replay(const ReplayCommandOptions& o) {
     if (table) {
         fmt::print("model      {} (batch {}, {}, fingerprint {})\n", info.model, info.batch,
                    info.precision, info.fingerprint);
+        fmt::print("engine     {} activations in {}; input/output {}\n", info.storage, info.layout,
+                   info.native_io ? "in that storage (--native-io, no conversion)"
+                                  : "float NCHW (converted inside the graph)");
         fmt::print("device     {}\n", info.device);
         if (o.schedule_source != "db")
             fmt::print("schedule   {} (computed from the graph, no database)\n", info.strategy);
@@ -202,9 +218,13 @@ void add_replay_command(CLI::App& app) {
     cmd->add_flag("--fallback-sequential", o->fallback_sequential,
                   "run the sequential schedule when no stored schedule may be used, instead of "
                   "failing");
-    cmd->add_option("--math", o->math, "precision the schedule was searched with: tf32 or fp32")
-        ->check(CLI::IsMember({"tf32", "fp32"}))
-        ->capture_default_str();
+    add_precision_option(cmd, o->precision, "precision the schedule was searched in");
+    add_layout_option(cmd, o->layout,
+                      "activation layout of a baseline or the sequential fallback: nchw, nhwc, or "
+                      "auto (nhwc for fp16/bf16, nchw otherwise); a stored schedule runs in its own");
+    cmd->add_flag("--native-io", o->native_io,
+                  "time the graph on input/output in the engine's own storage (fp16/bf16, its "
+                  "layout), without the float NCHW conversions");
     cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");
     cmd->add_option("--schedule-source", o->schedule_source,
                     "db: the best stored schedule; or a baseline computed from the graph without "

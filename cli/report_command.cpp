@@ -69,6 +69,7 @@ nlohmann::json row_json(const db::ReportRow& row) {
             {"driver", row.device.driver_version},
             {"batch", s.batch},
             {"precision", s.precision},
+            {"layout", s.layout},
             {"strategy", s.strategy},
             {"r", s.r},
             {"s", s.s},
@@ -100,6 +101,7 @@ std::vector<std::string> row_cells(const db::ReportRow& row) {
             row.device.name,
             fmt::format("{}", s.batch),
             s.precision,
+            s.layout,
             s.r > 0 ? fmt::format("{} r={} s={}", s.strategy, s.r, s.s) : s.strategy,
             fixed(s.measured_ms),
             fixed(s.sequential_ms) + est,
@@ -111,9 +113,9 @@ std::vector<std::string> row_cells(const db::ReportRow& row) {
 }
 
 const std::vector<std::string> kHeaders = {
-    "id",          "model",      "device",        "batch",   "precision",
-    "strategy",    "latency ms", "sequential ms", "speedup", "predicted ms",
-    "pred. error", "search s",   "kind"};
+    "id",           "model",       "device",   "batch",      "precision",
+    "layout",       "strategy",    "latency ms", "sequential ms", "speedup",
+    "predicted ms", "pred. error", "search s", "kind"};
 
 std::string csv_field(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -221,6 +223,7 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
                               {"device", device->name},
                               {"batch", record->batch},
                               {"precision", record->precision},
+                              {"layout", record->layout},
                               {"strategy", record->strategy},
                               {"simulated", estimate},
                               {"measured_ms", value_or_null(record->measured_ms)},
@@ -231,8 +234,9 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
         fmt::print("{}\n", doc.dump(2));
         return;
     }
-    fmt::print("schedule #{}: {} (fingerprint {}), batch {}, {}, {}\n", record->id, model->name,
-               model->fingerprint, record->batch, record->precision, record->strategy);
+    fmt::print("schedule #{}: {} (fingerprint {}), batch {}, {} {}, {}\n", record->id,
+               model->name, model->fingerprint, record->batch, record->precision, record->layout,
+               record->strategy);
     fmt::print("device      {}\n", describe_device(*device));
     if (estimate)
         fmt::print("latency     not measured; {} ms predicted vs {} ms sequential (simulated "
@@ -242,6 +246,17 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
         fmt::print("latency     {} ms measured, {} ms sequential, {} ms predicted\n",
                    fixed(record->measured_ms), fixed(record->sequential_ms),
                    fixed(record->predicted_ms));
+    // The engine's plan: precision and layout (timed against the other layout, when it was).
+    std::string layout_why = "not timed: --layout, or the precision's default";
+    if (const auto timed = record->search_stats.find("layout_sequential_ms");
+        timed != record->search_stats.end() && timed->is_object()) {
+        std::vector<std::string> parts;
+        for (const auto& [name, ms] : timed->items())
+            parts.push_back(fmt::format("{} {:.4f} ms", name, ms.get<double>()));
+        layout_why = fmt::format("the faster sequential schedule: {}", fmt::join(parts, ", "));
+    }
+    fmt::print("plan        {} activations in {} ({})\n", record->precision, record->layout,
+               layout_why);
     fmt::print("created     {} by iostune {} ({})\n", record->created_at, record->tool_version,
                record->git_commit);
     int index = 0;

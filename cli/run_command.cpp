@@ -15,6 +15,7 @@
 #include "cli/gpu_required.h"
 #include "cli/model_source.h"
 #include "cli/positive_number.h"
+#include "cli/precision_options.h"
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "src/engine/engine.h"
@@ -42,6 +43,7 @@ struct RunOptions {
     std::string schedule = "sequential";
     std::string db = db::kDefaultDatabasePath;
     std::string precision = "fp32";
+    std::string layout = "auto";
     std::optional<uint64_t> seed;
 };
 
@@ -73,9 +75,11 @@ void write_output(const std::string& path, const std::vector<float>& values) {
     if (!file) throw Error(fmt::format("cannot write output file '{}'", path));
 }
 
-std::vector<float> run_gpu_sequential(const Graph& graph, const HostTensor& input, MathMode math) {
+std::vector<float> run_gpu_sequential(const Graph& graph, const HostTensor& input,
+                                      const RunOptions& o) {
     EngineOptions options;
-    options.math = math;
+    options.precision = precision_from_string(o.precision);
+    options.layout = layout_choice(o.layout);
     options.weight_seed = kWeightSeed;
     Engine engine(graph, options);
     engine.set_input(input);
@@ -115,14 +119,13 @@ void run_inference(const RunOptions& o) {
     if (!gpu)
         output = reference_run(graph, input).data;
     else if (o.schedule == "sequential")
-        output = run_gpu_sequential(graph, input,
-                                    o.precision == "tf32" ? MathMode::Tf32 : MathMode::Fp32);
+        output = run_gpu_sequential(graph, input, o);
     else
         output = run_gpu_best(o, input);
     write_output(o.output, output);
     fmt::print("wrote {}: {} float32 NCHW ({}, {} schedule{}; input {})\n", o.output,
                shape_text(graph.output_shape()), gpu ? "GPU engine" : "CPU reference", o.schedule,
-               gpu ? fmt::format(", {}", o.precision) : std::string(),
+               gpu ? fmt::format(", {} {}", o.precision, o.layout) : std::string(),
                o.input.empty() ? fmt::format("seeded random, seed {}", o.seed.value_or(kInputSeed))
                                : o.input);
 }
@@ -145,9 +148,10 @@ void add_run_command(CLI::App& app) {
                     "sequential, or best: the schedule `iostune search` stored (gpu only)")
         ->check(CLI::IsMember({"sequential", "best"}));
     cmd->add_option("--db", o->db, "schedule database for --schedule best");
-    cmd->add_option("--precision", o->precision,
-                    "GPU math: fp32 (strict) or tf32 (PyTorch's default for convolutions)")
-        ->check(CLI::IsMember({"fp32", "tf32"}));
+    add_precision_option(cmd, o->precision, "GPU precision (the output is float32 in each)");
+    add_layout_option(cmd, o->layout,
+                      "GPU activation layout for --schedule sequential: nchw, nhwc, or auto "
+                      "(nhwc for fp16/bf16, nchw otherwise); --schedule best runs the stored one's");
     cmd->add_option("-s,--seed", o->seed,
                     fmt::format("seed of the random input (default {})", kInputSeed))
         ->excludes(input);

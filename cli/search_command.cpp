@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "cli/positive_number.h"
+#include "cli/precision_options.h"
 #include "db/schedule_store.h"
 #include "replay/tuning_job.h"
 #include "search/device_profile.h"
@@ -32,7 +33,8 @@ struct SearchCommandOptions {
     std::string cost = "auto";
     std::string db = db::kDefaultDatabasePath;
     std::string device = "h100";
-    std::string math = "tf32";
+    std::string precision = "tf32";
+    std::string layout = "auto";
     std::string format = "table";
     std::string schedule_out;
     std::vector<std::string> contenders = TuningOptions{}.contenders;
@@ -142,7 +144,8 @@ void run_search(const SearchCommandOptions& o) {
     options.search.reference_endings = o.reference_endings;
     options.search.progress = o.format == "table";
     options.db_path = o.db;
-    options.precision = o.math;
+    options.precision = o.precision;
+    options.layout = layout_choice(o.layout);
     options.sim_device = o.device;
     options.contenders = o.contenders;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
@@ -200,9 +203,11 @@ void add_search_command(CLI::App& app) {
     cmd->add_option("--device", o->device, "device profile of the sim cost model")
         ->check(CLI::IsMember(device_profile_names()))
         ->capture_default_str();
-    cmd->add_option("--math", o->math, "math mode: tf32 (like PyTorch) or fp32 (strict)")
-        ->check(CLI::IsMember({"fp32", "tf32"}))
-        ->capture_default_str();
+    add_precision_option(cmd, o->precision, "precision of the engine the schedule is tuned for");
+    add_layout_option(cmd, o->layout,
+                      "activation layout: nchw, nhwc, or auto (on a GPU: time the sequential "
+                      "schedule in both and search in the faster; simulated: nhwc for fp16/bf16, "
+                      "nchw otherwise)");
     cmd->add_option("--format", o->format, "output: table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();

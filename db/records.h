@@ -38,6 +38,7 @@ struct ScheduleRecord {
     std::int64_t device_id = 0;
     int batch = 1;
     std::string precision;  // e.g. "fp32", "tf32", "fp16"
+    std::string layout = "nchw";  // the engine's activation layout: "nchw" or "nhwc"
     std::string strategy;   // e.g. "ios-both", "ios-merge", "ios-parallel", "sequential", "greedy"
     int r = 0;              // pruning: max operators per group
     int s = 0;              // pruning: max groups per stage
@@ -53,11 +54,13 @@ struct ScheduleRecord {
     std::string created_at;    // set by the store: UTC, ISO 8601
 };
 
-// One cached stage latency (the cost cache); unique on (device_id, batch, precision, stage_key).
+// One cached stage latency (the cost cache); unique on (device_id, batch, precision, layout,
+// stage_key).
 struct StageRecord {
     std::int64_t device_id = 0;
     int batch = 1;
     std::string precision;
+    std::string layout = "nchw";
     std::string stage_key;   // caller's canonical key, e.g. graph fingerprint + stage signature
     double latency_ms = 0.0; // median over repeats
     double spread_ms = 0.0;  // p90 - p10 of the repeats

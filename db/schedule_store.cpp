@@ -138,8 +138,8 @@ nlohmann::json parse_json_column(const Statement& row, int column, const std::st
 constexpr std::string_view kScheduleColumns =
     "s.id, s.model_id, s.device_id, s.batch, s.precision, s.strategy, s.r, s.s, s.predicted_ms, "
     "s.measured_ms, s.sequential_ms, s.search_stats_json, s.schedule_json, s.tool_version, "
-    "s.git_commit, s.created_at, s.conv_choices_json";
-constexpr int kScheduleColumnCount = 17;
+    "s.git_commit, s.created_at, s.conv_choices_json, s.layout";
+constexpr int kScheduleColumnCount = 18;
 
 ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     ScheduleRecord record;
@@ -160,6 +160,7 @@ ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     record.git_commit = row.column_text(14);
     record.created_at = row.column_text(15);
     record.conv_choices = parse_json_column(row, 16, path, "convolution choices");
+    record.layout = row.column_text(17);
     return record;
 }
 
@@ -193,7 +194,7 @@ ReportRow read_report_row(const Statement& row, const std::string& path) {
 
 constexpr std::string_view kStageColumns =
     "device_id, batch, precision, stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
-    "tool_version, measured_at";
+    "tool_version, measured_at, layout";
 
 StageRecord read_stage(const Statement& row) {
     StageRecord record;
@@ -209,6 +210,7 @@ StageRecord read_stage(const Statement& row) {
     record.simulated = row.column_int(9) != 0;
     record.tool_version = row.column_text(10);
     record.measured_at = row.column_text(11);
+    record.layout = row.column_text(12);
     return record;
 }
 
@@ -313,8 +315,9 @@ std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
     Statement insert(*connection_,
                      "INSERT INTO schedules (model_id, device_id, batch, precision, strategy, r, s, "
                      "predicted_ms, measured_ms, sequential_ms, search_stats_json, schedule_json, "
-                     "tool_version, git_commit, conv_choices_json) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+                     "tool_version, git_commit, conv_choices_json, layout) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                     "?16)");
     insert.bind_int(1, record.model_id)
         .bind_int(2, record.device_id)
         .bind_int(3, record.batch)
@@ -329,7 +332,8 @@ std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
         .bind_text(12, record.schedule.dump())
         .bind_text(13, stamp_or(record.tool_version, kVersion))
         .bind_text(14, stamp_or(record.git_commit, kGitCommit))
-        .bind_text(15, record.conv_choices.dump());
+        .bind_text(15, record.conv_choices.dump())
+        .bind_text(16, record.layout);
     insert.run();
     const std::int64_t id = sqlite3_last_insert_rowid(connection_->get());
     transaction.commit();
@@ -383,12 +387,17 @@ std::vector<ScheduleKey> ScheduleStore::list_keys() const {
 
 std::optional<StageRecord> ScheduleStore::stage_measurement(std::int64_t device_id, int batch,
                                                             const std::string& precision,
+                                                            const std::string& layout,
                                                             const std::string& stage_key) const {
     Statement query(*connection_,
                     fmt::format("SELECT {} FROM stage_measurements WHERE device_id = ?1 AND "
-                                "batch = ?2 AND precision = ?3 AND stage_key = ?4",
+                                "batch = ?2 AND precision = ?3 AND layout = ?4 AND stage_key = ?5",
                                 kStageColumns));
-    query.bind_int(1, device_id).bind_int(2, batch).bind_text(3, precision).bind_text(4, stage_key);
+    query.bind_int(1, device_id)
+        .bind_int(2, batch)
+        .bind_text(3, precision)
+        .bind_text(4, layout)
+        .bind_text(5, stage_key);
     if (!query.step()) return std::nullopt;
     return read_stage(query);
 }
@@ -403,7 +412,8 @@ void ScheduleStore::put_stage_measurements(const std::vector<StageRecord>& recor
     Statement insert(*connection_,
                      "INSERT OR REPLACE INTO stage_measurements (device_id, batch, precision, "
                      "stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
-                     "tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+                     "tool_version, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                     "?12)");
     for (const StageRecord& record : records) {
         insert.reset()
             .bind_int(1, record.device_id)
@@ -416,19 +426,21 @@ void ScheduleStore::put_stage_measurements(const std::vector<StageRecord>& recor
             .bind_int(8, record.ok ? 1 : 0)
             .bind_text(9, record.error)
             .bind_int(10, record.simulated ? 1 : 0)
-            .bind_text(11, stamp_or(record.tool_version, kVersion));
+            .bind_text(11, stamp_or(record.tool_version, kVersion))
+            .bind_text(12, record.layout);
         insert.run();
     }
     transaction.commit();
 }
 
 std::vector<StageRecord> ScheduleStore::stage_measurements(std::int64_t device_id, int batch,
-                                                           const std::string& precision) const {
+                                                           const std::string& precision,
+                                                           const std::string& layout) const {
     Statement query(*connection_,
                     fmt::format("SELECT {} FROM stage_measurements WHERE device_id = ?1 AND "
-                                "batch = ?2 AND precision = ?3 ORDER BY stage_key",
+                                "batch = ?2 AND precision = ?3 AND layout = ?4 ORDER BY stage_key",
                                 kStageColumns));
-    query.bind_int(1, device_id).bind_int(2, batch).bind_text(3, precision);
+    query.bind_int(1, device_id).bind_int(2, batch).bind_text(3, precision).bind_text(4, layout);
     std::vector<StageRecord> records;
     while (query.step()) records.push_back(read_stage(query));
     return records;

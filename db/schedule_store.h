@@ -50,8 +50,9 @@ public:
     std::int64_t add_schedule(const ScheduleRecord& record);
     std::optional<ScheduleRecord> schedule(std::int64_t id) const;
 
-    // The schedule with the lowest measured latency for the key; rows never measured end to end
-    // are not candidates (a prediction alone is no proof). Ties go to the newest row.
+    // The schedule with the lowest measured latency for the key, in whichever layout it was
+    // measured; rows never measured end to end are not candidates (a prediction alone is no
+    // proof). Ties go to the newest row.
     std::optional<ScheduleRecord> best_schedule(const std::string& fingerprint,
                                                 std::int64_t device_id, int batch,
                                                 const std::string& precision) const;
@@ -61,13 +62,15 @@ public:
     // The cost cache. put replaces any row of the same key and commits at once.
     std::optional<StageRecord> stage_measurement(std::int64_t device_id, int batch,
                                                  const std::string& precision,
+                                                 const std::string& layout,
                                                  const std::string& stage_key) const;
     void put_stage_measurement(const StageRecord& record);
     // Several in one transaction (one commit instead of one per row): all are kept or none.
     void put_stage_measurements(const std::vector<StageRecord>& records);
-    // Every cached stage of one (device, batch, precision), ordered by stage key.
+    // Every cached stage of one (device, batch, precision, layout), ordered by stage key.
     std::vector<StageRecord> stage_measurements(std::int64_t device_id, int batch,
-                                                const std::string& precision) const;
+                                                const std::string& precision,
+                                                const std::string& layout) const;
 
     // Best measured schedule per (model, device, batch, precision), ordered by model, device,
     // batch, precision.

@@ -80,6 +80,38 @@ constexpr std::string_view kIndexSchedulesByKey =
 constexpr std::string_view kAddConvChoices =
     "ALTER TABLE schedules ADD COLUMN conv_choices_json TEXT NOT NULL DEFAULT '{}'";
 
+// Version 4: the engine's activation layout (NCHW or channels-last NHWC) is part of its plan.
+// Each schedule records the layout it was searched and measured in; stage measurements are keyed
+// by it, so a channels-last search never reuses an NCHW stage time. SQLite cannot change a
+// primary key in place: the cache table is rebuilt, its rows (all NCHW until now) kept.
+constexpr std::string_view kAddScheduleLayout =
+    "ALTER TABLE schedules ADD COLUMN layout TEXT NOT NULL DEFAULT 'nchw'";
+constexpr std::string_view kCreateStageMeasurementsV4 = R"sql(
+CREATE TABLE stage_measurements_v4 (
+    device_id    INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+    batch        INTEGER NOT NULL CHECK (batch > 0),
+    precision    TEXT    NOT NULL,
+    layout       TEXT    NOT NULL,
+    stage_key    TEXT    NOT NULL,
+    latency_ms   REAL    NOT NULL,
+    spread_ms    REAL    NOT NULL,
+    repeats      INTEGER NOT NULL,
+    ok           INTEGER NOT NULL,
+    error        TEXT    NOT NULL,
+    tool_version TEXT    NOT NULL,
+    measured_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    simulated    INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (device_id, batch, precision, layout, stage_key)
+))sql";
+constexpr std::string_view kCopyStageMeasurementsV4 = R"sql(
+INSERT INTO stage_measurements_v4 (device_id, batch, precision, layout, stage_key, latency_ms,
+    spread_ms, repeats, ok, error, tool_version, measured_at, simulated)
+SELECT device_id, batch, precision, 'nchw', stage_key, latency_ms, spread_ms, repeats, ok, error,
+    tool_version, measured_at, simulated FROM stage_measurements)sql";
+constexpr std::string_view kDropStageMeasurementsV3 = "DROP TABLE stage_measurements";
+constexpr std::string_view kRenameStageMeasurementsV4 =
+    "ALTER TABLE stage_measurements_v4 RENAME TO stage_measurements";
+
 std::string newer_version_message(const Connection& connection, int found) {
     return fmt::format(
         "Database '{}' has schema version {}, newer than this iostune build understands (up to "
@@ -101,6 +133,8 @@ const std::vector<Migration>& migrations() {
         {1, {kCreateDevices, kCreateModels, kCreateSchedules, kCreateStageMeasurements}},
         {2, {kAddSimulatedFlag, kIndexSchedulesByKey}},
         {3, {kAddConvChoices}},
+        {4, {kAddScheduleLayout, kCreateStageMeasurementsV4, kCopyStageMeasurementsV4,
+             kDropStageMeasurementsV3, kRenameStageMeasurementsV4}},
     };
     return steps;
 }

@@ -7,6 +7,7 @@
 #include "src/engine/cuda_event.h"
 #include "src/engine/cuda_stream.h"
 #include "src/engine/device_buffer.h"
+#include "src/engine/kernels.h"
 #include "src/weights.h"
 
 namespace iostune {
@@ -34,9 +35,9 @@ double median_ms(const CudaStream& stream, Run run) {
 
 }  // namespace
 
-DeviceCeilings measure_device_ceilings(MathMode math) {
+DeviceCeilings measure_device_ceilings(Precision precision) {
     DeviceCeilings ceilings;
-    ceilings.math = math;
+    ceilings.precision = precision;
     CudaStream stream;
 
     constexpr size_t kCopyBytes = size_t(1) << 30;
@@ -50,27 +51,37 @@ DeviceCeilings measure_device_ceilings(MathMode math) {
     });
     ceilings.bytes_per_s = 2.0 * double(kCopyBytes) / (copy_ms * 1e-3);
 
+    // The arithmetic ceiling of the precision: SGEMM (strict or TF32 tensor cores), or a
+    // 16-bit GEMM on tensor cores with fp32 accumulation, as the engine's convolutions run.
     constexpr int kDim = 8192;
-    const size_t matrix_bytes = size_t(kDim) * kDim * sizeof(float);
-    DeviceBuffer a(matrix_bytes), b(matrix_bytes), c(matrix_bytes);
+    const DType type = storage_type(precision);
+    const size_t float_bytes = size_t(kDim) * kDim * sizeof(float);
+    const size_t matrix_bytes = size_t(kDim) * kDim * size_t(dtype_bytes(type));
+    DeviceBuffer a(matrix_bytes), b(matrix_bytes), c(matrix_bytes), staging(float_bytes);
     // Random operands: zeros can run faster than real data.
     const HostTensor operand = random_input({1, 1, kDim, kDim}, 1);
-    IOSTUNE_CUDA_CHECK(cudaMemcpy(a.get(), operand.data.data(), matrix_bytes, cudaMemcpyHostToDevice),
-                       "uploading the SGEMM probe");
-    IOSTUNE_CUDA_CHECK(cudaMemcpy(b.get(), operand.data.data(), matrix_bytes, cudaMemcpyHostToDevice),
-                       "uploading the SGEMM probe");
+    IOSTUNE_CUDA_CHECK(cudaMemcpy(staging.get(), operand.data.data(), float_bytes,
+                                  cudaMemcpyHostToDevice),
+                       "uploading the GEMM probe");
+    const TensorView from = packed_view(staging.get(), DType::F32, TensorLayout::Nchw, 1, 1, kDim, kDim);
+    launch_convert(from, packed_view(a.get(), type, TensorLayout::Nchw, 1, 1, kDim, kDim), stream.get());
+    launch_convert(from, packed_view(b.get(), type, TensorLayout::Nchw, 1, 1, kDim, kDim), stream.get());
     CublasHandle cublas;
     cublas.set_stream(stream.get());
-    IOSTUNE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(), math == MathMode::Tf32
-                                                             ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                             : CUBLAS_PEDANTIC_MATH),
+    IOSTUNE_CUBLAS_CHECK(cublasSetMathMode(cublas.get(),
+                                           precision == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                           : precision == Precision::Fp32 ? CUBLAS_PEDANTIC_MATH
+                                                                          : CUBLAS_DEFAULT_MATH),
                          "setting the probe's math mode");
+    const cudaDataType_t data_type =
+        type == DType::F16 ? CUDA_R_16F : (type == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F);
     const float one = 1.0f, zero = 0.0f;
     const double gemm_ms = median_ms(stream, [&] {
-        IOSTUNE_CUBLAS_CHECK(cublasSgemm(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, kDim, kDim, kDim,
-                                         &one, a.floats(), kDim, b.floats(), kDim, &zero,
-                                         c.floats(), kDim),
-                             "timing the SGEMM probe");
+        IOSTUNE_CUBLAS_CHECK(cublasGemmEx(cublas.get(), CUBLAS_OP_N, CUBLAS_OP_N, kDim, kDim, kDim,
+                                          &one, a.get(), data_type, kDim, b.get(), data_type, kDim,
+                                          &zero, c.get(), data_type, kDim, CUBLAS_COMPUTE_32F,
+                                          CUBLAS_GEMM_DEFAULT),
+                             "timing the GEMM probe");
     });
     ceilings.flops_per_s = 2.0 * double(kDim) * kDim * kDim / (gemm_ms * 1e-3);
     return ceilings;

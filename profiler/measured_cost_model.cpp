@@ -18,7 +18,7 @@ MeasuredCostModel::MeasuredCostModel(EngineOptions engine_options, MeasureOption
 MeasuredCostModel::~MeasuredCostModel() = default;
 
 std::string MeasuredCostModel::name() const {
-    return fmt::format("measured:{} ({})", device_name_, to_string(engine_options_.math));
+    return fmt::format("measured:{} ({})", device_name_, to_string(engine_options_.precision));
 }
 
 nlohmann::json MeasuredCostModel::work_seconds() const {

@@ -60,10 +60,11 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
     ModelProfile profile;
     profile.model = graph.name();
     profile.batch = graph.batch();
-    profile.math = engine.options().math;
+    profile.precision = engine.options().precision;
+    profile.layout = engine.layout();
     profile.device = query_device_info(engine.options().device);
     profile.iterations = std::max(1, options.iterations);
-    if (options.measure_ceilings) profile.ceilings = measure_device_ceilings(profile.math);
+    if (options.measure_ceilings) profile.ceilings = measure_device_ceilings(profile.precision);
 
     CudaStream stream;
     std::vector<std::vector<double>> op_times(size_t(graph.size()));
@@ -97,7 +98,7 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
         p.kind = op.kind;
         p.latency_us = median(op_times[size_t(op.id)]);
         p.flops = flops(graph, op.id);
-        p.bytes = bytes_moved(graph, op.id);
+        p.bytes = bytes_moved(graph, op.id, element_bytes(profile.precision));
         p.intensity = p.bytes > 0 ? double(p.flops) / double(p.bytes) : 0;
         p.compute_bound = ridge > 0 && p.intensity > ridge;
         for (const auto& plan : plans)

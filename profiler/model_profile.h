@@ -43,7 +43,8 @@ struct ProfileOptions {
 struct ModelProfile {
     std::string model;
     int batch = 0;
-    MathMode math = MathMode::Tf32;
+    Precision precision = Precision::Tf32;
+    TensorLayout layout = TensorLayout::Nchw;
     DeviceInfo device;
     DeviceCeilings ceilings;  // zero if not measured
     std::vector<OpProfile> ops;

@@ -21,8 +21,9 @@ std::string format_profile_table(const ModelProfile& p, int top) {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return p.ops[a].latency_us > p.ops[b].latency_us; });
 
-    std::string out = fmt::format("{} batch {} on {} ({}), {} measured runs\n", p.model, p.batch,
-                                  p.device.summary(), to_string(p.math), p.iterations);
+    std::string out = fmt::format("{} batch {} on {} ({} {}), {} measured runs\n", p.model,
+                                  p.batch, p.device.summary(), to_string(p.precision),
+                                  to_string(p.layout), p.iterations);
     if (p.ceilings.flops_per_s > 0)
         out += fmt::format("measured ceilings: {:.1f} TFLOP/s, {:.2f} TB/s, ridge {:.1f} FLOP/B\n",
                            p.ceilings.flops_per_s / 1e12, p.ceilings.bytes_per_s / 1e12,
@@ -83,7 +84,8 @@ nlohmann::json profile_to_json(const ModelProfile& p) {
     }
     return {{"model", p.model},
             {"batch", p.batch},
-            {"math", to_string(p.math)},
+            {"precision", to_string(p.precision)},
+            {"layout", to_string(p.layout)},
             {"device", device_to_json(p.device)},
             {"ceilings",
              {{"flops_per_s", p.ceilings.flops_per_s}, {"bytes_per_s", p.ceilings.bytes_per_s}}},

@@ -14,7 +14,7 @@
 #include "src/engine/engine.h"
 #include "src/engine/timing.h"
 #include "src/error.h"
-#include "src/math_mode.h"
+#include "src/precision.h"
 #include "src/model_json.h"
 
 namespace iostune {
@@ -42,6 +42,32 @@ Schedule schedule_to_run(const Graph& graph, ScheduleChoice& choice, bool fallba
     }
 }
 
+// The engine options every replay shares: precision, device and the caller's choice of I/O.
+// Native I/O hands the model's own channel count to the caller, so the RGB input is not padded.
+EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layout) {
+    EngineOptions engine_options;
+    engine_options.precision = precision_from_string(options.precision);
+    engine_options.layout = layout;
+    engine_options.device = options.device;
+    engine_options.float_io = !options.native_io;
+    engine_options.pad_input_channels = !options.native_io;
+    return engine_options;
+}
+
+// The layout a baseline or the sequential fallback runs in: the caller's, or the precision's.
+TensorLayout requested_layout(const ReplayOptions& options) {
+    if (options.layout == "auto") return default_layout(precision_from_string(options.precision));
+    return tensor_layout_from_string(options.layout);
+}
+
+void require_float_io(const ReplayInfo& info, const char* call) {
+    if (info.native_io)
+        throw Error(fmt::format("Replayer::{} takes float NCHW data, but this Replayer was built "
+                                "with native_io: fill native_input_buffer(), launch(), and read "
+                                "native_output_buffer() ({} {})",
+                                call, info.storage, info.layout));
+}
+
 }  // namespace
 
 struct Replayer::Impl {
@@ -56,6 +82,9 @@ struct Replayer::Impl {
          const EngineOptions& engine_options)
         : info(std::move(replay_info)), engine(std::move(graph), engine_options) {
         exec = engine.capture(schedule);
+        info.layout = to_string(engine.layout());
+        info.storage = to_string(engine.storage_type());
+        info.native_io = !engine_options.float_io;
         info.graph_nodes = exec.node_count();
         info.convolutions = engine.conv_count();
         info.pinned_convolutions = engine.pinned_conv_count();
@@ -73,7 +102,7 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
         init_with_baseline(model, options);
         return;
     }
-    const MathMode math = math_mode_from_string(options.precision);
+    const TensorLayout fallback_layout = requested_layout(options);  // checks both options' names
     // Store first, then model, then key: each failure is reported before the GPU is touched.
     const db::ScheduleStore store =
         db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
@@ -109,7 +138,8 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
     info.input_shape = dims(graph.input_shape());
     info.output_shape = dims(graph.output_shape());
     info.stages = int(schedule.flat_stages().size());
-    EngineOptions engine_options{math, options.device};
+    EngineOptions engine_options = engine_options_for(
+        options, choice.schedule ? tensor_layout_from_string(choice.schedule->layout) : fallback_layout);
     if (choice.schedule) {
         engine_options.conv_choices = conv_choices_from_json(
             choice.schedule->conv_choices,
@@ -128,7 +158,7 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
 }
 
 void Replayer::init_with_baseline(const std::string& model, const ReplayOptions& options) {
-    const MathMode math = math_mode_from_string(options.precision);
+    const EngineOptions engine_options = engine_options_for(options, requested_layout(options));
     Graph graph = load_model_spec(model, options.batch);
     // Opara without a profile orders ops by the simulated model's resource estimates.
     const Schedule schedule = make_baseline(options.schedule_source, graph, nullptr);
@@ -147,8 +177,7 @@ void Replayer::init_with_baseline(const std::string& model, const ReplayOptions&
     info.output_shape = dims(graph.output_shape());
     info.stages = int(schedule.flat_stages().size());
     info.strategy = "baseline:" + options.schedule_source;
-    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info),
-                                   EngineOptions{math, options.device});
+    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
 }
 
 Replayer::~Replayer() = default;
@@ -162,8 +191,11 @@ size_t Replayer::output_elements() const { return impl_->output_elements; }
 void Replayer::launch(cudaStream_t stream) { impl_->exec.launch(stream); }
 float* Replayer::input_buffer() { return impl_->engine.input_device(); }
 const float* Replayer::output_buffer() const { return impl_->engine.output_device(); }
+void* Replayer::native_input_buffer() { return impl_->engine.native_input().data; }
+const void* Replayer::native_output_buffer() const { return impl_->engine.native_output().data; }
 
 void Replayer::run(const float* input, float* output, cudaStream_t stream) {
+    require_float_io(impl_->info, "run");
     impl_->engine.set_input_device(input, stream);
     impl_->exec.launch(stream);
     IOSTUNE_CUDA_CHECK(
@@ -173,6 +205,7 @@ void Replayer::run(const float* input, float* output, cudaStream_t stream) {
 }
 
 void Replayer::run_host(const float* input, float* output, cudaStream_t stream) {
+    require_float_io(impl_->info, "run_host");
     IOSTUNE_CUDA_CHECK(
         cudaMemcpyAsync(impl_->engine.input_device(), input, impl_->input_elements * sizeof(float),
                         cudaMemcpyHostToDevice, stream),

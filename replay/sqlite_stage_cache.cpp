@@ -50,11 +50,12 @@ void SqliteStageCache::check_device(const StageCacheKey& key) const {
                                 device_label_, key.device));
 }
 
-SqliteStageCache::Measurements& SqliteStageCache::loaded(int batch, const std::string& precision) {
-    const auto slot = std::make_pair(batch, precision);
+SqliteStageCache::Measurements& SqliteStageCache::loaded(const StageCacheKey& key) {
+    const auto slot = std::make_tuple(key.batch, key.precision, key.layout);
     if (auto it = loaded_.find(slot); it != loaded_.end()) return it->second;
     Measurements measurements;
-    for (const db::StageRecord& record : store_.stage_measurements(device_id_, batch, precision))
+    for (const db::StageRecord& record :
+         store_.stage_measurements(device_id_, key.batch, key.precision, key.layout))
         measurements.emplace(record.stage_key, to_measurement(record));
     return loaded_.emplace(slot, std::move(measurements)).first->second;
 }
@@ -74,18 +75,19 @@ void SqliteStageCache::flush_if_due() {
 std::optional<StageMeasurement> SqliteStageCache::get(const StageCacheKey& key) {
     check_device(key);
     flush_if_due();
-    const Measurements& measurements = loaded(key.batch, key.precision);
+    const Measurements& measurements = loaded(key);
     if (auto it = measurements.find(key.stage); it != measurements.end()) return it->second;
     return std::nullopt;
 }
 
 void SqliteStageCache::put(const StageCacheKey& key, const StageMeasurement& measurement) {
     check_device(key);
-    loaded(key.batch, key.precision)[key.stage] = measurement;
+    loaded(key)[key.stage] = measurement;
     db::StageRecord record;
     record.device_id = device_id_;
     record.batch = key.batch;
     record.precision = key.precision;
+    record.layout = key.layout;
     record.stage_key = key.stage;
     record.latency_ms = measurement.latency_ms;
     record.spread_ms = measurement.spread_ms;

@@ -3,11 +3,11 @@
 // is committed once its oldest measurement is `max_age_s` old (checked at every get and put) or
 // it holds `max_pending` of them, and when the cache is flushed or destroyed; so a search killed
 // mid-way loses at most the measurements of its last second (by default, and at most 1,000),
-// keeps a valid database, and the next search of the same device, batch and precision reuses
-// every measurement that was committed.
+// keeps a valid database, and the next search of the same device, batch, precision and layout
+// reuses every measurement that was committed.
 //
-// Reads are served from memory: the first get or put of a (batch, precision) loads that part
-// of the device's stored measurements in one query. Rows another process writes afterwards are
+// Reads are served from memory: the first get or put of a (batch, precision, layout) loads that
+// part of the device's stored measurements in one query. Rows another process writes afterwards are
 // not seen by this cache; at worst such a stage is measured again and its row replaced.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -53,14 +54,14 @@ private:
     using Measurements = std::unordered_map<std::string, StageMeasurement>;  // by stage key
 
     void check_device(const StageCacheKey& key) const;
-    Measurements& loaded(int batch, const std::string& precision);
+    Measurements& loaded(const StageCacheKey& key);  // the key's (batch, precision, layout)
     void flush_if_due();
 
     db::ScheduleStore& store_;
     std::int64_t device_id_;
     std::string device_label_;
     StageCacheBatching batching_;
-    std::map<std::pair<int, std::string>, Measurements> loaded_;  // by (batch, precision)
+    std::map<std::tuple<int, std::string, std::string>, Measurements> loaded_;
     std::vector<db::StageRecord> pending_;
     std::chrono::steady_clock::time_point oldest_pending_;
     std::int64_t committed_ = 0;

@@ -21,7 +21,7 @@
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
-#include "src/math_mode.h"
+#include "src/precision.h"
 #include "src/stopwatch.h"
 #include "src/model_json.h"
 #include "src/weights.h"
@@ -74,11 +74,48 @@ struct EndToEnd {
 // All schedules on one engine (same weights, same input, same per-op algorithms), so the only
 // numerical differences come from merged convolutions. Each is timed as the CUDA Graph replay
 // will launch, and each output is checked against the sequential schedule's.
-EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
-                            std::vector<Baseline> baselines, const TuningOptions& options) {
+EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layout) {
     EngineOptions engine_options;
-    engine_options.math = math_mode_from_string(options.precision);
+    engine_options.precision = precision_from_string(options.precision);
+    engine_options.layout = layout;
     engine_options.device = options.device;
+    return engine_options;
+}
+
+// Times the sequential schedule end to end in each layout (each on an engine of its own, with
+// convolutions chosen for that layout) and returns the faster; `timed` gets the timings. A
+// layout cuDNN cannot run the model in is no candidate (`notices` says why).
+TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
+                            std::vector<ContestEntry>& timed, std::vector<std::string>& notices) {
+    std::optional<TensorLayout> fastest;
+    double fastest_ms = 0;
+    for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
+        try {
+            Engine engine(graph, engine_options_for(options, layout));
+            engine.set_input(random_input(graph.input_shape(), 7));
+            const CudaGraphExec exec = engine.capture(sequential_schedule(graph));
+            const double ms =
+                measure_graph(exec, engine.origin_stream(), options.end_to_end).median_ms;
+            timed.push_back({to_string(layout), ms});
+            if (!fastest || ms < fastest_ms) fastest = layout, fastest_ms = ms;
+        } catch (const Error& e) {
+            notices.push_back(fmt::format("notice: layout {} is no candidate for '{}': {}",
+                                          to_string(layout), graph.name(), e.what()));
+        }
+    }
+    if (!fastest) {
+        std::string why;
+        for (const std::string& line : notices) why += "\n  " + line;
+        throw Error(fmt::format("'{}' runs in neither layout in {} on this GPU:{}", graph.name(),
+                                options.precision, why));
+    }
+    return *fastest;
+}
+
+EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
+                            std::vector<Baseline> baselines, const TuningOptions& options,
+                            TensorLayout layout) {
+    const EngineOptions engine_options = engine_options_for(options, layout);
     Engine engine(graph, engine_options);
     engine.set_input(random_input(graph.input_shape(), 7));
     EndToEnd result;
@@ -107,10 +144,8 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
         const HostTensor output = run(baseline.schedule, baseline.timing);
         if (baseline.name == "sequential") {
             reference = output;
-            // TF32 products keep 10 mantissa bits, and a merged convolution may get another
-            // algorithm.
-            const double relative = engine_options.math == MathMode::Tf32 ? 2e-2 : 1e-3;
-            result.tolerance = relative * std::max(1.0, max_magnitude(reference));
+            result.tolerance = schedule_tolerance(engine_options.precision) *
+                               std::max(1.0, max_magnitude(reference));
         } else {
             check(output, baseline.name);
         }
@@ -145,7 +180,7 @@ CostChoice cost_choice_from_string(const std::string& name) {
 TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                              const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
-    math_mode_from_string(options.precision);  // reject a bad precision before anything is written
+    const Precision precision = precision_from_string(options.precision);  // before any write
     const std::vector<std::string> contenders = contender_list(options.contenders);
 
     // Shown once the store is open, so a refused store is the only message the user sees.
@@ -167,13 +202,17 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         }
     }
 
+    // The layout: the caller's, or timed on the GPU (labelled default when simulated).
+    std::vector<ContestEntry> layout_ms;
+    TensorLayout layout = options.layout.value_or(default_layout(precision));
+    if (!simulate && !options.layout) layout = fastest_layout(graph, options, layout_ms, notices);
+
     std::unique_ptr<CostModel> inner;
     db::DeviceRecord device;
     std::string device_label;
     std::string device_summary;
     if (simulate) {
-        inner = std::make_unique<SimCostModel>(device_profile(options.sim_device),
-                                               math_mode_from_string(options.precision));
+        inner = std::make_unique<SimCostModel>(device_profile(options.sim_device), precision);
         device = sim_device_record(options.sim_device);
         device_label = device.name;
         device_summary = describe_device(device);
@@ -183,10 +222,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                 "measurement",
                 inner->name()));
     } else {
-        EngineOptions engine_options;
-        engine_options.math = math_mode_from_string(options.precision);
-        engine_options.device = options.device;
-        inner = std::make_unique<MeasuredCostModel>(engine_options);
+        inner = std::make_unique<MeasuredCostModel>(engine_options_for(options, layout));
         const DeviceInfo info = query_device_info(options.device);
         device = to_device_record(info);
         device_label = info.name;
@@ -203,13 +239,15 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         store.upsert_model({0, graph.name(), graph_fingerprint, graph_to_json(graph)});
 
     SqliteStageCache cache(store, device_id, device_label);
-    CachedCostModel cost(*inner, cache, {device_label, options.precision});
+    CachedCostModel cost(*inner, cache, {device_label, options.precision, to_string(layout)});
 
     TuningSummary summary;
     summary.model = graph.name();
     summary.fingerprint = graph_fingerprint;
     summary.batch = graph.batch();
     summary.precision = options.precision;
+    summary.layout = to_string(layout);
+    summary.layout_ms = layout_ms;
     summary.strategy = to_string(options.search.strategy);
     summary.r = options.search.prune ? options.search.max_group_ops : 0;
     summary.s = options.search.prune ? options.search.max_groups : 0;
@@ -244,12 +282,15 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                             {"cost_seconds", cost_seconds},
                             {"prune", options.search.prune},
                             {"reference_endings", options.search.reference_endings},
-                            {"sequential_predicted_ms", summary.sequential_predicted_ms}};
+                            {"sequential_predicted_ms", summary.sequential_predicted_ms},
+                            {"layout", summary.layout}};
+    for (const ContestEntry& e : layout_ms) stats["layout_sequential_ms"][e.strategy] = e.median_ms;
     db::ScheduleRecord row;
     row.model_id = model_id;
     row.device_id = device_id;
     row.batch = graph.batch();
     row.precision = options.precision;
+    row.layout = summary.layout;
     row.strategy = summary.strategy;
     row.r = summary.r;
     row.s = summary.s;
@@ -265,7 +306,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         std::vector<Baseline> baselines;
         for (const std::string& name : contenders)
             baselines.push_back({name, make_baseline(name, graph), {}});
-        EndToEnd e2e = measure_end_to_end(graph, result.schedule, std::move(baselines), options);
+        EndToEnd e2e =
+            measure_end_to_end(graph, result.schedule, std::move(baselines), options, layout);
         summary.measured_ms = e2e.schedule.median_ms;
         summary.sequential_ms = e2e.baselines.front().timing.median_ms;
         summary.measured_cv = e2e.schedule.cv();

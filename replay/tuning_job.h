@@ -23,6 +23,7 @@
 #include "src/engine/timing.h"
 #include "src/graph.h"
 #include "src/schedule.h"
+#include "src/tensor_layout.h"
 
 namespace iostune {
 
@@ -37,7 +38,10 @@ struct TuningOptions {
     SearchOptions search;
     CostChoice cost = CostChoice::Auto;
     std::string db_path = "iostune.db";
-    std::string precision = "tf32";   // math mode: "tf32" or "fp32"
+    std::string precision = "tf32";   // "fp32", "tf32", "fp16" or "bf16"
+    // The engine's activation layout. Unset: on a GPU, the sequential schedule is timed end to
+    // end in NCHW and in NHWC and the search runs in the faster; simulated, default_layout().
+    std::optional<TensorLayout> layout;
     std::string sim_device = "h100";  // device profile of the simulated cost model
     int device = 0;                   // CUDA device ordinal
     // Baselines timed end to end beside the searched schedule (and sequential, always): greedy,
@@ -52,6 +56,8 @@ struct TuningSummary {
     std::string fingerprint;
     int batch = 0;
     std::string precision;
+    std::string layout;                   // what the search ran in: "nchw" or "nhwc"
+    std::vector<ContestEntry> layout_ms;  // sequential end to end per layout, when timed to choose
     std::string strategy;  // the search's, e.g. "ios-both"
     int r = 0, s = 0;      // 0 when not pruned
     std::string cost_model;

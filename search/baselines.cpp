@@ -21,7 +21,7 @@ Schedule make_baseline(const std::string& name, const Graph& graph,
     if (name == "opara") {
         if (!resources)
             return opara_schedule(graph,
-                                  estimate_resource_table(graph, device_profile("h100"), MathMode::TF32));
+                                  estimate_resource_table(graph, device_profile("h100"), Precision::Tf32));
         if (resources->ops.size() != size_t(graph.size()))
             throw Error(fmt::format("resource table '{}' covers {} ops but graph '{}' has {}; "
                                     "profile this graph (same model and batch) first",

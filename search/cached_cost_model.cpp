@@ -25,7 +25,7 @@ StageCacheKey CachedCostModel::key(const Graph& graph, const Stage& stage) const
         keyed_graph_key_ = graph_key_(graph);
         keyed_structure_ = structure_of(graph);
     }
-    return StageCacheKey{scope_.device, graph.batch(), scope_.precision,
+    return StageCacheKey{scope_.device, graph.batch(), scope_.precision, scope_.layout,
                          keyed_graph_key_ + "|" + stage_signature(stage)};
 }
 

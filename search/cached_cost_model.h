@@ -15,7 +15,8 @@ namespace iostune {
 
 struct CacheScope {
     std::string device;     // the GPU the inner model measures on, or "sim:<profile>"
-    std::string precision;  // math mode of the measurements, e.g. "tf32"
+    std::string precision;  // of the measurements, e.g. "tf32"
+    std::string layout = "nchw";  // the engine's activation layout
 };
 
 class CachedCostModel final : public CostModel {

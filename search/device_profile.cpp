@@ -29,6 +29,7 @@ const std::vector<DeviceProfile>& profiles() {
             .shared_mem_per_sm = 228 * 1024,
             .peak_fp32_flops = 66.9e12,
             .peak_tf32_flops = 494.7e12,
+            .peak_fp16_flops = 989.4e12,
             .gemm_efficiency = 0.55,
             .dram_bandwidth = 3.0e12,  // ~90% of the 3.35 TB/s spec, as STREAM-like copies see
             .dram_saturation_sms = 24,
@@ -47,6 +48,7 @@ const std::vector<DeviceProfile>& profiles() {
             .shared_mem_per_sm = 164 * 1024,
             .peak_fp32_flops = 19.5e12,
             .peak_tf32_flops = 156.0e12,
+            .peak_fp16_flops = 312.0e12,
             .gemm_efficiency = 0.55,
             .dram_bandwidth = 1.4e12,
             .dram_saturation_sms = 20,
@@ -65,6 +67,7 @@ const std::vector<DeviceProfile>& profiles() {
             .shared_mem_per_sm = 96 * 1024,
             .peak_fp32_flops = 15.7e12,
             .peak_tf32_flops = 15.7e12,  // no TF32: FP32 convolutions run on CUDA cores
+            .peak_fp16_flops = 125.0e12,  // fp16 tensor cores (no bf16: the estimate is fp16's)
             .gemm_efficiency = 0.65,
             .dram_bandwidth = 0.8e12,
             .dram_saturation_sms = 16,

@@ -22,6 +22,7 @@ struct DeviceProfile {
 
     double peak_fp32_flops = 0.0;  // CUDA-core FP32, FLOP/s (a multiply-add counts as 2)
     double peak_tf32_flops = 0.0;  // tensor-core TF32, dense; equals FP32 where there is none
+    double peak_fp16_flops = 0.0;  // tensor-core fp16/bf16 with fp32 accumulation, dense
     // Fraction of the peak a tuned convolution/GEMM kernel sustains once it fills the machine.
     double gemm_efficiency = 0.0;
     double dram_bandwidth = 0.0;  // sustained (measured-style), bytes/s

@@ -179,11 +179,22 @@ KernelEstimate merged_conv_kernel(const Graph& graph, const std::vector<int>& co
     return conv_kernel(graph.tensor_shape(first.inputs.front()), out, merged);
 }
 
-KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& device, MathMode mode) {
+// The GEMM peak of a precision: tensor cores for TF32 and 16-bit data, FMA for strict fp32.
+double gemm_peak(const DeviceProfile& device, Precision precision) {
+    switch (precision) {
+        case Precision::Tf32: return device.peak_tf32_flops;
+        case Precision::Fp16:
+        case Precision::Bf16: return device.peak_fp16_flops;
+        default: return device.peak_fp32_flops;
+    }
+}
+
+KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& device,
+                         Precision precision) {
     double peak = device.peak_fp32_flops;
-    if (kernel.gemm)
-        peak = (mode == MathMode::TF32 ? device.peak_tf32_flops : device.peak_fp32_flops) *
-               device.gemm_efficiency;
+    if (kernel.gemm) peak = gemm_peak(device, precision) * device.gemm_efficiency;
+    // Kernel estimates count fp32 elements; 16-bit storage moves half the bytes.
+    const double byte_scale = double(element_bytes(precision)) / kFloat;
     const int resident = resident_blocks_per_sm(device, kernel.threads,
                                                 kernel.registers_per_thread,
                                                 kernel.shared_mem_bytes);
@@ -200,11 +211,12 @@ KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& devi
 
     KernelTiming t;
     t.compute_s = double(per_sm) * kernel.block_flops / (sm_flops * fill);
-    t.memory_s = std::max(kernel.bytes / device.dram_bandwidth,
-                          double(per_sm) * kernel.block_bytes / device.per_sm_bandwidth());
+    t.memory_s = byte_scale * std::max(kernel.bytes / device.dram_bandwidth,
+                                       double(per_sm) * kernel.block_bytes /
+                                           device.per_sm_bandwidth());
     t.time_s = std::max(t.compute_s, t.memory_s) + device.kernel_launch_s;
     t.machine_flops_s = double(kernel.blocks) * kernel.block_flops / peak;
-    t.machine_bytes_s = kernel.bytes / device.dram_bandwidth;
+    t.machine_bytes_s = byte_scale * kernel.bytes / device.dram_bandwidth;
     t.resident_blocks_per_sm = resident;
     t.occupancy = double(resident * kernel.threads) / device.max_threads_per_sm;
     t.compute_bound = t.compute_s >= t.memory_s;
@@ -212,14 +224,14 @@ KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& devi
 }
 
 OpResources estimate_op_resources(const Graph& graph, int op_id, const DeviceProfile& device,
-                                  MathMode mode) {
+                                  Precision precision) {
     const auto kernels = op_kernels(graph, op_id);
     OpResources r;
     r.kernels = int(kernels.size());
     const KernelEstimate* widest = nullptr;
     double longest = -1.0;
     for (const auto& k : kernels) {
-        const KernelTiming t = time_kernel(k, device, mode);
+        const KernelTiming t = time_kernel(k, device, precision);
         r.kernel_time_ms += t.time_s * 1e3;
         // The op's character is that of the kernel it spends most time in.
         if (t.time_s > longest) {
@@ -232,7 +244,7 @@ OpResources estimate_op_resources(const Graph& graph, int op_id, const DevicePro
     r.block_threads = widest->threads;
     r.registers_per_thread = widest->registers_per_thread;
     r.shared_mem_bytes = widest->shared_mem_bytes;
-    r.occupancy = time_kernel(*widest, device, mode).occupancy;
+    r.occupancy = time_kernel(*widest, device, precision).occupancy;
     r.block_sm_share = block_sm_share(device, r.block_threads, r.registers_per_thread,
                                       r.shared_mem_bytes);
     r.measured = false;
@@ -240,12 +252,12 @@ OpResources estimate_op_resources(const Graph& graph, int op_id, const DevicePro
 }
 
 OpResourceTable estimate_resource_table(const Graph& graph, const DeviceProfile& device,
-                                        MathMode mode) {
+                                        Precision precision) {
     OpResourceTable table;
     table.source = "sim:" + device.name;
     table.ops.reserve(size_t(graph.size()));
     for (int id = 0; id < graph.size(); ++id)
-        table.ops.push_back(estimate_op_resources(graph, id, device, mode));
+        table.ops.push_back(estimate_op_resources(graph, id, device, precision));
     return table;
 }
 

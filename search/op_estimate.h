@@ -15,7 +15,7 @@
 #include "search/device_profile.h"
 #include "search/op_resources.h"
 #include "src/graph.h"
-#include "src/math_mode.h"
+#include "src/precision.h"
 
 namespace iostune {
 
@@ -29,7 +29,7 @@ struct KernelEstimate {
     double block_bytes = 0.0;  // bytes one thread block reads and writes
     double flops = 0.0;        // useful FLOPs of the whole kernel
     double bytes = 0.0;        // compulsory DRAM bytes of the whole kernel
-    bool gemm = false;         // runs at the math mode's GEMM peak (tensor cores under TF32)
+    bool gemm = false;         // runs at the precision's GEMM peak (tensor cores but in fp32)
 };
 
 struct KernelTiming {
@@ -50,12 +50,15 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id);
 // zero-padded to the largest. The ops must be mergeable (see can_merge()).
 KernelEstimate merged_conv_kernel(const Graph& graph, const std::vector<int>& conv_ids);
 
-KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& device, MathMode mode);
+// The kernel's time in a precision: GEMMs at its tensor-core (or FMA) peak, bytes at its element
+// size (estimates count fp32 elements).
+KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& device,
+                         Precision precision);
 
 // Estimated resource demand of one op / of every op of the graph (source "sim:<device>").
 OpResources estimate_op_resources(const Graph& graph, int op_id, const DeviceProfile& device,
-                                  MathMode mode);
+                                  Precision precision);
 OpResourceTable estimate_resource_table(const Graph& graph, const DeviceProfile& device,
-                                        MathMode mode);
+                                        Precision precision);
 
 }  // namespace iostune

@@ -8,13 +8,13 @@
 
 namespace iostune {
 
-SimCostModel::SimCostModel(const DeviceProfile& device, MathMode mode)
-    : device_(device), mode_(mode) {}
+SimCostModel::SimCostModel(const DeviceProfile& device, Precision precision)
+    : device_(device), precision_(precision) {}
 
 double SimCostModel::op_seconds(const Graph& graph, int op_id) const {
     double total = 0.0;
     for (const auto& kernel : op_kernels(graph, op_id))
-        total += time_kernel(kernel, device_, mode_).time_s;
+        total += time_kernel(kernel, device_, precision_).time_s;
     return total;
 }
 
@@ -39,7 +39,7 @@ double SimCostModel::stage_seconds(const Graph& graph, const Stage& stage) const
         if (!can_merge(graph, ops, &why))
             throw Error(fmt::format("merge stage {} is not mergeable: {}", stage_signature(stage),
                                     why));
-        return time_kernel(merged_conv_kernel(graph, ops), device_, mode_).time_s;
+        return time_kernel(merged_conv_kernel(graph, ops), device_, precision_).time_s;
     }
 
     double longest_group = 0.0;
@@ -48,7 +48,7 @@ double SimCostModel::stage_seconds(const Graph& graph, const Stage& stage) const
         double group_time = 0.0;
         for (int id : group) {
             for (const auto& kernel : op_kernels(graph, id)) {
-                const KernelTiming t = time_kernel(kernel, device_, mode_);
+                const KernelTiming t = time_kernel(kernel, device_, precision_);
                 group_time += t.time_s;
                 machine_flops += t.machine_flops_s;
                 machine_bytes += t.machine_bytes_s;

@@ -20,7 +20,7 @@ namespace iostune {
 class SimCostModel final : public CostModel {
 public:
     explicit SimCostModel(const DeviceProfile& device = device_profile("h100"),
-                          MathMode mode = MathMode::TF32);
+                          Precision precision = Precision::Tf32);
 
     // Estimated latency; a stage that cannot run (unknown op, illegal merge) comes back with
     // ok = false and the reason, as a failed measurement would.
@@ -29,7 +29,7 @@ public:
     bool simulated() const override { return true; }
 
     const DeviceProfile& device() const { return device_; }
-    MathMode math_mode() const { return mode_; }
+    Precision precision() const { return precision_; }
 
     // Estimated seconds of one op run alone (its kernels back to back, launches included).
     double op_seconds(const Graph& graph, int op_id) const;
@@ -38,7 +38,7 @@ public:
 
 private:
     DeviceProfile device_;
-    MathMode mode_;
+    Precision precision_;
 };
 
 }  // namespace iostune

@@ -10,12 +10,13 @@
 
 namespace iostune {
 
-// A measurement is only reusable on the same device, batch size and precision, for the same
-// stage of the same graph structure.
+// A measurement is only reusable on the same device, batch size, precision and layout, for the
+// same stage of the same graph structure.
 struct StageCacheKey {
     std::string device;     // GPU name, or "sim:<profile>" for estimates
     int batch = 0;
-    std::string precision;  // math mode, e.g. "tf32"
+    std::string precision;  // e.g. "tf32", "fp16"
+    std::string layout;     // the engine's activation layout, "nchw" or "nhwc"
     std::string stage;      // graph fingerprint + "|" + stage_signature()
     auto operator<=>(const StageCacheKey&) const = default;
 };

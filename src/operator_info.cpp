@@ -78,11 +78,11 @@ int64_t flops(const Graph& graph, int op_id) {
     return 0;
 }
 
-int64_t bytes_moved(const Graph& graph, int op_id) {
+int64_t bytes_moved(const Graph& graph, int op_id, int element_bytes) {
     const Op& op = graph.op(op_id);
     int64_t elems = op.output.elements() + param_count(graph, op_id);
     for (int src : op.inputs) elems += graph.tensor_shape(src).elements();
-    return elems * int64_t(sizeof(float));
+    return elems * int64_t(element_bytes);
 }
 
 GraphTotals totals(const Graph& graph) {

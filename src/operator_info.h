@@ -21,13 +21,13 @@ int64_t param_count(const Graph& graph, int op_id);
 // Floating-point operations (a multiply-add counts as 2) at the graph's batch size.
 int64_t flops(const Graph& graph, int op_id);
 // Minimum bytes moved through device memory: each input read once, parameters read once,
-// output written once (fp32).
-int64_t bytes_moved(const Graph& graph, int op_id);
+// output written once, each element `element_bytes` wide (4: fp32; 2: fp16/bf16 storage).
+int64_t bytes_moved(const Graph& graph, int op_id, int element_bytes = 4);
 
 struct GraphTotals {
     int64_t flops = 0;
     int64_t params = 0;
-    int64_t bytes = 0;
+    int64_t bytes = 0;  // in fp32
 };
 GraphTotals totals(const Graph& graph);
 

@@ -56,7 +56,7 @@ def breakdown(profile, top):
         kern = kernels[short_kernel(op.get("main_kernel"))]
         kern["count"] += 1
         kern["us"] += op["latency_us"]
-    lines = [f"### {profile['model']} batch {profile['batch']} ({profile['math']}, "
+    lines = [f"### {profile['model']} batch {profile['batch']} ({profile.get('precision', profile.get('math'))}, "
              f"{profile['device']['name']})", "",
              f"op sum {total / 1e3:.3f} ms, critical path {profile['critical_path_us'] / 1e3:.3f} "
              f"ms, eager span {profile['span_us'] / 1e3:.3f} ms, GPU busy "

@@ -1,6 +1,7 @@
 // Owned cuDNN descriptors (tensor, filter, convolution, activation, pooling), each created and
-// set in its constructor and checked. Tensor descriptors take an explicit batch stride so that
-// an op can read or write a channel slice of a wider tensor (concat in place, merged outputs).
+// set in its constructor and checked. Tensor descriptors follow a TensorView's type, layout and
+// strides, so an op can read or write a channel slice of a wider tensor (concat in place, merged
+// outputs).
 #pragma once
 
 #include <cudnn.h>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "src/engine/cuda_check.h"
+#include "src/engine/tensor_view.h"
 
 namespace iostune {
 
@@ -40,13 +42,44 @@ private:
 
 }  // namespace detail
 
-// NCHW float tensor; `batch_stride` in elements (c*h*w when packed, wider for a channel slice).
+inline cudnnDataType_t cudnn_type(DType type) {
+    switch (type) {
+        case DType::F16: return CUDNN_DATA_HALF;
+        case DType::BF16: return CUDNN_DATA_BFLOAT16;
+        default: return CUDNN_DATA_FLOAT;
+    }
+}
+
+inline cudnnTensorFormat_t cudnn_format(TensorLayout layout) {
+    return layout == TensorLayout::Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+
+// A tensor as a TensorView describes it: type, layout and strides (a channel slice of a wider
+// tensor has the wider tensor's row stride). A packed tensor is set by its format, which is how
+// cuDNN's NHWC kernels recognise it.
 class TensorDescriptor {
 public:
-    TensorDescriptor(int n, int c, int h, int w, int64_t batch_stride, const std::string& context)
-        : desc_(context) {
-        IOSTUNE_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(desc_.get(), CUDNN_DATA_FLOAT, n, c, h, w,
-                                                         int(batch_stride), h * w, w, 1),
+    TensorDescriptor(const TensorView& v, const std::string& context) : desc_(context) {
+        if (v.packed()) {
+            IOSTUNE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc_.get(), cudnn_format(v.layout),
+                                                           cudnn_type(v.dtype), v.n, v.c, v.h, v.w),
+                                context);
+            return;
+        }
+        const int64_t rs = v.row_stride;
+        const int64_t n_stride = v.batch_stride();
+        const int64_t c_stride = v.nhwc() ? 1 : int64_t(v.h) * v.w;
+        const int64_t h_stride = v.nhwc() ? int64_t(v.w) * rs : v.w;
+        const int64_t w_stride = v.nhwc() ? rs : 1;
+        IOSTUNE_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(desc_.get(), cudnn_type(v.dtype), v.n, v.c,
+                                                         v.h, v.w, int(n_stride), int(c_stride),
+                                                         int(h_stride), int(w_stride)),
+                            context);
+    }
+    // A packed [1, c, 1, 1] vector (a bias).
+    TensorDescriptor(DType type, int c, const std::string& context) : desc_(context) {
+        IOSTUNE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc_.get(), CUDNN_TENSOR_NCHW,
+                                                       cudnn_type(type), 1, c, 1, 1),
                             context);
     }
     cudnnTensorDescriptor_t get() const { return desc_.get(); }
@@ -57,13 +90,15 @@ private:
         desc_;
 };
 
-// Filter [k, c, h, w] (c = input channels per group), float, NCHW (KCRS).
+// Filter [k, c, h, w] (c = input channels per group): KCRS for NCHW, KRSC for NHWC.
 class FilterDescriptor {
 public:
-    FilterDescriptor(int k, int c, int h, int w, const std::string& context) : desc_(context) {
-        IOSTUNE_CUDNN_CHECK(
-            cudnnSetFilter4dDescriptor(desc_.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, h, w),
-            context);
+    FilterDescriptor(DType type, TensorLayout layout, int k, int c, int h, int w,
+                     const std::string& context)
+        : desc_(context) {
+        IOSTUNE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(desc_.get(), cudnn_type(type),
+                                                       cudnn_format(layout), k, c, h, w),
+                            context);
     }
     cudnnFilterDescriptor_t get() const { return desc_.get(); }
 
@@ -80,7 +115,8 @@ struct ConvGeometry {
     int groups = 1;
 };
 
-// Cross-correlation (what every framework calls convolution), float accumulation.
+// Cross-correlation (what every framework calls convolution), float accumulation in every
+// precision (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16 configurations for 16-bit data).
 class ConvolutionDescriptor {
 public:
     ConvolutionDescriptor(const ConvGeometry& g, cudnnMathType_t math, const std::string& context)

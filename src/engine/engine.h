@@ -2,13 +2,23 @@
 // of its own, one stage of a Schedule at a time or as one captured CUDA Graph.
 //
 // Plan once, run trivially. The constructor uploads the weights (seeded random ones if the graph
-// has none), allocates every activation (one buffer per op output; an op whose only consumer is
-// a Concat writes straight into its channel slice of the concat output), builds every
-// descriptor and chooses how each convolution runs by timing cuDNN's best few algorithms on the
-// real path, fused or not, per math type (once per shape within the process; a stored choice
-// can be pinned through EngineOptions::conv_choices). prepare(schedule) adds what a schedule needs on top: stream lanes for its widest
-// stage and the stacked weights of its merge stages. Launches then only enqueue work: no
-// allocation, no synchronisation, so they can be captured into a CUDA Graph.
+// has none) in the precision's storage type and the plan's layout, allocates every activation
+// (one buffer per op output; an op whose only consumer is a Concat writes straight into its
+// channel slice of the concat output), builds every descriptor and chooses how each convolution
+// runs by timing cuDNN's best few algorithms on the real path, fused or not, per math type (once
+// per shape within the process; a stored choice can be pinned through EngineOptions::conv_choices).
+// prepare(schedule) adds what a schedule needs on top: stream lanes for its widest stage and the
+// stacked weights of its merge stages. Launches then only enqueue work: no allocation, no
+// synchronisation, so they can be captured into a CUDA Graph.
+//
+// Precision and layout (the plan): fp32/tf32 store float activations, fp16/bf16 store 16-bit
+// ones and accumulate in float; activations are NCHW or NHWC (EngineOptions::layout, by default
+// default_layout(precision)). The caller's input and output stay float NCHW: a schedule's launch
+// converts the input first and the output last, inside the captured graph, unless
+// EngineOptions::float_io is off (then the caller reads and writes native_input()/native_output()
+// in the engine's own storage, with no conversion). In NHWC 16-bit, an RGB input is stored with
+// its channels zero-padded to 8 when only convolutions read it (tensor-core kernels want channel
+// counts in multiples of 8); the convolutions' filters get zero channels to match.
 //
 // Streams: launch_op() runs on the stream it is given with lane 0's cuDNN/cuBLAS handles. A
 // concurrent stage runs group i on the engine's internal stream i (lane i, with its own cuDNN
@@ -17,7 +27,7 @@
 // once is not supported.
 //
 // Typical use (profiler, replay):
-//   Engine engine(graph, {MathMode::Tf32});
+//   Engine engine(graph, {Precision::Tf32});
 //   engine.set_input(image);
 //   CudaGraphExec exec = engine.capture(schedule);   // warms up, captures, instantiates
 //   exec.launch(stream);  ...  HostTensor y = engine.read_output();
@@ -28,15 +38,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "src/engine/cuda_graph.h"
 #include "src/conv_choices.h"
+#include "src/engine/cuda_graph.h"
+#include "src/engine/tensor_view.h"
 #include "src/graph.h"
-#include "src/math_mode.h"
+#include "src/precision.h"
 #include "src/schedule.h"
 #include "src/tensor.h"
+#include "src/tensor_layout.h"
 
 namespace iostune {
 
@@ -44,7 +57,16 @@ namespace iostune {
 struct EngineOptions {
     // Tf32: like PyTorch's default, convolutions and GEMMs may use TF32 tensor cores.
     // Fp32: strict fp32 FMA kernels only (what the CPU reference is compared against).
-    MathMode math = MathMode::Tf32;
+    // Fp16, Bf16: 16-bit activations and weights (converted once at load), fp32 accumulation.
+    Precision precision = Precision::Tf32;
+    // Activation layout; unset: default_layout(precision).
+    std::optional<TensorLayout> layout;
+    // The caller's input and output are float NCHW (converted inside every schedule launch);
+    // off: they are the engine's own storage (native_input()/native_output()), not converted.
+    bool float_io = true;
+    // Zero-pad an input whose channels are not a multiple of 8 (RGB) to the next multiple of 8
+    // in NHWC 16-bit storage, when only convolutions read it.
+    bool pad_input_channels = true;
     int device = 0;
     // Largest cuDNN workspace an algorithm may need to be chosen (per stream lane).
     size_t max_workspace_bytes = size_t(256) << 20;
@@ -65,6 +87,7 @@ struct OpPlan {
     // "cudnnPoolingForward", "pool kernel (ceil_mode)", "concat: 2 in place, 1 copied".
     std::string path;
     std::string algorithms;      // chosen cuDNN algorithm(s), "" when none
+    std::string storage;         // "half nhwc", "float nchw": what its output is stored as
     size_t workspace_bytes = 0;  // largest workspace its convolutions need
     bool writes_into_concat = false;
 };
@@ -95,6 +118,8 @@ public:
 
     const Graph& graph() const;  // with the weights the engine runs
     const EngineOptions& options() const;
+    TensorLayout layout() const;  // the resolved activation layout
+    DType storage_type() const;   // of every activation and weight
 
     // Validates the schedule against the graph and plans what it needs beyond the per-op plan:
     // stream lanes for its widest stage, merged weights and buffers for its merge stages, and the
@@ -117,13 +142,19 @@ public:
     CudaGraphExec capture_stage(const Stage& stage);
     cudaStream_t origin_stream() const;  // the stream capture uses; free to launch on
 
-    // Input/output. These synchronise the device (they are not on the hot path).
+    // Input/output. These synchronise the device (they are not on the hot path). set_input also
+    // converts the input into the engine's storage, so single ops can run on it at once.
     void set_input(const HostTensor& input);                   // shape must equal the graph's
     void set_input_device(const float* src, cudaStream_t stream);  // async device-to-device copy
-    HostTensor read_output();
+    HostTensor read_output();            // float NCHW, whatever the storage
     HostTensor read_op_output(int op_id);
-    float* input_device();
-    const float* output_device() const;  // the last op's output, packed NCHW
+    float* input_device();               // float NCHW, read by a schedule's launch (float_io)
+    const float* output_device() const;  // float NCHW, written by a schedule's launch (float_io)
+    // The graph's input and output in the engine's own storage (type, layout; the input's
+    // padded channels included): what ops read and write, and the caller's buffers when
+    // float_io is off. native_output() follows prepare()'s placement of merged ops.
+    TensorView native_input() const;
+    TensorView native_output() const;
     void synchronize();
 
     std::vector<OpPlan> op_plans() const;

@@ -1,5 +1,7 @@
 #include "src/engine/kernels.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,10 +15,55 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxAddInputs = 8;  // inputs per add kernel; more are summed in further passes
 
-// Address of flat element `i` (in packed NCHW order) of a possibly channel-sliced view.
-__device__ __forceinline__ int64_t view_offset(int64_t i, int64_t item, int64_t batch_stride) {
-    return (i / item) * batch_stride + i % item;
-}
+__device__ __forceinline__ float load(const float* p) { return *p; }
+__device__ __forceinline__ float load(const __half* p) { return __half2float(*p); }
+__device__ __forceinline__ float load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ __forceinline__ void store(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store(__half* p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+
+// Where flat element `i` of a view lives, counting elements in storage order (row after row):
+// rows are batch items (NCHW) or pixels (NHWC), see tensor_view.h.
+struct Rows {
+    int64_t elements = 0;  // per row
+    int64_t stride = 0;    // between rows
+    __device__ __forceinline__ int64_t at(int64_t i) const {
+        return stride == elements ? i : (i / elements) * stride + i % elements;
+    }
+};
+
+Rows rows_of(const TensorView& v) { return Rows{v.row_elements(), v.row_stride}; }
+
+// Where logical element (n, c, y, x) of a view lives.
+struct Indexer {
+    int64_t row_stride = 0;
+    int c = 0, h = 0, w = 0;
+    bool nhwc = false;
+    __device__ __forceinline__ int64_t at(int64_t n, int ch, int y, int x) const {
+        return nhwc ? ((n * h + y) * w + x) * row_stride + ch
+                    : n * row_stride + (int64_t(ch) * h + y) * w + x;
+    }
+    // The logical coordinates of the i-th element in this view's storage order.
+    __device__ __forceinline__ void coordinates(int64_t i, int64_t& n, int& ch, int& y, int& x) const {
+        if (nhwc) {
+            ch = int(i % c);
+            i /= c;
+            x = int(i % w);
+            i /= w;
+            y = int(i % h);
+            n = i / h;
+        } else {
+            x = int(i % w);
+            i /= w;
+            y = int(i % h);
+            i /= h;
+            ch = int(i % c);
+            n = i / c;
+        }
+    }
+};
+
+Indexer indexer_of(const TensorView& v) { return Indexer{v.row_stride, v.c, v.h, v.w, v.nhwc()}; }
 
 unsigned blocks_for(int64_t count) {
     return unsigned(std::min<int64_t>((count + kThreads - 1) / kThreads, 65535LL * 16));
@@ -26,30 +73,40 @@ void check_launch(const char* kernel) {
     IOSTUNE_CUDA_CHECK(cudaGetLastError(), fmt::format("launching the {} kernel", kernel));
 }
 
-__global__ void pool2d_kernel(const float* in, int64_t in_stride, float* out, int64_t out_stride,
-                              int n, int c, int in_h, int in_w, int out_h, int out_w,
+#define IOSTUNE_GRID_LOOP(i, total)                                          \
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (total); \
+         i += int64_t(gridDim.x) * blockDim.x)
+
+// Calls f(T{}) with T the C++ type of `type`.
+template <class F>
+void dispatch(DType type, F&& f) {
+    switch (type) {
+        case DType::F32: f(float{}); return;
+        case DType::F16: f(__half{}); return;
+        case DType::BF16: f(__nv_bfloat16{}); return;
+    }
+}
+
+template <class T>
+__global__ void pool2d_kernel(const T* in, Indexer in_ix, T* out, Indexer out_ix, int64_t total,
                               PoolWindow win) {
-    const int64_t total = int64_t(n) * c * out_h * out_w;
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        const int ow = int(i % out_w);
-        const int oh = int((i / out_w) % out_h);
-        const int ch = int((i / (int64_t(out_w) * out_h)) % c);
-        const int64_t b = i / (int64_t(out_w) * out_h * c);
-        const float* src = in + b * in_stride + int64_t(ch) * in_h * in_w;
+    IOSTUNE_GRID_LOOP(i, total) {
+        int64_t b = 0;
+        int ch = 0, oh = 0, ow = 0;
+        out_ix.coordinates(i, b, ch, oh, ow);
         int h0 = oh * win.stride_h - win.pad_h;
         int w0 = ow * win.stride_w - win.pad_w;
-        int h1 = min(h0 + win.kernel_h, in_h + win.pad_h);
-        int w1 = min(w0 + win.kernel_w, in_w + win.pad_w);
+        int h1 = min(h0 + win.kernel_h, in_ix.h + win.pad_h);
+        int w1 = min(w0 + win.kernel_w, in_ix.w + win.pad_w);
         const int padded_size = (h1 - h0) * (w1 - w0);
         h0 = max(h0, 0);
         w0 = max(w0, 0);
-        h1 = min(h1, in_h);
-        w1 = min(w1, in_w);
+        h1 = min(h1, in_ix.h);
+        w1 = min(w1, in_ix.w);
         float acc = win.max ? -FLT_MAX : 0.0f;
         for (int y = h0; y < h1; ++y) {
             for (int x = w0; x < w1; ++x) {
-                const float v = src[y * in_w + x];
+                const float v = load(in + in_ix.at(b, ch, y, x));
                 acc = win.max ? fmaxf(acc, v) : acc + v;
             }
         }
@@ -57,46 +114,57 @@ __global__ void pool2d_kernel(const float* in, int64_t in_stride, float* out, in
             const int divisor = win.count_include_pad ? padded_size : (h1 - h0) * (w1 - w0);
             acc = divisor > 0 ? acc / float(divisor) : 0.0f;
         }
-        out[b * out_stride + (int64_t(ch) * out_h + oh) * out_w + ow] = acc;
+        store(out + out_ix.at(b, ch, oh, ow), acc);
     }
 }
 
+template <class T>
 struct AddInputs {
-    const float* data[kMaxAddInputs];
-    int64_t batch_stride[kMaxAddInputs];
+    const T* data[kMaxAddInputs];
+    Rows rows[kMaxAddInputs];
     int count;
 };
 
-__global__ void add_kernel(AddInputs inputs, float* out, int64_t out_stride, int64_t total,
-                           int64_t item, bool accumulate, bool relu) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        float* dst = out + view_offset(i, item, out_stride);
-        float acc = accumulate ? *dst : 0.0f;
-        for (int k = 0; k < inputs.count; ++k) {
-            acc += inputs.data[k][view_offset(i, item, inputs.batch_stride[k])];
-        }
-        *dst = relu ? fmaxf(acc, 0.0f) : acc;
+template <class T>
+__global__ void add_kernel(AddInputs<T> inputs, T* out, Rows out_rows, int64_t total,
+                           bool accumulate, bool relu) {
+    IOSTUNE_GRID_LOOP(i, total) {
+        T* dst = out + out_rows.at(i);
+        float acc = accumulate ? load(dst) : 0.0f;
+        for (int k = 0; k < inputs.count; ++k) acc += load(inputs.data[k] + inputs.rows[k].at(i));
+        store(dst, relu ? fmaxf(acc, 0.0f) : acc);
     }
 }
 
-__global__ void copy_kernel(const float* in, int64_t in_stride, float* out, int64_t out_stride,
-                            int64_t total, int64_t item, bool relu) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        const float v = in[view_offset(i, item, in_stride)];
-        out[view_offset(i, item, out_stride)] = relu ? fmaxf(v, 0.0f) : v;
+template <class T>
+__global__ void copy_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, int64_t total,
+                            bool relu) {
+    IOSTUNE_GRID_LOOP(i, total) {
+        const float v = load(in + in_rows.at(i));
+        store(out + out_rows.at(i), relu ? fmaxf(v, 0.0f) : v);
     }
 }
 
-__global__ void bias_activation_kernel(float* x, int64_t stride, int64_t total, int64_t item,
-                                       int64_t plane, const float* bias, bool relu) {
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        float* p = x + view_offset(i, item, stride);
-        float v = *p;
-        if (bias != nullptr) v += bias[(i % item) / plane];
-        *p = relu ? fmaxf(v, 0.0f) : v;
+template <class T>
+__global__ void bias_activation_kernel(T* x, Indexer ix, int64_t total, const T* bias, bool relu) {
+    IOSTUNE_GRID_LOOP(i, total) {
+        int64_t b = 0;
+        int ch = 0, y = 0, xx = 0;
+        ix.coordinates(i, b, ch, y, xx);
+        T* p = x + ix.at(b, ch, y, xx);
+        float v = load(p);
+        if (bias != nullptr) v += load(bias + ch);
+        store(p, relu ? fmaxf(v, 0.0f) : v);
+    }
+}
+
+template <class S, class D>
+__global__ void convert_kernel(const S* src, Indexer src_ix, D* dst, Indexer dst_ix, int64_t total) {
+    IOSTUNE_GRID_LOOP(i, total) {
+        int64_t b = 0;
+        int ch = 0, y = 0, x = 0;
+        dst_ix.coordinates(i, b, ch, y, x);
+        store(dst + dst_ix.at(b, ch, y, x), load(src + src_ix.at(b, ch, y, x)));
     }
 }
 
@@ -107,15 +175,29 @@ void require_same_shape(const TensorView& a, const TensorView& b, const char* wh
     }
 }
 
+// Same element type and layout: what every kernel but convert needs of its operands.
+void require_same_storage(const TensorView& a, const TensorView& b, const char* what) {
+    if (a.dtype != b.dtype || a.layout != b.layout) {
+        throw Error(fmt::format("{}: operands are {} {} and {} {}; the kernel needs one type and "
+                                "layout",
+                                what, to_string(a.dtype), to_string(a.layout), to_string(b.dtype),
+                                to_string(b.layout)));
+    }
+}
+
 }  // namespace
 
 void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow& window,
                    cudaStream_t stream) {
+    require_same_storage(in, out, "pool2d");
     const int64_t total = out.elements();
     if (total == 0) return;
-    pool2d_kernel<<<blocks_for(total), kThreads, 0, stream>>>(in.data, in.batch_stride, out.data,
-                                                              out.batch_stride, out.n, out.c, in.h,
-                                                              in.w, out.h, out.w, window);
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        pool2d_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+            static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
+            indexer_of(out), total, window);
+    });
     check_launch("pool2d");
 }
 
@@ -123,39 +205,65 @@ void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bo
                 cudaStream_t stream) {
     if (inputs.empty()) throw Error("add: no inputs");
     const int64_t total = out.elements();
-    const int64_t item = int64_t(out.c) * out.h * out.w;
-    for (size_t first = 0; first < inputs.size(); first += kMaxAddInputs) {
-        AddInputs batch{};
-        batch.count = int(std::min<size_t>(kMaxAddInputs, inputs.size() - first));
-        for (int k = 0; k < batch.count; ++k) {
-            const TensorView& v = inputs[first + size_t(k)];
-            require_same_shape(v, out, "add");
-            batch.data[k] = v.data;
-            batch.batch_stride[k] = v.batch_stride;
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        for (size_t first = 0; first < inputs.size(); first += kMaxAddInputs) {
+            AddInputs<T> batch{};
+            batch.count = int(std::min<size_t>(kMaxAddInputs, inputs.size() - first));
+            for (int k = 0; k < batch.count; ++k) {
+                const TensorView& v = inputs[first + size_t(k)];
+                require_same_shape(v, out, "add");
+                require_same_storage(v, out, "add");
+                batch.data[k] = static_cast<const T*>(v.data);
+                batch.rows[k] = rows_of(v);
+            }
+            const bool last = first + kMaxAddInputs >= inputs.size();
+            add_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+                batch, static_cast<T*>(out.data), rows_of(out), total, first > 0, relu && last);
+            check_launch("add");
         }
-        const bool last = first + kMaxAddInputs >= inputs.size();
-        add_kernel<<<blocks_for(total), kThreads, 0, stream>>>(batch, out.data, out.batch_stride,
-                                                               total, item, first > 0, relu && last);
-        check_launch("add");
-    }
+    });
 }
 
 void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStream_t stream) {
     require_same_shape(in, out, relu ? "relu" : "copy");
+    require_same_storage(in, out, relu ? "relu" : "copy");
     const int64_t total = out.elements();
     if (total == 0) return;
-    copy_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-        in.data, in.batch_stride, out.data, out.batch_stride, total,
-        int64_t(out.c) * out.h * out.w, relu);
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        copy_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+            static_cast<const T*>(in.data), rows_of(in), static_cast<T*>(out.data), rows_of(out),
+            total, relu);
+    });
     check_launch(relu ? "relu" : "copy");
 }
 
-void launch_bias_activation(const TensorView& x, const float* bias, bool relu, cudaStream_t stream) {
+void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cudaStream_t stream) {
     const int64_t total = x.elements();
     if (total == 0 || (bias == nullptr && !relu)) return;
-    bias_activation_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-        x.data, x.batch_stride, total, int64_t(x.c) * x.h * x.w, int64_t(x.h) * x.w, bias, relu);
+    dispatch(x.dtype, [&](auto t) {
+        using T = decltype(t);
+        bias_activation_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+            static_cast<T*>(x.data), indexer_of(x), total, static_cast<const T*>(bias), relu);
+    });
     check_launch("bias_activation");
+}
+
+void launch_convert(const TensorView& src, const TensorView& dst, cudaStream_t stream) {
+    require_same_shape(src, dst, "convert");
+    const int64_t total = dst.elements();
+    if (total == 0) return;
+    dispatch(src.dtype, [&](auto s) {
+        dispatch(dst.dtype, [&](auto d) {
+            using S = decltype(s);
+            using D = decltype(d);
+            convert_kernel<S, D><<<blocks_for(total), kThreads, 0, stream>>>(
+                static_cast<const S*>(src.data), indexer_of(src), static_cast<D*>(dst.data),
+                indexer_of(dst), total);
+        });
+    });
+    check_launch("convert");
 }
 
 }  // namespace iostune

@@ -1,6 +1,10 @@
 // The engine's own CUDA kernels, for what cuDNN/cuBLAS do not cover exactly: pooling with
-// torch's ceil_mode, N-input add (+ReLU), ReLU/copy and bias(+ReLU) on strided views.
-// All launches are asynchronous on `stream` and checked; none allocates (capture-safe).
+// torch's ceil_mode (and every channels-last pooling), N-input add (+ReLU), ReLU/copy and
+// bias(+ReLU) on strided views, and conversion between element types and layouts.
+//
+// Every kernel takes float, half or bfloat16 views (all operands of one call share the type and
+// the layout, except launch_convert's) and computes in float. All launches are asynchronous on
+// `stream` and checked; none allocates (capture-safe).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,7 +34,12 @@ void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bo
 // out = relu ? max(0, in) : in.
 void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStream_t stream);
 
-// In place: x[n, c, ...] += bias[c] (if bias), then max(0, .) if relu.
-void launch_bias_activation(const TensorView& x, const float* bias, bool relu, cudaStream_t stream);
+// In place: x[n, c, ...] += bias[c] (if bias; `bias` holds x.c elements of x's type), then
+// max(0, .) if relu.
+void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cudaStream_t stream);
+
+// dst = src element by element, converting the element type (round to nearest) and the layout.
+// Same logical shape; either may be strided.
+void launch_convert(const TensorView& src, const TensorView& dst, cudaStream_t stream);
 
 }  // namespace iostune

@@ -110,7 +110,7 @@ TEST_CASE("several writer processes at once all succeed and lose nothing", "[db]
     CHECK(store.integrity_check() == "ok");
     const auto device = store.upsert_device(h100());
     CHECK(device == 1);  // concurrent upserts of one device made one row
-    CHECK(store.stage_measurements(device, 1, "fp32").size() == kWriters * kRowsEach);
+    CHECK(store.stage_measurements(device, 1, "fp32", "nchw").size() == kWriters * kRowsEach);
     const auto keys = store.list_keys();
     REQUIRE(keys.size() == 1);
     CHECK(keys[0].schedules == kWriters * kRowsEach);
@@ -153,16 +153,16 @@ TEST_CASE("a writer killed mid-way leaves every committed measurement readable",
     ScheduleStore store = ScheduleStore::open(path, OpenMode::MustExist);
     CHECK(store.integrity_check() == "ok");
     for (int i = 0; i <= last; ++i) {
-        const auto row = store.stage_measurement(device, 1, "fp32", fmt::format("stage{}", i));
+        const auto row = store.stage_measurement(device, 1, "fp32", "nchw", fmt::format("stage{}", i));
         REQUIRE(row);
         CHECK(row->latency_ms == Approx(0.5 + i));
     }
     // The killed writer may have committed a few more before the signal landed, never fewer.
-    const auto before_resume = store.stage_measurements(device, 1, "fp32").size();
+    const auto before_resume = store.stage_measurements(device, 1, "fp32", "nchw").size();
     CHECK(before_resume >= static_cast<std::size_t>(last + 1));
 
     // A new writer continues where it stopped.
     store.put_stage_measurement(measurement(device, "resumed", 9.0));
-    CHECK(store.stage_measurement(device, 1, "fp32", "resumed")->latency_ms == Approx(9.0));
-    CHECK(store.stage_measurements(device, 1, "fp32").size() == before_resume + 1);
+    CHECK(store.stage_measurement(device, 1, "fp32", "nchw", "resumed")->latency_ms == Approx(9.0));
+    CHECK(store.stage_measurements(device, 1, "fp32", "nchw").size() == before_resume + 1);
 }

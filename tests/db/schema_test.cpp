@@ -90,7 +90,7 @@ TEST_CASE("a new database gets the latest schema in WAL mode", "[db]") {
     {
         ScheduleStore store = ScheduleStore::open(path, OpenMode::CreateIfMissing);
         CHECK(store.schema_version() == iostune::db::latest_schema_version());
-        CHECK(store.schema_version() == 3);
+        CHECK(store.schema_version() == 4);
         CHECK(store.integrity_check() == "ok");
     }
     Connection check(path, SQLITE_OPEN_READONLY);
@@ -101,7 +101,7 @@ TEST_CASE("a new database gets the latest schema in WAL mode", "[db]") {
     CHECK(has_schema_object(check, "index", "schedules_by_key"));
     // Reopening an up-to-date DB changes nothing and still works in must-exist mode.
     ScheduleStore again = ScheduleStore::open(path, OpenMode::MustExist);
-    CHECK(again.schema_version() == 3);
+    CHECK(again.schema_version() == 4);
 }
 
 TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]") {
@@ -110,9 +110,11 @@ TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]")
     make_version1_db(path);
 
     ScheduleStore store = ScheduleStore::open(path, OpenMode::MustExist);
-    CHECK(store.schema_version() == 3);
+    CHECK(store.schema_version() == 4);
 
-    const auto old_row = store.stage_measurement(1, 1, "fp32", "fp:c:[1,2]");
+    // Version 4: the stage cache is keyed by layout too; every earlier row was NCHW.
+    CHECK_FALSE(store.stage_measurement(1, 1, "fp32", "nhwc", "fp:c:[1,2]"));
+    const auto old_row = store.stage_measurement(1, 1, "fp32", "nchw", "fp:c:[1,2]");
     REQUIRE(old_row);
     CHECK(old_row->latency_ms == Approx(0.25));
     CHECK(old_row->tool_version == "0.0.9");
@@ -123,14 +125,21 @@ TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]")
     REQUIRE(old_schedule);
     CHECK(old_schedule->measured_ms == Approx(1.25));
     CHECK(old_schedule->conv_choices == nlohmann::json::object());
+    CHECK(old_schedule->layout == "nchw");  // version 4: schedules before it ran NCHW
 
     iostune::db::StageRecord estimate = *old_row;
     estimate.stage_key = "fp:m:[3,4]";
     estimate.simulated = true;
     store.put_stage_measurement(estimate);
-    const auto stored = store.stage_measurement(1, 1, "fp32", "fp:m:[3,4]");
+    const auto stored = store.stage_measurement(1, 1, "fp32", "nchw", "fp:m:[3,4]");
     REQUIRE(stored);
     CHECK(stored->simulated);
+    // The same stage in NHWC is another row.
+    estimate.layout = "nhwc";
+    estimate.latency_ms = 0.125;
+    store.put_stage_measurement(estimate);
+    CHECK(store.stage_measurement(1, 1, "fp32", "nhwc", "fp:m:[3,4]")->latency_ms == Approx(0.125));
+    CHECK(store.stage_measurement(1, 1, "fp32", "nchw", "fp:m:[3,4]")->latency_ms == Approx(0.25));
 
     Connection check(path, SQLITE_OPEN_READONLY);
     CHECK(has_schema_object(check, "index", "schedules_by_key"));

@@ -86,6 +86,7 @@ TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
 
     ScheduleRecord record = schedule_row(model_id, device, 1.5, 1.4);
     record.conv_choices = {{"tf32|x1x3x8x8/192|w4x3x3x3", {{"algorithm", "GEMM"}, {"path", "conv"}}}};
+    record.layout = "nhwc";
     const auto id = store.add_schedule(record);
     const auto loaded = store.schedule(id);
     REQUIRE(loaded);
@@ -100,6 +101,7 @@ TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
     CHECK(loaded->search_stats == record.search_stats);
     CHECK(loaded->schedule == record.schedule);
     CHECK(loaded->conv_choices == record.conv_choices);
+    CHECK(loaded->layout == "nhwc");
     CHECK(loaded->tool_version == iostune::kVersion);
     CHECK(loaded->git_commit == iostune::kGitCommit);
     CHECK(loaded->created_at.size() == std::string("2025-01-01T00:00:00.000Z").size());
@@ -187,7 +189,7 @@ TEST_CASE("an unknown key gives no schedule, and list_keys says what exists", "[
                       device));
 }
 
-TEST_CASE("stage measurements are cached per device, batch, precision and key", "[db]") {
+TEST_CASE("stage measurements are cached per device, batch, precision, layout and key", "[db]") {
     TempDir dir;
     ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
     const auto device = store.upsert_device(h100());
@@ -202,7 +204,7 @@ TEST_CASE("stage measurements are cached per device, batch, precision and key", 
     record.repeats = 20;
     store.put_stage_measurement(record);
 
-    auto loaded = store.stage_measurement(device, 1, "fp32", record.stage_key);
+    auto loaded = store.stage_measurement(device, 1, "fp32", "nchw", record.stage_key);
     REQUIRE(loaded);
     CHECK(loaded->latency_ms == Approx(0.42));
     CHECK(loaded->spread_ms == Approx(0.02));
@@ -211,15 +213,16 @@ TEST_CASE("stage measurements are cached per device, batch, precision and key", 
     CHECK_FALSE(loaded->simulated);
     CHECK(loaded->tool_version == iostune::kVersion);
     CHECK_FALSE(loaded->measured_at.empty());
-    CHECK_FALSE(store.stage_measurement(device, 2, "fp32", record.stage_key));
-    CHECK_FALSE(store.stage_measurement(device, 1, "fp16", record.stage_key));
+    CHECK_FALSE(store.stage_measurement(device, 2, "fp32", "nchw", record.stage_key));
+    CHECK_FALSE(store.stage_measurement(device, 1, "fp16", "nchw", record.stage_key));
+    CHECK_FALSE(store.stage_measurement(device, 1, "fp32", "nhwc", record.stage_key));
 
     // put replaces: a re-measurement (here: a failure) overwrites the cached row.
     record.ok = false;
     record.error = "CUDNN_STATUS_NOT_SUPPORTED";
     record.latency_ms = 0.0;
     store.put_stage_measurement(record);
-    loaded = store.stage_measurement(device, 1, "fp32", record.stage_key);
+    loaded = store.stage_measurement(device, 1, "fp32", "nchw", record.stage_key);
     REQUIRE(loaded);
     CHECK_FALSE(loaded->ok);
     CHECK(loaded->error == "CUDNN_STATUS_NOT_SUPPORTED");
@@ -229,12 +232,13 @@ TEST_CASE("stage measurements are cached per device, batch, precision and key", 
     record.error.clear();
     record.simulated = true;
     store.put_stage_measurement(record);
-    const auto all = store.stage_measurements(device, 1, "fp32");
+    const auto all = store.stage_measurements(device, 1, "fp32", "nchw");
     REQUIRE(all.size() == 2);
     CHECK(all[0].stage_key == "fp-inception/c:[1,2][3]");
     CHECK(all[1].stage_key == "fp-inception/m:[4,5]");
     CHECK(all[1].simulated);
-    CHECK(store.stage_measurements(device, 1, "fp16").empty());
+    CHECK(store.stage_measurements(device, 1, "fp16", "nchw").empty());
+    CHECK(store.stage_measurements(device, 1, "fp32", "nhwc").empty());
 }
 
 TEST_CASE("a batch of stage measurements is written in one call and every row reads back", "[db]") {
@@ -272,7 +276,7 @@ TEST_CASE("a batch of stage measurements is written in one call and every row re
     }
     store.put_stage_measurements(batch);
 
-    const std::vector<StageRecord> all = store.stage_measurements(device, 1, "fp32");
+    const std::vector<StageRecord> all = store.stage_measurements(device, 1, "fp32", "nchw");
     REQUIRE(all.size() == kRows);
     for (int i = 0; i < kRows; ++i) {
         INFO("row " << i);
@@ -286,11 +290,11 @@ TEST_CASE("a batch of stage measurements is written in one call and every row re
         CHECK(all[i].tool_version == (i == 4 ? "0.0.1-test" : iostune::kVersion));
         CHECK_FALSE(all[i].measured_at.empty());
     }
-    CHECK(store.stage_measurement(device, 1, "tf32", "stage03")->latency_ms == Approx(99.0));
+    CHECK(store.stage_measurement(device, 1, "tf32", "nchw", "stage03")->latency_ms == Approx(99.0));
 
     // An empty batch writes nothing and is no error.
     store.put_stage_measurements({});
-    CHECK(store.stage_measurements(device, 1, "fp32").size() == kRows);
+    CHECK(store.stage_measurements(device, 1, "fp32", "nchw").size() == kRows);
 }
 
 TEST_CASE("report_best gives one best measured row per key with speedup and prediction error", "[db]") {

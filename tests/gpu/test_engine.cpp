@@ -221,7 +221,7 @@ TEST_CASE("every op kind matches the CPU reference in fp32, op by op", "[gpu][en
 
     for (const bool in_place : {true, false}) {
         EngineOptions options;
-        options.math = MathMode::Fp32;
+        options.precision = Precision::Fp32;
         options.concat_in_place = in_place;
         Engine engine(graph, options);
         engine.set_input(input);
@@ -257,7 +257,7 @@ TEST_CASE("every-op graph: concurrent and merged schedules, graph replay and tf3
     const HostTensor input = random_input(graph.input_shape(), 11);
     const HostTensor ref = reference_run(graph, input);
 
-    Engine engine(graph, EngineOptions{MathMode::Fp32});
+    Engine engine(graph, EngineOptions{Precision::Fp32});
     engine.set_input(input);
 
     const Schedule greedy = greedy_schedule(graph);
@@ -324,7 +324,7 @@ TEST_CASE("every-op graph: concurrent and merged schedules, graph replay and tf3
                   kFp32Tolerance);
     }
     SECTION("tf32 stays within 1e-2") {
-        Engine tf32(graph, EngineOptions{MathMode::Tf32});
+        Engine tf32(graph, EngineOptions{Precision::Tf32});
         tf32.set_input(input);
         CHECK(relative_error(run_schedule(tf32, merged), ref) < kTf32Tolerance);
     }
@@ -350,7 +350,7 @@ TEST_CASE("zoo models match the CPU reference in fp32 (sequential, concurrent, m
             const double ref_s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-            Engine engine(graph, EngineOptions{MathMode::Fp32});
+            Engine engine(graph, EngineOptions{Precision::Fp32});
             engine.set_input(input);
             const Schedule sequential = sequential_schedule(graph);
             const Schedule greedy = greedy_schedule(graph);
@@ -396,7 +396,7 @@ TEST_CASE("tf32 zoo model stays within 1e-2 of the reference", "[gpu][engine][zo
     }
     init_random_weights(graph, 3);
     const HostTensor input = random_input(graph.input_shape(), 5);
-    Engine engine(graph, EngineOptions{MathMode::Tf32});
+    Engine engine(graph, EngineOptions{Precision::Tf32});
     engine.set_input(input);
     const Schedule greedy = greedy_schedule(graph);
     const double err = relative_error(run_schedule(engine, greedy), reference_run(graph, input));

@@ -165,7 +165,7 @@ TEST_CASE("the engine pins stored convolution choices and refuses ones it cannot
     // A choice this precision forbids (tensor cores under strict fp32) or this op cannot take
     // (a fused path for a convolution without bias is no choice at all) is timed afresh.
     EngineOptions strict;
-    strict.math = MathMode::Fp32;
+    strict.precision = Precision::Fp32;
     for (const auto& [signature, choice] : Engine(graph, strict).conv_choices()) {
         ConvChoice tensor_cores = choice;
         tensor_cores.math = "TENSOR_OP_MATH";

@@ -31,7 +31,7 @@ constexpr const char* kDevice = "NVIDIA H100 80GB HBM3";
 db::DeviceRecord h100() { return {0, kDevice, 9, 0, 132, "580.65", "13.0", "9.19"}; }
 
 StageCacheKey key(int i, const std::string& precision = "tf32") {
-    return {kDevice, 1, precision, "fp|stage" + std::to_string(i)};
+    return {kDevice, 1, precision, "nchw", "fp|stage" + std::to_string(i)};
 }
 
 StageMeasurement measurement(double latency_ms) {
@@ -46,7 +46,7 @@ StageMeasurement measurement(double latency_ms) {
 size_t committed_rows(const std::string& path, std::int64_t device,
                       const std::string& precision = "tf32") {
     return ScheduleStore::open(path, OpenMode::MustExist)
-        .stage_measurements(device, 1, precision)
+        .stage_measurements(device, 1, precision, "nchw")
         .size();
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("the cache commits what is pending when destroyed, and a new one reads
     CHECK(again.get(key(5))->error == "cannot merge");
     CHECK(again.get(key(0, "fp32"))->latency_ms == 9.0);
     CHECK_FALSE(again.get(key(6)));
-    CHECK_THROWS_AS(again.get(StageCacheKey{"another GPU", 1, "tf32", "fp|stage0"}), Error);
+    CHECK_THROWS_AS(again.get(StageCacheKey{"another GPU", 1, "tf32", "nchw", "fp|stage0"}), Error);
     CHECK_THROWS_AS(SqliteStageCache(f.store, f.device, kDevice, StageCacheBatching{-1.0, 10}),
                     Error);
     CHECK_THROWS_AS(SqliteStageCache(f.store, f.device, kDevice, StageCacheBatching{1.0, 0}),

@@ -176,7 +176,7 @@ TEST_CASE("opara launches compute- and memory-bound ops alternately, smallest fi
     CHECK(stages[0].groups[1].front() == c_small);
 
     // With estimated resources, convs come out compute-bound and relus memory-bound.
-    const OpResourceTable est = estimate_resource_table(g, device_profile("h100"), MathMode::TF32);
+    const OpResourceTable est = estimate_resource_table(g, device_profile("h100"), Precision::Tf32);
     CHECK(est.at(c_big).compute_bound);
     CHECK_FALSE(est.at(r_big).compute_bound);
     const auto est_order = opara_launch_order(g, block.ops, est);

@@ -123,7 +123,7 @@ TEST_CASE("sim model: more FLOPs is never faster", "[costmodel]") {
     require_monotonic(model, by_size);
     require_monotonic(model, by_batch);
 
-    SimCostModel fp32(device_profile("h100"), MathMode::FP32);
+    SimCostModel fp32(device_profile("h100"), Precision::Fp32);
     require_monotonic(fp32, by_cout);
     // Strict FP32 runs big convolutions on CUDA cores: slower than TF32 tensor cores.
     const Graph big = one_conv({.batch = 16, .cin = 256, .hw = 56, .cout = 256});

@@ -66,7 +66,7 @@ TEST_CASE("structure_of keeps the structure and drops the weights", "[costmodel]
 
 TEST_CASE("cached model: the graph key is computed once per structure", "[costmodel]") {
     InMemoryStageCache cache;
-    SimCostModel inner(device_profile("h100"), MathMode::TF32);
+    SimCostModel inner(device_profile("h100"), Precision::Tf32);
     int key_calls = 0;
     CachedCostModel cached(inner, cache, CacheScope{"sim:h100", "tf32"}, [&](const Graph& graph) {
         ++key_calls;

@@ -10,10 +10,13 @@
 //
 // Everything is resolved when the Replayer is built: the schedule is looked up for (model
 // fingerprint, this GPU, batch, precision), checked against the graph, the engine plans its
-// memory and algorithms, warms up and captures one CUDA Graph. A run is then one graph launch
-// plus the input/output copies. A schedule searched for another graph, another GPU or another
-// cuDNN major version is refused with a message saying what differs, unless
-// `fallback_sequential` asks for the sequential schedule instead.
+// memory and algorithms in the schedule's precision and layout, warms up and captures one CUDA
+// Graph. A run is then one graph launch plus the input/output copies. Input and output are float
+// NCHW whatever the precision (the conversion to fp16/bf16 channels-last and back is inside the
+// graph), unless ReplayOptions::native_io hands the caller the engine's own buffers. A schedule
+// searched for another graph, another GPU or another cuDNN major version is refused with a
+// message saying what differs, unless `fallback_sequential` asks for the sequential schedule
+// instead.
 //
 // One Replayer owns one set of activation buffers: runs on different streams must be ordered by
 // the caller (or use one Replayer per stream).
@@ -34,7 +37,16 @@ namespace iostune {
 struct ReplayOptions {
     std::string db_path = "iostune.db";  // must exist; it is only read
     int batch = 1;
-    std::string precision = "tf32";  // math mode the schedule was searched with: "tf32" or "fp32"
+    // The precision the schedule was searched in: "fp32", "tf32", "fp16" or "bf16".
+    std::string precision = "tf32";
+    // Activation layout for a baseline or the sequential fallback: "auto" (NHWC for fp16/bf16,
+    // NCHW otherwise), "nchw" or "nhwc". A stored schedule runs in the layout it was searched in.
+    std::string layout = "auto";
+    // Input and output in the engine's own storage (ReplayInfo::storage and ::layout, the model's
+    // own channel count) instead of float NCHW, with no conversion in the captured graph: fill
+    // native_input_buffer(), launch(), read native_output_buffer(). run() and run_host() then
+    // refuse, since they take float NCHW data.
+    bool native_io = false;
     // Instead of refusing (no schedule for the key, or one for another graph/GPU/cuDNN), run the
     // sequential schedule; info().fallback_reason says why.
     bool fallback_sequential = false;
@@ -55,6 +67,9 @@ struct ReplayInfo {
     std::string device;       // this GPU, e.g. "NVIDIA H100 80GB HBM3 (cc 9.0, cuDNN 9.19.0)"
     int batch = 0;
     std::string precision;
+    std::string layout;   // of the activations: "nchw" or "nhwc"
+    std::string storage;  // element type of activations and weights: "float", "half", "bfloat16"
+    bool native_io = false;
     std::int64_t schedule_id = 0;  // row in the store; 0 when running the sequential fallback
     std::string strategy;          // e.g. "ios-both"; "sequential" for the fallback
     bool sequential_fallback = false;
@@ -97,19 +112,24 @@ public:
     Replayer& operator=(const Replayer&) = delete;
 
     const ReplayInfo& info() const;
-    std::size_t input_elements() const;   // floats, NCHW
-    std::size_t output_elements() const;  // floats, NCHW
+    std::size_t input_elements() const;   // N*C*H*W of the model's input
+    std::size_t output_elements() const;  // N*C*H*W of its output
 
     // Device buffers: copies `input` in, launches the graph, copies the output to `output`, all
     // enqueued on `stream` (returns without waiting).
     void run(const float* input, float* output, cudaStream_t stream);
     // Host data: as run(), and returns once `output` holds the result.
     void run_host(const float* input, float* output, cudaStream_t stream);
-    // Only the graph launch: the input is read from input_buffer(), the result left in
-    // output_buffer() (for callers that fill and read the engine's buffers themselves).
+    // Only the graph launch: the input is read from input_buffer() (native_input_buffer() with
+    // native_io), the result left in output_buffer() (native_output_buffer()), for callers that
+    // fill and read the engine's buffers themselves.
     void launch(cudaStream_t stream);
-    float* input_buffer();
-    const float* output_buffer() const;
+    float* input_buffer();               // float NCHW
+    const float* output_buffer() const;  // float NCHW
+    // The engine's own input and output: ReplayInfo::storage elements in ReplayInfo::layout
+    // order, input_elements() / output_elements() of them (packed).
+    void* native_input_buffer();
+    const void* native_output_buffer() const;
 
     // `iterations` timed launches on `stream` after `warmup` untimed ones.
     ReplayTiming benchmark(int iterations, cudaStream_t stream, int warmup = 20);

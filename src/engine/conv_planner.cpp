@@ -1,0 +1,262 @@
+// How each convolution runs. cuDNN's own ranking (cudnnFind times the bare convolution, with the
+// cache warm) is only a shortlist: the fastest few algorithms are then timed as the engine really
+// runs them (fused with bias and ReLU, or followed by the epilogue kernel, with each math type the
+// precision allows, cold L2), and the fastest variant wins. Choices are shared by every engine of
+// the process (same shape, same device: same cost) and can be pinned from a stored schedule.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "src/engine/engine_impl.h"
+
+namespace iostune {
+
+namespace {
+
+constexpr size_t kTimedAlgorithms = 5;
+constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
+
+// Measurements shared by every engine of the process: cuDNN's algorithm ranking and the engine's
+// timed choice, per device and convolution signature.
+template <class Value>
+class ProcessCache {
+public:
+    static ProcessCache& instance() {
+        static ProcessCache cache;
+        return cache;
+    }
+    std::optional<Value> find(const std::string& key) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = entries_.find(key);
+        if (it == entries_.end()) return std::nullopt;
+        return it->second;
+    }
+    void store(const std::string& key, Value value) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        entries_[key] = std::move(value);
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::string, Value> entries_;
+};
+using AlgorithmCache = ProcessCache<std::vector<cudnnConvolutionFwdAlgoPerf_t>>;
+using ChoiceCache = ProcessCache<ConvChoice>;
+
+// The math types worth timing in a precision: strict fp32 has FMA only; TF32 and 16-bit data
+// may run on tensor cores explicitly or leave it to cuDNN's default.
+std::vector<const char*> candidate_maths(Precision precision) {
+    if (precision == Precision::Fp32) return {"FMA_MATH"};
+    return {"DEFAULT_MATH", "TENSOR_OP_MATH"};
+}
+
+}  // namespace
+
+// Chooses how this convolution runs: the caller's pinned choice if it still works here, else
+// the process's earlier choice for the same shape, else by timing the candidates. When no
+// algorithm accepts the op's strided views, the step is staged through packed buffers.
+ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& in,
+                                 const TensorView& out, const ConvSpec& spec) {
+    const bool strided = !in.packed() || !out.packed();
+    for (const bool stage : {false, true}) {
+        if (stage && !strided) break;
+        ConvStep step(context, in, out, spec, conv_math, stage && !in.packed(),
+                      stage && !out.packed());
+        int on = 0, oc = 0, oh = 0, ow = 0;
+        IOSTUNE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(step.conv_desc().get(),
+                                                                  step.x_desc(), step.w_desc(),
+                                                                  &on, &oc, &oh, &ow),
+                            context);
+        if (on != out.n || oc != out.c || oh != out.h || ow != out.w) {
+            throw Error(fmt::format("{}: cuDNN computes an output of {}x{}x{}x{}, the graph says "
+                                    "{}x{}x{}x{}", context, on, oc, oh, ow, out.n, out.c, out.h,
+                                    out.w));
+        }
+        const ConvGeometry& g = spec.geometry;
+        const TensorView& x = step.input();
+        const TensorView& y = step.output();
+        // NCHW keys keep their earlier form ("tf32|x..."), so stored choices stay valid.
+        const std::string storage = layout == TensorLayout::Nchw
+                                        ? std::string(to_string(options.precision))
+                                        : fmt::format("{}/{}", to_string(options.precision),
+                                                      to_string(layout));
+        step.signature = fmt::format(
+            "{}|x{}x{}x{}x{}/{}|w{}x{}x{}x{}|p{},{}|s{},{}|d{},{}|g{}|y/{}|{}", storage, x.n, x.c,
+            x.h, x.w, x.row_stride, spec.out_channels, spec.in_channels_per_group, spec.kernel_h,
+            spec.kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w,
+            g.groups, y.row_stride,
+            spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
+        const std::string process_key = fmt::format("dev{}|{}", options.device, step.signature);
+        if (auto it = options.conv_choices.find(step.signature);
+            it != options.conv_choices.end() && configure(step, it->second)) {
+            step.pinned = true;
+            return step;
+        }
+        if (auto earlier = ChoiceCache::instance().find(process_key);
+            earlier && configure(step, *earlier))
+            return step;
+        if (choose_by_timing(step, process_key)) {
+            ChoiceCache::instance().store(process_key, step.choice);
+            return step;
+        }
+    }
+    throw Error(fmt::format("{}: cuDNN has no {} {} algorithm for this convolution within a {} "
+                            "MiB workspace",
+                            context, to_string(options.precision), to_string(layout),
+                            options.max_workspace_bytes >> 20));
+}
+
+// Sets the step to run `choice`; false when it cannot run here (unknown to this cuDNN, a math
+// type the precision forbids, a workspace over the limit, an unsupported fusion).
+bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuffer* scratch) {
+    const bool needs_epilogue = step.has_bias() || step.relu();
+    cudnnConvolutionFwdAlgo_t algo{};
+    cudnnMathType_t math{};
+    ConvPath path{};
+    try {
+        algo = algo_from_name(choice.algorithm);
+        math = math_from_name(choice.math);
+        path = conv_path_from_name(choice.path);
+    } catch (const Error&) {
+        return false;
+    }
+    if (needs_epilogue == (path == ConvPath::ConvOnly)) return false;
+    if (path == ConvPath::Fused && !step.has_bias()) return false;
+    if (options.precision == Precision::Fp32) {
+        if (math == CUDNN_TENSOR_OP_MATH) return false;
+        math = CUDNN_FMA_MATH;  // strict fp32: never let DEFAULT_MATH pick TF32
+    }
+    step.conv_desc().set_math(math, step.context);
+    size_t workspace = 0;
+    Lane& lane = *lanes[0];
+    if (cudnnGetConvolutionForwardWorkspaceSize(lane.cudnn.get(), step.x_desc(), step.w_desc(),
+                                                step.conv_desc().get(), step.y_desc(), algo,
+                                                &workspace) != CUDNN_STATUS_SUCCESS ||
+        workspace > options.max_workspace_bytes)
+        return false;
+    step.algo = algo;
+    step.path = path;
+    step.workspace_bytes = workspace;
+    step.choice = choice;
+    step.choice.math = math_name(math);
+    if (path == ConvPath::Fused) {
+        // cuDNN's fused call supports few algorithm/activation/type combinations: try it once.
+        lane.cudnn.set_stream(lane.stream.get());
+        DeviceBuffer own;
+        if (scratch == nullptr || scratch->bytes() < workspace) own = DeviceBuffer(workspace);
+        void* trial_workspace = own.bytes() > 0 ? own.get() : (scratch ? scratch->get() : nullptr);
+        const cudnnStatus_t status = step.run_fused(lane.cudnn.get(), trial_workspace);
+        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(lane.stream.get()), step.context);
+        if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM) return false;
+        IOSTUNE_CUDNN_CHECK(status, step.context + " (trying the fused conv+bias+activation)");
+    }
+    return true;
+}
+
+// cuDNN's ranking of the bare convolution, once per shape per process.
+std::vector<cudnnConvolutionFwdAlgoPerf_t> Engine::Impl::ranked_algorithms(
+    ConvStep& step, const std::string& process_key) {
+    if (auto cached = AlgorithmCache::instance().find(process_key)) return *cached;
+    Lane& lane = *lanes[0];
+    lane.cudnn.set_stream(lane.stream.get());
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    int returned = 0;
+    IOSTUNE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+                            lane.cudnn.get(), step.x_desc(), step.w_desc(), step.conv_desc().get(),
+                            step.y_desc(), int(perf.size()), &returned, perf.data()),
+                        step.context);
+    perf.resize(size_t(returned));
+    AlgorithmCache::instance().store(process_key, perf);
+    return perf;
+}
+
+// Median time of one launch of the step as configured, on lane 0's stream, with a cold L2: in a
+// whole network at small batch each convolution's weights come from memory, not from the cache a
+// tight timing loop keeps warm (timed warm, a low-parallelism FMA kernel looks fastest and then
+// runs 4x slower in the network: seen on the H100).
+double Engine::Impl::time_step(const ConvStep& step, DeviceBuffer& workspace) {
+    Lane& lane = *lanes[0];
+    cudaStream_t stream = lane.stream.get();
+    lane.cudnn.set_stream(stream);
+    if (workspace.bytes() < step.workspace_bytes) workspace = DeviceBuffer(step.workspace_bytes);
+    if (l2_flush.bytes() == 0) {
+        int l2_bytes = 0;
+        IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, options.device),
+                           "querying the L2 cache size");
+        l2_flush = DeviceBuffer(2 * size_t(std::max(l2_bytes, 1 << 20)));
+    }
+    const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);
+    for (int i = 0; i < kTimingWarmup; ++i) step.run(lane.cudnn.get(), workspace.get(), stream);
+    std::vector<double> samples;
+    for (int r = 0; r < kTimingRepeats; ++r) {
+        IOSTUNE_CUDA_CHECK(cudaMemsetAsync(l2_flush.get(), r, l2_flush.bytes(), stream),
+                           "flushing the L2 cache before timing a convolution");
+        start.record(stream);
+        step.run(lane.cudnn.get(), workspace.get(), stream);
+        stop.record(stream);
+        stop.synchronize();
+        samples.push_back(double(stop.elapsed_ms_since(start)));
+    }
+    std::sort(samples.begin(), samples.end());
+    return samples[samples.size() / 2];
+}
+
+// Times every variant of cuDNN's shortlist and configures the step with the fastest; false when
+// none runs (cuDNN has no algorithm for these views).
+bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_key) {
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf;
+    try {
+        perf = ranked_algorithms(step, process_key);
+    } catch (const Error&) {
+        return false;  // e.g. a strided view no algorithm supports: the caller stages it
+    }
+    // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
+    std::vector<cudnnConvolutionFwdAlgo_t> shortlist;
+    for (const auto& p : perf) {
+        if (p.status != CUDNN_STATUS_SUCCESS || p.memory > options.max_workspace_bytes) continue;
+        if (options.precision == Precision::Fp32 && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
+        if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside fp32
+        if (std::find(shortlist.begin(), shortlist.end(), p.algo) != shortlist.end()) continue;
+        shortlist.push_back(p.algo);
+        if (shortlist.size() == kTimedAlgorithms) break;
+    }
+    std::vector<const char*> paths;
+    if (step.has_bias()) paths = {"fused", "conv+epilogue"};
+    else paths = {step.relu() ? "conv+epilogue" : "conv"};
+
+    DeviceBuffer scratch;
+    for (const auto& p : perf)
+        if (std::find(shortlist.begin(), shortlist.end(), p.algo) != shortlist.end() &&
+            p.memory > scratch.bytes())
+            scratch = DeviceBuffer(p.memory);
+    std::optional<ConvChoice> best;
+    for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
+        for (const char* math : candidate_maths(options.precision)) {
+            for (const char* path : paths) {
+                ConvChoice candidate{algo_name(algo), math, path, 0.0};
+                if (!configure(step, candidate, &scratch)) continue;
+                try {
+                    candidate.time_ms = time_step(step, scratch);
+                } catch (const Error&) {
+                    continue;  // a variant cuDNN accepts but cannot run: not a candidate
+                }
+                candidate.math = step.choice.math;
+                if (!best || candidate.time_ms < best->time_ms) best = candidate;
+            }
+        }
+    }
+    if (!best || !configure(step, *best, &scratch)) return false;
+    step.choice.time_ms = best->time_ms;
+    return true;
+}
+
+void Engine::Impl::record_conv(OpPlan& plan, const ConvStep& step) {
+    plan.path += (plan.path.empty() ? "" : "; ") + std::string(to_string(step.path)) +
+                 step.staging_note();
+    plan.algorithms += (plan.algorithms.empty() ? "" : "; ") + step.label();
+    plan.workspace_bytes = std::max(plan.workspace_bytes, step.workspace_bytes);
+    workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
+}
+
+}  // namespace iostune

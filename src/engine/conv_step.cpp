@@ -1,0 +1,140 @@
+#include "src/engine/conv_step.h"
+
+#include <fmt/format.h>
+
+#include "src/engine/kernels.h"
+
+namespace iostune {
+
+namespace {
+
+DeviceBuffer staging_buffer(bool staged, const TensorView& v) {
+    return staged ? DeviceBuffer(size_t(v.elements()) * size_t(v.element_bytes())) : DeviceBuffer();
+}
+
+TensorView staged_view(bool staged, const TensorView& v, const DeviceBuffer& buffer) {
+    return staged ? packed_view(buffer.get(), v.dtype, v.layout, v.n, v.c, v.h, v.w) : v;
+}
+
+}  // namespace
+
+const char* to_string(ConvPath path) {
+    switch (path) {
+        case ConvPath::Fused: return "cudnnConvolutionBiasActivationForward";
+        case ConvPath::ConvThenEpilogue: return "cudnnConvolutionForward + bias/relu kernel";
+        case ConvPath::ConvOnly: return "cudnnConvolutionForward";
+    }
+    return "?";
+}
+
+const char* choice_name(ConvPath path) {
+    switch (path) {
+        case ConvPath::Fused: return "fused";
+        case ConvPath::ConvThenEpilogue: return "conv+epilogue";
+        case ConvPath::ConvOnly: return "conv";
+    }
+    return "?";
+}
+
+ConvPath conv_path_from_name(const std::string& name) {
+    if (name == "fused") return ConvPath::Fused;
+    if (name == "conv+epilogue") return ConvPath::ConvThenEpilogue;
+    if (name == "conv") return ConvPath::ConvOnly;
+    throw Error(fmt::format("unknown convolution path '{}'", name));
+}
+
+const char* algo_name(cudnnConvolutionFwdAlgo_t algo) {
+    switch (algo) {
+        case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+        case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+        case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+        case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+        case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+        case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+        case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+        case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+        default: return "UNKNOWN";
+    }
+}
+
+cudnnConvolutionFwdAlgo_t algo_from_name(const std::string& name) {
+    for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+        const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(a);
+        if (name == algo_name(algo)) return algo;
+    }
+    throw Error(fmt::format("unknown cuDNN convolution algorithm '{}'", name));
+}
+
+const char* math_name(cudnnMathType_t math) {
+    switch (math) {
+        case CUDNN_DEFAULT_MATH: return "DEFAULT_MATH";
+        case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP_MATH";
+        case CUDNN_FMA_MATH: return "FMA_MATH";
+        default: return "UNKNOWN";
+    }
+}
+
+cudnnMathType_t math_from_name(const std::string& name) {
+    if (name == "TENSOR_OP_MATH") return CUDNN_TENSOR_OP_MATH;
+    if (name == "FMA_MATH") return CUDNN_FMA_MATH;
+    if (name == "DEFAULT_MATH") return CUDNN_DEFAULT_MATH;
+    throw Error(fmt::format("unknown cuDNN math type '{}'", name));
+}
+
+ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& target,
+                   const ConvSpec& spec, cudnnMathType_t math, bool stage_input, bool stage_output)
+    : context(std::move(ctx)),
+      source_(source),
+      target_(target),
+      staging_in_(staging_buffer(stage_input, source)),
+      staging_out_(staging_buffer(stage_output, target)),
+      in_(staged_view(stage_input, source, staging_in_)),
+      out_(staged_view(stage_output, target, staging_out_)),
+      x_desc_(in_, context),
+      y_desc_(out_, context),
+      bias_desc_(target.dtype, target.c, context),
+      w_desc_(source.dtype, source.layout, spec.out_channels, spec.in_channels_per_group,
+              spec.kernel_h, spec.kernel_w, context),
+      conv_desc_(spec.geometry, math, context),
+      act_desc_(spec.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, context),
+      weight_(spec.weight),
+      bias_(spec.bias),
+      relu_(spec.relu) {}
+
+cudnnStatus_t ConvStep::run_fused(cudnnHandle_t handle, void* workspace) const {
+    // Scaling factors are float for float, half and bfloat16 data alike.
+    const float one = 1.0f, zero = 0.0f;
+    return cudnnConvolutionBiasActivationForward(
+        handle, &one, x_desc_.get(), in_.data, w_desc_.get(), weight_, conv_desc_.get(), algo,
+        workspace, workspace_bytes, &zero, y_desc_.get(), out_.data, bias_desc_.get(), bias_,
+        act_desc_.get(), y_desc_.get(), out_.data);
+}
+
+void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
+    if (in_ != source_) launch_copy(source_, in_, false, stream);
+    if (path == ConvPath::Fused) {
+        IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
+    } else {
+        const float one = 1.0f, zero = 0.0f;
+        IOSTUNE_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc_.get(), in_.data,
+                                                    w_desc_.get(), weight_, conv_desc_.get(), algo,
+                                                    workspace, workspace_bytes, &zero,
+                                                    y_desc_.get(), out_.data),
+                            context);
+        if (path == ConvPath::ConvThenEpilogue) launch_bias_activation(out_, bias_, relu_, stream);
+    }
+    if (out_ != target_) launch_copy(out_, target_, false, stream);
+}
+
+std::string ConvStep::label() const {
+    return fmt::format("{} ({}{})", algo_name(algo), choice.math, pinned ? ", pinned" : "");
+}
+
+std::string ConvStep::staging_note() const {
+    std::string note;
+    if (in_ != source_) note += "; input staged (strided view not supported)";
+    if (out_ != target_) note += "; output staged into its slice (strided view not supported)";
+    return note;
+}
+
+}  // namespace iostune

@@ -1,0 +1,89 @@
+// One planned convolution of the engine: its cuDNN descriptors, the chosen algorithm, math type
+// and path (fused conv+bias+ReLU, conv then the engine's epilogue kernel, or conv alone), and
+// the staging copies it needs when cuDNN cannot read or write the op's own view in place.
+//
+// Staging: an op may read a channel slice of a merged output or write its slice of a concat.
+// cuDNN runs most convolutions on such strided views directly; when no algorithm accepts one
+// (seen for strided channels-last half tensors), the step reads or writes a packed buffer of its
+// own and one copy kernel moves the slice. The plan text says which.
+#pragma once
+
+#include <cudnn.h>
+
+#include <string>
+
+#include "src/conv_choices.h"
+#include "src/engine/cudnn_descriptors.h"
+#include "src/engine/device_buffer.h"
+#include "src/engine/tensor_view.h"
+
+namespace iostune {
+
+enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly };
+
+const char* to_string(ConvPath path);       // the call(s), for plans: "cudnnConvolutionForward"
+const char* choice_name(ConvPath path);     // its name in a ConvChoice: "fused", ...
+ConvPath conv_path_from_name(const std::string& name);  // throws iostune::Error
+const char* algo_name(cudnnConvolutionFwdAlgo_t algo);  // "IMPLICIT_GEMM", ...
+cudnnConvolutionFwdAlgo_t algo_from_name(const std::string& name);  // throws iostune::Error
+const char* math_name(cudnnMathType_t math);            // "TENSOR_OP_MATH", ...
+cudnnMathType_t math_from_name(const std::string& name);  // throws iostune::Error
+
+// What to convolve: the filter (in the engine's type and layout), bias and ReLU.
+struct ConvSpec {
+    int out_channels = 0, in_channels_per_group = 0, kernel_h = 1, kernel_w = 1;
+    ConvGeometry geometry;
+    const void* weight = nullptr;
+    const void* bias = nullptr;  // nullptr: no bias; else out_channels elements of the type
+    bool relu = false;
+};
+
+class ConvStep {
+public:
+    // Reads `source` and writes `target` (the op's views); `stage_input`/`stage_output` make
+    // the step use packed buffers of its own on that side instead.
+    ConvStep(std::string context, const TensorView& source, const TensorView& target,
+             const ConvSpec& spec, cudnnMathType_t math, bool stage_input, bool stage_output);
+
+    // Enqueues the step as configured: staging copy in, convolution (+ epilogue), copy out.
+    void run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
+    // The fused call alone (to try whether cuDNN supports it for this configuration).
+    cudnnStatus_t run_fused(cudnnHandle_t handle, void* workspace) const;
+
+    // "IMPLICIT_GEMM (TENSOR_OP_MATH, pinned)", for plans and profiles.
+    std::string label() const;
+    // "; input staged" / "; output staged into its slice" / "", for plans.
+    std::string staging_note() const;
+    bool staged() const { return in_ != source_ || out_ != target_; }
+
+    std::string context;
+    ConvPath path = ConvPath::ConvOnly;
+    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    size_t workspace_bytes = 0;
+    std::string signature;  // the shape key of ConvChoices
+    ConvChoice choice;      // what runs: algo, math and path by name
+    bool pinned = false;    // the choice came from EngineOptions::conv_choices
+    bool has_bias() const { return bias_ != nullptr; }
+    bool relu() const { return relu_; }
+    const TensorView& input() const { return in_; }    // what cuDNN reads
+    const TensorView& output() const { return out_; }  // what cuDNN writes
+
+    cudnnTensorDescriptor_t x_desc() const { return x_desc_.get(); }
+    cudnnTensorDescriptor_t y_desc() const { return y_desc_.get(); }
+    cudnnFilterDescriptor_t w_desc() const { return w_desc_.get(); }
+    const ConvolutionDescriptor& conv_desc() const { return conv_desc_; }
+
+private:
+    TensorView source_, target_;  // the op's own views
+    DeviceBuffer staging_in_, staging_out_;
+    TensorView in_, out_;
+    TensorDescriptor x_desc_, y_desc_, bias_desc_;
+    FilterDescriptor w_desc_;
+    ConvolutionDescriptor conv_desc_;
+    ActivationDescriptor act_desc_;
+    const void* weight_ = nullptr;
+    const void* bias_ = nullptr;
+    bool relu_ = false;
+};
+
+}  // namespace iostune

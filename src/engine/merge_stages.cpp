@@ -1,0 +1,147 @@
+// Operator-merge stages: convolutions that read the same tensor run as one wider convolution
+// over stacked, zero-padded weights (in the engine's type and layout). Under a schedule that
+// holds the stage, each merged op lives in its channel slice of the merged output and consumers
+// read the slice in place.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "src/engine/engine_impl.h"
+
+namespace iostune {
+
+Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
+    const std::string signature = stage_signature(stage);
+    if (auto it = merges.find(signature); it != merges.end()) return it->second;
+    if (stage.groups.size() != 1) {
+        throw Error(fmt::format("merge stage {} must have exactly one group", signature));
+    }
+    const std::vector<int>& ids = stage.groups[0];
+    std::string why;
+    if (!can_merge(graph, ids, &why)) {
+        throw Error(fmt::format("merge stage {} is not a legal merge: {}", signature, why));
+    }
+    const std::string context = fmt::format("running merge stage {}", signature);
+    MergeExec m;
+    const Op& first = graph.op(ids[0]);
+    const auto& fa = first.as<ConvAttrs>();
+    const TensorView& in = tensor(first.inputs[0]);
+    const int in_channels = graph.tensor_shape(first.inputs[0]).c;  // in.c may be padded
+    int kh = 0, kw = 0, channels = 0;
+    for (int id : ids) {
+        const auto& a = graph.op(id).as<ConvAttrs>();
+        kh = std::max(kh, a.kernel_h);
+        kw = std::max(kw, a.kernel_w);
+        channels += a.out_channels;
+    }
+    // Stack the weights along output channels, each kernel centred in the largest one.
+    std::vector<float> stacked(size_t(channels) * size_t(in_channels) * size_t(kh) * size_t(kw),
+                               0.0f);
+    std::vector<float> bias;
+    int row = 0;
+    for (int id : ids) {
+        const auto& a = graph.op(id).as<ConvAttrs>();
+        const auto& params = graph.params_of(id);
+        const std::vector<float>& wv = params.at(0).values;
+        const int dy = (kh - a.kernel_h) / 2, dx = (kw - a.kernel_w) / 2;
+        for (int o = 0; o < a.out_channels; ++o)
+            for (int c = 0; c < in_channels; ++c)
+                for (int y = 0; y < a.kernel_h; ++y)
+                    for (int x = 0; x < a.kernel_w; ++x)
+                        stacked[((size_t(row + o) * size_t(in_channels) + size_t(c)) * size_t(kh) +
+                                 size_t(y + dy)) * size_t(kw) + size_t(x + dx)] =
+                            wv[((size_t(o) * size_t(in_channels) + size_t(c)) * size_t(a.kernel_h) +
+                                size_t(y)) * size_t(a.kernel_w) + size_t(x)];
+        if (a.bias) bias.insert(bias.end(), params.at(1).values.begin(), params.at(1).values.end());
+        row += a.out_channels;
+    }
+    m.weight = upload_filter(stacked, channels, in_channels, kh, kw, in.c,
+                             context + " stacked weights");
+    if (fa.bias) m.bias = upload_vector(bias, context + " stacked bias");
+    const Shape& s0 = first.output;
+    const Shape merged_shape{s0.n, channels, s0.h, s0.w};
+    m.output = allocate(merged_shape);
+    const TensorView merged = packed(m.output.get(), merged_shape);
+    const ConvSpec spec{channels, in.c, kh, kw,
+                        ConvGeometry{fa.pad_h + (kh - fa.kernel_h) / 2,
+                                     fa.pad_w + (kw - fa.kernel_w) / 2, fa.stride_h, fa.stride_w,
+                                     1, 1, 1},
+                        m.weight.get(), fa.bias ? m.bias.get() : nullptr, fa.relu};
+    m.merged = merged;
+    m.spec = spec;
+    m.planned_input = in;
+    m.conv.emplace(plan_conv(context, in, merged, spec));
+    int offset = 0;
+    for (int id : ids) {
+        const int c = graph.op(id).output.c;
+        m.slices.push_back(merged.channels(offset, c));
+        offset += c;
+    }
+    m.plan.signature = signature;
+    m.plan.ops = ids;
+    m.plan.out_channels = channels;
+    m.plan.kernel_h = kh;
+    m.plan.kernel_w = kw;
+    m.plan.path = std::string(to_string(m.conv->path)) + m.conv->staging_note();
+    m.plan.algorithms = m.conv->label();
+    workspace_bytes = std::max(workspace_bytes, m.conv->workspace_bytes);
+    return merges.emplace(signature, std::move(m)).first->second;
+}
+
+// Ops that live in their slice of the merged output need nothing more; the others (outputs that
+// are concat slices, or a merge stage run under another schedule's placement) get a copy.
+void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, cudaStream_t stream) {
+    lane.cudnn.set_stream(stream);
+    m.conv->run(lane.cudnn.get(), lane.workspace.get(), stream);
+    for (size_t k = 0; k < m.plan.ops.size(); ++k) {
+        const TensorView& home = views[size_t(m.plan.ops[k])];
+        if (!(home == m.slices[k])) engine_internal::copy_view(m.slices[k], home, stream, m.conv->context);
+    }
+}
+
+// Moves the schedule's merged ops into their slices of the merged outputs (so consumers read the
+// slice, no copy) and every other op back to its own place, then re-plans whatever reads or
+// writes a tensor that moved. Scratch buffers are reused, never freed, so CUDA graphs captured
+// under an earlier placement stay valid.
+void Engine::Impl::place_merged_ops(const Schedule& schedule) {
+    std::vector<TensorView> target = base_views;
+    for (const Stage& stage : schedule.flat_stages()) {
+        if (stage.strategy != StageStrategy::Merge) continue;
+        MergeExec& m = plan_merge(stage);
+        for (size_t k = 0; k < m.plan.ops.size(); ++k) {
+            const int id = m.plan.ops[k];
+            if (!execs[size_t(id)].plan.writes_into_concat) target[size_t(id)] = m.slices[k];
+        }
+    }
+    views = std::move(target);
+    for (const Op& op : graph.ops()) {
+        if (current_views(op) == execs[size_t(op.id)].planned_views) continue;
+        OpExec old = std::move(execs[size_t(op.id)]);
+        OpExec& fresh = execs[size_t(op.id)];
+        fresh = OpExec{};
+        fresh.relu_scratch = std::move(old.relu_scratch);
+        fresh.depthwise_scratch = std::move(old.depthwise_scratch);
+        fresh.linear_input = std::move(old.linear_input);
+        fresh.plan.op_id = old.plan.op_id;
+        fresh.plan.name = old.plan.name;
+        fresh.plan.kind = old.plan.kind;
+        fresh.plan.writes_into_concat = old.plan.writes_into_concat;
+        fresh.plan.storage = old.plan.storage;
+        // Staging buffers of the old convolutions stay alive with `old` until here; graphs
+        // captured under the old placement keep them referenced, so they are retired, not freed.
+        for (ConvStep& step : old.convs) retired_steps.push_back(std::move(step));
+        plan_op(op);
+    }
+    for (auto& [signature, m] : merges) {
+        const TensorView& in = tensor(graph.op(m.plan.ops[0]).inputs[0]);
+        if (in == m.planned_input) continue;
+        m.planned_input = in;
+        if (m.conv) retired_steps.push_back(std::move(*m.conv));
+        m.conv.reset();
+        m.conv.emplace(plan_conv(fmt::format("running merge stage {}", signature), in, m.merged,
+                                 m.spec));
+        workspace_bytes = std::max(workspace_bytes, m.conv->workspace_bytes);
+    }
+}
+
+}  // namespace iostune

@@ -1,0 +1,274 @@
+// Each op's execution plan (what runs it: cuDNN, cuBLAS or an engine kernel, on which views) and
+// its launch.
+#include <fmt/format.h>
+
+#include "src/engine/engine_impl.h"
+
+namespace iostune {
+
+namespace engine_internal {
+
+std::string op_label(const Op& op) {
+    return fmt::format("running op {} '{}' ({})", op.id, op.name, to_string(op.kind));
+}
+
+// Copies a (possibly channel-sliced) view into another of equal shape and storage. NCHW rows are
+// whole batch items: one 2-D memcpy. NHWC rows are single pixels, too short for a memcpy row:
+// the copy kernel.
+void copy_view(const TensorView& src, const TensorView& dst, cudaStream_t stream,
+               const std::string& context) {
+    if (src.nhwc()) {
+        launch_copy(src, dst, false, stream);
+        return;
+    }
+    IOSTUNE_CUDA_CHECK(cudaMemcpy2DAsync(dst.data, size_t(dst.row_pitch_bytes()), src.data,
+                                         size_t(src.row_pitch_bytes()), size_t(src.row_bytes()),
+                                         size_t(src.rows()), cudaMemcpyDeviceToDevice, stream),
+                       context);
+}
+
+}  // namespace engine_internal
+
+using engine_internal::copy_view;
+using engine_internal::op_label;
+
+namespace {
+
+Shape shape_of(const TensorView& v) { return Shape{v.n, v.c, v.h, v.w}; }
+
+cudaDataType_t cublas_type(DType type) {
+    switch (type) {
+        case DType::F16: return CUDA_R_16F;
+        case DType::BF16: return CUDA_R_16BF;
+        default: return CUDA_R_32F;
+    }
+}
+
+}  // namespace
+
+std::vector<TensorView> Engine::Impl::current_views(const Op& op) const {
+    std::vector<TensorView> v;
+    for (int i : op.inputs) v.push_back(tensor(i));
+    v.push_back(views[size_t(op.id)]);
+    return v;
+}
+
+void Engine::Impl::plan_op(const Op& op) {
+    OpExec& exec = execs[size_t(op.id)];
+    exec.planned_views = current_views(op);
+    const std::string context = op_label(op);
+    const TensorView& out = views[size_t(op.id)];
+    const TensorView& in = tensor(op.inputs.at(0));
+    const OpWeights& w = weights[size_t(op.id)];
+    switch (op.kind) {
+        case OpKind::Conv: {
+            const auto& a = op.as<ConvAttrs>();
+            ConvSpec spec{a.out_channels, in.c / a.groups, a.kernel_h, a.kernel_w,
+                          ConvGeometry{a.pad_h, a.pad_w, a.stride_h, a.stride_w, a.dilation_h,
+                                       a.dilation_w, a.groups},
+                          w.weight.get(), a.bias ? w.bias.get() : nullptr, a.relu};
+            exec.convs.push_back(plan_conv(context, in, out, spec));
+            record_conv(exec.plan, exec.convs.back());
+            break;
+        }
+        case OpKind::SepConv: {
+            const auto& a = op.as<SepConvAttrs>();
+            TensorView dw_in = in;
+            if (a.pre_relu) {
+                if (exec.relu_scratch.bytes() == 0) exec.relu_scratch = allocate(shape_of(in));
+                dw_in = packed(exec.relu_scratch.get(), shape_of(in));
+            }
+            const Shape dw_shape{out.n, in.c, out.h, out.w};
+            if (exec.depthwise_scratch.bytes() == 0) exec.depthwise_scratch = allocate(dw_shape);
+            const TensorView dw_out = packed(exec.depthwise_scratch.get(), dw_shape);
+            ConvSpec depthwise{in.c, 1, a.kernel, a.kernel,
+                               ConvGeometry{a.pad, a.pad, a.stride, a.stride, a.dilation,
+                                            a.dilation, in.c},
+                               w.weight.get(), nullptr, false};
+            ConvSpec pointwise{a.out_channels, in.c, 1, 1, ConvGeometry{}, w.weight2.get(),
+                               a.bias ? w.bias.get() : nullptr, false};
+            exec.convs.push_back(plan_conv(context + " depthwise", dw_in, dw_out, depthwise));
+            exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise));
+            if (a.pre_relu) exec.plan.path = "relu kernel; ";
+            for (const ConvStep& s : exec.convs) record_conv(exec.plan, s);
+            break;
+        }
+        case OpKind::MaxPool:
+        case OpKind::AvgPool: {
+            const auto& a = op.as<PoolAttrs>();
+            PoolWindow& win = exec.window;
+            win.max = op.kind == OpKind::MaxPool;
+            win.count_include_pad = a.count_include_pad;
+            if (a.global) {
+                win.kernel_h = in.h, win.kernel_w = in.w;
+            } else {
+                win.kernel_h = a.kernel_h, win.kernel_w = a.kernel_w;
+                win.stride_h = a.stride_h, win.stride_w = a.stride_w;
+                win.pad_h = a.pad_h, win.pad_w = a.pad_w;
+            }
+            // cuDNN rounds the output size down; with ceil_mode the extra window is ours.
+            // Channels-last pooling is the engine's kernel too (coalesced over channels, and it
+            // writes strided concat slices, as PyTorch's channels-last pooling does).
+            const int floor_h = (in.h + 2 * win.pad_h - win.kernel_h) / win.stride_h + 1;
+            const int floor_w = (in.w + 2 * win.pad_w - win.kernel_w) / win.stride_w + 1;
+            if (floor_h == out.h && floor_w == out.w && layout == TensorLayout::Nchw) {
+                const cudnnPoolingMode_t mode =
+                    win.max ? CUDNN_POOLING_MAX_DETERMINISTIC
+                            : (win.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                     : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
+                exec.pool_desc.emplace(mode, win.kernel_h, win.kernel_w, win.pad_h, win.pad_w,
+                                       win.stride_h, win.stride_w, context);
+                exec.x_desc.emplace(in, context);
+                exec.y_desc.emplace(out, context);
+                exec.plan.path = "cudnnPoolingForward";
+            } else {
+                exec.plan.path = layout == TensorLayout::Nhwc ? "pool kernel (channels-last)"
+                                                              : "pool kernel (ceil_mode)";
+            }
+            break;
+        }
+        case OpKind::Softmax:
+            exec.x_desc.emplace(in, context);
+            exec.y_desc.emplace(out, context);
+            exec.plan.path = "cudnnSoftmaxForward";
+            break;
+        case OpKind::Concat: {
+            int offset = 0, in_place = 0, staged = 0;
+            for (size_t k = 0; k < op.inputs.size(); ++k) {
+                const int src_id = op.inputs[k];
+                const TensorView& src = tensor(src_id);
+                if (src == out.channels(offset, src.c)) {
+                    const bool producer_staged = src_id != kGraphInput &&
+                                                 !execs[size_t(src_id)].convs.empty() &&
+                                                 execs[size_t(src_id)].convs.back().staged();
+                    producer_staged ? ++staged : ++in_place;
+                } else {
+                    exec.concat_copies.push_back(int(k));
+                }
+                offset += src.c;
+            }
+            exec.plan.path = fmt::format("concat: {} in place, {} copied", in_place,
+                                         exec.concat_copies.size());
+            if (staged > 0) exec.plan.path += fmt::format(", {} staged by their producer", staged);
+            break;
+        }
+        case OpKind::Add:
+            exec.plan.path = "add kernel";
+            break;
+        case OpKind::Relu:
+            exec.plan.path = "relu kernel";
+            break;
+        case OpKind::Identity:
+            exec.plan.path = "copy kernel";
+            break;
+        case OpKind::Linear:
+            // cuBLAS reads each batch item as one contiguous row: a channels-last slice is not.
+            if (in.nhwc() && !in.packed()) {
+                if (exec.linear_input.bytes() == 0) exec.linear_input = allocate(shape_of(in));
+                exec.plan.path = "copy kernel; ";
+            }
+            exec.plan.path += dtype == DType::F32 ? "cublasSgemm + bias kernel"
+                                                  : "cublasGemmEx (fp32 accumulation) + bias kernel";
+            break;
+    }
+}
+
+void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
+    const Op& op = graph.op(id);
+    const OpExec& exec = execs[size_t(id)];
+    const TensorView& out = views[size_t(id)];
+    const TensorView& in = tensor(op.inputs.at(0));
+    const float one = 1.0f, zero = 0.0f;
+    switch (op.kind) {
+        case OpKind::Conv:
+        case OpKind::SepConv:
+            lane.cudnn.set_stream(stream);
+            if (op.kind == OpKind::SepConv && op.as<SepConvAttrs>().pre_relu) {
+                launch_copy(in, exec.convs[0].input(), true, stream);
+            }
+            for (const ConvStep& step : exec.convs) {
+                step.run(lane.cudnn.get(), lane.workspace.get(), stream);
+            }
+            break;
+        case OpKind::MaxPool:
+        case OpKind::AvgPool:
+            if (exec.pool_desc) {
+                lane.cudnn.set_stream(stream);
+                IOSTUNE_CUDNN_CHECK(cudnnPoolingForward(lane.cudnn.get(), exec.pool_desc->get(),
+                                                        &one, exec.x_desc->get(), in.data, &zero,
+                                                        exec.y_desc->get(), out.data),
+                                    op_label(op));
+            } else {
+                launch_pool2d(in, out, exec.window, stream);
+            }
+            break;
+        case OpKind::Softmax:
+            lane.cudnn.set_stream(stream);
+            IOSTUNE_CUDNN_CHECK(cudnnSoftmaxForward(lane.cudnn.get(), CUDNN_SOFTMAX_ACCURATE,
+                                                    CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                                    exec.x_desc->get(), in.data, &zero,
+                                                    exec.y_desc->get(), out.data),
+                                op_label(op));
+            break;
+        case OpKind::Concat: {
+            int offset = 0;
+            size_t next_copy = 0;
+            for (size_t k = 0; k < op.inputs.size(); ++k) {
+                const TensorView& src = tensor(op.inputs[k]);
+                if (next_copy < exec.concat_copies.size() && exec.concat_copies[next_copy] == int(k)) {
+                    copy_view(src, out.channels(offset, src.c), stream, op_label(op));
+                    ++next_copy;
+                }
+                offset += src.c;
+            }
+            break;
+        }
+        case OpKind::Add: {
+            std::vector<TensorView> inputs;
+            inputs.reserve(op.inputs.size());
+            for (int i : op.inputs) inputs.push_back(tensor(i));
+            launch_add(inputs, out, op.as<AddAttrs>().relu, stream);
+            break;
+        }
+        case OpKind::Relu:
+            launch_copy(in, out, true, stream);
+            break;
+        case OpKind::Identity:
+            launch_copy(in, out, false, stream);
+            break;
+        case OpKind::Linear: {
+            const auto& a = op.as<LinearAttrs>();
+            const int k = in.c * in.h * in.w;
+            const OpWeights& w = weights[size_t(id)];
+            TensorView x = in;
+            if (exec.linear_input.bytes() > 0) {
+                x = packed(exec.linear_input.get(), shape_of(in));
+                launch_copy(in, x, false, stream);
+            }
+            lane.cublas.set_stream(stream);
+            // Row-major y[N, out] = x[N, K] W[out, K]^T, written column-major as y^T = W^T' x^T
+            // with W read transposed. A batch item's K inputs are contiguous in either layout
+            // (the weights were stored in the input's channel order), and its outputs too.
+            const int ldx = int(x.batch_stride()), ldy = int(out.batch_stride());
+            if (dtype == DType::F32) {
+                IOSTUNE_CUBLAS_CHECK(cublasSgemm(lane.cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N,
+                                                 a.out_features, in.n, k, &one,
+                                                 w.weight.floats(), k,
+                                                 static_cast<const float*>(x.data), ldx, &zero,
+                                                 static_cast<float*>(out.data), ldy),
+                                     op_label(op));
+            } else {
+                const cudaDataType_t type = cublas_type(dtype);
+                IOSTUNE_CUBLAS_CHECK(
+                    cublasGemmEx(lane.cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N, a.out_features,
+                                 in.n, k, &one, w.weight.get(), type, k, x.data, type, ldx, &zero,
+                                 out.data, type, ldy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                    op_label(op));
+            }
+            if (a.bias) launch_bias_activation(out, w.bias.get(), false, stream);
+            break;
+        }
+    }
+}
+
+}  // namespace iostune
