@@ -57,9 +57,9 @@ std::string missing_key_reason(const db::ScheduleStore& store, const ScheduleQue
     return fmt::format(
         "No measured schedule in '{}' for model '{}' (fingerprint {}) at batch {}, "
         "precision {}. {}The database has:\n{}\nRun `iostune search --model {} "
-        "--batch {}` on this GPU first.",
+        "--batch {} --precision {}` on this GPU first.",
         store.path(), q.model_name, q.fingerprint, q.batch, q.precision, hint,
-        db::describe_keys(keys), q.model_name, q.batch);
+        db::describe_keys(keys), q.model_name, q.batch, q.precision);
 }
 
 }  // namespace
@@ -101,10 +101,10 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
         fmt::format("The schedules in '{}' for model '{}' (fingerprint {}) at batch {}, "
                     "precision {} were tuned on another device setup, so their timing "
                     "does not hold on this one ({}):\n{}\nRun `iostune search --model {} "
-                    "--batch {}` on this GPU.",
+                    "--batch {} --precision {}` on this GPU.",
                     store.path(), query.model_name, query.fingerprint, query.batch, query.precision,
                     describe_device(here), fmt::format("{}", fmt::join(refused, "\n")),
-                    query.model_name, query.batch),
+                    query.model_name, query.batch, query.precision),
         Hint::FallbackSequential, fallback_sequential);
 }
 

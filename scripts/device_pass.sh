@@ -11,6 +11,8 @@
 #   bash scripts/device_pass.sh .devpack [steps...]
 # Steps (default: the first five): tests profile sequential search baselines consistency
 #   breakdown (per-kind profile of the large models) contest (search keeps the fastest baseline)
+#   yardstick (fp16/bf16 error against the fp32 reference beside PyTorch's, precision_yardstick.py)
+#   half (sequential fp16/bf16 replays of every zoo model, b1 and b16, and fp16 profiles)
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -118,6 +120,30 @@ for step in $steps; do
                 --cost measured --db "$db.contest"
             record "replay_${m}_b1_contest.txt" "$iostune" replay --model "$m" --batch 1 \
                 --db "$db.contest" --iters 300
+        done
+        ;;
+    yardstick)
+        python3 scripts/precision_yardstick.py --iostune "$iostune" --out "$raw" \
+            > "$raw/yardstick.txt" 2>> "$log"
+        tail -30 "$raw/yardstick.txt" | tee -a "$log"
+        ;;
+    half)
+        for p in fp16 bf16; do
+            for m in inception_v3 googlenet squeezenet1_1 resnet50 nasnet_a_large randwire; do
+                for b in 1 16; do
+                    record "replay_${m}_b${b}_${p}_sequential.json" "$iostune" replay --model "$m" \
+                        --batch "$b" --precision "$p" --schedule-source sequential --iters 200 \
+                        --format json
+                done
+            done
+        done
+        for mb in inception_v3:16 nasnet_a_large:16 resnet50:16; do
+            m=${mb%:*}; b=${mb#*:}
+            record "profile_${m}_b${b}_fp16.txt" "$iostune" profile --model "$m" --batch "$b" \
+                --precision fp16 --json "$raw/profile_${m}_b${b}_fp16.json"
+        done
+        for f in "$raw"/replay_*_fp16_sequential.json "$raw"/replay_*_bf16_sequential.json; do
+            python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"model\"]:>15} b{r[\"batch\"]:<3} {r[\"precision\"]} {r[\"layout\"]} sequential median {r[\"median_ms\"]:.3f} ms")' "$f" 2>> "$log" | tee -a "$log"
         done
         ;;
     *) say "unknown step '$step'" ;;

@@ -254,3 +254,75 @@ TEST_CASE("replay refuses another GPU, cuDNN or graph; fallback runs sequential"
         CHECK(fallback.info().stages == graph.size());
     }
 }
+
+TEST_CASE("an fp16 search picks its layout by timing; replay runs in it, float or native I/O",
+          "[gpu][replay][precision]") {
+    const std::string model = "squeezenet1_1";
+    const std::string db = fresh_db("fp16");
+    TuningOptions tuning;
+    tuning.cost = CostChoice::Measured;
+    tuning.db_path = db;
+    tuning.precision = "fp16";
+    tuning.search.progress = false;
+    const TuningSummary summary =
+        run_tuning_job(load_model_spec(model, 1), tuning, [](const std::string&) {});
+    REQUIRE(summary.layout_ms.size() == 2);  // the sequential schedule, timed in both layouts
+    CAPTURE(summary.layout, summary.layout_ms[0].median_ms, summary.layout_ms[1].median_ms);
+    const double nchw = summary.layout_ms[0].median_ms, nhwc = summary.layout_ms[1].median_ms;
+    CHECK(summary.layout == (nhwc < nchw ? "nhwc" : "nchw"));
+    REQUIRE(*summary.max_abs_diff <= *summary.tolerance);
+    WARN(fmt::format("squeezenet1_1 b1 fp16: sequential nchw {:.4f} ms, nhwc {:.4f} ms; searched "
+                     "{} {:.4f} ms, kept {}",
+                     nchw, nhwc, summary.layout, *summary.measured_ms, summary.kept_strategy));
+    {
+        db::ScheduleStore store = db::ScheduleStore::open(db, db::OpenMode::MustExist);
+        CHECK(store.schedule(summary.schedule_id)->layout == summary.layout);
+        CHECK(store.schedule(summary.schedule_id)->precision == "fp16");
+    }
+
+    ReplayOptions options;
+    options.db_path = db;
+    options.precision = "fp16";
+    Replayer replayer(model, options);
+    CHECK(replayer.info().layout == summary.layout);
+    CHECK(replayer.info().storage == "half");
+    CHECK(replayer.info().pinned_convolutions == replayer.info().convolutions);
+    const HostTensor input = random_input(load_model_spec(model, 1).input_shape(), 3);
+    std::vector<float> out(replayer.output_elements());
+    replayer.run_host(input.data.data(), out.data(), nullptr);
+
+    EngineOptions engine_options;
+    engine_options.precision = Precision::Fp16;
+    engine_options.layout = tensor_layout_from_string(summary.layout);
+    Engine sequential(load_model_spec(model, 1), engine_options);
+    sequential.set_input(input);
+    sequential.launch_schedule(sequential_schedule(sequential.graph()), sequential.origin_stream());
+    const HostTensor reference = sequential.read_output();
+    CHECK(max_abs_diff(out, reference.data) <=
+          schedule_tolerance(Precision::Fp16) * std::max(1.0, max_magnitude(reference.data)));
+
+    // The same key in another precision has no schedule: refused, not replayed across precisions.
+    options.precision = "tf32";
+    REQUIRE_THROWS_WITH(Replayer(model, options), Catch::Contains("fp16"));
+
+    // Native I/O: the caller's buffers are the engine's own half tensors; no float conversion.
+    options.precision = "fp16";
+    options.native_io = true;
+    Replayer native(model, options);
+    CHECK(native.info().native_io);
+    REQUIRE_THROWS_WITH(native.run_host(input.data.data(), out.data(), nullptr),
+                        Catch::Contains("native_io"));
+    engine_options.float_io = false;
+    engine_options.pad_input_channels = false;  // as the native replay: the model's channel count
+    Engine host(load_model_spec(model, 1), engine_options);
+    host.set_input(input);  // the half, laid-out input, to hand to the replay as is
+    const size_t in_bytes = native.input_elements() * 2, out_bytes = native.output_elements() * 2;
+    REQUIRE(cudaMemcpy(native.native_input_buffer(), host.native_input().data, in_bytes,
+                       cudaMemcpyDeviceToDevice) == cudaSuccess);
+    native.launch(nullptr);
+    REQUIRE(cudaMemcpy(host.native_output().data, native.native_output_buffer(), out_bytes,
+                       cudaMemcpyDeviceToDevice) == cudaSuccess);
+    const HostTensor native_out = host.read_output();  // the replay's half output, as float
+    CHECK(max_abs_diff(native_out.data, reference.data) <=
+          schedule_tolerance(Precision::Fp16) * std::max(1.0, max_magnitude(reference.data)));
+}

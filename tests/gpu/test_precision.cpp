@@ -1,0 +1,198 @@
+// [gpu] The engine's precision and layout plan: every op kind in fp16, bf16 and the fp32 modes,
+// NCHW and channels-last, op by op and under concurrent and merged schedules; the RGB input's
+// padded channels; native (unconverted) input and output. All against the fp32 CPU reference,
+// within the bounds of engine_fixtures.h. (Whole zoo models: test_engine.cpp.)
+#include <catch2/catch.hpp>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "src/engine/engine.h"
+#include "src/error.h"
+#include "src/reference/reference.h"
+#include "src/schedule.h"
+#include "src/weights.h"
+#include "src/zoo/zoo.h"
+#include "tests/gpu/engine_fixtures.h"
+
+using namespace iostune;
+using namespace iostune::test;
+
+namespace {
+
+struct Plan {
+    Precision precision;
+    TensorLayout layout;
+};
+
+std::string label(const Plan& plan) {
+    return fmt::format("{} {}", to_string(plan.precision), to_string(plan.layout));
+}
+
+const std::vector<Plan>& all_plans() {
+    static const std::vector<Plan> plans = {
+        {Precision::Fp16, TensorLayout::Nhwc}, {Precision::Bf16, TensorLayout::Nhwc},
+        {Precision::Fp16, TensorLayout::Nchw}, {Precision::Bf16, TensorLayout::Nchw},
+        {Precision::Fp32, TensorLayout::Nhwc}, {Precision::Tf32, TensorLayout::Nhwc}};
+    return plans;
+}
+
+EngineOptions options_for(const Plan& plan) {
+    EngineOptions options;
+    options.precision = plan.precision;
+    options.layout = plan.layout;
+    return options;
+}
+
+const OpPlan& plan_of(const std::vector<OpPlan>& plans, const std::string& name) {
+    for (const OpPlan& p : plans)
+        if (p.name == name) return p;
+    FAIL("no op " << name);
+    return plans.front();
+}
+
+// Only convolutions read the input of this graph, so 16-bit channels-last pads it.
+Graph rgb_stem_graph() {
+    Graph g("rgb_stem", Shape{2, 3, 20, 20});
+    const int a = g.add(OpKind::Conv, ConvAttrs{16, 3, 3, 2, 2, 1, 1, 1, 1, 1, true, true},
+                        {kGraphInput}, "stem3x3");
+    const int b = g.add(OpKind::Conv, ConvAttrs{8, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true},
+                        {kGraphInput}, "stem1x1");
+    const int pb = g.add(OpKind::MaxPool, PoolAttrs{2, 2, 2, 2, 0, 0, false, true, false}, {b},
+                         "pool");
+    const int cat = g.add(OpKind::Concat, ConcatAttrs{}, {a, pb}, "cat");
+    const int gap = g.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {cat},
+                          "gap");
+    g.add(OpKind::Linear, LinearAttrs{10, true}, {gap}, "fc");
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("every op kind matches the CPU reference in each precision and layout, op by op",
+          "[gpu][engine][precision]") {
+    Graph graph = every_op_graph(2);
+    init_random_weights(graph, 7);
+    const HostTensor input = random_input(graph.input_shape(), 11);
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : all_plans()) {
+        Engine engine(graph, options_for(plan));
+        CHECK(engine.layout() == plan.layout);
+        engine.set_input(input);
+        const Schedule sequential = sequential_schedule(graph);
+        engine.prepare(sequential);
+        engine.launch_schedule(sequential, engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        const double bound = op_error_bound(plan.precision);
+        for (const Op& op : graph.ops()) {
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op {} '{}' ({}) via {} [{}]: relative error {:.3g} (bound {:.3g})",
+                             label(plan), op.id, op.name, to_string(op.kind),
+                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err,
+                             bound));
+            CHECK(err < bound);
+        }
+        // The plan says what runs: the storage, and channels-last pooling in the engine's kernel.
+        const std::string storage =
+            fmt::format("{} {}", to_string(storage_type(plan.precision)), to_string(plan.layout));
+        CHECK(plan_of(plans, "stem").storage == storage);
+        CHECK(plan_of(plans, "maxpool3x3").path ==
+              (plan.layout == TensorLayout::Nhwc ? "pool kernel (channels-last)"
+                                                 : "cudnnPoolingForward"));
+        CHECK(plan_of(plans, "head3x3").writes_into_concat);
+        WARN(label(plan) << ": " << plan_summary(engine));
+    }
+}
+
+TEST_CASE("concurrent and merged schedules in each precision and layout", "[gpu][engine][precision]") {
+    Graph graph = every_op_graph(2);
+    init_random_weights(graph, 7);
+    const HostTensor input = random_input(graph.input_shape(), 11);
+    const std::vector<HostTensor> ref_all = reference_run_all(graph, input);
+    const HostTensor& ref = ref_all.back();
+    int merges = 0;
+    const Schedule merged = merged_schedule(graph, &merges);
+    REQUIRE(merges == 2);
+    const Schedule greedy = greedy_schedule(graph);
+    for (const Plan& plan : all_plans()) {
+        Engine engine(graph, options_for(plan));
+        engine.set_input(input);
+        const double bound = op_error_bound(plan.precision);
+        INFO(label(plan));
+        CHECK(relative_error(run_schedule(engine, greedy), ref) < bound);
+        CHECK(relative_error(run_schedule(engine, merged), ref) < bound);
+        // Merged ops live in (strided) slices of the merged output; consumers read them there.
+        for (const MergePlan& mp : engine.merge_plans()) {
+            INFO(mp.signature << " via " << mp.path);
+            for (int id : mp.ops)
+                CHECK(relative_error(engine.read_op_output(id), ref_all[size_t(id)]) < bound);
+        }
+        // Replayed as one CUDA graph, on a fresh input.
+        CudaGraphExec exec = engine.capture(merged);
+        const HostTensor input2 = random_input(graph.input_shape(), 12);
+        engine.set_input(input2);
+        exec.launch(engine.origin_stream());
+        CHECK(relative_error(engine.read_output(), reference_run(graph, input2)) < bound);
+    }
+}
+
+TEST_CASE("a 16-bit channels-last engine pads the RGB input to 8 channels for its convolutions",
+          "[gpu][engine][precision]") {
+    Graph graph = rgb_stem_graph();
+    init_random_weights(graph, 5);
+    const HostTensor input = random_input(graph.input_shape(), 6);
+    const HostTensor ref = reference_run(graph, input);
+    for (const Plan& plan : all_plans()) {
+        for (const bool pad : {true, false}) {
+            EngineOptions options = options_for(plan);
+            options.pad_input_channels = pad;
+            Engine engine(graph, options);
+            const bool padded = pad && is_half(plan.precision) && plan.layout == TensorLayout::Nhwc;
+            INFO(label(plan) << (pad ? ", padding allowed" : ", no padding"));
+            CHECK(engine.native_input().c == (padded ? 8 : 3));
+            engine.set_input(input);
+            const HostTensor out = run_schedule(engine, sequential_schedule(graph));
+            CHECK(relative_error(out, ref) < op_error_bound(plan.precision));
+        }
+    }
+    // A pooling reading the input too: no padding (only convolutions get zero filter channels).
+    Graph pooled("rgb_pool", Shape{1, 3, 8, 8});
+    const int c = pooled.add(OpKind::Conv, ConvAttrs{8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true},
+                             {kGraphInput}, "conv");
+    const int p = pooled.add(OpKind::MaxPool, PoolAttrs{3, 3, 1, 1, 1, 1, false, true, false},
+                             {kGraphInput}, "pool");
+    pooled.add(OpKind::Concat, ConcatAttrs{}, {c, p}, "cat");
+    Engine engine(pooled, options_for({Precision::Fp16, TensorLayout::Nhwc}));
+    CHECK(engine.native_input().c == 3);
+}
+
+TEST_CASE("native input and output skip the float conversions", "[gpu][engine][precision]") {
+    Graph graph = build_zoo_model("squeezenet1_1", 1);
+    init_random_weights(graph, 3);
+    const HostTensor input = random_input(graph.input_shape(), 5);
+    const HostTensor ref = reference_run(graph, input);
+    const Schedule sequential = sequential_schedule(graph);
+    for (const bool float_io : {true, false}) {
+        EngineOptions options = options_for({Precision::Fp16, TensorLayout::Nhwc});
+        options.float_io = float_io;
+        Engine engine(graph, options);
+        INFO("float_io " << float_io);
+        CHECK(engine.storage_type() == DType::F16);
+        CHECK(engine.native_output().dtype == DType::F16);
+        engine.set_input(input);  // converts into the native input at once
+        // Clear the caller's float input: a graph that converts from it now computes another
+        // result; one on native input does not read it.
+        REQUIRE(cudaMemset(engine.input_device(), 0, size_t(input.shape.elements()) * sizeof(float)) ==
+                cudaSuccess);
+        CudaGraphExec exec = engine.capture(sequential);
+        exec.launch(engine.origin_stream());
+        const double err = relative_error(engine.read_output(), ref);
+        if (float_io) {
+            CHECK(err > 0.5);
+        } else {
+            CHECK(err < model_error_bound(Precision::Fp16));
+        }
+    }
+}
