@@ -105,6 +105,7 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
             if (plan.op_id == op.id) {
                 p.engine_path = plan.path;
                 p.engine_algorithms = plan.algorithms;
+                p.engine_candidates = plan.candidates;
             }
         const KernelRecord* longest = nullptr;
         for (const auto& k : profile.last_run.kernels) {

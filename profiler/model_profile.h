@@ -33,6 +33,7 @@ struct OpProfile {
     bool compute_bound = false;
     std::string engine_path;        // how the engine ran it (OpPlan::path)
     std::string engine_algorithms;  // its cuDNN algorithm(s) and math type (OpPlan::algorithms)
+    std::string engine_candidates;  // how they were chosen (OpPlan::candidates)
 };
 
 struct ProfileOptions {

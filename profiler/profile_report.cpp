@@ -80,7 +80,8 @@ nlohmann::json profile_to_json(const ModelProfile& p) {
                        {"flops_per_byte", op.intensity},
                        {"bound", op.compute_bound ? "compute" : "memory"},
                        {"engine_path", op.engine_path},
-                       {"engine_algorithms", op.engine_algorithms}});
+                       {"engine_algorithms", op.engine_algorithms},
+                       {"engine_candidates", op.engine_candidates}});
     }
     return {{"model", p.model},
             {"batch", p.batch},

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "src/engine/engine_impl.h"
+#include "src/engine/stream_capture.h"
 
 namespace iostune {
 
@@ -91,11 +92,14 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
         if (auto it = options.conv_choices.find(step.signature);
             it != options.conv_choices.end() && configure(step, it->second)) {
             step.pinned = true;
+            step.candidates = "pinned";
             return step;
         }
         if (auto earlier = ChoiceCache::instance().find(process_key);
-            earlier && configure(step, *earlier))
+            earlier && configure(step, *earlier)) {
+            step.candidates = "cached in this process";
             return step;
+        }
         if (choose_by_timing(step, process_key)) {
             ChoiceCache::instance().store(process_key, step.choice);
             return step;
@@ -171,10 +175,12 @@ std::vector<cudnnConvolutionFwdAlgoPerf_t> Engine::Impl::ranked_algorithms(
     return perf;
 }
 
-// Median time of one launch of the step as configured, on lane 0's stream, with a cold L2: in a
-// whole network at small batch each convolution's weights come from memory, not from the cache a
-// tight timing loop keeps warm (timed warm, a low-parallelism FMA kernel looks fastest and then
-// runs 4x slower in the network: seen on the H100).
+// Median time of one launch of the step as configured, replayed as a one-step CUDA graph on
+// lane 0's stream (as a schedule runs it: a cuDNN call's host-side set-up, which can outlast its
+// kernel, is then not counted), with a cold L2: in a whole network at small batch each
+// convolution's weights come from memory, not from the cache a tight timing loop keeps warm
+// (timed warm, a low-parallelism FMA kernel looks fastest and then runs 4x slower in the
+// network: seen on the H100).
 double Engine::Impl::time_step(const ConvStep& step, DeviceBuffer& workspace) {
     Lane& lane = *lanes[0];
     cudaStream_t stream = lane.stream.get();
@@ -186,14 +192,17 @@ double Engine::Impl::time_step(const ConvStep& step, DeviceBuffer& workspace) {
                            "querying the L2 cache size");
         l2_flush = DeviceBuffer(2 * size_t(std::max(l2_bytes, 1 << 20)));
     }
+    const CudaGraphExec exec = capture_graph(
+        stream, [&](cudaStream_t s) { step.run(lane.cudnn.get(), workspace.get(), s); },
+        step.context);
     const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);
-    for (int i = 0; i < kTimingWarmup; ++i) step.run(lane.cudnn.get(), workspace.get(), stream);
+    for (int i = 0; i < kTimingWarmup; ++i) exec.launch(stream);
     std::vector<double> samples;
     for (int r = 0; r < kTimingRepeats; ++r) {
         IOSTUNE_CUDA_CHECK(cudaMemsetAsync(l2_flush.get(), r, l2_flush.bytes(), stream),
                            "flushing the L2 cache before timing a convolution");
         start.record(stream);
-        step.run(lane.cudnn.get(), workspace.get(), stream);
+        exec.launch(stream);
         stop.record(stream);
         stop.synchronize();
         samples.push_back(double(stop.elapsed_ms_since(start)));
@@ -213,7 +222,11 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     }
     // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
     std::vector<cudnnConvolutionFwdAlgo_t> shortlist;
+    std::string found, timed;
     for (const auto& p : perf) {
+        found += fmt::format("{}{} {} {:.4f} ms {}", found.empty() ? "" : ", ", algo_name(p.algo),
+                             math_name(p.mathType), double(p.time),
+                             p.status == CUDNN_STATUS_SUCCESS ? "ok" : cudnnGetErrorString(p.status));
         if (p.status != CUDNN_STATUS_SUCCESS || p.memory > options.max_workspace_bytes) continue;
         if (options.precision == Precision::Fp32 && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
         if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside fp32
@@ -235,17 +248,25 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         for (const char* math : candidate_maths(options.precision)) {
             for (const char* path : paths) {
                 ConvChoice candidate{algo_name(algo), math, path, 0.0};
-                if (!configure(step, candidate, &scratch)) continue;
+                const std::string variant = fmt::format("{} {} {}", algo_name(algo), math, path);
+                if (!configure(step, candidate, &scratch)) {
+                    timed += fmt::format("{}{} refused", timed.empty() ? "" : ", ", variant);
+                    continue;
+                }
                 try {
                     candidate.time_ms = time_step(step, scratch);
                 } catch (const Error&) {
+                    timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", variant);
                     continue;  // a variant cuDNN accepts but cannot run: not a candidate
                 }
+                timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", variant,
+                                     candidate.time_ms);
                 candidate.math = step.choice.math;
                 if (!best || candidate.time_ms < best->time_ms) best = candidate;
             }
         }
     }
+    step.candidates = fmt::format("find: {}; timed: {}", found, timed);
     if (!best || !configure(step, *best, &scratch)) return false;
     step.choice.time_ms = best->time_ms;
     return true;
@@ -255,6 +276,7 @@ void Engine::Impl::record_conv(OpPlan& plan, const ConvStep& step) {
     plan.path += (plan.path.empty() ? "" : "; ") + std::string(to_string(step.path)) +
                  step.staging_note();
     plan.algorithms += (plan.algorithms.empty() ? "" : "; ") + step.label();
+    plan.candidates += (plan.candidates.empty() ? "" : " || ") + step.candidates;
     plan.workspace_bytes = std::max(plan.workspace_bytes, step.workspace_bytes);
     workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
 }

@@ -63,6 +63,7 @@ public:
     std::string signature;  // the shape key of ConvChoices
     ConvChoice choice;      // what runs: algo, math and path by name
     bool pinned = false;    // the choice came from EngineOptions::conv_choices
+    std::string candidates;  // how the choice was made (OpPlan::candidates)
     bool has_bias() const { return bias_ != nullptr; }
     bool relu() const { return relu_; }
     const TensorView& input() const { return in_; }    // what cuDNN reads

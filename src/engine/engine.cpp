@@ -8,36 +8,10 @@
 #include <utility>
 
 #include "src/engine/engine_impl.h"
+#include "src/engine/stream_capture.h"
 #include "src/weights.h"
 
 namespace iostune {
-
-namespace {
-
-// Runs `launch` once (warm-up: lazy loading, lazy planning, first-run costs), then captures it
-// on `stream` into one CUDA Graph and instantiates it.
-template <class Launch>
-CudaGraphExec capture_with(cudaStream_t stream, Launch&& launch, const std::string& what) {
-    launch(stream);
-    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), fmt::format("warming up {}", what));
-    IOSTUNE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-                       fmt::format("starting to capture {}", what));
-    try {
-        launch(stream);
-    } catch (...) {
-        cudaGraph_t broken = nullptr;
-        cudaStreamEndCapture(stream, &broken);
-        if (broken != nullptr) cudaGraphDestroy(broken);
-        throw;
-    }
-    cudaGraph_t raw = nullptr;
-    IOSTUNE_CUDA_CHECK(cudaStreamEndCapture(stream, &raw),
-                       fmt::format("ending the capture of {}", what));
-    const CudaGraph graph_owner(raw);
-    return CudaGraphExec(graph_owner);
-}
-
-}  // namespace
 
 Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(std::move(opt)) {
     IOSTUNE_CUDA_CHECK(cudaSetDevice(options.device),
@@ -208,12 +182,12 @@ void Engine::launch_schedule(const Schedule& schedule, cudaStream_t origin) {
 
 CudaGraphExec Engine::capture(const Schedule& schedule) {
     prepare(schedule);
-    return capture_with(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
+    return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
                         "a schedule");
 }
 
 CudaGraphExec Engine::capture_stage(const Stage& stage) {
-    return capture_with(impl_->origin.get(), [&](cudaStream_t s) { launch_stage(stage, s); },
+    return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_stage(stage, s); },
                         fmt::format("stage {}", stage_signature(stage)));
 }
 

@@ -88,6 +88,10 @@ struct OpPlan {
     std::string path;
     std::string algorithms;      // chosen cuDNN algorithm(s), "" when none
     std::string storage;         // "half nhwc", "float nchw": what its output is stored as
+    // How its convolutions were chosen: cuDNN's ranking and each timed variant's time, e.g.
+    // "find: IMPLICIT_PRECOMP_GEMM 0.012 ms TENSOR_OP_MATH, ...; timed: ... 0.015 ms, ..."
+    // ("pinned" or "cached" when not timed here); one entry per convolution, " || " apart.
+    std::string candidates;
     size_t workspace_bytes = 0;  // largest workspace its convolutions need
     bool writes_into_concat = false;
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstdint>
 
 #include "src/engine/cuda_check.h"
 
@@ -64,6 +65,29 @@ struct Indexer {
 };
 
 Indexer indexer_of(const TensorView& v) { return Indexer{v.row_stride, v.c, v.h, v.w, v.nhwc()}; }
+
+// 16-byte accesses: 8 half/bfloat16 or 4 float elements per load and store, for views whose rows
+// hold whole vectors (row length and stride multiples of the width, 16-byte aligned), as every
+// packed tensor and channel slice with channel counts in multiples of 8 does.
+template <class T>
+constexpr int kVector = 16 / int(sizeof(T));
+
+template <class T>
+struct alignas(16) Vector {
+    T e[kVector<T>];
+};
+
+template <class T>
+bool vectorizable(const TensorView& v) {
+    return v.row_elements() % kVector<T> == 0 && v.row_stride % kVector<T> == 0 &&
+           reinterpret_cast<uintptr_t>(v.data) % 16 == 0;
+}
+
+// Rows counted in vectors.
+template <class T>
+Rows vector_rows_of(const TensorView& v) {
+    return Rows{v.row_elements() / kVector<T>, v.row_stride / kVector<T>};
+}
 
 unsigned blocks_for(int64_t count) {
     return unsigned(std::min<int64_t>((count + kThreads - 1) / kThreads, 65535LL * 16));
@@ -168,6 +192,101 @@ __global__ void convert_kernel(const S* src, Indexer src_ix, D* dst, Indexer dst
     }
 }
 
+template <class T>
+__global__ void add_vector_kernel(AddInputs<T> inputs, T* out, Rows out_rows, int64_t total,
+                                  bool accumulate, bool relu) {
+    using V = Vector<T>;
+    IOSTUNE_GRID_LOOP(i, total) {
+        V* dst = reinterpret_cast<V*>(out) + out_rows.at(i);
+        float acc[kVector<T>];
+        const V first = *dst;
+        for (int j = 0; j < kVector<T>; ++j) acc[j] = accumulate ? load(&first.e[j]) : 0.0f;
+        for (int k = 0; k < inputs.count; ++k) {
+            const V x = reinterpret_cast<const V*>(inputs.data[k])[inputs.rows[k].at(i)];
+            for (int j = 0; j < kVector<T>; ++j) acc[j] += load(&x.e[j]);
+        }
+        V y;
+        for (int j = 0; j < kVector<T>; ++j) store(&y.e[j], relu ? fmaxf(acc[j], 0.0f) : acc[j]);
+        *dst = y;
+    }
+}
+
+template <class T>
+__global__ void copy_vector_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, int64_t total,
+                                   bool relu) {
+    using V = Vector<T>;
+    IOSTUNE_GRID_LOOP(i, total) {
+        V x = reinterpret_cast<const V*>(in)[in_rows.at(i)];
+        if (relu)
+            for (int j = 0; j < kVector<T>; ++j) store(&x.e[j], fmaxf(load(&x.e[j]), 0.0f));
+        reinterpret_cast<V*>(out)[out_rows.at(i)] = x;
+    }
+}
+
+// Channels-last bias (+ReLU): a vector holds kVector consecutive channels of one pixel.
+template <class T>
+__global__ void bias_activation_nhwc_vector_kernel(T* x, Rows rows, int64_t total, int channels,
+                                                   const T* bias, bool relu) {
+    using V = Vector<T>;
+    const int per_row = channels / kVector<T>;
+    IOSTUNE_GRID_LOOP(i, total) {
+        V* p = reinterpret_cast<V*>(x) + rows.at(i);
+        V v = *p;
+        const int first = int(i % per_row) * kVector<T>;
+        for (int j = 0; j < kVector<T>; ++j) {
+            float y = load(&v.e[j]);
+            if (bias != nullptr) y += load(bias + first + j);
+            store(&v.e[j], relu ? fmaxf(y, 0.0f) : y);
+        }
+        *p = v;
+    }
+}
+
+// Channels-last pooling, one vector of channels per thread: every window read is 16 bytes wide
+// and the warp's reads are consecutive.
+template <class T>
+__global__ void pool2d_nhwc_vector_kernel(const T* in, int64_t in_stride, T* out,
+                                          int64_t out_stride, int64_t total, int channels,
+                                          int in_h, int in_w, int out_h, int out_w, PoolWindow win) {
+    using V = Vector<T>;
+    const int per_pixel = channels / kVector<T>;
+    IOSTUNE_GRID_LOOP(i, total) {
+        const int cv = int(i % per_pixel);
+        int64_t pixel = i / per_pixel;
+        const int ow = int(pixel % out_w);
+        pixel /= out_w;
+        const int oh = int(pixel % out_h);
+        const int64_t b = pixel / out_h;
+        int h0 = oh * win.stride_h - win.pad_h;
+        int w0 = ow * win.stride_w - win.pad_w;
+        int h1 = min(h0 + win.kernel_h, in_h + win.pad_h);
+        int w1 = min(w0 + win.kernel_w, in_w + win.pad_w);
+        const int padded_size = (h1 - h0) * (w1 - w0);
+        h0 = max(h0, 0);
+        w0 = max(w0, 0);
+        h1 = min(h1, in_h);
+        w1 = min(w1, in_w);
+        float acc[kVector<T>];
+        for (int j = 0; j < kVector<T>; ++j) acc[j] = win.max ? -FLT_MAX : 0.0f;
+        for (int y = h0; y < h1; ++y) {
+            for (int x = w0; x < w1; ++x) {
+                const V v = *reinterpret_cast<const V*>(
+                    in + ((b * in_h + y) * in_w + x) * in_stride + int64_t(cv) * kVector<T>);
+                for (int j = 0; j < kVector<T>; ++j)
+                    acc[j] = win.max ? fmaxf(acc[j], load(&v.e[j])) : acc[j] + load(&v.e[j]);
+            }
+        }
+        if (!win.max) {
+            const int divisor = win.count_include_pad ? padded_size : (h1 - h0) * (w1 - w0);
+            for (int j = 0; j < kVector<T>; ++j) acc[j] = divisor > 0 ? acc[j] / float(divisor) : 0.0f;
+        }
+        V r;
+        for (int j = 0; j < kVector<T>; ++j) store(&r.e[j], acc[j]);
+        *reinterpret_cast<V*>(out + ((b * out_h + oh) * out_w + ow) * out_stride +
+                              int64_t(cv) * kVector<T>) = r;
+    }
+}
+
 void require_same_shape(const TensorView& a, const TensorView& b, const char* what) {
     if (!a.same_shape(b)) {
         throw Error(fmt::format("{}: input {}x{}x{}x{} and output {}x{}x{}x{} differ", what, a.n,
@@ -194,6 +313,13 @@ void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow
     if (total == 0) return;
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
+        if (in.nhwc() && vectorizable<T>(in) && vectorizable<T>(out)) {
+            const int64_t vectors = total / kVector<T>;
+            pool2d_nhwc_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
+                out.row_stride, vectors, out.c, in.h, in.w, out.h, out.w, window);
+            return;
+        }
         pool2d_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
             static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
             indexer_of(out), total, window);
@@ -207,6 +333,8 @@ void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bo
     const int64_t total = out.elements();
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
+        bool vector = vectorizable<T>(out);
+        for (const TensorView& v : inputs) vector = vector && vectorizable<T>(v);
         for (size_t first = 0; first < inputs.size(); first += kMaxAddInputs) {
             AddInputs<T> batch{};
             batch.count = int(std::min<size_t>(kMaxAddInputs, inputs.size() - first));
@@ -215,11 +343,18 @@ void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bo
                 require_same_shape(v, out, "add");
                 require_same_storage(v, out, "add");
                 batch.data[k] = static_cast<const T*>(v.data);
-                batch.rows[k] = rows_of(v);
+                batch.rows[k] = vector ? vector_rows_of<T>(v) : rows_of(v);
             }
             const bool last = first + kMaxAddInputs >= inputs.size();
-            add_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-                batch, static_cast<T*>(out.data), rows_of(out), total, first > 0, relu && last);
+            if (vector) {
+                const int64_t vectors = total / kVector<T>;
+                add_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
+                    batch, static_cast<T*>(out.data), vector_rows_of<T>(out), vectors, first > 0,
+                    relu && last);
+            } else {
+                add_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+                    batch, static_cast<T*>(out.data), rows_of(out), total, first > 0, relu && last);
+            }
             check_launch("add");
         }
     });
@@ -232,6 +367,13 @@ void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStr
     if (total == 0) return;
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
+        if (vectorizable<T>(in) && vectorizable<T>(out)) {
+            const int64_t vectors = total / kVector<T>;
+            copy_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), vector_rows_of<T>(in), static_cast<T*>(out.data),
+                vector_rows_of<T>(out), vectors, relu);
+            return;
+        }
         copy_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
             static_cast<const T*>(in.data), rows_of(in), static_cast<T*>(out.data), rows_of(out),
             total, relu);
@@ -244,6 +386,13 @@ void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cu
     if (total == 0 || (bias == nullptr && !relu)) return;
     dispatch(x.dtype, [&](auto t) {
         using T = decltype(t);
+        if (x.nhwc() && vectorizable<T>(x)) {
+            const int64_t vectors = total / kVector<T>;
+            bias_activation_nhwc_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
+                static_cast<T*>(x.data), vector_rows_of<T>(x), vectors, x.c,
+                static_cast<const T*>(bias), relu);
+            return;
+        }
         bias_activation_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
             static_cast<T*>(x.data), indexer_of(x), total, static_cast<const T*>(bias), relu);
     });

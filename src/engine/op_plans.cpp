@@ -89,7 +89,7 @@ void Engine::Impl::plan_op(const Op& op) {
                                a.bias ? w.bias.get() : nullptr, false};
             exec.convs.push_back(plan_conv(context + " depthwise", dw_in, dw_out, depthwise));
             exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise));
-            if (a.pre_relu) exec.plan.path = "relu kernel; ";
+            if (a.pre_relu) exec.plan.path = "relu kernel";
             for (const ConvStep& s : exec.convs) record_conv(exec.plan, s);
             break;
         }

@@ -1,0 +1,37 @@
+// Capturing work enqueued on a stream into an instantiated CUDA graph. The work runs once first
+// (lazy module loading, cuDNN's per-call set-up and every first-run cost stay out of the graph),
+// then is captured in thread-local mode, so other threads' CUDA calls are not disturbed.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <string>
+
+#include "src/engine/cuda_check.h"
+#include "src/engine/cuda_graph.h"
+
+namespace iostune {
+
+template <class Launch>
+CudaGraphExec capture_graph(cudaStream_t stream, Launch&& launch, const std::string& what) {
+    launch(stream);
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), fmt::format("warming up {}", what));
+    IOSTUNE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                       fmt::format("starting to capture {}", what));
+    try {
+        launch(stream);
+    } catch (...) {
+        cudaGraph_t broken = nullptr;
+        cudaStreamEndCapture(stream, &broken);
+        if (broken != nullptr) cudaGraphDestroy(broken);
+        throw;
+    }
+    cudaGraph_t raw = nullptr;
+    IOSTUNE_CUDA_CHECK(cudaStreamEndCapture(stream, &raw),
+                       fmt::format("ending the capture of {}", what));
+    const CudaGraph graph_owner(raw);
+    return CudaGraphExec(graph_owner);
+}
+
+}  // namespace iostune
