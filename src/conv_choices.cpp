@@ -17,11 +17,13 @@ bool contains(const std::array<std::string_view, N>& names, const std::string& n
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-constexpr std::array<std::string_view, 8> kAlgorithms = {
+// cuDNN's algorithms, then the engine's own channels-last depthwise kernel.
+constexpr std::array<std::string_view, 9> kAlgorithms = {
     "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",
-    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
+    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED",
+    "DEPTHWISE_NHWC"};
 constexpr std::array<std::string_view, 3> kMaths = {"DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"};
-constexpr std::array<std::string_view, 3> kPaths = {"fused", "conv+epilogue", "conv"};
+constexpr std::array<std::string_view, 4> kPaths = {"fused", "conv+epilogue", "conv", "depthwise"};
 
 }  // namespace
 

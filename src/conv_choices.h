@@ -18,9 +18,11 @@
 namespace iostune {
 
 struct ConvChoice {
-    std::string algorithm;  // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix)
+    // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix), or
+    // "DEPTHWISE_NHWC" (the engine's own channels-last depthwise kernel)
+    std::string algorithm;
     std::string math;       // "DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"
-    std::string path;       // "fused", "conv+epilogue" or "conv"
+    std::string path;       // "fused", "conv+epilogue", "conv" or "depthwise"
     double time_ms = 0;     // the chosen variant's measured time per launch (for reports)
 
     bool operator==(const ConvChoice&) const = default;

@@ -62,7 +62,9 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
     const bool strided = !in.packed() || !out.packed();
     for (const bool stage : {false, true}) {
         if (stage && !strided) break;
-        ConvStep step(context, in, out, spec, conv_math, stage && !in.packed(),
+        // A pre-ReLU is applied while staging the input for cuDNN (the depthwise kernel fuses
+        // it instead and reads the input itself).
+        ConvStep step(context, in, out, spec, conv_math, spec.relu_input || (stage && !in.packed()),
                       stage && !out.packed());
         int on = 0, oc = 0, oh = 0, ow = 0;
         IOSTUNE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(step.conv_desc().get(),
@@ -88,6 +90,7 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             spec.kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w,
             g.groups, y.row_stride,
             spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
+        if (spec.relu_input) step.signature += "|relu-in";
         const std::string process_key = fmt::format("dev{}|{}", options.device, step.signature);
         if (auto it = options.conv_choices.find(step.signature);
             it != options.conv_choices.end() && configure(step, it->second)) {
@@ -114,6 +117,13 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
 // Sets the step to run `choice`; false when it cannot run here (unknown to this cuDNN, a math
 // type the precision forbids, a workspace over the limit, an unsupported fusion).
 bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuffer* scratch) {
+    if (choice.algorithm == kDepthwiseAlgorithm) {
+        if (choice.path != choice_name(ConvPath::Depthwise) || !step.depthwise_capable()) return false;
+        step.path = ConvPath::Depthwise;
+        step.workspace_bytes = 0;
+        step.choice = choice;
+        return true;
+    }
     const bool needs_epilogue = step.has_bias() || step.relu();
     cudnnConvolutionFwdAlgo_t algo{};
     cudnnMathType_t math{};
@@ -218,7 +228,9 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     try {
         perf = ranked_algorithms(step, process_key);
     } catch (const Error&) {
-        return false;  // e.g. a strided view no algorithm supports: the caller stages it
+        // e.g. a strided view no cuDNN algorithm supports: only the depthwise kernel is left,
+        // else the caller stages the views.
+        if (!step.depthwise_capable()) return false;
     }
     // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
     std::vector<cudnnConvolutionFwdAlgo_t> shortlist;
@@ -244,6 +256,20 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             p.memory > scratch.bytes())
             scratch = DeviceBuffer(p.memory);
     std::optional<ConvChoice> best;
+    // The engine's depthwise kernel, where it applies, times beside cuDNN's variants.
+    if (step.depthwise_capable()) {
+        ConvChoice candidate{kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0};
+        if (configure(step, candidate)) {
+            try {
+                candidate.time_ms = time_step(step, scratch);
+                timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ",
+                                     kDepthwiseAlgorithm, candidate.time_ms);
+                best = candidate;
+            } catch (const Error&) {
+                timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", kDepthwiseAlgorithm);
+            }
+        }
+    }
     for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
         for (const char* math : candidate_maths(options.precision)) {
             for (const char* path : paths) {

@@ -23,6 +23,7 @@ const char* to_string(ConvPath path) {
         case ConvPath::Fused: return "cudnnConvolutionBiasActivationForward";
         case ConvPath::ConvThenEpilogue: return "cudnnConvolutionForward + bias/relu kernel";
         case ConvPath::ConvOnly: return "cudnnConvolutionForward";
+        case ConvPath::Depthwise: return "depthwise kernel (channels-last)";
     }
     return "?";
 }
@@ -32,6 +33,7 @@ const char* choice_name(ConvPath path) {
         case ConvPath::Fused: return "fused";
         case ConvPath::ConvThenEpilogue: return "conv+epilogue";
         case ConvPath::ConvOnly: return "conv";
+        case ConvPath::Depthwise: return "depthwise";
     }
     return "?";
 }
@@ -40,6 +42,7 @@ ConvPath conv_path_from_name(const std::string& name) {
     if (name == "fused") return ConvPath::Fused;
     if (name == "conv+epilogue") return ConvPath::ConvThenEpilogue;
     if (name == "conv") return ConvPath::ConvOnly;
+    if (name == "depthwise") return ConvPath::Depthwise;
     throw Error(fmt::format("unknown convolution path '{}'", name));
 }
 
@@ -99,7 +102,12 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       act_desc_(spec.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, context),
       weight_(spec.weight),
       bias_(spec.bias),
-      relu_(spec.relu) {}
+      relu_(spec.relu),
+      relu_input_(spec.relu_input),
+      depthwise_weight_(spec.depthwise_weight),
+      geometry_(spec.geometry),
+      kernel_h_(spec.kernel_h),
+      kernel_w_(spec.kernel_w) {}
 
 cudnnStatus_t ConvStep::run_fused(cudnnHandle_t handle, void* workspace) const {
     // Scaling factors are float for float, half and bfloat16 data alike.
@@ -111,7 +119,15 @@ cudnnStatus_t ConvStep::run_fused(cudnnHandle_t handle, void* workspace) const {
 }
 
 void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
-    if (in_ != source_) launch_copy(source_, in_, false, stream);
+    if (path == ConvPath::Depthwise) {
+        const DepthwiseGeometry g{kernel_h_,         kernel_w_,         geometry_.stride_h,
+                                  geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
+                                  geometry_.dilation_h, geometry_.dilation_w};
+        launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_, relu_,
+                              stream);
+        return;
+    }
+    if (in_ != source_) launch_copy(source_, in_, relu_input_, stream);
     if (path == ConvPath::Fused) {
         IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
     } else {
@@ -127,12 +143,14 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
 }
 
 std::string ConvStep::label() const {
-    return fmt::format("{} ({}{})", algo_name(algo), choice.math, pinned ? ", pinned" : "");
+    return fmt::format("{} ({}{})", choice.algorithm, choice.math, pinned ? ", pinned" : "");
 }
 
 std::string ConvStep::staging_note() const {
+    if (path == ConvPath::Depthwise) return relu_input_ ? "; pre-ReLU fused" : "";
     std::string note;
-    if (in_ != source_) note += "; input staged (strided view not supported)";
+    if (relu_input_) note += "; pre-ReLU copy";
+    else if (in_ != source_) note += "; input staged (strided view not supported)";
     if (out_ != target_) note += "; output staged into its slice (strided view not supported)";
     return note;
 }

@@ -5,7 +5,9 @@
 // Staging: an op may read a channel slice of a merged output or write its slice of a concat.
 // cuDNN runs most convolutions on such strided views directly; when no algorithm accepts one
 // (seen for strided channels-last half tensors), the step reads or writes a packed buffer of its
-// own and one copy kernel moves the slice. The plan text says which.
+// own and one copy kernel moves the slice. The plan text says which. A SepConv's pre-ReLU is part
+// of its depthwise step: applied while staging the input for cuDNN, or fused into the load of
+// the engine's own depthwise kernel.
 #pragma once
 
 #include <cudnn.h>
@@ -19,7 +21,11 @@
 
 namespace iostune {
 
-enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly };
+// Depthwise: the engine's channels-last depthwise kernel (launch_depthwise_nhwc), not cuDNN.
+enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise };
+
+// The algorithm name of ConvPath::Depthwise in a ConvChoice.
+inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
 
 const char* to_string(ConvPath path);       // the call(s), for plans: "cudnnConvolutionForward"
 const char* choice_name(ConvPath path);     // its name in a ConvChoice: "fused", ...
@@ -36,6 +42,10 @@ struct ConvSpec {
     const void* weight = nullptr;
     const void* bias = nullptr;  // nullptr: no bias; else out_channels elements of the type
     bool relu = false;
+    bool relu_input = false;  // ReLU of the input first (a SepConv's pre-ReLU)
+    // The filter as [kernel_h, kernel_w, channels] for the engine's depthwise kernel; set only for
+    // a depthwise convolution (groups = channels in = channels out) in channels-last storage.
+    const void* depthwise_weight = nullptr;
 };
 
 class ConvStep {
@@ -52,9 +62,12 @@ public:
 
     // "IMPLICIT_GEMM (TENSOR_OP_MATH, pinned)", for plans and profiles.
     std::string label() const;
-    // "; input staged" / "; output staged into its slice" / "", for plans.
+    // "; input staged" / "; output staged into its slice" / "; pre-ReLU fused" / "", for plans.
     std::string staging_note() const;
-    bool staged() const { return in_ != source_ || out_ != target_; }
+    // The convolution writes a buffer of its own and a copy moves it into the op's view.
+    bool output_staged() const { return path != ConvPath::Depthwise && out_ != target_; }
+    // The engine's depthwise kernel can run this convolution.
+    bool depthwise_capable() const { return depthwise_weight_ != nullptr && source_.nhwc(); }
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
@@ -85,6 +98,10 @@ private:
     const void* weight_ = nullptr;
     const void* bias_ = nullptr;
     bool relu_ = false;
+    bool relu_input_ = false;
+    const void* depthwise_weight_ = nullptr;
+    ConvGeometry geometry_;
+    int kernel_h_ = 1, kernel_w_ = 1;
 };
 
 }  // namespace iostune

@@ -258,7 +258,7 @@ size_t Engine::device_memory_bytes() const {
     for (const auto& w : im.weights) total += w.weight.bytes() + w.weight2.bytes() + w.bias.bytes();
     for (const auto& b : im.outputs) total += b.bytes();
     for (const auto& e : im.execs)
-        total += e.relu_scratch.bytes() + e.depthwise_scratch.bytes() + e.linear_input.bytes();
+        total += e.depthwise_scratch.bytes() + e.linear_input.bytes();
     for (const auto& [s, m] : im.merges) total += m.output.bytes() + m.weight.bytes() + m.bias.bytes();
     for (const auto& lane : im.lanes) total += lane->workspace.bytes() + lane->cublas_workspace.bytes();
     total += im.l2_flush.bytes();

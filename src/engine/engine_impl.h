@@ -42,6 +42,9 @@ struct Lane {
 
 struct OpWeights {
     DeviceBuffer weight, weight2, bias;  // weight2: SepConv's pointwise weights
+    // A depthwise filter as [kernel_h, kernel_w, channels], for the engine's channels-last
+    // depthwise kernel (SepConv's depthwise part, a Conv with groups = channels).
+    DeviceBuffer depthwise;
 };
 
 struct OpExec {
@@ -49,7 +52,7 @@ struct OpExec {
     std::optional<TensorDescriptor> x_desc, y_desc;  // cuDNN pooling / softmax
     std::optional<PoolingDescriptor> pool_desc;
     PoolWindow window;
-    DeviceBuffer relu_scratch, depthwise_scratch;  // SepConv
+    DeviceBuffer depthwise_scratch;  // SepConv: the depthwise output the pointwise conv reads
     DeviceBuffer linear_input;  // Linear over a strided channels-last input: packed copy
     std::vector<int> concat_copies;  // indexes of Concat inputs not written in place
     std::vector<TensorView> planned_views;  // inputs then output, as planned
@@ -138,6 +141,8 @@ struct Engine::Impl {
     DeviceBuffer upload_filter(const std::vector<float>& kcrs, int k, int c, int r, int s,
                                int stored_channels, const std::string& what) const;
     DeviceBuffer upload_vector(const std::vector<float>& values, const std::string& what) const;
+    DeviceBuffer upload_depthwise(const std::vector<float>& kcrs, int c, int kh, int kw,
+                                  const std::string& what) const;
     void upload_weights();
     void plan_memory();
 

@@ -287,6 +287,49 @@ __global__ void pool2d_nhwc_vector_kernel(const T* in, int64_t in_stride, T* out
     }
 }
 
+// One thread per (pixel, group of W channels) of the output; W = kVector<T> when the views hold
+// whole vectors, else 1.
+template <class T, int W>
+__global__ void depthwise_nhwc_kernel(const T* in, int64_t in_stride, T* out, int64_t out_stride,
+                                      const T* weight, const T* bias, int channels, int in_h,
+                                      int in_w, int out_h, int out_w, DepthwiseGeometry g,
+                                      int64_t total, bool relu_input, bool relu_output) {
+    struct alignas(W * sizeof(T)) Pack {
+        T e[W];
+    };
+    const int per_pixel = channels / W;
+    IOSTUNE_GRID_LOOP(i, total) {
+        const int cv = int(i % per_pixel);
+        int64_t pixel = i / per_pixel;
+        const int ox = int(pixel % out_w);
+        pixel /= out_w;
+        const int oy = int(pixel % out_h);
+        const int64_t n = pixel / out_h;
+        const int c0 = cv * W;
+        float acc[W];
+        for (int j = 0; j < W; ++j) acc[j] = bias != nullptr ? load(bias + c0 + j) : 0.0f;
+        for (int ky = 0; ky < g.kernel_h; ++ky) {
+            const int iy = oy * g.stride_h - g.pad_h + ky * g.dilation_h;
+            if (iy < 0 || iy >= in_h) continue;
+            for (int kx = 0; kx < g.kernel_w; ++kx) {
+                const int ix = ox * g.stride_w - g.pad_w + kx * g.dilation_w;
+                if (ix < 0 || ix >= in_w) continue;
+                const Pack x =
+                    *reinterpret_cast<const Pack*>(in + ((n * in_h + iy) * in_w + ix) * in_stride + c0);
+                const Pack w = *reinterpret_cast<const Pack*>(
+                    weight + int64_t(ky * g.kernel_w + kx) * channels + c0);
+                for (int j = 0; j < W; ++j) {
+                    const float v = load(&x.e[j]);
+                    acc[j] += (relu_input ? fmaxf(v, 0.0f) : v) * load(&w.e[j]);
+                }
+            }
+        }
+        Pack y;
+        for (int j = 0; j < W; ++j) store(&y.e[j], relu_output ? fmaxf(acc[j], 0.0f) : acc[j]);
+        *reinterpret_cast<Pack*>(out + ((n * out_h + oy) * out_w + ox) * out_stride + c0) = y;
+    }
+}
+
 void require_same_shape(const TensorView& a, const TensorView& b, const char* what) {
     if (!a.same_shape(b)) {
         throw Error(fmt::format("{}: input {}x{}x{}x{} and output {}x{}x{}x{} differ", what, a.n,
@@ -397,6 +440,40 @@ void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cu
             static_cast<T*>(x.data), indexer_of(x), total, static_cast<const T*>(bias), relu);
     });
     check_launch("bias_activation");
+}
+
+void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
+                           const void* bias, const DepthwiseGeometry& g, bool relu_input,
+                           bool relu_output, cudaStream_t stream) {
+    require_same_storage(in, out, "depthwise");
+    if (!in.nhwc() || in.c != out.c || in.n != out.n)
+        throw Error(fmt::format("depthwise kernel: needs channels-last views of equal channels, "
+                                "got {} {}x{}x{}x{} -> {}x{}x{}x{}",
+                                to_string(in.layout), in.n, in.c, in.h, in.w, out.n, out.c, out.h,
+                                out.w));
+    const int64_t total = out.elements();
+    if (total == 0) return;
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        const bool vector = vectorizable<T>(in) && vectorizable<T>(out) &&
+                            reinterpret_cast<uintptr_t>(weight) % 16 == 0 &&
+                            reinterpret_cast<uintptr_t>(bias) % 16 == 0;
+        const auto* w = static_cast<const T*>(weight);
+        const auto* b = static_cast<const T*>(bias);
+        if (vector) {
+            const int64_t threads = total / kVector<T>;
+            depthwise_nhwc_kernel<T, kVector<T>><<<blocks_for(threads), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
+                out.row_stride, w, b, out.c, in.h, in.w, out.h, out.w, g, threads, relu_input,
+                relu_output);
+        } else {
+            depthwise_nhwc_kernel<T, 1><<<blocks_for(total), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
+                out.row_stride, w, b, out.c, in.h, in.w, out.h, out.w, g, total, relu_input,
+                relu_output);
+        }
+    });
+    check_launch("depthwise");
 }
 
 void launch_convert(const TensorView& src, const TensorView& dst, cudaStream_t stream) {

@@ -38,6 +38,19 @@ void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStr
 // max(0, .) if relu.
 void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cudaStream_t stream);
 
+// Depthwise convolution (one filter per channel) over channels-last views, all of one type:
+// out[n, y, x, c] = act(bias[c] + sum_ij act_in(in[n, y*s - p + i*d, x*s - p + j*d, c]) * w[i, j, c])
+// with act_in = ReLU if relu_input (a SepConv's pre-ReLU, fused into the load), act = ReLU if
+// relu_output. `weight` is [kernel_h, kernel_w, c] (the taps of one channel are c apart, so a
+// warp reads each tap's weights for consecutive channels at once); `bias` may be null.
+struct DepthwiseGeometry {
+    int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+    int dilation_h = 1, dilation_w = 1;
+};
+void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
+                           const void* bias, const DepthwiseGeometry& g, bool relu_input,
+                           bool relu_output, cudaStream_t stream);
+
 // dst = src element by element, converting the element type (round to nearest) and the layout.
 // Same logical shape; either may be strided.
 void launch_convert(const TensorView& src, const TensorView& dst, cudaStream_t stream);

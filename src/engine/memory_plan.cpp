@@ -55,6 +55,16 @@ DeviceBuffer Engine::Impl::upload_vector(const std::vector<float>& values,
     return upload_filter(values, 1, count, 1, 1, count, what);
 }
 
+// A depthwise filter [c, 1, kh, kw] (KCRS) as [kh, kw, c], for the channels-last depthwise kernel.
+DeviceBuffer Engine::Impl::upload_depthwise(const std::vector<float>& kcrs, int c, int kh, int kw,
+                                            const std::string& what) const {
+    const size_t taps = size_t(kh) * size_t(kw);
+    std::vector<float> rsc(kcrs.size());
+    for (size_t ch = 0; ch < size_t(c); ++ch)
+        for (size_t t = 0; t < taps; ++t) rsc[t * size_t(c) + ch] = kcrs[ch * taps + t];
+    return upload_vector(rsc, what + " (depthwise kernel)");
+}
+
 void Engine::Impl::upload_weights() {
     weights.resize(size_t(graph.size()));
     for (const Op& op : graph.ops()) {
@@ -70,6 +80,9 @@ void Engine::Impl::upload_weights() {
                 const int stored = op.inputs[0] == kGraphInput ? input_view.c / a.groups : d[1];
                 w.weight = upload_filter(params.at(0).values, d[0], d[1], d[2], d[3], stored, what);
                 if (a.bias) w.bias = upload_vector(params.at(1).values, what);
+                const int in_c = graph.tensor_shape(op.inputs[0]).c;
+                if (layout == TensorLayout::Nhwc && a.groups == in_c && a.out_channels == in_c)
+                    w.depthwise = upload_depthwise(params.at(0).values, in_c, d[2], d[3], what);
                 break;
             }
             case OpKind::Linear: {
@@ -86,6 +99,8 @@ void Engine::Impl::upload_weights() {
                 const auto& pw = dims.at(1);  // [Cout, Cin, 1, 1]
                 w.weight = upload_filter(params.at(0).values, dw[0], dw[1], dw[2], dw[3], dw[1], what);
                 w.weight2 = upload_filter(params.at(1).values, pw[0], pw[1], pw[2], pw[3], pw[1], what);
+                if (layout == TensorLayout::Nhwc)
+                    w.depthwise = upload_depthwise(params.at(0).values, dw[0], dw[2], dw[3], what);
                 if (op.as<SepConvAttrs>().bias) w.bias = upload_vector(params.at(2).values, what);
                 break;
             }

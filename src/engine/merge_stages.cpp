@@ -119,7 +119,6 @@ void Engine::Impl::place_merged_ops(const Schedule& schedule) {
         OpExec old = std::move(execs[size_t(op.id)]);
         OpExec& fresh = execs[size_t(op.id)];
         fresh = OpExec{};
-        fresh.relu_scratch = std::move(old.relu_scratch);
         fresh.depthwise_scratch = std::move(old.depthwise_scratch);
         fresh.linear_input = std::move(old.linear_input);
         fresh.plan.op_id = old.plan.op_id;

@@ -67,29 +67,24 @@ void Engine::Impl::plan_op(const Op& op) {
                           ConvGeometry{a.pad_h, a.pad_w, a.stride_h, a.stride_w, a.dilation_h,
                                        a.dilation_w, a.groups},
                           w.weight.get(), a.bias ? w.bias.get() : nullptr, a.relu};
+            spec.depthwise_weight = w.depthwise.get();
             exec.convs.push_back(plan_conv(context, in, out, spec));
             record_conv(exec.plan, exec.convs.back());
             break;
         }
         case OpKind::SepConv: {
             const auto& a = op.as<SepConvAttrs>();
-            TensorView dw_in = in;
-            if (a.pre_relu) {
-                if (exec.relu_scratch.bytes() == 0) exec.relu_scratch = allocate(shape_of(in));
-                dw_in = packed(exec.relu_scratch.get(), shape_of(in));
-            }
             const Shape dw_shape{out.n, in.c, out.h, out.w};
             if (exec.depthwise_scratch.bytes() == 0) exec.depthwise_scratch = allocate(dw_shape);
             const TensorView dw_out = packed(exec.depthwise_scratch.get(), dw_shape);
             ConvSpec depthwise{in.c, 1, a.kernel, a.kernel,
                                ConvGeometry{a.pad, a.pad, a.stride, a.stride, a.dilation,
                                             a.dilation, in.c},
-                               w.weight.get(), nullptr, false};
+                               w.weight.get(), nullptr, false, a.pre_relu, w.depthwise.get()};
             ConvSpec pointwise{a.out_channels, in.c, 1, 1, ConvGeometry{}, w.weight2.get(),
                                a.bias ? w.bias.get() : nullptr, false};
-            exec.convs.push_back(plan_conv(context + " depthwise", dw_in, dw_out, depthwise));
+            exec.convs.push_back(plan_conv(context + " depthwise", in, dw_out, depthwise));
             exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise));
-            if (a.pre_relu) exec.plan.path = "relu kernel";
             for (const ConvStep& s : exec.convs) record_conv(exec.plan, s);
             break;
         }
@@ -140,7 +135,7 @@ void Engine::Impl::plan_op(const Op& op) {
                 if (src == out.channels(offset, src.c)) {
                     const bool producer_staged = src_id != kGraphInput &&
                                                  !execs[size_t(src_id)].convs.empty() &&
-                                                 execs[size_t(src_id)].convs.back().staged();
+                                                 execs[size_t(src_id)].convs.back().output_staged();
                     producer_staged ? ++staged : ++in_place;
                 } else {
                     exec.concat_copies.push_back(int(k));
@@ -183,9 +178,6 @@ void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
         case OpKind::Conv:
         case OpKind::SepConv:
             lane.cudnn.set_stream(stream);
-            if (op.kind == OpKind::SepConv && op.as<SepConvAttrs>().pre_relu) {
-                launch_copy(in, exec.convs[0].input(), true, stream);
-            }
             for (const ConvStep& step : exec.convs) {
                 step.run(lane.cudnn.get(), lane.workspace.get(), stream);
             }

@@ -196,3 +196,50 @@ TEST_CASE("native input and output skip the float conversions", "[gpu][engine][p
         }
     }
 }
+
+TEST_CASE("the channels-last depthwise kernel matches the reference: strides, dilation, 7x7, "
+          "pre-ReLU, odd channel counts, concat slices",
+          "[gpu][engine][precision]") {
+    Graph graph("depthwise", Shape{2, 16, 21, 21});
+    const int sep5 = graph.add(OpKind::SepConv, SepConvAttrs{24, 5, 2, 2, 1, true, true},
+                               {kGraphInput}, "sep5x5_s2_prerelu");
+    const int dw7 = graph.add(OpKind::Conv,
+                              ConvAttrs{16, 7, 7, 1, 1, 3, 3, 1, 1, 16, true, true},
+                              {kGraphInput}, "dw7x7_bias_relu");
+    const int sep_dil = graph.add(OpKind::SepConv, SepConvAttrs{16, 3, 1, 2, 2, false, false},
+                                  {kGraphInput}, "sep3x3_dilated");
+    const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {dw7, sep_dil}, "cat");  // 32
+    const int narrow = graph.add(OpKind::Conv, ConvAttrs{12, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true},
+                                 {cat}, "to12");
+    const int sep12 = graph.add(OpKind::SepConv, SepConvAttrs{12, 3, 2, 1, 1, true, true},
+                                {narrow}, "sep3x3_12ch_s2");  // 11x11, scalar path
+    const int pool = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
+                               {sep5}, "gap24");
+    const int pool12 = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
+                                 {sep12}, "gap12");
+    graph.add(OpKind::Concat, ConcatAttrs{}, {pool, pool12}, "out");
+    init_random_weights(graph, 9);
+    const HostTensor input = random_input(graph.input_shape(), 10);
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : all_plans()) {
+        if (plan.layout != TensorLayout::Nhwc) continue;
+        // Pin every convolution to the depthwise kernel; those it cannot run are timed afresh.
+        EngineOptions options = options_for(plan);
+        for (const auto& [signature, choice] : Engine(graph, options).conv_choices())
+            options.conv_choices[signature] = ConvChoice{"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0};
+        Engine engine(graph, options);
+        CHECK(engine.pinned_conv_count() == 4);  // the four depthwise convolutions
+        engine.set_input(input);
+        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        for (const Op& op : graph.ops()) {
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
+                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
+            CHECK(err < op_error_bound(plan.precision));
+        }
+        CHECK_THAT(plan_of(plans, "sep5x5_s2_prerelu").path,
+                   Catch::StartsWith("depthwise kernel (channels-last); pre-ReLU fused"));
+        CHECK(plan_of(plans, "dw7x7_bias_relu").writes_into_concat);
+    }
+}
