@@ -1,4 +1,4 @@
-"""The raw benchmark record: one JSON file per measured (model, batch, system) run.
+"""The raw benchmark record: one JSON file per measured (model, batch, precision, system) run.
 
 Every producer (torch_peers.py, record_iostune.py) writes records through this module and
 summarize.py reads them through it, so the schema (documented in results/README.md) lives in one
@@ -16,6 +16,15 @@ PROFILE_SCHEMA = "iostune-bench-profile/1"
 STATUSES = ("ok", "failed", "timeout", "skipped")
 RUNS_DIR = "runs"
 PROFILES_DIR = "profiles"
+# iostune's --precision names. A record without a string "precision" (written before fp16/bf16,
+# when the field was the object {"storage": "fp32", "math": "tf32"}) was measured in TF32.
+PRECISIONS = ("tf32", "fp16", "bf16", "fp32")
+DEFAULT_PRECISION = "tf32"
+# What each precision stores and computes in, kept beside the name as the records always had it.
+NUMERICS = {"tf32": {"storage": "fp32", "math": "tf32"},
+            "fp32": {"storage": "fp32", "math": "fp32"},
+            "fp16": {"storage": "fp16", "math": "fp16 tensor cores, fp32 accumulation"},
+            "bf16": {"storage": "bf16", "math": "bf16 tensor cores, fp32 accumulation"}}
 
 
 class RecordError(Exception):
@@ -55,9 +64,15 @@ def sample_stats(samples_ms):
     }
 
 
-def make_run(model, batch, system, *, command, device, software, samples_ms=None, status="ok",
-             error=None, measurement=None, search_or_compile_s=None, critical_path_ms=None,
-             details=None, date=None):
+def precision_of(record):
+    """The precision a record was measured in; older records without the field are TF32."""
+    value = record.get("precision")
+    return value if isinstance(value, str) else DEFAULT_PRECISION
+
+
+def make_run(model, batch, system, *, command, device, software, precision=DEFAULT_PRECISION,
+             samples_ms=None, status="ok", error=None, measurement=None, search_or_compile_s=None,
+             critical_path_ms=None, details=None, date=None):
     """A run record; stats are computed from the samples so they always agree with them."""
     record = {
         "schema": RUN_SCHEMA,
@@ -69,7 +84,8 @@ def make_run(model, batch, system, *, command, device, software, samples_ms=None
         "command": command,
         "device": device,
         "software": software,
-        "precision": {"storage": "fp32", "math": "tf32"},
+        "precision": precision,
+        "numerics": NUMERICS.get(precision, {}),
         "measurement": measurement or {},
         "samples_ms": [float(v) for v in (samples_ms or [])],
         "search_or_compile_s": search_or_compile_s,
@@ -86,13 +102,14 @@ def make_run(model, batch, system, *, command, device, software, samples_ms=None
 
 
 def make_profile(model, batch, *, command, device, software, critical_path_ms, op_sum_ms,
-                 span_ms=None, date=None):
+                 span_ms=None, precision=DEFAULT_PRECISION, layout=None, date=None):
     """The critical-path bound of a model: the longest dependency path weighted by each
     operator's isolated kernel time (from `iostune profile`)."""
     record = {
         "schema": PROFILE_SCHEMA,
         "model": model,
         "batch": int(batch),
+        "precision": precision,
         "date": date or utc_now(),
         "command": command,
         "device": device,
@@ -101,6 +118,8 @@ def make_profile(model, batch, *, command, device, software, critical_path_ms, o
         "op_sum_ms": float(op_sum_ms),
         "span_ms": None if span_ms is None else float(span_ms),
     }
+    if layout:
+        record["layout"] = layout
     validate_profile(record, "<new record>")
     return record
 
@@ -133,6 +152,15 @@ def _validate_common(record, source):
     if not isinstance(device.get("name"), str) or not device["name"]:
         raise RecordError(f"{source}: device.name is missing")
     _require(record, source, "software", dict)
+    precision = record.get("precision")
+    # Older records hold an object here (and are TF32); a name must be one iostune knows.
+    if isinstance(precision, str):
+        if precision not in PRECISIONS:
+            raise RecordError(f"{source}: precision '{precision}' is not one of "
+                              f"{', '.join(PRECISIONS)}")
+    elif precision is not None and not isinstance(precision, dict):
+        raise RecordError(f"{source}: field 'precision' has type {type(precision).__name__}, "
+                          "expected str (or the older object)")
 
 
 def validate_run(record, source):
@@ -177,12 +205,16 @@ def _safe(text):
 
 
 def write_record(raw_dir, record):
-    """Writes the record under raw_dir/runs or raw_dir/profiles with a unique name; returns it."""
+    """Writes the record under raw_dir/runs or raw_dir/profiles with a unique name; returns it.
+    Names hold the precision unless it is TF32 (the only one before fp16/bf16), so runs of
+    several precisions in one second get telling names, not _2 suffixes."""
     is_run = record["schema"] == RUN_SCHEMA
     folder = os.path.join(raw_dir, RUNS_DIR if is_run else PROFILES_DIR)
     os.makedirs(folder, exist_ok=True)
     stamp = record["date"].replace("-", "").replace(":", "")
     parts = [record["model"], f"b{record['batch']}"]
+    if precision_of(record) != DEFAULT_PRECISION:
+        parts.append(precision_of(record))
     if is_run:
         parts.append(record["system"])
     base = "_".join(_safe(p) for p in parts + [stamp])

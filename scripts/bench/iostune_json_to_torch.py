@@ -2,6 +2,11 @@
 nn.Module, so a PyTorch peer executes exactly the architecture iostune schedules: same ops, same
 attributes, same edges (batch norm is already folded into the convolutions there).
 
+The module runs in any dtype and memory format it is converted to (torch_peers.py --precision
+fp16/bf16: `.to(dtype, memory_format=torch.channels_last)`): its ops reshape and flatten, never
+`.view`, so channels-last activations pass through (`torch_peers.py --check-cpu --precision bf16`
+compares it with its float32 output).
+
 Library use:   model = IostuneModule.from_file("nasnet_a_large.json", seed=1)
 Command line:  python3 iostune_json_to_torch.py MODEL.json [--batch N] [--run]
                prints the op count, parameter count and output shape (--run: a CPU forward).

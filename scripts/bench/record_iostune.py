@@ -2,7 +2,7 @@
 
   record_iostune.py run --model M --batch B --system iostune-ios-both --replay-json R.json
                     --command "iostune replay ..." [--search-json S.json --search-wall-s 12.3]
-                    [--r 3 --s 8] [--shared-cache "ios-both"]
+                    [--r 3 --s 8] [--shared-cache "ios-both"] [--precision fp16]
                     [--version "iostune 0.1 (commit ..)"] --out RAW
   record_iostune.py run ... --status failed --error "what went wrong"   (no --replay-json)
   record_iostune.py profile --profile-json P.json --command "iostune profile ..." --out RAW
@@ -11,6 +11,10 @@
 milliseconds); `median_ms`/`p90_ms` it prints are kept in details and cross-checked, the record's
 stats are recomputed from the samples. Device fields come from its `device` object (the same
 keys `iostune profile --json` writes) or, if absent, from nvidia-smi.
+
+The record's precision is the one the JSON reports (`precision`; older binaries: `math`, else
+tf32); --precision, the one the command asked for, must agree with it and names the precision of
+a failure, which has no JSON.
 """
 
 import argparse
@@ -25,7 +29,8 @@ import bench_record  # noqa: E402
 # Fields of the replay output that are copied into the record's details (the rest are noise).
 REPLAY_DETAIL_KEYS = ("fingerprint", "schedule_source", "strategy", "stages", "streams",
                       "graph_nodes", "warmup", "iterations", "math", "predicted_latency_ms",
-                      "host_median_ms", "enqueue_median_ms", "sequential_fallback", "db")
+                      "host_median_ms", "enqueue_median_ms", "sequential_fallback", "db",
+                      "layout", "storage", "native_io")
 
 
 # Fields of `iostune search --format json` kept with the replayed row: what the search cost,
@@ -82,11 +87,28 @@ def software(version):
     return {"iostune": version or "unknown"}
 
 
+def reported_precision(doc, asked, source):
+    """The precision an iostune JSON output was measured in; it must be the one asked for."""
+    value = doc.get("precision")
+    if not isinstance(value, str):  # binaries before fp16/bf16 called it math
+        value = doc.get("math") if doc.get("math") in bench_record.PRECISIONS else None
+    if value is None:
+        return asked or bench_record.DEFAULT_PRECISION
+    if value not in bench_record.PRECISIONS:
+        raise SystemExit(f"record_iostune: error: '{source}' reports precision '{value}', not one "
+                         f"of {', '.join(bench_record.PRECISIONS)}")
+    if asked and value != asked:
+        raise SystemExit(f"record_iostune: error: '{source}' reports precision '{value}' but the "
+                         f"command asked for --precision {asked}")
+    return value
+
+
 def record_run(args):
     details = {}
     measurement = {}
     samples = None
     device = None
+    precision = args.precision or bench_record.DEFAULT_PRECISION
     if args.status == "ok":
         if not args.replay_json:
             raise SystemExit("record_iostune: error: a successful run needs --replay-json")
@@ -96,6 +118,7 @@ def record_run(args):
             raise SystemExit(f"record_iostune: error: '{args.replay_json}' has no samples_ms "
                              "list; `iostune replay --format json` must print every timed run")
         device = device_from(replay)
+        precision = reported_precision(replay, args.precision, args.replay_json)
         details = {k: replay[k] for k in REPLAY_DETAIL_KEYS if k in replay}
         details["reported"] = {k: replay[k] for k in ("median_ms", "p90_ms") if k in replay}
         details["replayed_schedule_id"] = replay.get("schedule_id")
@@ -117,8 +140,19 @@ def record_run(args):
         details["search_command"] = args.search_command
     if args.search_json:
         search = load_json(args.search_json, "search output")
+        searched = reported_precision(search, args.precision, args.search_json)
+        if searched != precision:
+            raise SystemExit(f"record_iostune: error: the search ran in {searched}, the replay "
+                             f"in {precision}")
         details.update({k: search[k] for k in SEARCH_DETAIL_KEYS if k in search})
         stats = search.get("stats")
+        # The layout the search ran in (top level, or in its stats), and what each layout's
+        # sequential schedule measured when the search timed both to choose.
+        layout = search.get("layout") or (stats.get("layout") if isinstance(stats, dict) else None)
+        if layout:
+            details["search_layout"] = layout
+        if isinstance(stats, dict) and isinstance(stats.get("layout_sequential_ms"), dict):
+            details["layout_sequential_ms"] = stats["layout_sequential_ms"]
         totals = stats.get("totals", {}) if isinstance(stats, dict) else {}
         if isinstance(totals, dict) and "wall_s" in totals:
             details["search_dp_s"] = totals["wall_s"]
@@ -140,8 +174,8 @@ def record_run(args):
     record = bench_record.make_run(
         args.model, args.batch, args.system, command=args.command,
         device=device or nvidia_smi_device(), software=software(args.version),
-        samples_ms=samples, status=args.status, error=args.error, measurement=measurement,
-        search_or_compile_s=cost, details=details)
+        precision=precision, samples_ms=samples, status=args.status, error=args.error,
+        measurement=measurement, search_or_compile_s=cost, details=details)
     print(bench_record.write_record(args.out, record))
 
 
@@ -167,7 +201,9 @@ def record_profile(args):
         args.model or profile["model"], profile["batch"], command=args.command,
         device=device_from(profile), software=software(args.version),
         critical_path_ms=profile["critical_path_us"] / 1e3, op_sum_ms=profile["op_sum_us"] / 1e3,
-        span_ms=None if span is None else span / 1e3)
+        span_ms=None if span is None else span / 1e3,
+        precision=reported_precision(profile, args.precision, args.profile_json),
+        layout=profile.get("layout") if isinstance(profile.get("layout"), str) else None)
     print(bench_record.write_record(args.out, record))
 
 
@@ -198,6 +234,9 @@ def main(argv=None):
         p.add_argument("--command", required=True, help="the exact iostune command line")
         p.add_argument("--version", help="`iostune --version` output")
         p.add_argument("--out", required=True, help="raw record folder")
+        p.add_argument("--precision", choices=bench_record.PRECISIONS,
+                       help="the --precision the command ran with (default: what its JSON "
+                            "reports, else tf32)")
     args = parser.parse_args(argv)
     try:
         if args.kind == "run":

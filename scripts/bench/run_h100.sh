@@ -4,6 +4,7 @@
 #
 #   scripts/bench/run_h100.sh --tag NAME [--iostune BIN | --build DIR] [--out DIR]
 #       [--models "inception_v3 ..."] [--batches "1 16"] [--search-batches "1"]
+#       [--precisions "tf32 fp16 bf16"] [--layout auto|nchw|nhwc] [--native-io auto|on|off]
 #       [--parts "profile iostune torch"] [--strategies "ios-both ios-parallel ios-merge"]
 #       [--baselines "sequential greedy nimble opara"] [--r 3] [--s 8] [--shared-db [--resume-db DIR]]
 #       [--iters 500] [--warmup 50] [--torch-systems "eager cudagraph compile"]
@@ -34,6 +35,19 @@
 # long for one device call then continues where the last one was cut off: every stage already
 # measured comes from that DB (its row records cache_hits and "resumed"). The search time of such
 # a row is the last leg's, not a from-scratch cost.
+#
+# --precisions (default tf32): each precision in turn gets the iostune parts (profile, baselines,
+# searches, replays, all with `--precision P`), then each gets the PyTorch peers in it
+# (torch_peers.py --precision P: fp16/bf16 models and inputs in that dtype, channels-last). TF32
+# commands are those of the runs before fp16/bf16 (no --precision flag: it is iostune's
+# default), with the same file names; the other precisions' logs, search outputs and schedule DBs
+# carry _<precision> after the batch (db/<model>_b<batch>_fp16.db), so nothing collides.
+# --native-io auto (the default) replays fp16/bf16 with `--native-io`: input and output stay in
+# the engine's 16-bit NHWC storage, as the peers' channels-last half tensors do, with no float
+# conversion inside the timed graph; tf32/fp32 replays take float NCHW as before (on: every
+# precision; off: none). --layout nchw|nhwc passes `--layout L` to every profile, search and
+# replay (a stored schedule replays in the layout it was searched in); auto passes nothing, so
+# searches time both layouts' sequential schedules and keep the faster.
 #
 # --torch-device cpu smoke-tests the peers without a GPU (host-timed, no cudagraph rows).
 # --deadline SECONDS: start no new step after that many seconds and cut a search off there, so a
@@ -67,6 +81,9 @@ search_timeout=900
 deadline=0
 python=python3
 torch_device=cuda
+precisions=tf32
+layout=auto
+native_io=auto
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -79,6 +96,9 @@ while [ $# -gt 0 ]; do
     --batches) batches="$2"; shift 2 ;;
     --search-batches) search_batches="$2"; shift 2 ;;
     --parts) parts="$2"; shift 2 ;;
+    --precisions|--precision) precisions="$2"; shift 2 ;;
+    --layout) layout="$2"; shift 2 ;;
+    --native-io) native_io="$2"; shift 2 ;;
     --strategies) strategies="$2"; shift 2 ;;
     --baselines) baselines="$2"; shift 2 ;;
     --r) r="$2"; shift 2 ;;
@@ -111,6 +131,12 @@ for n in "$r" "$s" "$iters" "$warmup" "$deadline" "$compile_jobs"; do
   [[ "$n" =~ ^[0-9]+$ ]] || fail "'$n' is not a whole number (--r --s --iters --warmup --deadline --compile-jobs)"
 done
 [ -n "$search_batches" ] || search_batches="$batches"
+[ -n "$precisions" ] || fail "--precisions is empty (tf32, fp16, bf16, fp32)"
+for p in $precisions; do
+  case "$p" in tf32|fp16|bf16|fp32) ;; *) fail "--precisions: '$p' is not tf32, fp16, bf16 or fp32" ;; esac
+done
+case "$layout" in auto|nchw|nhwc) ;; *) fail "--layout '$layout' is not auto, nchw or nhwc" ;; esac
+case "$native_io" in auto|on|off) ;; *) fail "--native-io '$native_io' is not auto, on or off" ;; esac
 if [ -z "$iostune" ]; then
   if [ -x "$repo/.devpack/iostune" ]; then iostune="$repo/.devpack/iostune"; else iostune="$build/cli/iostune"; fi
 fi
@@ -173,13 +199,29 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 stamp() { date -u +%H:%M:%S; }
 json_field() { $python -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null; }
 
+# The precision being measured, set by the loops below, and what it adds to iostune's commands
+# and to file names. TF32 adds nothing: its commands and names stay those of the TF32-only runs.
+precision=tf32
+set_precision() {
+  precision="$1"
+  prec_args=() ; replay_args=() ; pfx=""
+  if [ "$precision" != tf32 ]; then prec_args=(--precision "$precision"); pfx="_$precision"; fi
+  [ "$layout" != auto ] && prec_args+=(--layout "$layout")
+  case "$native_io:$precision" in
+    on:*|auto:fp16|auto:bf16) replay_args=(--native-io) ;;
+  esac
+}
+set_precision tf32
+# "squeezenet1_1 b1" plus " fp16" when not TF32, for progress lines and the skipped list.
+what() { echo "$1 b$2${pfx:+ $precision}"; }
+
 # record_failure MODEL BATCH SYSTEM STATUS COMMAND LOG [record options...]
 record_failure() {
   local msg
   msg="$(tail -n 15 "$6" 2>/dev/null | tr -d '\r')"
   [ -n "$msg" ] || msg="exit status without output"
   $record run --model "$1" --batch "$2" --system "$3" --status "$4" --error "$msg" \
-    --command "$5" --version "$version" --out "$raw" "${@:7}" >/dev/null
+    --command "$5" --version "$version" --precision "$precision" --out "$raw" "${@:7}" >/dev/null
   echo "  $3: $4 (see logs/$(basename "$6"))"
 }
 
@@ -193,9 +235,9 @@ replay() {
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do sched+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   extra=("$@")
-  local json="$scratch/replay.json" rlog="$logs/${model}_b${batch}_${system}_replay.log"
-  local cmd=("$iostune" replay --model "$model" --batch "$batch" "${sched[@]}" --iters "$iters"
-             --format json)
+  local json="$scratch/replay.json" rlog="$logs/${model}_b${batch}${pfx}_${system}_replay.log"
+  local cmd=("$iostune" replay --model "$model" --batch "$batch" "${sched[@]}" "${prec_args[@]}"
+             "${replay_args[@]}" --iters "$iters" --format json)
   local start
   start="$(now)"
   if ! "${cmd[@]}" >"$json" 2>"$rlog"; then
@@ -204,7 +246,8 @@ replay() {
     return
   fi
   if $record run --model "$model" --batch "$batch" --system "$system" --replay-json "$json" \
-      --command "$(quote "${cmd[@]}")" --version "$version" --out "$raw" "${extra[@]}" >>"$rlog" 2>&1; then
+      --command "$(quote "${cmd[@]}")" --version "$version" --precision "$precision" \
+      --out "$raw" "${extra[@]}" >>"$rlog" 2>&1; then
     echo "  $system: median $(json_field "$json" median_ms) ms (replay $(elapsed "$start" "$(now)") s)"
   else
     echo "  $system: replay output not recordable (see logs/$(basename "$rlog"))"
@@ -212,14 +255,14 @@ replay() {
 }
 
 profile_step() {
-  local model="$1" batch="$2" json="$scratch/profile.json" plog="$logs/${1}_b${2}_profile.log"
-  local cmd=("$iostune" profile --model "$model" --batch "$batch" --json "$json")
+  local model="$1" batch="$2" json="$scratch/profile.json" plog="$logs/${1}_b${2}${pfx}_profile.log"
+  local cmd=("$iostune" profile --model "$model" --batch "$batch" "${prec_args[@]}" --json "$json")
   if "${cmd[@]}" >"$plog" 2>&1 &&
      $record profile --model "$model" --profile-json "$json" --command "$(quote "${cmd[@]}")" \
-       --version "$version" --out "$raw" >>"$plog" 2>&1; then
+       --version "$version" --precision "$precision" --out "$raw" >>"$plog" 2>&1; then
     echo "  profile: critical path $(json_field "$json" critical_path_us) us"
   else
-    echo "  profile: FAILED (see logs/$(basename "$plog")); no bound for $model batch $batch"
+    echo "  profile: FAILED (see logs/$(basename "$plog")); no bound for $(what "$model" "$batch")"
   fi
 }
 
@@ -227,9 +270,11 @@ profile_step() {
 # into the same DB before this one (empty without --shared-db).
 search_and_replay() {
   local model="$1" batch="$2" strategy="$3" earlier="$4" system="iostune-$3"
-  local json="$scratch/search.json" slog="$logs/${model}_b${batch}_${system}_search.log" db
-  if [ "$shared_db" -eq 1 ]; then db="$work/db/${model}_b${batch}.db"
-  else db="$work/db/${model}_b${batch}_${strategy}.db"; fi
+  local json="$scratch/search.json" slog="$logs/${model}_b${batch}${pfx}_${system}_search.log" db
+  # One DB per precision: the DB keys schedules and stages by precision, so sharing would be
+  # safe, but separate files keep --resume-db and `iostune report --db` to one precision each.
+  if [ "$shared_db" -eq 1 ]; then db="$work/db/${model}_b${batch}${pfx}.db"
+  else db="$work/db/${model}_b${batch}${pfx}_${strategy}.db"; fi
   if [ -n "$resume_db" ] && [ ! -e "$db" ] && [ -e "$resume_db/$(basename "$db")" ]; then
     cp "$resume_db/$(basename "$db")" "$db"
     # A search cut off at the deadline leaves its last pages in the write-ahead log; SQLite
@@ -241,7 +286,7 @@ search_and_replay() {
     echo "  resuming from $resume_db/$(basename "$db")"
   fi
   local cmd=("$iostune" search --model "$model" --batch "$batch" --strategy "$strategy"
-             --r "$r" --s "$s" --cost measured --db "$db" --format json)
+             "${prec_args[@]}" --r "$r" --s "$s" --cost measured --db "$db" --format json)
   local start status limit="$search_timeout"
   if [ "$deadline" -gt 0 ] && [ $((deadline - SECONDS)) -lt "$limit" ]; then
     limit=$((deadline - SECONDS))
@@ -263,7 +308,7 @@ search_and_replay() {
     record_failure "$model" "$batch" "$system" failed "$(quote "${cmd[@]}")" "$slog" "${info[@]}"
     return
   fi
-  cp "$json" "$logs/${model}_b${batch}_${system}_search.json"
+  cp "$json" "$logs/${model}_b${batch}${pfx}_${system}_search.json"
   local id
   id="$(json_field "$json" schedule_id)"
   echo "  $system: searched in $wall s, schedule #$id, $(json_field "$json" stages_costed) stages measured, $(json_field "$json" cache_hits) from the DB"
@@ -275,49 +320,56 @@ search_and_replay() {
 
 echo "== $(stamp) iostune benchmark $tag: $version"
 echo "   models: $models; batches: $batches (IOS search at: $search_batches); parts: $parts"
+echo "   precisions: $precisions; layout: $layout; native-io: $native_io"
 echo "   r=$r s=$s shared-db=$shared_db replay-by-id=$by_id iters=$iters deadline=${deadline}s"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv \
   >"$logs/nvidia-smi.txt" 2>&1 || echo "   (no nvidia-smi)"
 
 if has "$parts" profile || has "$parts" iostune; then
-  for model in $models; do
-    for batch in $batches; do
-      if past_deadline; then skipped+=("iostune $model b$batch"); continue; fi
-      echo "== $(stamp) $model batch $batch (${SECONDS}s)"
-      has "$parts" profile && profile_step "$model" "$batch"
-      has "$parts" iostune || continue
-      for baseline in $baselines; do
-        if past_deadline; then skipped+=("iostune-$baseline $model b$batch"); continue; fi
-        replay "$model" "$batch" "iostune-$baseline" --schedule-source "$baseline"
-      done
-      has "$search_batches" "$batch" || continue
-      earlier=""
-      for strategy in $strategies; do
-        if past_deadline; then skipped+=("iostune-$strategy $model b$batch"); continue; fi
-        search_and_replay "$model" "$batch" "$strategy" "$earlier"
-        # Even a search cut off has stored the stages it measured.
-        [ "$shared_db" -eq 1 ] && earlier="${earlier:+$earlier }$strategy"
+  for prec in $precisions; do
+    set_precision "$prec"
+    for model in $models; do
+      for batch in $batches; do
+        if past_deadline; then skipped+=("iostune $(what "$model" "$batch")"); continue; fi
+        echo "== $(stamp) $model batch $batch${pfx:+, $precision} (${SECONDS}s)"
+        has "$parts" profile && profile_step "$model" "$batch"
+        has "$parts" iostune || continue
+        for baseline in $baselines; do
+          if past_deadline; then skipped+=("iostune-$baseline $(what "$model" "$batch")"); continue; fi
+          replay "$model" "$batch" "iostune-$baseline" --schedule-source "$baseline"
+        done
+        has "$search_batches" "$batch" || continue
+        earlier=""
+        for strategy in $strategies; do
+          if past_deadline; then skipped+=("iostune-$strategy $(what "$model" "$batch")"); continue; fi
+          search_and_replay "$model" "$batch" "$strategy" "$earlier"
+          # Even a search cut off has stored the stages it measured.
+          [ "$shared_db" -eq 1 ] && earlier="${earlier:+$earlier }$strategy"
+        done
       done
     done
   done
 fi
 
 if has "$parts" torch; then
-  if past_deadline; then
-    skipped+=("torch peers")
-  else
-    echo "== $(stamp) PyTorch peers: $torch_systems (${SECONDS}s)"
-    read -ra model_list <<<"$models"
-    read -ra batch_list <<<"$batches"
-    read -ra system_list <<<"$torch_systems"
+  read -ra model_list <<<"$models"
+  read -ra batch_list <<<"$batches"
+  read -ra system_list <<<"$torch_systems"
+  for prec in $precisions; do
+    set_precision "$prec"
+    if past_deadline; then
+      skipped+=("torch peers${pfx:+ $precision}")
+      continue
+    fi
+    echo "== $(stamp) PyTorch peers${pfx:+, $precision}: $torch_systems (${SECONDS}s)"
     peer_args=(--models "${model_list[@]}" --batches "${batch_list[@]}" --out "$raw"
                --iostune "$iostune" --systems "${system_list[@]}" --model-dir "$scratch/models"
                --warmup "$warmup" --runs "$iters" --compile-budget-s "$compile_budget"
-               --compile-jobs "$compile_jobs" --device "$torch_device"
+               --compile-jobs "$compile_jobs" --device "$torch_device" --precision "$precision"
                --row-budget-s "$row_budget" --min-runs "$((iters < 200 ? iters : 200))")
     [ "$deadline" -gt 0 ] && peer_args+=(--stop-after-s "$((deadline - SECONDS))")
-    $python "$here/torch_peers.py" "${peer_args[@]}" 2>&1 | tee "$logs/torch_peers.log"
-  fi
+    $python "$here/torch_peers.py" "${peer_args[@]}" 2>&1 | tee "$logs/torch_peers${pfx}.log"
+  done
 fi
 
 [ ${#skipped[@]} -gt 0 ] && echo "past --deadline $deadline s, not started: ${skipped[*]}"

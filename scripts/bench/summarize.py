@@ -4,11 +4,12 @@ results/summary.md and results/throughput.png (results/README.md describes all o
   summarize.py [--raw results/raw] [--out results] [--no-plot]
   summarize.py --self-test      checks this script on synthetic records in a temporary folder
 
-Row selection: every raw run is kept on disk; for each (model, batch, system) the summary shows
-the latest successful run (by its `date`), lists how many runs there were and the medians of all
-successful ones (so repeat-to-repeat drift is visible). A row whose runs all failed shows its
-latest failure. "Best peer" is the fastest successful torch-* row of the same (model, batch);
-the critical-path bound is the latest `iostune profile` record of that (model, batch).
+Row selection: every raw run is kept on disk; for each (model, batch, precision, system) the
+summary shows the latest successful run (by its `date`), lists how many runs there were and the
+medians of all successful ones (so repeat-to-repeat drift is visible). A row whose runs all
+failed shows its latest failure. A record without a string `precision` (from before fp16/bf16)
+is TF32. "Best peer" is the fastest successful torch-* row of the same (model, batch, precision);
+the critical-path bound is the latest `iostune profile` record of that (model, batch, precision).
 """
 
 import argparse
@@ -34,6 +35,10 @@ EXPECTED_SYSTEMS = ("torch-eager", "torch-cudagraph", "torch-compile", "iostune-
                     "iostune-greedy", "iostune-nimble", "iostune-opara", "iostune-ios-merge",
                     "iostune-ios-parallel", "iostune-ios-both")
 NOT_RUN = "not run"
+# Tables, goal checks and plot panels go precision by precision in this order; TF32 (the only one
+# before fp16/bf16) keeps the unmarked headings it always had.
+PRECISION_ORDER = bench_record.PRECISIONS
+DEFAULT_PRECISION = bench_record.DEFAULT_PRECISION
 CONTROL_MODELS = ("resnet50",)
 MODEL_ORDER = ("inception_v3", "googlenet", "squeezenet1_1", "nasnet_a_large", "randwire",
                "resnet50")
@@ -53,20 +58,29 @@ def order_key(order, name):
     return (order.index(name) if name in order else len(order), name)
 
 
+def precision_label(precision, sep=" "):
+    """Nothing for TF32 (labels stay as they were before other precisions), else the separator
+    and the precision's name."""
+    return "" if precision == DEFAULT_PRECISION else f"{sep}{precision}"
+
+
 def select_rows(runs, profiles):
-    """One summary row per (model, batch, system), with speedups and the critical-path bound."""
+    """One summary row per (model, batch, precision, system), with speedups (against peers of
+    the same precision) and the critical-path bound of that precision."""
     groups = {}
     for run in runs:
-        groups.setdefault((run["model"], run["batch"], run["system"]), []).append(run)
+        key = (run["model"], run["batch"], bench_record.precision_of(run), run["system"])
+        groups.setdefault(key, []).append(run)
     bounds = {}
     for prof in sorted(profiles, key=lambda p: (bench_record.parse_date(p["date"]), p["_path"])):
-        bounds[(prof["model"], prof["batch"])] = prof
+        bounds[(prof["model"], prof["batch"], bench_record.precision_of(prof))] = prof
     rows = []
-    for (model, batch, system), group in groups.items():
+    for (model, batch, precision, system), group in groups.items():
         group.sort(key=lambda r: (bench_record.parse_date(r["date"]), r["_path"]))
         ok = [r for r in group if r["status"] == "ok"]
         chosen = ok[-1] if ok else group[-1]
-        row = {"model": model, "batch": batch, "system": system, "status": chosen["status"],
+        row = {"model": model, "batch": batch, "precision": precision, "system": system,
+               "status": chosen["status"],
                "device": chosen["device"]["name"], "date": chosen["date"],
                "runs": len(group), "ok_runs": len(ok),
                "search_or_compile_s": chosen.get("search_or_compile_s"),
@@ -98,7 +112,7 @@ def select_rows(runs, profiles):
         if legs and row["search_or_compile_s"] is not None:
             row["search_legs"] = len(legs) + 1
             row["search_total_s"] = sum(legs) + row["search_or_compile_s"]
-        bound = bounds.get((model, batch))
+        bound = bounds.get((model, batch, precision))
         if bound:
             row["critical_path_ms"] = bound["critical_path_ms"]
             if ok and system.startswith(IOSTUNE_PREFIX):
@@ -106,7 +120,8 @@ def select_rows(runs, profiles):
         rows.append(row)
     add_not_run(rows, bounds)
     add_speedups(rows)
-    rows.sort(key=lambda r: (r["batch"], order_key(MODEL_ORDER, r["model"]),
+    rows.sort(key=lambda r: (order_key(PRECISION_ORDER, r["precision"]), r["batch"],
+                             order_key(MODEL_ORDER, r["model"]),
                              order_key(SYSTEM_ORDER, r["system"])))
     return rows
 
@@ -130,52 +145,68 @@ def earlier_search_legs(group, chosen):
     return legs
 
 
+def expected_pairs(rows, bounds):
+    """(model, batch, precision) combinations the summary shows every expected system of:
+    TF32's whole grid (every model at batch 1 and 16, and any batch measured); in the other
+    precisions only (model, batch) pairs with a record of that precision, so precisions never
+    measured do not fill the summary with 'not run' rows."""
+    tf32 = [r for r in rows if r["precision"] == DEFAULT_PRECISION]
+    models = list(MODEL_ORDER) + sorted({r["model"] for r in tf32} - set(MODEL_ORDER))
+    batches = sorted(set(EXPECTED_BATCHES) | {r["batch"] for r in tf32})
+    pairs = {(m, b, DEFAULT_PRECISION) for m in models for b in batches}
+    pairs |= {(r["model"], r["batch"], r["precision"]) for r in rows}
+    pairs |= set(bounds)
+    return sorted(pairs, key=lambda k: (order_key(PRECISION_ORDER, k[2]), k[1],
+                                        order_key(MODEL_ORDER, k[0])))
+
+
 def add_not_run(rows, bounds):
-    """A 'not run' row for every expected (model, batch, system) without any record."""
-    have = {(r["model"], r["batch"], r["system"]) for r in rows}
-    models = list(MODEL_ORDER) + sorted({r["model"] for r in rows} - set(MODEL_ORDER))
-    batches = sorted(set(EXPECTED_BATCHES) | {r["batch"] for r in rows})
-    for model in models:
-        for batch in batches:
-            for system in EXPECTED_SYSTEMS:
-                if (model, batch, system) in have:
-                    continue
-                row = {"model": model, "batch": batch, "system": system, "status": NOT_RUN,
-                       "median_ms": None, "p90_ms": None, "device": None, "date": None,
-                       "runs": 0, "ok_runs": 0, "search_or_compile_s": None}
-                if (model, batch) in bounds:
-                    row["critical_path_ms"] = bounds[(model, batch)]["critical_path_ms"]
-                rows.append(row)
+    """A 'not run' row for every expected (model, batch, precision, system) without a record."""
+    have = {(r["model"], r["batch"], r["precision"], r["system"]) for r in rows}
+    for model, batch, precision in expected_pairs(rows, bounds):
+        for system in EXPECTED_SYSTEMS:
+            if (model, batch, precision, system) in have:
+                continue
+            row = {"model": model, "batch": batch, "precision": precision, "system": system,
+                   "status": NOT_RUN, "median_ms": None, "p90_ms": None, "device": None,
+                   "date": None, "runs": 0, "ok_runs": 0, "search_or_compile_s": None}
+            if (model, batch, precision) in bounds:
+                row["critical_path_ms"] = bounds[(model, batch, precision)]["critical_path_ms"]
+            rows.append(row)
 
 
 def add_speedups(rows):
+    """Speedup against the fastest peer of the same precision: an fp16 iostune row is compared
+    with PyTorch in fp16, never with a TF32 peer (nor the other way round)."""
     best = {}
     for row in rows:
         if row["system"].startswith(PEER_PREFIX) and row["median_ms"] is not None:
-            key = (row["model"], row["batch"])
+            key = (row["model"], row["batch"], row["precision"])
             if key not in best or row["median_ms"] < best[key]["median_ms"]:
                 best[key] = row
     for row in rows:
-        peer = best.get((row["model"], row["batch"]))
+        peer = best.get((row["model"], row["batch"], row["precision"]))
         if peer and row["median_ms"] is not None:
             row["best_peer"] = peer["system"]
             row["speedup_vs_best_peer"] = peer["median_ms"] / row["median_ms"]
 
 
 def goal_checks(rows):
-    """The fastest IOS row of each multi-branch (model, batch) against the issue's goal."""
+    """The fastest IOS row of each multi-branch (model, batch, precision) against the issue's
+    goal and the best peer of that precision."""
     checks = []
-    keys = sorted({(r["model"], r["batch"]) for r in rows if r["batch"] in GOALS
+    keys = sorted({(r["model"], r["batch"], r["precision"]) for r in rows if r["batch"] in GOALS
                    and r["model"] not in CONTROL_MODELS},
-                  key=lambda k: (k[1], order_key(MODEL_ORDER, k[0])))
-    for model, batch in keys:
-        ios = [r for r in rows if r["model"] == model and r["batch"] == batch
-               and r["system"] in IOS_SYSTEMS and r["median_ms"] is not None]
-        peers = [r for r in rows if r["model"] == model and r["batch"] == batch
-                 and r["system"].startswith(PEER_PREFIX) and r["median_ms"] is not None]
+                  key=lambda k: (order_key(PRECISION_ORDER, k[2]), k[1],
+                                 order_key(MODEL_ORDER, k[0])))
+    for model, batch, precision in keys:
+        mine = [r for r in rows if r["model"] == model and r["batch"] == batch
+                and r["precision"] == precision and r["median_ms"] is not None]
+        ios = [r for r in mine if r["system"] in IOS_SYSTEMS]
+        peers = [r for r in mine if r["system"].startswith(PEER_PREFIX)]
         goal = GOALS[batch]
-        check = {"model": model, "batch": batch, "goal": goal, "system": None, "speedup": None,
-                 "best_peer": None}
+        check = {"model": model, "batch": batch, "precision": precision, "goal": goal,
+                 "system": None, "speedup": None, "best_peer": None}
         if not ios or not peers:
             check["status"] = "no data" if not ios and not peers else (
                 "no IOS row" if not ios else "no peer row")
@@ -237,6 +268,17 @@ def markdown(rows, checks, prov):
              "time is not a from-scratch cost. `in N legs`: a search cut off at a device call's "
              "deadline and resumed from its DB in the next call; the time is the sum of the "
              "legs. `not run`: no record of that row exists.", ""]
+    others = sorted({r["precision"] for r in rows} - {DEFAULT_PRECISION},
+                    key=lambda p: order_key(PRECISION_ORDER, p))
+    if others:
+        lines += ["Tables go by batch and precision. Unmarked tables are TF32 (fp32 storage, TF32 "
+                  "math on both sides); a table marked "
+                  + (" or ".join(others) if len(others) < 3 else
+                     ", ".join(others[:-1]) + " or " + others[-1]) + " has iostune run "
+                  "with `--precision` of that name and the PyTorch peers in it (fp16, bf16: "
+                  "16-bit storage, NHWC on iostune's side and channels-last tensors on "
+                  "PyTorch's; fp32: TF32 off). Speedups and goal checks compare rows of one "
+                  "precision only.", ""]
     for name, versions in prov["devices"].items():
         lines.append(f"- device: {name}" + (f" ({versions})" if versions else ""))
     for key, values in prov["software"].items():
@@ -244,14 +286,17 @@ def markdown(rows, checks, prov):
     if prov["first_date"]:
         lines.append(f"- measured: {prov['first_date']} .. {prov['last_date']}")
     lines.append("")
-    for batch in sorted({r["batch"] for r in rows}):
-        batch_rows = [r for r in rows if r["batch"] == batch]
+    tables = sorted({(r["precision"], r["batch"]) for r in rows},
+                    key=lambda k: (order_key(PRECISION_ORDER, k[0]), k[1]))
+    for precision, batch in tables:
+        batch_rows = [r for r in rows if r["batch"] == batch and r["precision"] == precision]
         with_bound = any("critical_path_ms" in r for r in batch_rows)
         header = ["model", "system", "median ms", "p90 ms", "p10-p90 ms", "speedup vs best peer"]
         if with_bound:
             header += ["critical path ms", "x bound"]
         header += ["search/compile s", "runs"]
-        lines += [f"## Batch {batch}", "", "| " + " | ".join(header) + " |",
+        lines += [f"## Batch {batch}{precision_label(precision, ', ')}", "",
+                  "| " + " | ".join(header) + " |",
                   "|" + "---|" * len(header)]
         models = sorted({r["model"] for r in batch_rows}, key=lambda m: order_key(MODEL_ORDER, m))
         for model in models:
@@ -262,11 +307,15 @@ def markdown(rows, checks, prov):
                 continue
             lines += [table_row(r, with_bound) for r in model_rows]
         lines.append("")
-    if checks:
-        lines += ["## Goal: the fastest IOS schedule against the best peer (multi-branch models)",
-                  "", "| model | batch | IOS row | best peer | speedup | goal | status |",
+    for precision in sorted({c["precision"] for c in checks},
+                            key=lambda p: order_key(PRECISION_ORDER, p)):
+        title = ("## Goal: the fastest IOS schedule against the best peer (multi-branch models)"
+                 if precision == DEFAULT_PRECISION else
+                 f"## Goal, {precision}: the fastest {precision} IOS schedule against the best "
+                 f"{precision} peer (multi-branch models)")
+        lines += [title, "", "| model | batch | IOS row | best peer | speedup | goal | status |",
                   "|---|---|---|---|---|---|---|"]
-        for c in checks:
+        for c in (c for c in checks if c["precision"] == precision):
             status = c["status"]
             if status == "short":
                 status = (f"short by {c['short_by_factor']:.2f}x: needs {c['needed_ms']:.3f} ms, "
@@ -278,13 +327,15 @@ def markdown(rows, checks, prov):
     noted = [r for r in rows if r.get("note")]
     if noted:
         lines += ["## Notes", ""]
-        lines += [f"- {r['model']} batch {r['batch']} {r['system']}: {r['note']}" for r in noted]
+        lines += [f"- {r['model']} batch {r['batch']}{precision_label(r['precision'], ' ')} "
+                  f"{r['system']}: {r['note']}" for r in noted]
         lines.append("")
     failed = [r for r in rows if r["median_ms"] is None and r["status"] != NOT_RUN]
     if failed:
         lines += ["## Rows without a successful run", ""]
         for r in failed:
-            lines.append(f"- {r['model']} batch {r['batch']} {r['system']}: {r['status']}: "
+            lines.append(f"- {r['model']} batch {r['batch']}{precision_label(r['precision'], ' ')} "
+                         f"{r['system']}: {r['status']}: "
                          f"{r['error'].strip().splitlines()[-1] if r['error'].strip() else ''}")
         lines.append("")
     return "\n".join(lines)
@@ -313,7 +364,8 @@ def table_row(r, with_bound):
 
 def plot(rows, path):
     """IOS paper Figure 7 style: grouped bars per model, throughput normalised to the best
-    system of that model, one panel per batch. Returns why no plot was written, or None."""
+    system of that model, one panel per batch and precision. Returns why no plot was written,
+    or None."""
     ok = [r for r in rows if r["median_ms"] is not None]
     if not ok:
         return "no successful rows to plot"
@@ -323,14 +375,15 @@ def plot(rows, path):
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed (apt-get install python3-matplotlib)"
-    batches = sorted({r["batch"] for r in ok})
+    panels = sorted({(r["precision"], r["batch"]) for r in ok},
+                    key=lambda k: (order_key(PRECISION_ORDER, k[0]), k[1]))
     systems = sorted({r["system"] for r in ok}, key=lambda s: order_key(SYSTEM_ORDER, s))
     others = plt.get_cmap("tab10")
-    fig, axes = plt.subplots(len(batches), 1, figsize=(max(8, 1.6 * len(MODEL_ORDER)),
-                                                        3.6 * max(1, len(batches))), squeeze=False)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, 1.6 * len(MODEL_ORDER)),
+                                                       3.6 * max(1, len(panels))), squeeze=False)
     width = 0.8 / max(1, len(systems))
-    for ax, batch in zip(axes[:, 0], batches):
-        batch_rows = [r for r in ok if r["batch"] == batch]
+    for ax, (precision, batch) in zip(axes[:, 0], panels):
+        batch_rows = [r for r in ok if r["batch"] == batch and r["precision"] == precision]
         models = sorted({r["model"] for r in batch_rows}, key=lambda m: order_key(MODEL_ORDER, m))
         best = {m: max(r["throughput_per_s"] for r in batch_rows if r["model"] == m)
                 for m in models}
@@ -348,12 +401,20 @@ def plot(rows, path):
         ax.set_xticklabels(models)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("normalised throughput")
-        ax.set_title(f"batch {batch}")
+        ax.set_title(f"batch {batch}{precision_label(precision, ', ')}")
         ax.grid(axis="y", alpha=0.3)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
+    # Every panel's systems (a later panel may have systems the first lacks, e.g. an fp16 panel
+    # without opara), each from a panel where it has bars: an empty bar set has no colour.
+    legend = {}
+    for ax in axes[:, 0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in legend or (len(handle) and not len(legend[label])):
+                legend[label] = handle
+    labels = sorted(legend, key=lambda s: order_key(SYSTEM_ORDER, s))
+    handles = [legend[label] for label in labels]
     fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), fontsize=8,
                bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.05 * ((len(labels) + 4) // 5) / len(batches)))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.05 * ((len(labels) + 4) // 5) / len(panels)))
     fig.savefig(path, dpi=150)
     plt.close(fig)
     return None
@@ -369,7 +430,7 @@ def summarize(raw_dir, out_dir, make_plot=True):
     prov = provenance(runs, profiles)
     os.makedirs(out_dir, exist_ok=True)
     summary = {"schema": SUMMARY_SCHEMA, "generated": bench_record.utc_now(),
-               "selection": "latest successful run per (model, batch, system)",
+               "selection": "latest successful run per (model, batch, precision, system)",
                "provenance": prov, "rows": rows, "goals": checks}
     with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
@@ -452,6 +513,46 @@ def write_synthetic(raw):
                                          critical_path_ms=bound, op_sum_ms=bound * 3,
                                          date="2025-02-01T09:00:00Z")
         bench_record.write_record(raw, prof)
+    write_synthetic_fp16(raw, device)
+    # Records from before the precision field was a name: the object {"storage", "math"} and
+    # no field at all are both TF32.
+    for system, median, old in (("torch-eager", 3.0, {"storage": "fp32", "math": "tf32"}),
+                                ("iostune-sequential", 2.5, None)):
+        rec = bench_record.make_run("squeezenet1_1", 1, system, command="synthetic legacy",
+                                    device=device, software={"iostune": "0.0"},
+                                    samples_ms=synthetic_samples(median),
+                                    date="2024-12-01T10:00:00Z")
+        if old is None:
+            del rec["precision"]
+        else:
+            rec["precision"] = old
+        del rec["numerics"]
+        bench_record.write_record(raw, rec)
+
+
+def write_synthetic_fp16(raw, device):
+    """googlenet b1 in fp16, faster than TF32 on both sides: its iostune rows must be compared
+    with the fp16 peers only (and the TF32 rows with the TF32 peers only)."""
+    medians = {"torch-cudagraph": 1.2, "torch-compile": 1.0, "iostune-sequential": 0.8,
+               "iostune-ios-both": 0.5}
+    for system, median in medians.items():
+        software = {"torch": "2.11"} if system.startswith(PEER_PREFIX) else {"iostune": "0.1"}
+        rec = bench_record.make_run("googlenet", 1, system, command=f"synthetic fp16 {system}",
+                                    device=device, software=software, precision="fp16",
+                                    samples_ms=synthetic_samples(median),
+                                    details={"layout": "nhwc", "native_io": True},
+                                    date="2025-02-02T10:00:00Z")
+        bench_record.write_record(raw, rec)
+    failed = bench_record.make_run("googlenet", 1, "iostune-opara", command="synthetic fp16",
+                                   device=device, software={"iostune": "0.1"}, precision="fp16",
+                                   status="failed", error="opara: no fp16 kernel",
+                                   date="2025-02-02T10:00:00Z")
+    bench_record.write_record(raw, failed)
+    prof = bench_record.make_profile("googlenet", 1, command="synthetic fp16 profile",
+                                     device=device, software={"iostune": "0.1"},
+                                     critical_path_ms=0.4, op_sum_ms=1.2, precision="fp16",
+                                     layout="nhwc", date="2025-02-02T09:00:00Z")
+    bench_record.write_record(raw, prof)
 
 
 def self_test():
@@ -469,9 +570,16 @@ def self_test():
         raw, out = os.path.join(tmp, "raw"), os.path.join(tmp, "out")
         write_synthetic(raw)
         summary, plotted = summarize(raw, out)
-        rows = {(r["model"], r["batch"], r["system"]): r for r in summary["rows"]}
+        check(all(isinstance(r.get("precision"), str) for r in summary["rows"]),
+              "every summary row carries its precision")
+        by_precision = {(r["model"], r["batch"], r["precision"], r["system"]): r
+                        for r in summary["rows"]}
+        check(len(by_precision) == len(summary["rows"]), "one row per (model, batch, precision, "
+              "system)")
+        rows = {(m, b, sy): r for (m, b, p, sy), r in by_precision.items() if p == "tf32"}
+        fp16 = {(m, b, sy): r for (m, b, p, sy), r in by_precision.items() if p == "fp16"}
         measured = [r for r in rows.values() if r["status"] != NOT_RUN]
-        check(len(measured) == 11, f"expected 11 rows with records, got {len(measured)}")
+        check(len(measured) == 13, f"expected 13 TF32 rows with records, got {len(measured)}")
         check(len(rows) == len(MODEL_ORDER) * 2 * len(EXPECTED_SYSTEMS),
               "every expected (model, batch, system) has a row, 'not run' if nothing was recorded")
         check(rows.get(("inception_v3", 16, "torch-eager"), {}).get("status") == NOT_RUN,
@@ -500,7 +608,7 @@ def self_test():
         check("critical_path_ms" not in eager, "no bound where no profile was recorded")
         check("x_critical_path" not in rows.get(("googlenet", 1, "torch-eager"), {}),
               "x bound only for iostune rows")
-        goals = {(g["model"], g["batch"]): g for g in summary["goals"]}
+        goals = {(g["model"], g["batch"]): g for g in summary["goals"] if g["precision"] == "tf32"}
         check(("resnet50", 1) not in goals and len(goals) == 10, "goals skip the resnet50 control")
         g1 = goals.get(("googlenet", 1), {})
         check(g1.get("status") == "met" and g1.get("system") == "iostune-ios-parallel" and
@@ -511,8 +619,44 @@ def self_test():
         check(g16.get("status") == "short" and close(g16.get("needed_ms"), 5.0) and
               close(g16.get("short_by_factor"), 1.2 * 5.5 / 6.0),
               "batch 16: 6.0/5.5 = 1.09x is short of 1.2x; needs 5.0 ms")
+        # Precisions: fp16 rows stand apart from TF32 ones, old records are TF32.
+        check(len(by_precision) == len(rows) + len(EXPECTED_SYSTEMS) and
+              set(fp16) == {("googlenet", 1, s) for s in EXPECTED_SYSTEMS},
+              "fp16 rows only for the (model, batch) measured in fp16, 'not run' for the rest of "
+              "its systems; no bf16 rows")
+        legacy = rows.get(("squeezenet1_1", 1, "torch-eager"), {})
+        check(legacy.get("status") == "ok" and
+              rows.get(("squeezenet1_1", 1, "iostune-sequential"), {}).get("status") == "ok",
+              "records without a precision name (old object, or no field) are read as TF32")
+        check(close(rows.get(("squeezenet1_1", 1, "iostune-sequential"), {})
+                    .get("speedup_vs_best_peer"), 3.0 / 2.5), "legacy rows compared within TF32")
+        ios16 = fp16.get(("googlenet", 1, "iostune-ios-both"), {})
+        check(close(ios16.get("median_ms"), 0.5) and ios16.get("best_peer") == "torch-compile" and
+              close(ios16.get("speedup_vs_best_peer"), 2.0),
+              "fp16 speedup against the fp16 peers only (1.0 / 0.5, not TF32's 2.0 / 0.5)")
+        check(ios.get("best_peer") == "torch-cudagraph",
+              "TF32 speedup ignores the faster fp16 peer")
+        check(close(ios16.get("x_critical_path"), 1.25) and
+              close(ios16.get("critical_path_ms"), 0.4), "fp16 rows take the fp16 profile's bound")
+        check(fp16.get(("googlenet", 1, "torch-eager"), {}).get("status") == NOT_RUN and
+              fp16.get(("googlenet", 1, "iostune-opara"), {}).get("status") == "failed",
+              "fp16 rows without records are 'not run', failures are kept")
+        g16fp = [g for g in summary["goals"] if g["precision"] == "fp16"]
+        check(len(g16fp) == 1 and g16fp[0]["model"] == "googlenet" and
+              g16fp[0]["status"] == "met" and close(g16fp[0]["speedup"], 2.0),
+              "one fp16 goal check, against the fp16 peer")
         with open(os.path.join(out, "summary.md"), encoding="utf-8") as f:
             md = f.read()
+        check("## Batch 1, fp16" in md and "## Batch 16, fp16" not in md and "bf16" not in
+              md.replace("fp16, bf16", ""), "one fp16 table, only where fp16 was measured")
+        check("## Goal, fp16:" in md and "| googlenet | 1 | iostune-ios-both | torch-compile | "
+              "2.00x |" in md, "the fp16 goal table")
+        check("googlenet batch 1 fp16 iostune-opara: failed: opara: no fp16 kernel" in md,
+              "an fp16 failure is listed with its precision")
+        names = os.listdir(os.path.join(raw, "runs"))
+        check(any(n.startswith("googlenet_b1_fp16_iostune-ios-both_") for n in names) and
+              any(n.startswith("googlenet_b1_iostune-ios-both_") for n in names),
+              "fp16 record names hold the precision, TF32 ones keep theirs")
         check("## Batch 1" in md and "## Batch 16" in md, "one markdown table per batch")
         check("critical path ms" in md, "bound column present")
         check("| googlenet | iostune-ios-both | 1.000 | 1.080 |" in md, "ios-both row in markdown")
@@ -530,6 +674,16 @@ def self_test():
                 check(f.read(8) == b"\x89PNG\r\n\x1a\n", "throughput.png is a PNG")
         else:
             print("summarize self-test: matplotlib missing, plot not checked", file=sys.stderr)
+        for bad, why in (("fp8", "is not one of"), (16, "expected str")):
+            rec = bench_record.make_run("googlenet", 1, "torch-eager", command="synthetic",
+                                        device={"name": "Synthetic GPU"}, software={},
+                                        samples_ms=[1.0])
+            rec["precision"] = bad
+            try:
+                bench_record.validate_run(rec, "bad.json")
+                check(False, f"precision {bad!r} is refused")
+            except bench_record.RecordError as e:
+                check(why in str(e) and "precision" in str(e), f"precision refusal says why: {e}")
         with open(os.path.join(raw, "runs", "broken.json"), "w", encoding="utf-8") as f:
             f.write('{"schema": "iostune-bench-run/1", "model": "x"}')
         try:

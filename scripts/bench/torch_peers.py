@@ -1,11 +1,15 @@
 """PyTorch peers for the iostune benchmark: eager, whole-model CUDA Graph and
-torch.compile(mode="reduce-overhead"), one raw JSON record per (model, batch, system) run.
+torch.compile(mode="reduce-overhead"), one raw JSON record per (model, batch, precision, system)
+run.
 
-Conditions (the same as iostune's replay): fp32 storage, TF32 math allowed, cudnn.benchmark on,
-random seeded weights, batch norm folded into the convolutions (iostune's graphs have it folded;
---keep-bn measures torchvision's unfolded modules instead). Each sample is one forward pass timed
-between two CUDA events, with the device synchronised before it, so a sample is one isolated
-request including its launch overhead. Python's garbage collector is off while timing (as timeit).
+Conditions (the same as iostune's replay in that precision): --precision tf32 (the default): fp32
+storage, TF32 math allowed; fp16/bf16: the model (after batch-norm folding in fp32) and the input
+converted to that dtype and to channels-last (NHWC) memory, as iostune stores 16-bit
+activations; fp32: TF32 off. cudnn.benchmark on, random seeded weights, batch norm folded into
+the convolutions (iostune's graphs have it folded; --keep-bn measures torchvision's unfolded
+modules instead). Each sample is one forward pass timed between two CUDA events, with the device
+synchronised before it, so a sample is one isolated request including its launch overhead.
+Python's garbage collector is off while timing (as timeit).
 
 Models: inception_v3 (299x299), googlenet, squeezenet1_1, resnet50 (224x224) from
 torchvision.models; nasnet_a_large and randwire from iostune's JSON export, run by
@@ -42,6 +46,12 @@ ALL_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50", "nasnet_
 TORCHVISION_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50")
 SYSTEMS = ("eager", "cudagraph", "compile")
 IR_SUFFIX = "-ir"
+# --precision -> the dtype of weights and activations; TF32 and fp32 keep float32 storage.
+DTYPES = {"tf32": torch.float32, "fp32": torch.float32, "fp16": torch.float16,
+          "bf16": torch.bfloat16}
+# --check-cpu --precision fp16|bf16: how far the 16-bit channels-last model may be from float32,
+# relative to the output's largest magnitude (iostune's schedule_tolerance, src/precision.cpp).
+HALF_TOLERANCE = {"fp16": 3e-2, "bf16": 1e-1}
 
 
 class PeerError(Exception):
@@ -154,10 +164,31 @@ def variants(name, mode):
 # ---------------------------------------------------------------------------------------------
 # Measurement
 
-def configure_torch():
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
+def configure_torch(precision):
+    # fp16/bf16 convolutions never use TF32; only fp32 turns it off, as iostune's strict fp32.
+    torch.backends.cuda.matmul.allow_tf32 = precision != "fp32"
+    torch.backends.cudnn.allow_tf32 = precision != "fp32"
     torch.backends.cudnn.benchmark = True
+
+
+def half_precision(precision):
+    return DTYPES[precision] != torch.float32
+
+
+def to_precision(model, x, precision):
+    """The model and input in the precision's dtype; 16-bit ones channels-last (NHWC), the
+    layout iostune stores them in and the one cuDNN's tensor-core kernels want."""
+    if not half_precision(precision):
+        return model, x
+    dtype = DTYPES[precision]
+    model = model.to(dtype=dtype, memory_format=torch.channels_last)
+    return model, x.to(dtype).contiguous(memory_format=torch.channels_last)
+
+
+def precision_details(precision, x):
+    return {"dtype": str(x.dtype).replace("torch.", ""),
+            "memory_format": "channels_last" if half_precision(precision) else "contiguous",
+            "allow_tf32": precision != "fp32"}
 
 
 def synchronize(device):
@@ -307,9 +338,11 @@ def measure_row(name, batch, system, use_interpreter, suffix, args, device, soft
     model, (c, h, w), details = build_model(name, use_interpreter, args)
     model = model.to(args.device)
     gen = torch.Generator(device=args.device).manual_seed(args.seed)
+    # Drawn in float32 and then converted, so every precision sees the same values (rounded).
     x = torch.randn(batch, c, h, w, device=args.device, generator=gen)
+    model, x = to_precision(model, x, args.precision)
     details.update({"input_shape": [batch, c, h, w], "grad_mode": "inference_mode",
-                    "allow_tf32": True, "cudnn_benchmark": True})
+                    "cudnn_benchmark": True, **precision_details(args.precision, x)})
     cost = None
     if system == "eager":
         fn = eager_fn(model, x)
@@ -329,13 +362,15 @@ def measure_row(name, batch, system, use_interpreter, suffix, args, device, soft
     details["host_median_ms"] = bench_record.sample_stats(host)["median_ms"]
     record = bench_record.make_run(
         name, batch, f"torch-{system}{suffix}", command=command_line(), device=device,
-        software=software, samples_ms=samples, search_or_compile_s=cost, details=details,
+        software=software, precision=args.precision, samples_ms=samples,
+        search_or_compile_s=cost, details=details,
         measurement={"warmup_runs": args.warmup, "timed_runs": len(samples),
                      "method": ("cuda-events per run, device synchronised before each run"
                                 if args.device == "cuda" else "host wall time (CPU smoke test)")})
     path = bench_record.write_record(args.out, record)
     s = record["stats"]
-    print(f"{name:>15} b{batch:<3} {record['system']:<20} median {s['median_ms']:8.3f} ms  "
+    print(f"{name:>15} b{batch:<3} {args.precision} {record['system']:<20} "
+          f"median {s['median_ms']:8.3f} ms  "
           f"p90 {s['p90_ms']:8.3f} ms  ({len(samples)} runs)"
           + (f"  compile {cost:.1f} s" if cost is not None else "") + f"  -> {path}", flush=True)
     del fn, model, x
@@ -346,10 +381,11 @@ def measure_row(name, batch, system, use_interpreter, suffix, args, device, soft
 
 def failure_row(name, batch, system, status, error, args, device, software, details=None):
     record = bench_record.make_run(name, batch, system, command=command_line(), device=device,
-                                   software=software, status=status, error=error,
-                                   details=details or {})
+                                   software=software, precision=args.precision, status=status,
+                                   error=error, details=details or {})
     path = bench_record.write_record(args.out, record)
-    print(f"{name:>15} b{batch:<3} {system:<20} {status.upper()}: {error.splitlines()[-1]} "
+    print(f"{name:>15} b{batch:<3} {args.precision} {system:<20} {status.upper()}: "
+          f"{error.splitlines()[-1]} "
           f"-> {path}", flush=True)
 
 
@@ -360,7 +396,7 @@ def child_command(name, batch, mode, args):
            "--out", args.out, "--model-dir", args.model_dir, "--seed", str(args.seed),
            "--warmup", str(args.warmup), "--runs", str(args.runs), "--device", args.device,
            "--min-runs", str(args.min_runs), "--row-budget-s", str(args.row_budget_s),
-           "--compile-budget-s", str(args.compile_budget_s)]
+           "--compile-budget-s", str(args.compile_budget_s), "--precision", args.precision]
     if args.iostune:
         cmd += ["--iostune", args.iostune]
     if args.keep_bn:
@@ -429,15 +465,17 @@ def run_compile_wave(wave, args, device, software, began):
     time their rows one at a time (each signalled by its turn file), so no compile or other
     timing runs beside a timed row and nothing is compiled twice."""
     children = []
+    # The precision is in the names: one --model-dir may serve several precisions' runs.
+    pfx = "" if args.precision == bench_record.DEFAULT_PRECISION else f"_{args.precision}"
     for row in wave:
         name, batch, use_interpreter, suffix = row
-        turn = os.path.join(args.model_dir, f"turn_{name}_b{batch}{suffix}")
+        turn = os.path.join(args.model_dir, f"turn_{name}_b{batch}{pfx}{suffix}")
         for stale in (turn, turn + ".compiled"):
             if os.path.exists(stale):
                 os.remove(stale)
         cmd = child_command(name, batch, "only" if use_interpreter else "needed", args)
         cmd += ["--turn-file", turn, "--compile-concurrency", str(len(wave))]
-        log = os.path.join(args.model_dir, f"compile_{name}_b{batch}{suffix}.log")
+        log = os.path.join(args.model_dir, f"compile_{name}_b{batch}{pfx}{suffix}.log")
         children.append((row, turn, Child(cmd, log, compile_budget(args, began, len(wave)))))
     compiling, ready = list(children), []
     while compiling:
@@ -493,7 +531,7 @@ def run_all(args):
     if args.device == "cuda" and not torch.cuda.is_available():
         raise PeerError("no CUDA device visible to torch; run this on the GPU machine "
                         "(--device cpu smoke-tests this script, --check-cpu the model builders)")
-    configure_torch()
+    configure_torch(args.precision)
     os.makedirs(args.model_dir, exist_ok=True)
     device, software = provenance(args.device)
     began = time.monotonic()
@@ -538,10 +576,34 @@ def run_all(args):
     return 0
 
 
+def check_half(name, source, model, x, y, precision):
+    """The model converted as a --precision fp16/bf16 peer is (dtype, channels-last) must run
+    and stay near its float32 output; 1 on failure. CPU torch may lack 16-bit kernels (fp16
+    convolutions before torch 2.1): that is reported, not failed; --precision bf16 checks the
+    same conversion where it does."""
+    model, xh = to_precision(model, x, precision)
+    try:
+        with torch.no_grad():
+            yh = model(xh).reshape(y.shape)
+    except RuntimeError as e:
+        if "not implemented for" not in str(e):
+            raise
+        print(f"{name} ({source}): {precision} channels-last not checked: this CPU torch "
+              f"{torch.__version__} lacks a kernel ({str(e).splitlines()[0]})")
+        return 0
+    err = float((yh.float() - y).abs().max() / y.abs().max().clamp_min(1e-12))
+    ok = yh.dtype == DTYPES[precision] and err <= HALF_TOLERANCE[precision]
+    print(f"{name} ({source}): {precision} channels-last vs float32: max |diff| / max |output| "
+          f"= {err:.2e} (tolerance {HALF_TOLERANCE[precision]:g}), output {yh.dtype} "
+          f"{'ok' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
 def check_cpu(args):
     """Builds every requested model on the CPU: batch-norm folding must not change outputs, and
     where both builders exist the torchvision and interpreted models must agree in parameter
-    count and output shape (same architecture)."""
+    count and output shape (same architecture). With --precision fp16/bf16, each model is also
+    run converted as that peer is and compared with its float32 output."""
     failures = 0
     for name in args.models:
         built = {}
@@ -551,6 +613,9 @@ def check_cpu(args):
             with torch.no_grad():
                 y = model(x).reshape(2, -1)
             built[details["model_source"]] = (details["parameters"], tuple(y.shape))
+            if half_precision(args.precision):
+                failures += check_half(name, details["model_source"], model, x, y,
+                                       args.precision)
             if not use_interpreter and not args.keep_bn:
                 torch.manual_seed(args.seed)
                 reference, _ = torchvision_model(name)
@@ -613,6 +678,9 @@ def parse_args(argv):
     parser.add_argument("--compile-jobs", type=int, default=1,
                         help="torch-compile rows compiled concurrently (one process each); "
                              "the rows are then timed one at a time")
+    parser.add_argument("--precision", choices=tuple(DTYPES), default="tf32",
+                        help="tf32 (fp32 storage, TF32 math; the default), fp16 or bf16 (model "
+                             "and input in that dtype, channels-last), fp32 (TF32 off)")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                         help="cpu: a smoke test of this script (host-timed, no cudagraph rows)")
     parser.add_argument("--turn-file", help=argparse.SUPPRESS)

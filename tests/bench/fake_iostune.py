@@ -5,7 +5,10 @@ machine without a GPU. Numbers are made up (seeded); nothing here measures anyth
 
 FAKE_IOSTUNE_NO_SCHEDULE_ID=1 drops `replay --schedule-id` (an older binary);
 FAKE_IOSTUNE_FAIL=WORD makes any command whose arguments contain WORD fail.
-The DB is a JSON file: {"schedules": [...], "stages": N} (a shared DB reports cache hits).
+The DB is a JSON file: {"schedules": [...], "stages": {PRECISION: N}} (a shared DB reports cache
+hits); as in iostune's DB, schedules and stages are keyed by precision, and a schedule replays
+only in the precision it was searched in. --precision (or --math) fp32|tf32|fp16|bf16, --layout
+auto|nchw|nhwc and replay's --native-io are accepted and reported as iostune reports them.
 """
 
 import json
@@ -19,6 +22,8 @@ STAGES = {"inception_v3": 5428, "googlenet": 1314, "squeezenet1_1": 78, "resnet5
           "nasnet_a_large": 122012, "randwire": 131000}
 BASE_MS = {"inception_v3": 2.6, "googlenet": 1.5, "squeezenet1_1": 0.38, "resnet50": 2.2,
            "nasnet_a_large": 7.9, "randwire": 5.1}
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+STORAGE = {"fp32": "float", "tf32": "float", "fp16": "half", "bf16": "bfloat16"}
 
 
 def option(args, name, default=None):
@@ -29,7 +34,20 @@ def load_db(path):
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
-    return {"schedules": [], "stages": 0}
+    return {"schedules": [], "stages": {}}
+
+
+def precision_and_layout(args):
+    """(precision, layout, error): iostune's defaults are tf32 and auto (NHWC for 16-bit)."""
+    precision = option(args, "--precision", option(args, "--math", "tf32"))
+    layout = option(args, "--layout", "auto")
+    if precision not in PRECISIONS:
+        return None, None, f"--precision: {precision} not in {{{','.join(PRECISIONS)}}}"
+    if layout not in ("auto", "nchw", "nhwc"):
+        return None, None, f"--layout: {layout} not in {{auto,nchw,nhwc}}"
+    if layout == "auto":
+        layout = "nhwc" if STORAGE[precision] != "float" else "nchw"
+    return precision, layout, None
 
 
 def main(args):
@@ -42,7 +60,8 @@ def main(args):
         return 0
     command = args[0]
     if "--help" in args:
-        print(f"Usage: iostune {command} [OPTIONS]\n  --db TEXT\n  --schedule-source TEXT")
+        print(f"Usage: iostune {command} [OPTIONS]\n  --db TEXT\n  --schedule-source TEXT\n"
+              "  --precision,--math TEXT\n  --layout TEXT\n  --native-io")
         if command == "replay" and not os.environ.get("FAKE_IOSTUNE_NO_SCHEDULE_ID"):
             print("  --schedule-id INT   replay exactly this schedule of --db")
         return 0
@@ -51,12 +70,16 @@ def main(args):
     if model not in STAGES:
         print(f"error: unknown model '{model}'", file=sys.stderr)
         return 1
+    precision, layout, error = precision_and_layout(args)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
+        return 105  # CLI11's exit code for a failed validator
     rng = random.Random(f"{model}{batch}{args}")
-    base = BASE_MS[model] * (1 + 0.2 * (batch - 1))
+    base = BASE_MS[model] * (1 + 0.2 * (batch - 1)) * (0.6 if STORAGE[precision] != "float" else 1)
     if command == "profile":
         with open(option(args, "--json"), "w", encoding="utf-8") as f:
-            json.dump({"model": model, "batch": batch, "device": DEVICE,
-                       "critical_path_us": base * 400, "op_sum_us": base * 900,
+            json.dump({"model": model, "batch": batch, "precision": precision, "layout": layout,
+                       "device": DEVICE, "critical_path_us": base * 400, "op_sum_us": base * 900,
                        "span_us": base * 1000, "ops": []}, f)
         print("profile written")
         return 0
@@ -65,18 +88,22 @@ def main(args):
         db = load_db(path)
         strategy = option(args, "--strategy", "ios-both")
         wanted = STAGES[model] // (1 if strategy == "ios-both" else 2)
-        hits = min(wanted, db["stages"])
-        db["stages"] = max(db["stages"], wanted)
+        have = db["stages"].get(precision, 0)  # another precision's stages are no hits
+        hits = min(wanted, have)
+        db["stages"][precision] = max(have, wanted)
         sid = len(db["schedules"]) + 1
         kept = model == "squeezenet1_1" and strategy == "ios-merge"
-        db["schedules"].append({"id": sid, "strategy": strategy, "kept": kept})
+        db["schedules"].append({"id": sid, "strategy": strategy, "kept": kept,
+                                "precision": precision, "layout": layout})
         best = sid
         if kept:
-            db["schedules"].append({"id": sid + 1, "strategy": "nimble", "kept": False})
+            db["schedules"].append({"id": sid + 1, "strategy": "nimble", "kept": False,
+                                    "precision": precision, "layout": layout})
             best = sid + 1
         with open(path, "w", encoding="utf-8") as f:
             json.dump(db, f)
-        print(json.dumps({"model": model, "batch": batch, "strategy": strategy,
+        print(json.dumps({"model": model, "batch": batch, "precision": precision,
+                          "layout": layout, "strategy": strategy,
                           "pruning": {"prune": True, "r": int(option(args, "--r", "3")),
                                       "s": int(option(args, "--s", "8"))},
                           "cost_model": "measured", "simulated": False, "db": path,
@@ -87,7 +114,9 @@ def main(args):
                           "measured_latency_ms": base * 0.7, "sequential_latency_ms": base,
                           "stages_costed": wanted - hits, "cache_hits": hits,
                           "search_seconds": 0.1, "total_seconds": 0.2,
-                          "stats": {"totals": {"wall_s": 0.05}}}, indent=1))
+                          "stats": {"totals": {"wall_s": 0.05}, "layout": layout,
+                                    "layout_sequential_ms": {"nchw": base, "nhwc": base * 0.9}}},
+                         indent=1))
         return 0
     if command == "replay":
         source = option(args, "--schedule-source", "db")
@@ -99,17 +128,25 @@ def main(args):
                 return 1
             wanted = option(args, "--schedule-id")
             chosen = ([s for s in db["schedules"] if s["id"] == int(wanted)] if wanted
-                      else [s for s in db["schedules"] if not s["kept"]][-1:])
+                      else [s for s in db["schedules"]
+                            if not s["kept"] and s["precision"] == precision][-1:])
             if not chosen:
                 print(f"error: no schedule #{wanted}", file=sys.stderr)
                 return 1
+            if chosen[0]["precision"] != precision:
+                print(f"error: schedule #{chosen[0]['id']} was searched in "
+                      f"{chosen[0]['precision']}, not {precision}", file=sys.stderr)
+                return 1
             sid = chosen[0]["id"]
+            layout = chosen[0]["layout"]  # a stored schedule runs in its own layout
         iters = int(option(args, "--iters", "200"))
         samples = [base * (0.7 if source == "db" else 1) * (1 + 0.01 * rng.random())
                    for _ in range(iters)]
         median = sorted(samples)[(iters - 1) // 2] if iters % 2 else \
             sum(sorted(samples)[iters // 2 - 1:iters // 2 + 1]) / 2
-        print(json.dumps({"model": model, "batch": batch, "schedule_id": sid,
+        print(json.dumps({"model": model, "batch": batch, "precision": precision,
+                          "layout": layout, "storage": STORAGE[precision],
+                          "native_io": "--native-io" in args, "schedule_id": sid,
                           "strategy": source, "device": DEVICE, "warmup": 20,
                           "iterations": iters, "median_ms": median, "samples_ms": samples,
                           "stages": 40, "graph_nodes": 120}))
