@@ -43,14 +43,12 @@ Schedule schedule_to_run(const Graph& graph, ScheduleChoice& choice, bool fallba
 }
 
 // The engine options every replay shares: precision, device and the caller's choice of I/O.
-// Native I/O hands the model's own channel count to the caller, so the RGB input is not padded.
 EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layout) {
     EngineOptions engine_options;
     engine_options.precision = precision_from_string(options.precision);
     engine_options.layout = layout;
     engine_options.device = options.device;
     engine_options.float_io = !options.native_io;
-    engine_options.pad_input_channels = !options.native_io;
     return engine_options;
 }
 

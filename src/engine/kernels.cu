@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 
 #include "src/engine/cuda_check.h"
 
@@ -32,8 +34,6 @@ struct Rows {
         return stride == elements ? i : (i / elements) * stride + i % elements;
     }
 };
-
-Rows rows_of(const TensorView& v) { return Rows{v.row_elements(), v.row_stride}; }
 
 // Where logical element (n, c, y, x) of a view lives.
 struct Indexer {
@@ -65,29 +65,6 @@ struct Indexer {
 };
 
 Indexer indexer_of(const TensorView& v) { return Indexer{v.row_stride, v.c, v.h, v.w, v.nhwc()}; }
-
-// 16-byte accesses: 8 half/bfloat16 or 4 float elements per load and store, for views whose rows
-// hold whole vectors (row length and stride multiples of the width, 16-byte aligned), as every
-// packed tensor and channel slice with channel counts in multiples of 8 does.
-template <class T>
-constexpr int kVector = 16 / int(sizeof(T));
-
-template <class T>
-struct alignas(16) Vector {
-    T e[kVector<T>];
-};
-
-template <class T>
-bool vectorizable(const TensorView& v) {
-    return v.row_elements() % kVector<T> == 0 && v.row_stride % kVector<T> == 0 &&
-           reinterpret_cast<uintptr_t>(v.data) % 16 == 0;
-}
-
-// Rows counted in vectors.
-template <class T>
-Rows vector_rows_of(const TensorView& v) {
-    return Rows{v.row_elements() / kVector<T>, v.row_stride / kVector<T>};
-}
 
 unsigned blocks_for(int64_t count) {
     return unsigned(std::min<int64_t>((count + kThreads - 1) / kThreads, 65535LL * 16));
@@ -143,33 +120,6 @@ __global__ void pool2d_kernel(const T* in, Indexer in_ix, T* out, Indexer out_ix
 }
 
 template <class T>
-struct AddInputs {
-    const T* data[kMaxAddInputs];
-    Rows rows[kMaxAddInputs];
-    int count;
-};
-
-template <class T>
-__global__ void add_kernel(AddInputs<T> inputs, T* out, Rows out_rows, int64_t total,
-                           bool accumulate, bool relu) {
-    IOSTUNE_GRID_LOOP(i, total) {
-        T* dst = out + out_rows.at(i);
-        float acc = accumulate ? load(dst) : 0.0f;
-        for (int k = 0; k < inputs.count; ++k) acc += load(inputs.data[k] + inputs.rows[k].at(i));
-        store(dst, relu ? fmaxf(acc, 0.0f) : acc);
-    }
-}
-
-template <class T>
-__global__ void copy_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, int64_t total,
-                            bool relu) {
-    IOSTUNE_GRID_LOOP(i, total) {
-        const float v = load(in + in_rows.at(i));
-        store(out + out_rows.at(i), relu ? fmaxf(v, 0.0f) : v);
-    }
-}
-
-template <class T>
 __global__ void bias_activation_kernel(T* x, Indexer ix, int64_t total, const T* bias, bool relu) {
     IOSTUNE_GRID_LOOP(i, total) {
         int64_t b = 0;
@@ -192,48 +142,97 @@ __global__ void convert_kernel(const S* src, Indexer src_ix, D* dst, Indexer dst
     }
 }
 
+// Vector accesses: W consecutive elements per load and store, W the widest of 8/4/2/1 (16 bytes
+// at most) that divides every operand's row length and row stride, with the data aligned to it:
+// 16-byte accesses for channel counts in multiples of 8 (half), narrower ones for the rest
+// (RandWire's 78 channels: 4 bytes).
+template <class T, int W>
+struct alignas(W * sizeof(T)) Pack {
+    T e[W];
+};
+
 template <class T>
-__global__ void add_vector_kernel(AddInputs<T> inputs, T* out, Rows out_rows, int64_t total,
-                                  bool accumulate, bool relu) {
-    using V = Vector<T>;
+int vector_width(std::initializer_list<TensorView> views,
+                 std::initializer_list<const void*> pointers = {}) {
+    for (int w = 16 / int(sizeof(T)); w > 1; w /= 2) {
+        const size_t bytes = size_t(w) * sizeof(T);
+        bool fits = true;
+        for (const TensorView& v : views)
+            fits = fits && v.row_elements() % w == 0 && v.row_stride % w == 0 &&
+                   reinterpret_cast<uintptr_t>(v.data) % bytes == 0;
+        for (const void* p : pointers) fits = fits && reinterpret_cast<uintptr_t>(p) % bytes == 0;
+        if (fits) return w;
+    }
+    return 1;
+}
+
+// Calls f(std::integral_constant<int, W>) for the width w.
+template <class F>
+void with_width(int w, F&& f) {
+    switch (w) {
+        case 8: f(std::integral_constant<int, 8>{}); return;
+        case 4: f(std::integral_constant<int, 4>{}); return;
+        case 2: f(std::integral_constant<int, 2>{}); return;
+        default: f(std::integral_constant<int, 1>{}); return;
+    }
+}
+
+// A view's rows, counted in packs of w elements.
+Rows rows_of(const TensorView& v, int w) { return Rows{v.row_elements() / w, v.row_stride / w}; }
+
+template <class T>
+struct AddInputs {
+    const T* data[kMaxAddInputs];
+    Rows rows[kMaxAddInputs];  // in packs
+    int count;
+};
+
+template <class T, int W>
+__global__ void add_kernel(AddInputs<T> inputs, T* out, Rows out_rows, int64_t total,
+                           bool accumulate, bool relu) {
+    using P = Pack<T, W>;
     IOSTUNE_GRID_LOOP(i, total) {
-        V* dst = reinterpret_cast<V*>(out) + out_rows.at(i);
-        float acc[kVector<T>];
-        const V first = *dst;
-        for (int j = 0; j < kVector<T>; ++j) acc[j] = accumulate ? load(&first.e[j]) : 0.0f;
-        for (int k = 0; k < inputs.count; ++k) {
-            const V x = reinterpret_cast<const V*>(inputs.data[k])[inputs.rows[k].at(i)];
-            for (int j = 0; j < kVector<T>; ++j) acc[j] += load(&x.e[j]);
+        P* dst = reinterpret_cast<P*>(out) + out_rows.at(i);
+        float acc[W];
+        if (accumulate) {
+            const P first = *dst;
+            for (int j = 0; j < W; ++j) acc[j] = load(&first.e[j]);
+        } else {
+            for (int j = 0; j < W; ++j) acc[j] = 0.0f;
         }
-        V y;
-        for (int j = 0; j < kVector<T>; ++j) store(&y.e[j], relu ? fmaxf(acc[j], 0.0f) : acc[j]);
+        for (int k = 0; k < inputs.count; ++k) {
+            const P x = reinterpret_cast<const P*>(inputs.data[k])[inputs.rows[k].at(i)];
+            for (int j = 0; j < W; ++j) acc[j] += load(&x.e[j]);
+        }
+        P y;
+        for (int j = 0; j < W; ++j) store(&y.e[j], relu ? fmaxf(acc[j], 0.0f) : acc[j]);
         *dst = y;
     }
 }
 
-template <class T>
-__global__ void copy_vector_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, int64_t total,
-                                   bool relu) {
-    using V = Vector<T>;
+template <class T, int W>
+__global__ void copy_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, int64_t total,
+                            bool relu) {
+    using P = Pack<T, W>;
     IOSTUNE_GRID_LOOP(i, total) {
-        V x = reinterpret_cast<const V*>(in)[in_rows.at(i)];
+        P x = reinterpret_cast<const P*>(in)[in_rows.at(i)];
         if (relu)
-            for (int j = 0; j < kVector<T>; ++j) store(&x.e[j], fmaxf(load(&x.e[j]), 0.0f));
-        reinterpret_cast<V*>(out)[out_rows.at(i)] = x;
+            for (int j = 0; j < W; ++j) store(&x.e[j], fmaxf(load(&x.e[j]), 0.0f));
+        reinterpret_cast<P*>(out)[out_rows.at(i)] = x;
     }
 }
 
-// Channels-last bias (+ReLU): a vector holds kVector consecutive channels of one pixel.
-template <class T>
-__global__ void bias_activation_nhwc_vector_kernel(T* x, Rows rows, int64_t total, int channels,
-                                                   const T* bias, bool relu) {
-    using V = Vector<T>;
-    const int per_row = channels / kVector<T>;
+// Channels-last bias (+ReLU): a pack holds W consecutive channels of one pixel.
+template <class T, int W>
+__global__ void bias_activation_nhwc_kernel(T* x, Rows rows, int64_t total, int channels,
+                                            const T* bias, bool relu) {
+    using P = Pack<T, W>;
+    const int per_row = channels / W;
     IOSTUNE_GRID_LOOP(i, total) {
-        V* p = reinterpret_cast<V*>(x) + rows.at(i);
-        V v = *p;
-        const int first = int(i % per_row) * kVector<T>;
-        for (int j = 0; j < kVector<T>; ++j) {
+        P* p = reinterpret_cast<P*>(x) + rows.at(i);
+        P v = *p;
+        const int first = int(i % per_row) * W;
+        for (int j = 0; j < W; ++j) {
             float y = load(&v.e[j]);
             if (bias != nullptr) y += load(bias + first + j);
             store(&v.e[j], relu ? fmaxf(y, 0.0f) : y);
@@ -242,16 +241,15 @@ __global__ void bias_activation_nhwc_vector_kernel(T* x, Rows rows, int64_t tota
     }
 }
 
-// Channels-last pooling, one vector of channels per thread: every window read is 16 bytes wide
-// and the warp's reads are consecutive.
-template <class T>
-__global__ void pool2d_nhwc_vector_kernel(const T* in, int64_t in_stride, T* out,
-                                          int64_t out_stride, int64_t total, int channels,
-                                          int in_h, int in_w, int out_h, int out_w, PoolWindow win) {
-    using V = Vector<T>;
-    const int per_pixel = channels / kVector<T>;
+// Channels-last pooling, W channels per thread: a warp's window reads are consecutive.
+template <class T, int W>
+__global__ void pool2d_nhwc_kernel(const T* in, int64_t in_stride, T* out, int64_t out_stride,
+                                   int64_t total, int channels, int in_h, int in_w, int out_h,
+                                   int out_w, PoolWindow win) {
+    using P = Pack<T, W>;
+    const int per_pixel = channels / W;
     IOSTUNE_GRID_LOOP(i, total) {
-        const int cv = int(i % per_pixel);
+        const int c0 = int(i % per_pixel) * W;
         int64_t pixel = i / per_pixel;
         const int ow = int(pixel % out_w);
         pixel /= out_w;
@@ -266,46 +264,40 @@ __global__ void pool2d_nhwc_vector_kernel(const T* in, int64_t in_stride, T* out
         w0 = max(w0, 0);
         h1 = min(h1, in_h);
         w1 = min(w1, in_w);
-        float acc[kVector<T>];
-        for (int j = 0; j < kVector<T>; ++j) acc[j] = win.max ? -FLT_MAX : 0.0f;
+        float acc[W];
+        for (int j = 0; j < W; ++j) acc[j] = win.max ? -FLT_MAX : 0.0f;
         for (int y = h0; y < h1; ++y) {
             for (int x = w0; x < w1; ++x) {
-                const V v = *reinterpret_cast<const V*>(
-                    in + ((b * in_h + y) * in_w + x) * in_stride + int64_t(cv) * kVector<T>);
-                for (int j = 0; j < kVector<T>; ++j)
+                const P v = *reinterpret_cast<const P*>(in + ((b * in_h + y) * in_w + x) * in_stride + c0);
+                for (int j = 0; j < W; ++j)
                     acc[j] = win.max ? fmaxf(acc[j], load(&v.e[j])) : acc[j] + load(&v.e[j]);
             }
         }
         if (!win.max) {
             const int divisor = win.count_include_pad ? padded_size : (h1 - h0) * (w1 - w0);
-            for (int j = 0; j < kVector<T>; ++j) acc[j] = divisor > 0 ? acc[j] / float(divisor) : 0.0f;
+            for (int j = 0; j < W; ++j) acc[j] = divisor > 0 ? acc[j] / float(divisor) : 0.0f;
         }
-        V r;
-        for (int j = 0; j < kVector<T>; ++j) store(&r.e[j], acc[j]);
-        *reinterpret_cast<V*>(out + ((b * out_h + oh) * out_w + ow) * out_stride +
-                              int64_t(cv) * kVector<T>) = r;
+        P r;
+        for (int j = 0; j < W; ++j) store(&r.e[j], acc[j]);
+        *reinterpret_cast<P*>(out + ((b * out_h + oh) * out_w + ow) * out_stride + c0) = r;
     }
 }
 
-// One thread per (pixel, group of W channels) of the output; W = kVector<T> when the views hold
-// whole vectors, else 1.
+// One thread per (output pixel, W channels).
 template <class T, int W>
 __global__ void depthwise_nhwc_kernel(const T* in, int64_t in_stride, T* out, int64_t out_stride,
                                       const T* weight, const T* bias, int channels, int in_h,
                                       int in_w, int out_h, int out_w, DepthwiseGeometry g,
                                       int64_t total, bool relu_input, bool relu_output) {
-    struct alignas(W * sizeof(T)) Pack {
-        T e[W];
-    };
+    using P = Pack<T, W>;
     const int per_pixel = channels / W;
     IOSTUNE_GRID_LOOP(i, total) {
-        const int cv = int(i % per_pixel);
+        const int c0 = int(i % per_pixel) * W;
         int64_t pixel = i / per_pixel;
         const int ox = int(pixel % out_w);
         pixel /= out_w;
         const int oy = int(pixel % out_h);
         const int64_t n = pixel / out_h;
-        const int c0 = cv * W;
         float acc[W];
         for (int j = 0; j < W; ++j) acc[j] = bias != nullptr ? load(bias + c0 + j) : 0.0f;
         for (int ky = 0; ky < g.kernel_h; ++ky) {
@@ -314,19 +306,19 @@ __global__ void depthwise_nhwc_kernel(const T* in, int64_t in_stride, T* out, in
             for (int kx = 0; kx < g.kernel_w; ++kx) {
                 const int ix = ox * g.stride_w - g.pad_w + kx * g.dilation_w;
                 if (ix < 0 || ix >= in_w) continue;
-                const Pack x =
-                    *reinterpret_cast<const Pack*>(in + ((n * in_h + iy) * in_w + ix) * in_stride + c0);
-                const Pack w = *reinterpret_cast<const Pack*>(
-                    weight + int64_t(ky * g.kernel_w + kx) * channels + c0);
+                const P x =
+                    *reinterpret_cast<const P*>(in + ((n * in_h + iy) * in_w + ix) * in_stride + c0);
+                const P w =
+                    *reinterpret_cast<const P*>(weight + int64_t(ky * g.kernel_w + kx) * channels + c0);
                 for (int j = 0; j < W; ++j) {
                     const float v = load(&x.e[j]);
                     acc[j] += (relu_input ? fmaxf(v, 0.0f) : v) * load(&w.e[j]);
                 }
             }
         }
-        Pack y;
+        P y;
         for (int j = 0; j < W; ++j) store(&y.e[j], relu_output ? fmaxf(acc[j], 0.0f) : acc[j]);
-        *reinterpret_cast<Pack*>(out + ((n * out_h + oy) * out_w + ox) * out_stride + c0) = y;
+        *reinterpret_cast<P*>(out + ((n * out_h + oy) * out_w + ox) * out_stride + c0) = y;
     }
 }
 
@@ -356,16 +348,18 @@ void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow
     if (total == 0) return;
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
-        if (in.nhwc() && vectorizable<T>(in) && vectorizable<T>(out)) {
-            const int64_t vectors = total / kVector<T>;
-            pool2d_nhwc_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
-                static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
-                out.row_stride, vectors, out.c, in.h, in.w, out.h, out.w, window);
+        if (!in.nhwc()) {
+            pool2d_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
+                indexer_of(out), total, window);
             return;
         }
-        pool2d_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-            static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
-            indexer_of(out), total, window);
+        with_width(vector_width<T>({in, out}), [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            pool2d_nhwc_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
+                out.row_stride, total / W, out.c, in.h, in.w, out.h, out.w, window);
+        });
     });
     check_launch("pool2d");
 }
@@ -373,33 +367,31 @@ void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow
 void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bool relu,
                 cudaStream_t stream) {
     if (inputs.empty()) throw Error("add: no inputs");
+    for (const TensorView& v : inputs) {
+        require_same_shape(v, out, "add");
+        require_same_storage(v, out, "add");
+    }
     const int64_t total = out.elements();
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
-        bool vector = vectorizable<T>(out);
-        for (const TensorView& v : inputs) vector = vector && vectorizable<T>(v);
-        for (size_t first = 0; first < inputs.size(); first += kMaxAddInputs) {
-            AddInputs<T> batch{};
-            batch.count = int(std::min<size_t>(kMaxAddInputs, inputs.size() - first));
-            for (int k = 0; k < batch.count; ++k) {
-                const TensorView& v = inputs[first + size_t(k)];
-                require_same_shape(v, out, "add");
-                require_same_storage(v, out, "add");
-                batch.data[k] = static_cast<const T*>(v.data);
-                batch.rows[k] = vector ? vector_rows_of<T>(v) : rows_of(v);
-            }
-            const bool last = first + kMaxAddInputs >= inputs.size();
-            if (vector) {
-                const int64_t vectors = total / kVector<T>;
-                add_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
-                    batch, static_cast<T*>(out.data), vector_rows_of<T>(out), vectors, first > 0,
+        int width = vector_width<T>({out});
+        for (const TensorView& v : inputs) width = std::min(width, vector_width<T>({v}));
+        with_width(width, [&](auto w) {
+            constexpr int W = decltype(w)::value;
+            for (size_t first = 0; first < inputs.size(); first += kMaxAddInputs) {
+                AddInputs<T> batch{};
+                batch.count = int(std::min<size_t>(kMaxAddInputs, inputs.size() - first));
+                for (int k = 0; k < batch.count; ++k) {
+                    batch.data[k] = static_cast<const T*>(inputs[first + size_t(k)].data);
+                    batch.rows[k] = rows_of(inputs[first + size_t(k)], W);
+                }
+                const bool last = first + kMaxAddInputs >= inputs.size();
+                add_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+                    batch, static_cast<T*>(out.data), rows_of(out, W), total / W, first > 0,
                     relu && last);
-            } else {
-                add_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-                    batch, static_cast<T*>(out.data), rows_of(out), total, first > 0, relu && last);
+                check_launch("add");
             }
-            check_launch("add");
-        }
+        });
     });
 }
 
@@ -410,16 +402,12 @@ void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStr
     if (total == 0) return;
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
-        if (vectorizable<T>(in) && vectorizable<T>(out)) {
-            const int64_t vectors = total / kVector<T>;
-            copy_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
-                static_cast<const T*>(in.data), vector_rows_of<T>(in), static_cast<T*>(out.data),
-                vector_rows_of<T>(out), vectors, relu);
-            return;
-        }
-        copy_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-            static_cast<const T*>(in.data), rows_of(in), static_cast<T*>(out.data), rows_of(out),
-            total, relu);
+        with_width(vector_width<T>({in, out}), [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            copy_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), rows_of(in, W), static_cast<T*>(out.data),
+                rows_of(out, W), total / W, relu);
+        });
     });
     check_launch(relu ? "relu" : "copy");
 }
@@ -429,15 +417,17 @@ void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cu
     if (total == 0 || (bias == nullptr && !relu)) return;
     dispatch(x.dtype, [&](auto t) {
         using T = decltype(t);
-        if (x.nhwc() && vectorizable<T>(x)) {
-            const int64_t vectors = total / kVector<T>;
-            bias_activation_nhwc_vector_kernel<T><<<blocks_for(vectors), kThreads, 0, stream>>>(
-                static_cast<T*>(x.data), vector_rows_of<T>(x), vectors, x.c,
-                static_cast<const T*>(bias), relu);
+        const auto* b = static_cast<const T*>(bias);
+        if (!x.nhwc()) {
+            bias_activation_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+                static_cast<T*>(x.data), indexer_of(x), total, b, relu);
             return;
         }
-        bias_activation_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-            static_cast<T*>(x.data), indexer_of(x), total, static_cast<const T*>(bias), relu);
+        with_width(vector_width<T>({x}), [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            bias_activation_nhwc_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+                static_cast<T*>(x.data), rows_of(x, W), total / W, x.c, b, relu);
+        });
     });
     check_launch("bias_activation");
 }
@@ -455,23 +445,13 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
     if (total == 0) return;
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
-        const bool vector = vectorizable<T>(in) && vectorizable<T>(out) &&
-                            reinterpret_cast<uintptr_t>(weight) % 16 == 0 &&
-                            reinterpret_cast<uintptr_t>(bias) % 16 == 0;
-        const auto* w = static_cast<const T*>(weight);
-        const auto* b = static_cast<const T*>(bias);
-        if (vector) {
-            const int64_t threads = total / kVector<T>;
-            depthwise_nhwc_kernel<T, kVector<T>><<<blocks_for(threads), kThreads, 0, stream>>>(
+        with_width(vector_width<T>({in, out}, {weight, bias}), [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            depthwise_nhwc_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
                 static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
-                out.row_stride, w, b, out.c, in.h, in.w, out.h, out.w, g, threads, relu_input,
-                relu_output);
-        } else {
-            depthwise_nhwc_kernel<T, 1><<<blocks_for(total), kThreads, 0, stream>>>(
-                static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
-                out.row_stride, w, b, out.c, in.h, in.w, out.h, out.w, g, total, relu_input,
-                relu_output);
-        }
+                out.row_stride, static_cast<const T*>(weight), static_cast<const T*>(bias), out.c,
+                in.h, in.w, out.h, out.w, g, total / W, relu_input, relu_output);
+        });
     });
     check_launch("depthwise");
 }

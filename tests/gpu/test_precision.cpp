@@ -138,7 +138,7 @@ TEST_CASE("concurrent and merged schedules in each precision and layout", "[gpu]
     }
 }
 
-TEST_CASE("a 16-bit channels-last engine pads the RGB input to 8 channels for its convolutions",
+TEST_CASE("a 16-bit channels-last engine can pad the RGB input to 8 channels for its convolutions",
           "[gpu][engine][precision]") {
     Graph graph = rgb_stem_graph();
     init_random_weights(graph, 5);

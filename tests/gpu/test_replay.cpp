@@ -313,7 +313,6 @@ TEST_CASE("an fp16 search picks its layout by timing; replay runs in it, float o
     REQUIRE_THROWS_WITH(native.run_host(input.data.data(), out.data(), nullptr),
                         Catch::Contains("native_io"));
     engine_options.float_io = false;
-    engine_options.pad_input_channels = false;  // as the native replay: the model's channel count
     Engine host(load_model_spec(model, 1), engine_options);
     host.set_input(input);  // the half, laid-out input, to hand to the replay as is
     const size_t in_bytes = native.input_elements() * 2, out_bytes = native.output_elements() * 2;
