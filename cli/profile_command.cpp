@@ -62,7 +62,7 @@ void add_profile_command(CLI::App& app) {
     cmd->add_option("--batch,-b", options->batch, "batch size")->check(positive_whole_number());
     add_precision_option(cmd, options->precision, "precision to profile in");
     add_layout_option(cmd, options->layout,
-                      "activation layout: nchw, nhwc, or auto (nhwc for fp16/bf16, nchw otherwise)");
+                      "activation layout: nchw, nhwc, or auto (nchw for strict fp32, nhwc otherwise)");
     cmd->add_option("--iterations", options->iterations, "measured runs after one warm-up")
         ->check(positive_whole_number());
     cmd->add_option("--top", options->top, "operators shown in the table")->check(positive_whole_number());

@@ -221,7 +221,7 @@ void add_replay_command(CLI::App& app) {
     add_precision_option(cmd, o->precision, "precision the schedule was searched in");
     add_layout_option(cmd, o->layout,
                       "activation layout of a baseline or the sequential fallback: nchw, nhwc, or "
-                      "auto (nhwc for fp16/bf16, nchw otherwise); a stored schedule runs in its own");
+                      "auto (nchw for strict fp32, nhwc otherwise); a stored schedule runs in its own");
     cmd->add_flag("--native-io", o->native_io,
                   "time the graph on input/output in the engine's own storage (fp16/bf16, its "
                   "layout), without the float NCHW conversions");

@@ -151,7 +151,7 @@ void add_run_command(CLI::App& app) {
     add_precision_option(cmd, o->precision, "GPU precision (the output is float32 in each)");
     add_layout_option(cmd, o->layout,
                       "GPU activation layout for --schedule sequential: nchw, nhwc, or auto "
-                      "(nhwc for fp16/bf16, nchw otherwise); --schedule best runs the stored one's");
+                      "(nchw for strict fp32, nhwc otherwise); --schedule best runs the stored one's");
     cmd->add_option("-s,--seed", o->seed,
                     fmt::format("seed of the random input (default {})", kInputSeed))
         ->excludes(input);

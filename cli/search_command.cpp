@@ -206,8 +206,8 @@ void add_search_command(CLI::App& app) {
     add_precision_option(cmd, o->precision, "precision of the engine the schedule is tuned for");
     add_layout_option(cmd, o->layout,
                       "activation layout: nchw, nhwc, or auto (on a GPU: time the sequential "
-                      "schedule in both and search in the faster; simulated: nhwc for fp16/bf16, "
-                      "nchw otherwise)");
+                      "schedule in both and search in the faster; simulated: nchw for strict fp32, "
+                      "nhwc otherwise)");
     cmd->add_option("--format", o->format, "output: table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();

@@ -86,7 +86,7 @@ def check_model(binary, model, batch, seed, tmp):
         rows.append({"model": model, "batch": batch, "precision": precision,
                      "iostune_error": ours, "torch_error": theirs,
                      "ratio": ours / theirs if theirs > 0 else None,
-                     "layout": "nhwc" if precision in ("fp16", "bf16") else "nchw"})
+                     "layout": "nchw" if precision == "fp32" else "nhwc"})
         print(f"{model:>15} b{batch} {precision}: iostune {ours:.3e}  torch {theirs:.3e}  "
               f"ratio {rows[-1]['ratio'] or float('nan'):.2f}", flush=True)
     print(f"{model:>15}: {time.perf_counter() - began:.1f} s", flush=True)

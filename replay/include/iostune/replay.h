@@ -39,8 +39,8 @@ struct ReplayOptions {
     int batch = 1;
     // The precision the schedule was searched in: "fp32", "tf32", "fp16" or "bf16".
     std::string precision = "tf32";
-    // Activation layout for a baseline or the sequential fallback: "auto" (NHWC for fp16/bf16,
-    // NCHW otherwise), "nchw" or "nhwc". A stored schedule runs in the layout it was searched in.
+    // Activation layout for a baseline or the sequential fallback: "auto" (NCHW for strict fp32,
+    // NHWC otherwise), "nchw" or "nhwc". A stored schedule runs in the layout it was searched in.
     std::string layout = "auto";
     // Input and output in the engine's own storage (ReplayInfo::storage and ::layout, the model's
     // own channel count) instead of float NCHW, with no conversion in the captured graph: fill
