@@ -129,11 +129,17 @@ TEST_CASE("every-op graph: concurrent and merged schedules, graph replay and tf3
     CHECK(plans[0].slice_copies == 3);
     CHECK(plans[1].out_channels == 48);
     CHECK(plans[1].slice_copies == 0);
-    // Each merged op's own output equals the reference too (what its consumers read).
+    // Each merged op's own output equals the reference too (what its consumers read). The bound
+    // is a strict-fp32 algorithm's: timed as CUDA graphs, the merged 5x5 heads may run on one of
+    // cuDNN's transform algorithms (Winograd/FFT), which erred by 2.9e-4 on the H100 (2026-11-22).
+    constexpr double kMergedFp32Tolerance = 1e-3;
     const std::vector<HostTensor> ref_all = reference_run_all(graph, input);
     for (const MergePlan& plan : plans)
-        for (int id : plan.ops)
-            CHECK(relative_error(engine.read_op_output(id), ref_all[size_t(id)]) < kFp32Tolerance);
+        for (int id : plan.ops) {
+            INFO(plan.signature << " via " << plan.path << " [" << plan.algorithms << "]");
+            CHECK(relative_error(engine.read_op_output(id), ref_all[size_t(id)]) <
+                  kMergedFp32Tolerance);
+        }
 
     SECTION("a captured schedule replays the direct launches on a new input") {
         CudaGraphExec exec = engine.capture(merged);
@@ -187,7 +193,8 @@ TEST_CASE("every-op graph: concurrent and merged schedules, graph replay and tf3
 TEST_CASE("zoo models match the CPU reference in every precision and layout",
           "[gpu][engine][zoo][precision]") {
     // fp32 NCHW and the 16-bit channels-last plans run sequential, concurrent and merged
-    // schedules; the other plans sequential (their kernels are the same ones).
+    // schedules; the other plans sequential, and only on the models below 150 ops (each engine
+    // times every convolution's candidates: NASNet's and RandWire's would double the suite).
     struct Plan {
         Precision precision;
         TensorLayout layout;
@@ -214,6 +221,7 @@ TEST_CASE("zoo models match the CPU reference in every precision and layout",
             const Schedule merged = merged_schedule(graph, &merges);
 
             for (const Plan& plan : plans) {
+                if (!plan.every_schedule && graph.size() > 150) continue;
                 EngineOptions options;
                 options.precision = plan.precision;
                 options.layout = plan.layout;
