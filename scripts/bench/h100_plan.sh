@@ -12,18 +12,16 @@
 #   bash scripts/bench/h100_plan.sh call6    # randwire b16 baselines, then nasnet b16 IOS leg 1
 # The batch-16 IOS searches of nasnet/randwire take two calls each; results/README.md has the
 # --resume-db commands of the later legs.
-# Half precision (not yet run; estimates from the TF32 calls' times):
+# Half precision, as run on 2026-11-22 (each after the [gpu] tests in its device call):
 #   bash scripts/bench/h100_plan.sh call7    # fp16, 4 small models b1+b16: PyTorch cudagraph +
 #                                            # compile, then iostune profile, sequential/greedy/
-#                                            # nimble, IOS r=3 s=8 (shared DB)   (~7-8 min)
-#   bash scripts/bench/h100_plan.sh call8    # fp16, nasnet/randwire b1+b16: PyTorch cudagraph +
-#                                            # compile, sequential/greedy/nimble, then nasnet b1
-#                                            # IOS r=1 leg 1 until the deadline
-#   bash scripts/bench/h100_plan.sh call9    # bf16, all six models b1+b16: PyTorch cudagraph +
-#                                            # compile, sequential/greedy/nimble; small models' b1
-#                                            # IOS searches with what time is left
-# In these, PyTorch runs first: a precision's comparison needs its peers even when iostune's
-# part is cut off at the deadline. fp16/bf16 replays use --native-io (run_h100.sh --help).
+#                                            # nimble, IOS r=3 s=8 (shared DB)
+#   bash scripts/bench/h100_plan.sh call8    # fp16 nasnet/randwire: PyTorch, sequential/greedy/
+#                                            # nimble; bf16 all models: sequential, PyTorch cudagraph
+#   bash scripts/bench/h100_plan.sh call10   # fp16 torch.compile rows call7/call8 timed out on;
+#                                            # bf16 greedy/nimble of the small models
+#   bash scripts/bench/h100_plan.sh call11   # TF32 sequential (new engine) beside torch cudagraph
+# fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
 #   /usr/bin/python3 scripts/bench/summarize.py
@@ -65,38 +63,38 @@ case "${1:-}" in
       --baselines "greedy nimble opara" --parts "profile iostune" --iters 300 --deadline 150
     "${run[@]}" --tag nas16a --models nasnet_a_large --batches 16 --shared-db --r 1 --s 8 \
       --baselines "" --parts iostune --iters 300 --deadline "$(left)" ;;
+  # Half precision, as run on 2026-11-22 (results/README.md). The compile waves: torch_peers.py
+  # keeps (row budget + 15 s) per row of a wave for timing before --deadline, so a wave of four
+  # needs --deadline of 92 s plus its compile time (20-80 s a row); call7's and call8's compile
+  # rows got too little and timed out, call10 measured them.
   call7)
-    # Four compiles at a time: torch_peers.py holds back (row budget + 15 s) per row of a wave
-    # for its timing before --deadline, so a wave of 8 would leave its compiles too little time.
     "${run[@]}" --tag call7-torch --precisions fp16 --models "$small" --batches "1 16" \
-      --parts torch --torch-systems "cudagraph compile" --compile-jobs 4 --compile-budget 200 \
-      --row-budget 10 --iters 300 --deadline 240
+      --parts torch --torch-systems "cudagraph compile" --compile-jobs 4 --compile-budget 150 \
+      --row-budget 8 --iters 300 --deadline 190
     "${run[@]}" --tag call7 --precisions fp16 --models "$small" --batches "1 16" --shared-db \
       --r 3 --s 8 --baselines "sequential greedy nimble" --parts "profile iostune" --iters 300 \
       --deadline "$(left)" ;;
   call8)
     "${run[@]}" --tag call8-torch --precisions fp16 --models "$large" --batches "1 16" \
-      --parts torch --torch-systems "cudagraph compile" --compile-jobs 4 --compile-budget 150 \
-      --row-budget 10 --iters 300 --deadline 280
+      --parts torch --torch-systems "cudagraph compile" --compile-jobs 4 --compile-budget 160 \
+      --row-budget 8 --iters 300 --deadline 180
     "${run[@]}" --tag call8 --precisions fp16 --models "$large" --batches "1 16" --strategies "" \
-      --baselines "sequential greedy nimble" --parts iostune --iters 300 --deadline "$(upto 120)"
-    # Leg 1 of nasnet b1's fp16 search (TF32's took 259 s); later legs: results/README.md.
-    "${run[@]}" --tag nasfp16a --precisions fp16 --models nasnet_a_large --batches 1 --shared-db \
-      --r 1 --s 8 --baselines "" --parts iostune --iters 300 --deadline "$(left)" ;;
-  call9)
-    # Eight compiles at a time here (all small models in one wave): with four, the large
-    # models' wave would start later, with less time before the deadline for nasnet's compile.
-    "${run[@]}" --tag call9-torch --precisions bf16 --models "$small $large" --batches "1 16" \
-      --parts torch --torch-systems "cudagraph compile" --compile-jobs 8 --compile-budget 200 \
-      --row-budget 10 --iters 300 --deadline 330
-    "${run[@]}" --tag call9 --precisions bf16 --models "$small $large" --batches "1 16" \
-      --strategies "" --baselines "sequential greedy nimble" --parts iostune --iters 300 \
-      --deadline "$(upto 30)"
-    # Whatever is left: the small models' batch-1 searches, in order, cut off at the deadline.
-    if [ "$(left)" -gt 30 ]; then
-      "${run[@]}" --tag call9-search --precisions bf16 --models "$small" --batches 1 \
-        --shared-db --r 3 --s 8 --baselines "" --parts iostune --iters 300 --deadline "$(left)"
-    fi ;;
-  *) echo "usage: h100_plan.sh call1|...|call9 (see the comment at the top)" >&2
+      --baselines "sequential greedy nimble" --parts "profile iostune" --iters 300 \
+      --deadline "$(upto 150)"
+    "${run[@]}" --tag call9a --precisions bf16 --models "$small $large" --batches "1 16" \
+      --strategies "" --baselines sequential --parts "iostune torch" --torch-systems cudagraph \
+      --iters 300 --row-budget 6 --deadline "$(left)" ;;
+  call10)
+    "${run[@]}" --tag call10-torch --precisions fp16 --models "squeezenet1_1 resnet50 $large" \
+      --batches "1 16" --parts torch --torch-systems compile --compile-jobs 4 \
+      --compile-budget 140 --row-budget 5 --iters 300 --deadline 300
+    "${run[@]}" --tag call10 --precisions bf16 --models "$small" --batches "1 16" --strategies "" \
+      --baselines "greedy nimble" --parts iostune --iters 300 --deadline "$(left)" ;;
+  call11)
+    # TF32 sequential schedules of the 2026-11-22 engine beside PyTorch's TF32 CUDA graph.
+    "${run[@]}" --tag call11 --precisions tf32 --models "$small $large" --batches "1 16" \
+      --strategies "" --baselines sequential --parts "iostune torch" --torch-systems cudagraph \
+      --iters 300 --row-budget 5 --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call11 (see the comment at the top)" >&2
      exit 2 ;;
 esac
