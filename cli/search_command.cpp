@@ -54,11 +54,20 @@ nlohmann::json baselines_json(const TuningSummary& t) {
     return out;
 }
 
+// The sequential schedule's end-to-end time per layout, when the layout was chosen by timing.
+nlohmann::json layouts_json(const TuningSummary& t) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const ContestEntry& e : t.layout_ms) out[e.strategy] = e.median_ms;
+    return out;
+}
+
 nlohmann::json summary_json(const TuningSummary& t) {
     return {{"model", t.model},
             {"fingerprint", t.fingerprint},
             {"batch", t.batch},
             {"precision", t.precision},
+            {"layout", t.layout},
+            {"layout_sequential_ms", layouts_json(t)},
             {"strategy", t.strategy},
             {"pruning", {{"prune", t.r > 0}, {"r", t.r}, {"s", t.s}}},
             {"cost_model", t.cost_model},
@@ -89,6 +98,12 @@ void print_summary_table(const TuningSummary& t) {
     fmt::print("model      {} (batch {}, {}, fingerprint {})\n", t.model, t.batch, t.precision,
                t.fingerprint);
     fmt::print("device     {}\n", t.device);
+    std::string layouts;
+    for (const ContestEntry& e : t.layout_ms)
+        layouts += fmt::format("{}{} {:.4f} ms", layouts.empty() ? "" : ", ", e.strategy, e.median_ms);
+    fmt::print("layout     {} activations{}\n", t.layout,
+               layouts.empty() ? std::string(" (given, or the precision's default)")
+                               : fmt::format(" (the faster sequential schedule: {})", layouts));
     fmt::print("search     {}, pruning {}, cost model {}{}\n", t.strategy, pruning, t.cost_model,
                t.simulated ? " (ESTIMATES, not measurements)" : "");
     fmt::print("           {:.2f} s, {} stages costed, {} found in the store\n", t.search_seconds,

@@ -71,9 +71,6 @@ struct EndToEnd {
     ConvChoices conv_choices;  // what all ran with; stored so a replay runs the same kernels
 };
 
-// All schedules on one engine (same weights, same input, same per-op algorithms), so the only
-// numerical differences come from merged convolutions. Each is timed as the CUDA Graph replay
-// will launch, and each output is checked against the sequential schedule's.
 EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layout) {
     EngineOptions engine_options;
     engine_options.precision = precision_from_string(options.precision);
@@ -112,6 +109,9 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
     return *fastest;
 }
 
+// All schedules on one engine (same weights, same input, same per-op algorithms), so the only
+// numerical differences come from merged convolutions. Each is timed as the CUDA Graph replay
+// will launch, and each output is checked against the sequential schedule's.
 EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
                             std::vector<Baseline> baselines, const TuningOptions& options,
                             TensorLayout layout) {
@@ -202,7 +202,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         }
     }
 
-    // The layout: the caller's, or timed on the GPU (labelled default when simulated).
+    // The layout: the caller's; else timed on the GPU, or the precision's default when simulated.
     std::vector<ContestEntry> layout_ms;
     TensorLayout layout = options.layout.value_or(default_layout(precision));
     if (!simulate && !options.layout) layout = fastest_layout(graph, options, layout_ms, notices);

@@ -241,6 +241,20 @@ __global__ void bias_activation_nhwc_kernel(T* x, Rows rows, int64_t total, int 
     }
 }
 
+// The output position of channels-last thread i, which handles W channels of one pixel.
+struct PixelChannels {
+    int64_t n;
+    int y, x, c0;
+    __device__ __forceinline__ PixelChannels(int64_t i, int per_pixel, int w, int out_h, int out_w) {
+        c0 = int(i % per_pixel) * w;
+        int64_t pixel = i / per_pixel;
+        x = int(pixel % out_w);
+        pixel /= out_w;
+        y = int(pixel % out_h);
+        n = pixel / out_h;
+    }
+};
+
 // Channels-last pooling, W channels per thread: a warp's window reads are consecutive.
 template <class T, int W>
 __global__ void pool2d_nhwc_kernel(const T* in, int64_t in_stride, T* out, int64_t out_stride,
@@ -249,12 +263,9 @@ __global__ void pool2d_nhwc_kernel(const T* in, int64_t in_stride, T* out, int64
     using P = Pack<T, W>;
     const int per_pixel = channels / W;
     IOSTUNE_GRID_LOOP(i, total) {
-        const int c0 = int(i % per_pixel) * W;
-        int64_t pixel = i / per_pixel;
-        const int ow = int(pixel % out_w);
-        pixel /= out_w;
-        const int oh = int(pixel % out_h);
-        const int64_t b = pixel / out_h;
+        const PixelChannels at(i, per_pixel, W, out_h, out_w);
+        const int64_t b = at.n;
+        const int oh = at.y, ow = at.x, c0 = at.c0;
         int h0 = oh * win.stride_h - win.pad_h;
         int w0 = ow * win.stride_w - win.pad_w;
         int h1 = min(h0 + win.kernel_h, in_h + win.pad_h);
@@ -268,7 +279,8 @@ __global__ void pool2d_nhwc_kernel(const T* in, int64_t in_stride, T* out, int64
         for (int j = 0; j < W; ++j) acc[j] = win.max ? -FLT_MAX : 0.0f;
         for (int y = h0; y < h1; ++y) {
             for (int x = w0; x < w1; ++x) {
-                const P v = *reinterpret_cast<const P*>(in + ((b * in_h + y) * in_w + x) * in_stride + c0);
+                const P v =
+                    *reinterpret_cast<const P*>(in + ((b * in_h + y) * in_w + x) * in_stride + c0);
                 for (int j = 0; j < W; ++j)
                     acc[j] = win.max ? fmaxf(acc[j], load(&v.e[j])) : acc[j] + load(&v.e[j]);
             }
@@ -292,12 +304,9 @@ __global__ void depthwise_nhwc_kernel(const T* in, int64_t in_stride, T* out, in
     using P = Pack<T, W>;
     const int per_pixel = channels / W;
     IOSTUNE_GRID_LOOP(i, total) {
-        const int c0 = int(i % per_pixel) * W;
-        int64_t pixel = i / per_pixel;
-        const int ox = int(pixel % out_w);
-        pixel /= out_w;
-        const int oy = int(pixel % out_h);
-        const int64_t n = pixel / out_h;
+        const PixelChannels at(i, per_pixel, W, out_h, out_w);
+        const int64_t n = at.n;
+        const int oy = at.y, ox = at.x, c0 = at.c0;
         float acc[W];
         for (int j = 0; j < W; ++j) acc[j] = bias != nullptr ? load(bias + c0 + j) : 0.0f;
         for (int ky = 0; ky < g.kernel_h; ++ky) {

@@ -140,6 +140,50 @@ TEST_CASE("search --cost sim stores a labelled estimate that report shows", "[cl
     CHECK_THAT(diagram, Catch::Contains("cluster_0") && Catch::Contains("input -> op0"));
 }
 
+TEST_CASE("every precision is its own key: search, report and replay keep them apart", "[cli]") {
+    const std::string db = fresh_path("precisions.db");
+    const Run fp16 = iostune("search --model squeezenet1_1 --cost sim --precision fp16 --format "
+                             "json --db " + db);
+    REQUIRE(fp16.status == 0);
+    const nlohmann::json summary = nlohmann::json::parse(fp16.out);
+    CHECK(summary["precision"] == "fp16");
+    CHECK(summary["layout"] == "nhwc");  // the precision's default: nothing is timed here
+    CHECK(summary["layout_sequential_ms"].empty());
+    // --math is the option's earlier name; --layout forces a layout.
+    const Run bf16 = iostune("search --model squeezenet1_1 --cost sim --math bf16 --layout nchw "
+                             "--format json --db " + db);
+    REQUIRE(bf16.status == 0);
+    CHECK(nlohmann::json::parse(bf16.out)["layout"] == "nchw");
+    // The simulated model sees half the bytes: the fp16 estimate is below the TF32 one.
+    const Run tf32 = iostune("search --model squeezenet1_1 --cost sim --format json --db " + db);
+    REQUIRE(tf32.status == 0);
+    CHECK(summary["predicted_latency_ms"].get<double>() <
+          nlohmann::json::parse(tf32.out)["predicted_latency_ms"].get<double>());
+
+    const Run report = iostune("report --format json --db " + db);
+    REQUIRE(report.status == 0);
+    const nlohmann::json rows = nlohmann::json::parse(report.out);
+    REQUIRE(rows.size() == 3);  // one best row per precision
+    std::vector<std::string> keys;
+    for (const auto& row : rows)
+        keys.push_back(row["precision"].get<std::string>() + " " + row["layout"].get<std::string>());
+    std::sort(keys.begin(), keys.end());
+    CHECK(keys == std::vector<std::string>{"bf16 nchw", "fp16 nhwc", "tf32 nhwc"});
+    const Run one = iostune(fmt::format("report --db {} --schedule {}", db,
+                                        summary["schedule_id"].get<int>()));
+    REQUIRE(one.status == 0);
+    CHECK_THAT(one.out, Catch::Contains("batch 1, fp16 nhwc") &&
+                            Catch::Contains("plan        fp16 activations in nhwc"));
+
+    // Nothing measured, so nothing may replay; the refusal names the precision to search in.
+    const Run replay = iostune("replay --model squeezenet1_1 --precision fp16 --db " + db);
+    check_refused(replay, "precision fp16");
+    CHECK_THAT(replay.err, Catch::Contains("1 schedule, 0 measured"));
+    // A bad precision or layout is a command line iostune cannot parse.
+    CHECK(iostune("search --model squeezenet1_1 --precision fp8 --db " + db).status == 2);
+    CHECK(iostune("profile --model squeezenet1_1 --layout chwn").status == 2);
+}
+
 TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]") {
     SECTION("missing database: nothing is created") {
         const std::string db = fresh_path("missing.db");

@@ -7,6 +7,7 @@
 #include "search/device_profile.h"
 #include "search/in_memory_stage_cache.h"
 #include "search/ios_search.h"
+#include "search/op_estimate.h"
 #include "search/sim_cost_model.h"
 #include "src/error.h"
 #include "src/operator_info.h"
@@ -133,6 +134,29 @@ TEST_CASE("sim model: more FLOPs is never faster", "[costmodel]") {
     CHECK(latency(v100, big, single(0)) > latency(model, big, single(0)));
 }
 
+TEST_CASE("sim model: 16-bit storage moves half the bytes and runs GEMMs at the fp16 peak",
+          "[costmodel]") {
+    SimCostModel tf32(device_profile("h100"), Precision::Tf32);
+    SimCostModel fp16(device_profile("h100"), Precision::Fp16);
+    SimCostModel bf16(device_profile("h100"), Precision::Bf16);
+    CHECK(fp16.precision() == Precision::Fp16);
+    // A compute-bound convolution and a memory-bound one both get faster, neither more than 2x
+    // (twice the TF32 tensor-core rate, half the bytes) plus the launch.
+    const Graph big = one_conv({.batch = 16, .cin = 256, .hw = 56, .cout = 256});
+    const Graph thin = one_conv({.batch = 16, .cin = 8, .hw = 112, .cout = 8});
+    for (const Graph* g : {&big, &thin}) {
+        const double t = latency(tf32, *g, single(0)), h = latency(fp16, *g, single(0));
+        CHECK(h < t);
+        CHECK(h > t / 2.0 - 1e-9);
+        CHECK(latency(bf16, *g, single(0)) == h);  // one peak and one element size for both
+    }
+    // The kernel-level numbers: half the bytes at the same DRAM bandwidth.
+    const auto kernels = op_kernels(thin, 0);
+    const KernelTiming k32 = time_kernel(kernels[0], device_profile("h100"), Precision::Tf32);
+    const KernelTiming k16 = time_kernel(kernels[0], device_profile("h100"), Precision::Fp16);
+    CHECK(k16.machine_bytes_s == Approx(k32.machine_bytes_s / 2.0));
+}
+
 TEST_CASE("sim model: small independent ops overlap", "[costmodel]") {
     SimCostModel model;
     const Graph g = test::diamond();
@@ -202,16 +226,19 @@ TEST_CASE("cached model: a second search asks the inner model nothing", "[costmo
     CHECK(second.misses() == 0);
     CHECK(inner.calls == int(stages.size()));
 
-    SECTION("another batch, device or precision is a different measurement") {
+    SECTION("another batch, device, precision or layout is a different measurement") {
         second.measure(g.with_batch(4), stages[0]);
         CachedCostModel other_device(inner, cache, CacheScope{"sim:a100", "tf32"});
         other_device.measure(g, stages[0]);
         CachedCostModel other_precision(inner, cache, CacheScope{"sim:h100", "fp32"});
         other_precision.measure(g, stages[0]);
+        CachedCostModel other_layout(inner, cache, CacheScope{"sim:h100", "tf32", "nhwc"});
+        other_layout.measure(g, stages[0]);
         CHECK(second.misses() == 1);
         CHECK(other_device.misses() == 1);
         CHECK(other_precision.misses() == 1);
-        CHECK(inner.calls == int(stages.size()) + 3);
+        CHECK(other_layout.misses() == 1);
+        CHECK(inner.calls == int(stages.size()) + 4);
     }
     SECTION("a structurally different graph is a different measurement") {
         const Graph other = test::hourglass();
