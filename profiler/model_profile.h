@@ -57,6 +57,8 @@ struct ModelProfile {
     ActivityTrace last_run;         // records of the last measured run (for traces)
 };
 
+// Sets a seeded random input (so no kernel is timed on zeros), runs every op once to warm up,
+// then `options.iterations` measured runs of the ops one by one.
 ModelProfile profile_model(Engine& engine, const ProfileOptions& options = {});
 
 }  // namespace iostune
