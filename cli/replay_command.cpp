@@ -16,6 +16,7 @@
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "profiler/profile_report.h"
+#include "search/baselines.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
@@ -164,6 +165,18 @@ void run_replay(const ReplayCommandOptions& o) {
     options.native_io = o.native_io;
     options.fallback_sequential = o.fallback_sequential;
     options.schedule_source = o.schedule_source;
+    const bool search_baseline = o.schedule_source == "greedy" ||
+                                 o.schedule_source == "nimble" || o.schedule_source == "opara";
+    if (search_baseline && o.schedule_id == 0) {
+        // The search's baselines are the tuning tools' (the replay library has no search): the
+        // schedule is computed here and handed over. Opara without a profile orders ops by the
+        // simulated model's resource estimates.
+        const Graph graph = load_model_spec(o.model, o.batch);
+        options.schedule_source = "given";
+        const Schedule baseline = make_baseline(o.schedule_source, graph, nullptr);
+        options.schedule_json = schedule_to_json(baseline).dump();
+        options.schedule_name = o.schedule_source;
+    }
     options.schedule_id = o.schedule_id;
     Replayer replayer(o.model, options);
     const ReplayInfo& info = replayer.info();

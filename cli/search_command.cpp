@@ -1,4 +1,4 @@
-// `iostune search`: the tuning job (replay/tuning_job.h) on one model: cost model, IOS search,
+// `iostune search`: the tuning job (tuning/tuning_job.h) on one model: cost model, IOS search,
 // validation, end-to-end measurement on a GPU, and a row in the schedule store; then a summary
 // (table or JSON). Simulated latencies are always labelled as estimates.
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 #include "cli/positive_number.h"
 #include "cli/precision_options.h"
 #include "db/schedule_store.h"
-#include "replay/tuning_job.h"
+#include "tuning/tuning_job.h"
 #include "search/device_profile.h"
 #include "search/search_stats.h"
 #include "src/error.h"

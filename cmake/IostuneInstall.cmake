@@ -1,11 +1,12 @@
 # Install and export: another project does find_package(iostune) and links iostune::replay
 # (examples/replay_consumer). The libraries are static, so every library replay links is exported
-# with it; each gets its short name (iostune::core, iostune::engine, ..., iostune::replay).
+# with it; each gets its short name (iostune::core, iostune::engine, ..., iostune::replay). The
+# tuning job (iostune::tuning: search, CUPTI profiler) is no part of the package.
 include(CMakePackageConfigHelpers)
 
 set(IOSTUNE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/iostune")
-set(iostune_exported iostune_warnings iostune_core iostune_engine iostune_search iostune_db
-    iostune_profiler iostune_onnx iostune_replay)
+set(iostune_exported iostune_warnings iostune_core iostune_engine iostune_db iostune_onnx
+    iostune_replay)
 foreach(target IN LISTS iostune_exported)
   if(NOT TARGET ${target})
     message(STATUS "iostune: ${target} not built; the package is not installable yet")

@@ -8,7 +8,6 @@
 #include "replay/gpu_check.h"
 #include "replay/model_spec.h"
 #include "replay/schedule_selection.h"
-#include "search/baselines.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
@@ -58,6 +57,21 @@ TensorLayout requested_layout(const ReplayOptions& options) {
     return tensor_layout_from_string(options.layout);
 }
 
+// "sequential", or the name a given schedule goes by.
+std::string baseline_name(const ReplayOptions& options) {
+    return options.schedule_source == "given" ? options.schedule_name : options.schedule_source;
+}
+
+Schedule given_schedule(const ReplayOptions& options, const std::string& model) {
+    try {
+        return schedule_from_json(nlohmann::json::parse(options.schedule_json));
+    } catch (const std::exception& e) {
+        throw Error(fmt::format("the given schedule '{}' for '{}' is not a schedule in iostune's "
+                                "JSON ({}); pass the JSON `iostune search --schedule-out` writes",
+                                options.schedule_name, model, e.what()));
+    }
+}
+
 void require_float_io(const ReplayInfo& info, const char* call) {
     if (info.native_io)
         throw Error(fmt::format("Replayer::{} takes float NCHW data, but this Replayer was built "
@@ -95,9 +109,9 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
     if (options.schedule_id != 0 && options.schedule_source != "db")
         throw Error(fmt::format("a schedule id (#{}) picks a stored schedule; it cannot be combined "
                                 "with the baseline '{}': drop one of the two",
-                                options.schedule_id, options.schedule_source));
+                                options.schedule_id, baseline_name(options)));
     if (options.schedule_source != "db") {
-        init_with_baseline(model, options);
+        init_without_store(model, options);
         return;
     }
     const TensorLayout fallback_layout = requested_layout(options);  // checks both options' names
@@ -155,11 +169,16 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
     impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
 }
 
-void Replayer::init_with_baseline(const std::string& model, const ReplayOptions& options) {
+void Replayer::init_without_store(const std::string& model, const ReplayOptions& options) {
+    if (options.schedule_source != "sequential" && options.schedule_source != "given")
+        throw Error(fmt::format("unknown schedule source '{}'; use db, sequential or given (a "
+                                "schedule in ReplayOptions::schedule_json)",
+                                options.schedule_source));
     const EngineOptions engine_options = engine_options_for(options, requested_layout(options));
     Graph graph = load_model_spec(model, options.batch);
-    // Opara without a profile orders ops by the simulated model's resource estimates.
-    const Schedule schedule = make_baseline(options.schedule_source, graph, nullptr);
+    const Schedule schedule = options.schedule_source == "sequential"
+                                  ? sequential_schedule(graph)
+                                  : given_schedule(options, graph.name());
     validate(graph, schedule);
     if (const std::string why = gpu_unavailable_reason(); !why.empty())
         throw Error(fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has none "
@@ -174,7 +193,7 @@ void Replayer::init_with_baseline(const std::string& model, const ReplayOptions&
     info.input_shape = dims(graph.input_shape());
     info.output_shape = dims(graph.output_shape());
     info.stages = int(schedule.flat_stages().size());
-    info.strategy = "baseline:" + options.schedule_source;
+    info.strategy = "baseline:" + baseline_name(options);
     impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
 }
 

@@ -16,7 +16,7 @@
 #include "iostune/replay.h"
 #include "replay/device_match.h"
 #include "replay/model_spec.h"
-#include "replay/tuning_job.h"
+#include "tuning/tuning_job.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"

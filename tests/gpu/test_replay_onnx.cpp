@@ -14,7 +14,7 @@
 
 #include "iostune/replay.h"
 #include "replay/model_spec.h"
-#include "replay/tuning_job.h"
+#include "tuning/tuning_job.h"
 #include "src/model_json.h"
 #include "src/reference/reference.h"
 #include "src/weights.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "profiler/measured_cost_model.h"
+#include "tuning/measured_cost_model.h"
 #include "src/engine/engine.h"
 #include "src/engine/timing.h"
 #include "src/schedule.h"

@@ -1,7 +1,7 @@
-// Which schedule a tuning job keeps (replay/schedule_contest.h): pure logic, no GPU.
+// Which schedule a tuning job keeps (tuning/schedule_contest.h): pure logic, no GPU.
 #include <catch2/catch.hpp>
 
-#include "replay/schedule_contest.h"
+#include "tuning/schedule_contest.h"
 #include "src/error.h"
 
 using namespace iostune;

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "db/schedule_store.h"
-#include "replay/sqlite_stage_cache.h"
+#include "tuning/sqlite_stage_cache.h"
 #include "search/cached_cost_model.h"
 #include "src/error.h"
 #include "tests/db/db_test_support.h"

@@ -51,9 +51,13 @@ struct ReplayOptions {
     // sequential schedule; info().fallback_reason says why.
     bool fallback_sequential = false;
     int device = 0;  // CUDA device ordinal
-    // Where the schedule comes from: "db" (the best stored one, the default), or a baseline
-    // computed from the graph without any database: "sequential", "greedy", "nimble", "opara".
+    // Where the schedule comes from: "db" (the best stored one, the default), "sequential" (one
+    // op at a time, from the graph, without any database), or "given": the schedule in
+    // `schedule_json` (iostune's schedule JSON for this model, e.g. a baseline the tuning tools
+    // computed: `iostune replay --schedule-source greedy`), reported as "baseline:<schedule_name>".
     std::string schedule_source = "db";
+    std::string schedule_json;
+    std::string schedule_name = "given";
     // Replay exactly this stored schedule (a row id from `iostune report` or the search's
     // schedule_id) instead of the best one for (model, GPU, batch, precision); 0: the best one.
     // Only with schedule_source "db".
@@ -135,7 +139,7 @@ public:
     ReplayTiming benchmark(int iterations, cudaStream_t stream, int warmup = 20);
 
 private:
-    void init_with_baseline(const std::string& model, const ReplayOptions& options);
+    void init_without_store(const std::string& model, const ReplayOptions& options);
 
     struct Impl;
     std::unique_ptr<Impl> impl_;

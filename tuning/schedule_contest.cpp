@@ -1,4 +1,4 @@
-#include "replay/schedule_contest.h"
+#include "tuning/schedule_contest.h"
 
 #include <fmt/format.h>
 

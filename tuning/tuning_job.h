@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "replay/schedule_contest.h"
+#include "tuning/schedule_contest.h"
 #include "search/ios_search.h"
 #include "search/search_stats.h"
 #include "src/engine/timing.h"

@@ -1,4 +1,4 @@
-#include "profiler/measured_cost_model.h"
+#include "tuning/measured_cost_model.h"
 
 #include <chrono>
 

@@ -1,4 +1,4 @@
-#include "replay/tuning_job.h"
+#include "tuning/tuning_job.h"
 
 #include <fmt/format.h>
 
@@ -9,11 +9,8 @@
 #include <vector>
 
 #include "db/schedule_store.h"
-#include "profiler/measured_cost_model.h"
 #include "replay/device_match.h"
 #include "replay/gpu_check.h"
-#include "replay/schedule_contest.h"
-#include "replay/sqlite_stage_cache.h"
 #include "search/baselines.h"
 #include "search/cached_cost_model.h"
 #include "search/search_stats.h"
@@ -21,10 +18,13 @@
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
+#include "src/model_json.h"
 #include "src/precision.h"
 #include "src/stopwatch.h"
-#include "src/model_json.h"
 #include "src/weights.h"
+#include "tuning/measured_cost_model.h"
+#include "tuning/schedule_contest.h"
+#include "tuning/sqlite_stage_cache.h"
 
 namespace iostune {
 

@@ -1,4 +1,4 @@
-#include "replay/sqlite_stage_cache.h"
+#include "tuning/sqlite_stage_cache.h"
 
 #include <fmt/format.h>
 
