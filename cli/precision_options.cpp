@@ -1,5 +1,9 @@
 #include "cli/precision_options.h"
 
+#include <vector>
+
+#include "src/precision.h"
+
 namespace iostune::cli {
 
 CLI::Option* add_precision_option(CLI::App* command, std::string& precision,
@@ -8,7 +12,8 @@ CLI::Option* add_precision_option(CLI::App* command, std::string& precision,
         ->add_option("--precision,--math", precision,
                      help + ": fp32 (strict), tf32 (fp32 storage, TF32 tensor cores, like "
                             "PyTorch), fp16 or bf16 (16-bit storage, fp32 accumulation)")
-        ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
+        ->check(CLI::IsMember(std::vector<std::string>(precision_names(),
+                                                       precision_names() + kPrecisionCount)))
         ->capture_default_str();
 }
 

@@ -15,7 +15,7 @@ TensorLayout tensor_layout_from_string(const std::string& name) {
 }
 
 TensorLayout default_layout(Precision precision) {
-    return precision == Precision::Fp32 ? TensorLayout::Nchw : TensorLayout::Nhwc;
+    return uses_tensor_cores(precision) ? TensorLayout::Nhwc : TensorLayout::Nchw;
 }
 
 }  // namespace iostune

@@ -48,7 +48,7 @@ using ChoiceCache = ProcessCache<ConvChoice>;
 // The math types worth timing in a precision: strict fp32 has FMA only; TF32 and 16-bit data
 // may run on tensor cores explicitly or leave it to cuDNN's default.
 std::vector<const char*> candidate_maths(Precision precision) {
-    if (precision == Precision::Fp32) return {"FMA_MATH"};
+    if (!uses_tensor_cores(precision)) return {"FMA_MATH"};
     return {"DEFAULT_MATH", "TENSOR_OP_MATH"};
 }
 
