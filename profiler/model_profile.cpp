@@ -72,7 +72,7 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
     std::vector<double> spans;
     ActivityCollector collector;
     // Real data in every activation: kernels are never timed on zeros or on uninitialised memory.
-    engine.set_input(random_input(graph.input_shape(), 7));
+    engine.set_random_inputs(7);
     run_op_by_op(engine, collector, stream.get());  // warm-up, discarded
     for (int it = 0; it < profile.iterations; ++it) {
         ActivityTrace run = run_op_by_op(engine, collector, stream.get());
@@ -139,7 +139,7 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
     for (const Op& op : graph.ops()) {
         double start = 0;
         for (int src : op.inputs)
-            if (src != kGraphInput) start = std::max(start, finish[size_t(src)]);
+            if (!is_graph_input(src)) start = std::max(start, finish[size_t(src)]);
         finish[size_t(op.id)] = start + profile.ops[size_t(op.id)].latency_us;
         profile.critical_path_us = std::max(profile.critical_path_us, finish[size_t(op.id)]);
     }

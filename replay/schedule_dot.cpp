@@ -52,7 +52,7 @@ std::string schedule_to_dot(const Graph& graph, const Schedule& schedule,
     }
     for (const Op& op : graph.ops()) {
         for (int input : op.inputs) {
-            dot += input == kGraphInput ? fmt::format("  input -> op{};\n", op.id)
+            dot += is_graph_input(input) ? fmt::format("  input -> op{};\n", op.id)
                                         : fmt::format("  op{} -> op{};\n", input, op.id);
         }
     }

@@ -21,7 +21,7 @@ PartDag make_part_dag(const Graph& graph, const std::vector<int>& ops) {
     for (size_t i = 0; i < ops.size(); ++i) local[size_t(ops[i])] = int(i);
     for (size_t i = 0; i < ops.size(); ++i) {
         for (int src : graph.op(ops[i]).inputs) {
-            if (src == kGraphInput || local[size_t(src)] < 0) continue;
+            if (is_graph_input(src) || local[size_t(src)] < 0) continue;
             const int j = local[size_t(src)];
             dag.preds[i] |= uint64_t(1) << j;
             dag.succs[size_t(j)] |= uint64_t(1) << i;

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <chrono>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "search/ending_enumerator.h"
 #include "search/progress_bar.h"
@@ -179,21 +182,51 @@ struct Part {
     int64_t states = 0;
 };
 
+// A model set's part halved per member: every member's first half of its ops (a prefix of its
+// id range, so closed under dependencies) goes first, so both halves keep the members side by
+// side instead of one half per member, which would run the members one after another.
+std::pair<std::vector<int>, std::vector<int>> halve_per_member(const Graph& graph,
+                                                               const std::vector<int>& ops) {
+    std::vector<std::vector<int>> by_member(graph.members().size());
+    for (int id : ops) by_member[size_t(graph.member_of(id))].push_back(id);
+    std::vector<int> first, second;
+    for (const auto& member_ops : by_member) {
+        const auto mid = member_ops.begin() + std::ptrdiff_t((member_ops.size() + 1) / 2);
+        first.insert(first.end(), member_ops.begin(), mid);
+        second.insert(second.end(), mid, member_ops.end());
+    }
+    std::sort(first.begin(), first.end());
+    std::sort(second.begin(), second.end());
+    return {std::move(first), std::move(second)};
+}
+
+bool spans_members(const Graph& graph, const std::vector<int>& ops) {
+    return !graph.members().empty() && graph.member_of(ops.front()) != graph.member_of(ops.back());
+}
+
 // Consecutive pieces of the block's ops (a topological order) that fit the DP's limits.
 void split_into_parts(const Graph& graph, const std::vector<int>& ops, const SearchOptions& options,
                       std::vector<Part>& parts) {
-    if (ops.size() > size_t(options.max_part_ops)) {
+    const bool too_many_ops = ops.size() > size_t(options.max_part_ops);
+    if (too_many_ops && !spans_members(graph, ops)) {
         const auto mid = ops.begin() + options.max_part_ops;
         split_into_parts(graph, {ops.begin(), mid}, options, parts);
         split_into_parts(graph, {mid, ops.end()}, options, parts);
         return;
     }
-    PartDag dag = make_part_dag(graph, ops);
-    const int64_t states = count_states(dag, options.max_part_states);
-    if (states > options.max_part_states && ops.size() > 1) {
-        const auto mid = ops.begin() + std::ptrdiff_t(ops.size() / 2);
-        split_into_parts(graph, {ops.begin(), mid}, options, parts);
-        split_into_parts(graph, {mid, ops.end()}, options, parts);
+    PartDag dag;
+    int64_t states = 0;
+    if (!too_many_ops) {
+        dag = make_part_dag(graph, ops);
+        states = count_states(dag, options.max_part_states);
+    }
+    if (too_many_ops || (states > options.max_part_states && ops.size() > 1)) {
+        auto [first, second] = spans_members(graph, ops)
+            ? halve_per_member(graph, ops)
+            : std::pair{std::vector<int>(ops.begin(), ops.begin() + std::ptrdiff_t(ops.size() / 2)),
+                        std::vector<int>(ops.begin() + std::ptrdiff_t(ops.size() / 2), ops.end())};
+        split_into_parts(graph, first, options, parts);
+        split_into_parts(graph, second, options, parts);
         return;
     }
     parts.push_back({std::move(dag), states});
@@ -216,7 +249,17 @@ void check_options(const SearchOptions& options) {
 
 SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOptions& options) {
     check_options(options);
-    const std::vector<Block> blocks = partition_blocks(graph);
+    StageCoster coster(graph, model);
+    // A model set's members are aligned by what their ops cost here (blocks.h); those
+    // single-op stages are the sequential schedule's, so the DP finds them cached.
+    BlockSearchStats alignment;
+    const std::vector<Block> blocks =
+        graph.members().empty()
+            ? partition_blocks(graph)
+            : partition_blocks(graph, [&](int id) {
+                  const double ms = coster.cost(Stage{StageStrategy::Concurrent, {{id}}}, alignment);
+                  return std::isfinite(ms) ? ms : 0.0;
+              });
     std::vector<std::vector<Part>> parts(blocks.size());
     int64_t total_states = 0;
     for (size_t b = 0; b < blocks.size(); ++b) {
@@ -225,11 +268,11 @@ SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOption
     }
 
     ProgressBar progress(fmt::format("search {}", graph.name()), total_states, options.progress);
-    StageCoster coster(graph, model);
     SearchResult result;
     for (size_t b = 0; b < blocks.size(); ++b) {
         const auto start = std::chrono::steady_clock::now();
-        BlockSearchStats stats;
+        // The alignment's measurements are counted with the first block's.
+        BlockSearchStats stats = b == 0 ? alignment : BlockSearchStats{};
         stats.block = int(b);
         stats.parts = int(parts[b].size());
         stats.ops = int(blocks[b].ops.size());

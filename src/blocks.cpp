@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "src/operator_info.h"
+
 namespace iostune {
 
 namespace {
@@ -17,7 +19,7 @@ std::vector<std::vector<bool>> block_reachability(const Graph& graph, const std:
     for (const Op& op : graph.ops()) {
         auto& mine = anc[size_t(op.id)];
         for (int src : op.inputs) {
-            if (src == kGraphInput) continue;
+            if (is_graph_input(src)) continue;
             const auto& theirs = anc[size_t(src)];
             for (size_t k = 0; k < n; ++k)
                 if (theirs[k]) mine[k] = true;
@@ -56,29 +58,95 @@ int antichain_width(const Graph& graph, const std::vector<int>& ops) {
     return n - matching;
 }
 
-std::vector<Block> partition_blocks(const Graph& graph) {
+namespace {
+
+// Cuts ops [first, end) (one model, or one member of a set, which reads only its own ops and
+// graph inputs) at single-tensor cut points and cell changes; widths are not yet filled in.
+std::vector<Block> cut_range(const Graph& graph, int first, int end) {
     const int n = graph.size();
-    // last_use[t]: the last op reading tensor t (graph input at index n).
+    // last_use[t]: the last op reading tensor t (any graph input at index n).
     std::vector<int> last_use(size_t(n) + 1, -1);
-    for (const Op& op : graph.ops())
-        for (int src : op.inputs) last_use[src == kGraphInput ? size_t(n) : size_t(src)] = op.id;
+    for (int id = first; id < end; ++id)
+        for (int src : graph.op(id).inputs)
+            last_use[is_graph_input(src) ? size_t(n) : size_t(src)] = id;
 
     std::vector<Block> blocks;
     Block current;
     int live_beyond = last_use[size_t(n)];  // furthest reader of any tensor produced so far
-    for (int i = 0; i < n; ++i) {
+    for (int i = first; i < end; ++i) {
         current.ops.push_back(i);
-        const bool last = i == n - 1;
+        const bool last = i == end - 1;
         // Tensors other than op i's output that are still needed after op i.
         const bool single_tensor_cut = live_beyond <= i;
         const bool cell_change = !last && graph.op(i).cell != graph.op(i + 1).cell;
         if (last || single_tensor_cut || cell_change) {
-            current.index = int(blocks.size());
-            current.width = antichain_width(graph, current.ops);
             blocks.push_back(std::move(current));
             current = Block{};
         }
         live_beyond = std::max(live_beyond, last_use[size_t(i)]);
+    }
+    return blocks;
+}
+
+// The members' blocks aligned into super-blocks by cumulative latency (blocks.h).
+std::vector<Block> align_members(const Graph& graph, const OpLatency& latency) {
+    std::vector<std::vector<Block>> member_blocks;
+    size_t k = 1;
+    for (const GraphMember& m : graph.members()) {
+        member_blocks.push_back(cut_range(graph, m.first_op, m.end_op));
+        k = std::max(k, member_blocks.back().size());
+    }
+    std::vector<Block> super(k);
+    for (const auto& blocks : member_blocks) {
+        std::vector<double> cost;
+        double total = 0;
+        for (const Block& b : blocks) {
+            double c = 0;
+            for (int id : b.ops) c += std::max(0.0, latency(id));
+            cost.push_back(c);
+            total += c;
+        }
+        double before = 0;
+        for (size_t b = 0; b < blocks.size(); ++b) {
+            const double middle = total > 0 ? (before + cost[b] / 2) / total
+                                             : (double(b) + 0.5) / double(blocks.size());
+            before += cost[b];
+            const size_t j = std::min(k - 1, size_t(middle * double(k)));
+            auto& ops = super[j].ops;
+            ops.insert(ops.end(), blocks[b].ops.begin(), blocks[b].ops.end());
+        }
+    }
+    std::vector<Block> out;
+    for (Block& b : super) {
+        if (b.ops.empty()) continue;
+        std::sort(b.ops.begin(), b.ops.end());
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+}  // namespace
+
+double proxy_op_latency_us(const Graph& graph, int id) {
+    constexpr double kLaunchUs = 3.0;           // a kernel launch inside a CUDA graph, roughly
+    constexpr double kFlopsPerUs = 400e12 / 1e6;  // nominal dense tensor-core rate
+    constexpr double kBytesPerUs = 3e12 / 1e6;    // nominal HBM3 bandwidth
+    return kLaunchUs + std::max(double(flops(graph, id)) / kFlopsPerUs,
+                                double(bytes_moved(graph, id)) / kBytesPerUs);
+}
+
+std::vector<Block> partition_blocks(const Graph& graph, const OpLatency& latency) {
+    std::vector<Block> blocks;
+    if (graph.members().empty()) {
+        blocks = cut_range(graph, 0, graph.size());
+    } else {
+        blocks = align_members(graph, latency ? latency : [&graph](int id) {
+            return proxy_op_latency_us(graph, id);
+        });
+    }
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        blocks[i].index = int(i);
+        blocks[i].width = antichain_width(graph, blocks[i].ops);
     }
     return blocks;
 }

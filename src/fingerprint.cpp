@@ -2,6 +2,7 @@
 // structure. The serialisation is documented in docs/model-format.md; changing it changes every
 // fingerprint and orphans every stored schedule, so it carries its own version line.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdint>
 #include <string>
@@ -14,14 +15,33 @@ namespace iostune {
 
 namespace {
 
+// A model set (model_set.h) is keyed by its members' own fingerprints, in order, and whether
+// they share one input: the same models in another order, or with separate inputs, are another
+// key; the members' weights are not part of it (a schedule fits any weights).
+std::string canonical_set(const Graph& graph) {
+    bool shared = true;
+    for (const GraphMember& m : graph.members()) shared = shared && m.input == kGraphInput;
+    std::string text = fmt::format("iostune-model-set 1\ninputs {}\n", shared ? "shared" : "separate");
+    for (const GraphMember& m : graph.members()) text += fmt::format("member {}\n", m.fingerprint);
+    return text;
+}
+
 std::string canonical_structure(const Graph& graph) {
     const Shape& in = graph.input_shape();
     std::string text = fmt::format("iostune-structure 1\ninput {} {} {}\n", in.c, in.h, in.w);
+    // Extra inputs and named outputs only where a graph has them, so single-input,
+    // last-op-output graphs keep their fingerprints.
+    for (int k = 1; k < graph.input_count(); ++k) {
+        const Shape& extra = graph.input_shape(k);
+        text += fmt::format("input:{} {} {} {}\n", k, extra.c, extra.h, extra.w);
+    }
     for (const Op& op : graph.ops()) {
         std::string inputs;
         for (int src : op.inputs) {
             if (!inputs.empty()) inputs += ',';
-            inputs += src == kGraphInput ? std::string("input") : std::to_string(src);
+            inputs += src == kGraphInput      ? std::string("input")
+                      : is_graph_input(src) ? fmt::format("input:{}", graph_input_index(src))
+                                            : std::to_string(src);
         }
         text += fmt::format("op {} {} cell={} inputs={}", op.id, to_string(op.kind), op.cell, inputs);
         std::visit([&](const auto& attrs) {
@@ -31,6 +51,8 @@ std::string canonical_structure(const Graph& graph) {
         }, op.attrs);
         text += '\n';
     }
+    if (graph.output_count() > 1 || graph.output_id() != graph.size() - 1)
+        text += fmt::format("outputs {}\n", fmt::join(graph.outputs(), ","));
     return text;
 }
 
@@ -46,7 +68,8 @@ uint64_t fnv1a64(const std::string& bytes) {
 }  // namespace
 
 std::string fingerprint(const Graph& graph) {
-    return fmt::format("{:016x}", fnv1a64(canonical_structure(graph)));
+    const std::string text = graph.members().empty() ? canonical_structure(graph) : canonical_set(graph);
+    return fmt::format("{:016x}", fnv1a64(text));
 }
 
 }  // namespace iostune

@@ -164,19 +164,69 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
     throw fail("unknown operator kind");
 }
 
-Graph::Graph(std::string name, Shape input) : name_(std::move(name)), input_(input) {
+Graph::Graph(std::string name, Shape input) : name_(std::move(name)) { add_input(input); }
+
+int Graph::add_input(Shape input) {
     if (input.n <= 0 || input.c <= 0 || input.h <= 0 || input.w <= 0)
         throw Error(fmt::format("model '{}': input shape {}x{}x{}x{} must be positive", name_,
                                 input.n, input.c, input.h, input.w));
+    if (!inputs_.empty() && input.n != inputs_.front().n)
+        throw Error(fmt::format("model '{}': input {} has batch {}, input 0 has {} (one batch "
+                                "for the whole graph)",
+                                name_, inputs_.size(), input.n, inputs_.front().n));
+    inputs_.push_back(input);
+    return graph_input_id(int(inputs_.size()) - 1);
+}
+
+std::vector<int> Graph::outputs() const {
+    if (!outputs_.empty()) return outputs_;
+    return {size() - 1};
 }
 
 const Shape& Graph::output_shape() const {
-    if (ops_.empty()) return input_;
-    return ops_.back().output;
+    if (ops_.empty()) return inputs_.front();
+    return ops_.at(size_t(output_id())).output;
+}
+
+void Graph::set_outputs(std::vector<int> outputs) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i] < 0 || outputs[i] >= size())
+            throw Error(fmt::format("model '{}': output {} names op {}, but the ops are 0..{}",
+                                    name_, i, outputs[i], size() - 1));
+        for (size_t j = 0; j < i; ++j)
+            if (outputs[j] == outputs[i])
+                throw Error(fmt::format("model '{}': op {} is named as an output twice", name_,
+                                        outputs[i]));
+    }
+    outputs_ = std::move(outputs);
+}
+
+void Graph::set_members(std::vector<GraphMember> members) {
+    int next = 0;
+    for (const GraphMember& m : members) {
+        if (m.first_op != next || m.end_op <= m.first_op || m.end_op > size() ||
+            m.output < m.first_op || m.output >= m.end_op || !is_graph_input(m.input) ||
+            graph_input_index(m.input) >= input_count())
+            throw Error(fmt::format("model '{}': member '{}' (ops {}..{}, output {}) does not "
+                                    "tile the graph's ops in order",
+                                    name_, m.name, m.first_op, m.end_op - 1, m.output));
+        next = m.end_op;
+    }
+    if (!members.empty() && next != size())
+        throw Error(fmt::format("model '{}': the members cover ops 0..{} of 0..{}", name_,
+                                next - 1, size() - 1));
+    members_ = std::move(members);
+}
+
+int Graph::member_of(int op_id) const {
+    for (size_t m = 0; m < members_.size(); ++m)
+        if (op_id >= members_[m].first_op && op_id < members_[m].end_op) return int(m);
+    return -1;
 }
 
 const Shape& Graph::tensor_shape(int id) const {
-    return id == kGraphInput ? input_ : ops_.at(size_t(id)).output;
+    if (is_graph_input(id)) return inputs_.at(size_t(graph_input_index(id)));
+    return ops_.at(size_t(id)).output;
 }
 
 int Graph::add(OpKind kind, OpAttrs attrs, std::vector<int> inputs, std::string name, int cell) {
@@ -184,13 +234,14 @@ int Graph::add(OpKind kind, OpAttrs attrs, std::vector<int> inputs, std::string 
     if (name.empty()) name = fmt::format("{}_{}", to_string(kind), id);
     std::vector<Shape> in_shapes;
     for (int src : inputs) {
-        if (src != kGraphInput && (src < 0 || src >= id))
+        if (is_graph_input(src) ? graph_input_index(src) >= input_count() : src >= id)
             throw Error(fmt::format("op '{}' (#{}): input {} {} (inputs must be earlier ops or "
-                                    "the graph input; anything else is a dangling or cyclic edge)",
+                                    "the graph's inputs; anything else is a dangling or cyclic "
+                                    "edge)",
                                     name, id, src,
-                                    src >= id && src < id + 1 ? "refers to itself"
-                                    : src >= id             ? "refers to a later op"
-                                                            : "does not exist"));
+                                    src == id  ? "refers to itself"
+                                    : src > id ? "refers to a later op"
+                                               : "does not exist"));
         in_shapes.push_back(tensor_shape(src));
     }
     Op op;
@@ -210,16 +261,18 @@ std::vector<std::vector<int>> Graph::consumers() const {
     std::vector<std::vector<int>> out(ops_.size());
     for (const Op& op : ops_)
         for (int src : op.inputs)
-            if (src != kGraphInput && (out[size_t(src)].empty() || out[size_t(src)].back() != op.id))
+            if (!is_graph_input(src) && (out[size_t(src)].empty() || out[size_t(src)].back() != op.id))
                 out[size_t(src)].push_back(op.id);
     return out;
 }
 
 Graph Graph::with_batch(int batch) const {
-    Shape in = input_;
-    in.n = batch;
-    Graph g(name_, in);
+    Graph g(name_, {batch, inputs_[0].c, inputs_[0].h, inputs_[0].w});
+    for (size_t k = 1; k < inputs_.size(); ++k)
+        g.add_input({batch, inputs_[k].c, inputs_[k].h, inputs_[k].w});
     for (const Op& op : ops_) g.add(op.kind, op.attrs, op.inputs, op.name, op.cell);
+    g.outputs_ = outputs_;
+    g.members_ = members_;
     if (weights_state_ != WeightsState::Absent) g.set_params(params_, weights_state_);
     return g;
 }

@@ -1,9 +1,11 @@
 // The graph IR: a DAG of CNN operators over NCHW float32 tensors.
 //
 // Ops are stored in a topological order and identified by dense ids (their index). Each op
-// produces exactly one tensor; an op's inputs are ids of earlier ops or kGraphInput (the image).
-// The graph's output is its last op. Shapes are inferred when an op is added, so a Graph is
-// always shape-consistent; the batch size is a parameter of the graph (see with_batch()).
+// produces exactly one tensor; an op's inputs are ids of earlier ops or graph inputs (kGraphInput,
+// the image; a model set with separate inputs has more, graph_input_id(k)). The graph's output
+// is its last op unless set_outputs() names several (a model set returns one per model). Shapes
+// are inferred when an op is added, so a Graph is always shape-consistent; the batch size is a
+// parameter of the graph (see with_batch()).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,11 @@
 
 namespace iostune {
 
-constexpr int kGraphInput = -1;  // the id used in Op::inputs for the graph's input tensor
+constexpr int kGraphInput = -1;  // the id used in Op::inputs for the graph's (first) input
+// Input k of a graph with several (k = 0 is kGraphInput): ids -1, -2, ...; never an op id.
+constexpr int graph_input_id(int index) { return -1 - index; }
+constexpr bool is_graph_input(int id) { return id < 0; }
+constexpr int graph_input_index(int id) { return -1 - id; }
 
 struct Shape {
     int n = 0, c = 0, h = 0, w = 0;
@@ -109,6 +115,17 @@ struct ParamTensor {
 
 enum class WeightsState { Absent, SeededRandom, Loaded };
 
+// One model of a model set combined into one graph (model_set.h). Its ops are the contiguous
+// id range [first_op, end_op) in its own order; they read `input` and no other member's ops.
+struct GraphMember {
+    std::string name;         // the model's own name
+    std::string fingerprint;  // the model's own structural fingerprint
+    int first_op = 0, end_op = 0;
+    int input = kGraphInput;  // the graph input it reads
+    int output = 0;           // its output op
+    bool operator==(const GraphMember&) const = default;
+};
+
 class Graph {
 public:
     Graph() = default;
@@ -116,15 +133,30 @@ public:
 
     const std::string& name() const { return name_; }
     void set_name(std::string name) { name_ = std::move(name); }
-    const Shape& input_shape() const { return input_; }
-    int batch() const { return input_.n; }
+    const Shape& input_shape() const { return inputs_.front(); }
+    int input_count() const { return int(inputs_.size()); }
+    const Shape& input_shape(int index) const { return inputs_.at(size_t(index)); }
+    // Adds another input (same batch as the first) and returns its id, graph_input_id(k).
+    int add_input(Shape shape);
+    int batch() const { return inputs_.front().n; }
     const std::vector<Op>& ops() const { return ops_; }
     const Op& op(int id) const { return ops_.at(size_t(id)); }
     int size() const { return int(ops_.size()); }
-    int output_id() const { return size() - 1; }
-    const Shape& output_shape() const;
-    // Shape of the tensor an op input id refers to (kGraphInput or an op id).
+    // The output ops: the last op, unless set_outputs() named others.
+    std::vector<int> outputs() const;
+    int output_count() const { return int(outputs().size()); }
+    int output_id() const { return outputs().front(); }  // the first output
+    const Shape& output_shape() const;                   // of the first output
+    // Names the output ops (each at most once); throws iostune::Error on a bad id.
+    void set_outputs(std::vector<int> outputs);
+    // Shape of the tensor an op input id refers to (a graph input or an op id).
     const Shape& tensor_shape(int id) const;
+
+    // The models this graph combines (model_set.h); empty for a single model.
+    const std::vector<GraphMember>& members() const { return members_; }
+    void set_members(std::vector<GraphMember> members);
+    // The member an op belongs to (its index), or -1 for a single model.
+    int member_of(int op_id) const;
 
     // Appends an op, infers its shape and returns its id. Throws iostune::Error (naming the op)
     // on a dangling input, a forward reference (which would make a cycle) or a shape mismatch.
@@ -146,8 +178,10 @@ public:
 
 private:
     std::string name_;
-    Shape input_;
+    std::vector<Shape> inputs_;
     std::vector<Op> ops_;
+    std::vector<int> outputs_;  // empty: the last op
+    std::vector<GraphMember> members_;
     WeightsState weights_state_ = WeightsState::Absent;
     std::vector<std::vector<ParamTensor>> params_;
 };

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <variant>
 #include <vector>
@@ -109,18 +110,75 @@ private:
     std::string source_;
 };
 
-Shape read_input(const Reader& r, const json& doc) {
-    const json& input = r.field(doc, "input", "");
-    r.expect_object(input, "input");
-    r.only_keys(input, "input", {"channels", "height", "width"});
+Shape read_shape(const Reader& r, const json& input, const std::string& loc) {
+    r.expect_object(input, loc);
+    r.only_keys(input, loc, {"channels", "height", "width"});
     Shape shape{1, 0, 0, 0};
-    shape.c = r.integer(r.field(input, "channels", "input"), "input.channels");
-    shape.h = r.integer(r.field(input, "height", "input"), "input.height");
-    shape.w = r.integer(r.field(input, "width", "input"), "input.width");
+    shape.c = r.integer(r.field(input, "channels", loc), loc + ".channels");
+    shape.h = r.integer(r.field(input, "height", loc), loc + ".height");
+    shape.w = r.integer(r.field(input, "width", loc), loc + ".width");
     for (auto [value, key] : {std::pair{shape.c, "channels"}, std::pair{shape.h, "height"},
                               std::pair{shape.w, "width"}})
-        if (value <= 0) r.fail(Reader::join("input", key), fmt::format("must be positive, got {}", value));
+        if (value <= 0) r.fail(Reader::join(loc, key), fmt::format("must be positive, got {}", value));
     return shape;
+}
+
+Shape read_input(const Reader& r, const json& doc) {
+    return read_shape(r, r.field(doc, "input", ""), "input");
+}
+
+// "input" is the graph's first input, "input:K" its input K (a model set with separate inputs).
+std::string input_ref(int id) {
+    return id == kGraphInput ? std::string(kInputRef)
+                             : fmt::format("{}:{}", kInputRef, graph_input_index(id));
+}
+
+std::optional<int> parse_input_ref(const std::string& text, int input_count) {
+    for (int k = 0; k < input_count; ++k)
+        if (text == input_ref(graph_input_id(k))) return graph_input_id(k);
+    return std::nullopt;
+}
+
+// A model set's extra inputs, outputs and members (graph.h); absent for a single model.
+void read_set_fields(const Reader& r, const json& doc, Graph& graph) {
+    if (auto it = doc.find("outputs"); it != doc.end()) {
+        if (!it->is_array() || it->empty())
+            r.fail("outputs", "expected a non-empty array of op ids");
+        std::vector<int> outputs;
+        for (size_t i = 0; i < it->size(); ++i)
+            outputs.push_back(r.integer((*it)[i], fmt::format("outputs[{}]", i)));
+        try {
+            graph.set_outputs(std::move(outputs));
+        } catch (const Error& e) {
+            r.fail("outputs", e.what());
+        }
+    }
+    if (auto it = doc.find("members"); it != doc.end()) {
+        if (!it->is_array()) r.fail("members", "expected an array");
+        std::vector<GraphMember> members;
+        for (size_t i = 0; i < it->size(); ++i) {
+            const json& m = (*it)[i];
+            const std::string loc = fmt::format("members[{}]", i);
+            r.expect_object(m, loc);
+            r.only_keys(m, loc, {"name", "fingerprint", "first_op", "end_op", "input", "output"});
+            GraphMember member;
+            member.name = r.string(r.field(m, "name", loc), loc + ".name");
+            member.fingerprint = r.string(r.field(m, "fingerprint", loc), loc + ".fingerprint");
+            member.first_op = r.integer(r.field(m, "first_op", loc), loc + ".first_op");
+            member.end_op = r.integer(r.field(m, "end_op", loc), loc + ".end_op");
+            const std::string input = r.string(r.field(m, "input", loc), loc + ".input");
+            const auto input_id = parse_input_ref(input, graph.input_count());
+            if (!input_id) r.fail(loc + ".input", fmt::format("unknown input \"{}\"", input));
+            member.input = *input_id;
+            member.output = r.integer(r.field(m, "output", loc), loc + ".output");
+            members.push_back(std::move(member));
+        }
+        try {
+            graph.set_members(std::move(members));
+        } catch (const Error& e) {
+            r.fail("members", e.what());
+        }
+    }
 }
 
 // MaxPool ignores count_include_pad, so a hand-written maxpool may leave it out.
@@ -159,7 +217,7 @@ OpAttrs read_attrs(const Reader& r, const json& op, OpKind kind, const std::stri
 }
 
 std::vector<int> read_inputs(const Reader& r, const json& op, int index, int op_count,
-                             const std::string& location) {
+                             int input_count, const std::string& location) {
     const std::string inputs_loc = Reader::join(location, "inputs");
     const json& inputs = r.field(op, "inputs", location);
     if (!inputs.is_array())
@@ -170,9 +228,10 @@ std::vector<int> read_inputs(const Reader& r, const json& op, int index, int op_
         const json& ref = inputs[i];
         const std::string loc = fmt::format("{}[{}]", inputs_loc, i);
         if (ref.is_string()) {
-            if (ref.get<std::string>() != kInputRef)
+            const auto input_id = parse_input_ref(ref.get<std::string>(), input_count);
+            if (!input_id)
                 r.fail(loc, fmt::format("unknown tensor {}; use an op id or \"input\"", ref.dump()));
-            ids.push_back(kGraphInput);
+            ids.push_back(*input_id);
             continue;
         }
         if (!ref.is_number_integer())
@@ -211,7 +270,7 @@ void read_op(const Reader& r, const json& op, int index, int op_count, Graph& gr
     if (!kind)
         r.fail(location + ".op", fmt::format("unknown operator '{}' (valid operators: {})", kind_name,
                                              valid_kinds()));
-    std::vector<int> inputs = read_inputs(r, op, index, op_count, location);
+    std::vector<int> inputs = read_inputs(r, op, index, op_count, graph.input_count(), location);
     OpAttrs attrs = read_attrs(r, op, *kind, location);
     int cell = -1;
     if (const auto it = op.find("cell"); it != op.end()) {
@@ -312,7 +371,7 @@ json graph_to_json(const Graph& graph, const std::string& weights_file) {
     for (const Op& op : graph.ops()) {
         json inputs = json::array();
         for (int src : op.inputs) {
-            if (src == kGraphInput) inputs.push_back(kInputRef);
+            if (is_graph_input(src)) inputs.push_back(input_ref(src));
             else inputs.push_back(src);
         }
         json attrs = json::object();
@@ -325,6 +384,24 @@ json graph_to_json(const Graph& graph, const std::string& weights_file) {
         ops.push_back(std::move(entry));
     }
     doc["ops"] = std::move(ops);
+    if (graph.input_count() > 1) {
+        json extra = json::array();
+        for (int k = 1; k < graph.input_count(); ++k) {
+            const Shape& s = graph.input_shape(k);
+            extra.push_back({{"channels", s.c}, {"height", s.h}, {"width", s.w}});
+        }
+        doc["extra_inputs"] = std::move(extra);
+    }
+    if (graph.output_count() > 1 || graph.output_id() != graph.size() - 1)
+        doc["outputs"] = graph.outputs();
+    if (!graph.members().empty()) {
+        json members = json::array();
+        for (const GraphMember& m : graph.members())
+            members.push_back({{"name", m.name}, {"fingerprint", m.fingerprint},
+                               {"first_op", m.first_op}, {"end_op", m.end_op},
+                               {"input", input_ref(m.input)}, {"output", m.output}});
+        doc["members"] = std::move(members);
+    }
     if (!weights_file.empty())
         doc["weights"] = {{"file", weights_file}, {"dtype", kWeightsDtype}, {"layout", kWeightsLayout}};
     return doc;
@@ -335,7 +412,8 @@ Graph graph_from_json(const json& doc, const std::string& source, const std::str
     if (!doc.is_object())
         r.fail("", fmt::format("expected a JSON object at the top level, got {}",
                                Reader::describe(doc)));
-    r.only_keys(doc, "", {"format", "version", "name", "input", "ops", "weights"});
+    r.only_keys(doc, "", {"format", "version", "name", "input", "extra_inputs", "ops", "outputs",
+                          "members", "weights"});
     const std::string format = r.string(r.field(doc, "format", ""), "format");
     if (format != kFormat)
         r.fail("format", fmt::format("expected \"{}\", got \"{}\" (not an iostune model file)", kFormat,
@@ -347,11 +425,17 @@ Graph graph_from_json(const json& doc, const std::string& source, const std::str
     const std::string name = r.string(r.field(doc, "name", ""), "name");
     if (name.empty()) r.fail("name", "must not be empty");
     Graph graph(name, read_input(r, doc));
+    if (auto it = doc.find("extra_inputs"); it != doc.end()) {
+        if (!it->is_array()) r.fail("extra_inputs", "expected an array of input shapes");
+        for (size_t k = 0; k < it->size(); ++k)
+            graph.add_input(read_shape(r, (*it)[k], fmt::format("extra_inputs[{}]", k)));
+    }
 
     const json& ops = r.field(doc, "ops", "");
     if (!ops.is_array()) r.fail("ops", fmt::format("expected an array, got {}", Reader::describe(ops)));
     if (ops.empty()) r.fail("ops", "a model needs at least one operator");
     for (size_t i = 0; i < ops.size(); ++i) read_op(r, ops[i], int(i), int(ops.size()), graph);
+    read_set_fields(r, doc, graph);
 
     read_weights(r, doc, base_dir, graph);
     return graph;

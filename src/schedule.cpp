@@ -139,7 +139,7 @@ void validate(const Graph& graph, const Schedule& schedule) {
             for (size_t g = 0; g < stage.groups.size(); ++g) {
                 for (int id : stage.groups[g]) {
                     for (int src : graph.op(id).inputs) {
-                        if (src == kGraphInput) continue;
+                        if (is_graph_input(src)) continue;
                         const int src_stage = stage_of[size_t(src)];
                         const auto& consumer = graph.op(id).name;
                         const auto& producer = graph.op(src).name;

@@ -72,14 +72,14 @@ ParamTensor filled(const std::vector<int>& dims, double bound, Uniform& rng) {
 double input_moment(const Op& op, const std::vector<double>& moments) {
     if (op.inputs.empty()) return kInputSecondMoment;
     const int src = op.inputs[0];
-    return src == kGraphInput ? kInputSecondMoment : moments[size_t(src)];
+    return is_graph_input(src) ? kInputSecondMoment : moments[size_t(src)];
 }
 
 // Estimated second moment of the op's output, assuming independent zero-mean weights; average
 // pools and concats keep the moment (close enough: each conv re-normalises to its own input).
 double output_moment(const Graph& graph, const Op& op, const std::vector<double>& moments) {
     auto moment_of = [&](int src) {
-        return src == kGraphInput ? kInputSecondMoment : moments[size_t(src)];
+        return is_graph_input(src) ? kInputSecondMoment : moments[size_t(src)];
     };
     const double bias_moment = kBiasBound * kBiasBound / 3.0;
     switch (op.kind) {

@@ -39,7 +39,7 @@ Engine& MeasuredCostModel::engine_for(const Graph& graph) {
         engine_.reset();
         engine_ = std::make_unique<Engine>(graph, engine_options_);
         // One full run so every activation holds real data: stages are never timed on zeros.
-        engine_->set_input(random_input(graph.input_shape(), 7));
+        engine_->set_random_inputs(7);
         engine_->launch_schedule(sequential_schedule(graph), engine_->origin_stream());
         engine_->synchronize();
         work_.engine_setup_s += seconds_since(begin);

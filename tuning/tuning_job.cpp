@@ -89,7 +89,7 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
     for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
         try {
             Engine engine(graph, engine_options_for(options, layout));
-            engine.set_input(random_input(graph.input_shape(), 7));
+            engine.set_random_inputs(7);
             const CudaGraphExec exec = engine.capture(sequential_schedule(graph));
             const double ms =
                 measure_graph(exec, engine.origin_stream(), options.end_to_end).median_ms;
@@ -117,37 +117,48 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
                             TensorLayout layout) {
     const EngineOptions engine_options = engine_options_for(options, layout);
     Engine engine(graph, engine_options);
-    engine.set_input(random_input(graph.input_shape(), 7));
+    engine.set_random_inputs(7);
     EndToEnd result;
     baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
 
-    HostTensor reference;
-    // Captures, runs once for the output, then times; returns the output.
+    // Per graph output (a model set has one per member): the sequential schedule's result and
+    // the tolerance scaled to its magnitude.
+    std::vector<HostTensor> reference;
+    std::vector<double> tolerance;
+    // Captures, runs once for the outputs, then times; returns the outputs.
     const auto run = [&](const Schedule& s, LatencyStats& timing) {
         const CudaGraphExec exec = engine.capture(s);
         exec.launch(engine.origin_stream());
-        HostTensor output = engine.read_output();
+        std::vector<HostTensor> outputs = engine.read_outputs();
         timing = measure_graph(exec, engine.origin_stream(), options.end_to_end);
-        return output;
+        return outputs;
     };
-    const auto check = [&](const HostTensor& output, const std::string& what) {
-        const double diff = max_abs_difference(output, reference);
-        result.max_abs_diff = std::max(result.max_abs_diff, diff);
-        if (!(diff <= result.tolerance))
-            throw Error(fmt::format(
-                "the {} schedule of '{}' computes a different result than the sequential "
-                "schedule (max |difference| {:.3g}, tolerance {:.3g}); nothing was stored. This "
-                "is a bug in the engine or the merge rules: please report it with the model.",
-                what, graph.name(), diff, result.tolerance));
+    const auto check = [&](const std::vector<HostTensor>& outputs, const std::string& what) {
+        for (size_t k = 0; k < outputs.size(); ++k) {
+            const double diff = max_abs_difference(outputs[k], reference[k]);
+            result.max_abs_diff = std::max(result.max_abs_diff, diff);
+            if (!(diff <= tolerance[k]))
+                throw Error(fmt::format(
+                    "the {} schedule of '{}' computes a different result than the sequential "
+                    "schedule{} (max |difference| {:.3g}, tolerance {:.3g}); nothing was stored. "
+                    "This is a bug in the engine or the merge rules: please report it with the "
+                    "model.",
+                    what, graph.name(),
+                    outputs.size() > 1 ? fmt::format(" in output {}", k) : std::string(), diff,
+                    tolerance[k]));
+        }
     };
     for (Baseline& baseline : baselines) {
-        const HostTensor output = run(baseline.schedule, baseline.timing);
+        std::vector<HostTensor> outputs = run(baseline.schedule, baseline.timing);
         if (baseline.name == "sequential") {
-            reference = output;
-            result.tolerance = schedule_tolerance(engine_options.precision) *
-                               std::max(1.0, max_magnitude(reference));
+            reference = std::move(outputs);
+            for (const HostTensor& out : reference) {
+                tolerance.push_back(schedule_tolerance(engine_options.precision) *
+                                    std::max(1.0, max_magnitude(out)));
+                result.tolerance = std::max(result.tolerance, tolerance.back());
+            }
         } else {
-            check(output, baseline.name);
+            check(outputs, baseline.name);
         }
     }
     check(run(schedule, result.schedule), "searched");

@@ -21,6 +21,8 @@
 #   bash scripts/bench/h100_plan.sh call10   # fp16 torch.compile rows call7/call8 timed out on;
 #                                            # bf16 greedy/nimble of the small models
 #   bash scripts/bench/h100_plan.sh call11   # TF32 sequential (new engine) beside torch cudagraph
+#   bash scripts/bench/h100_plan.sh call12   # bf16 torch.compile; bf16 IOS searches, small models
+#   bash scripts/bench/h100_plan.sh call13   # fp16 IOS searches of nasnet/randwire b1 (r=1)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -95,6 +97,20 @@ case "${1:-}" in
     "${run[@]}" --tag call11 --precisions tf32 --models "$small $large" --batches "1 16" \
       --strategies "" --baselines sequential --parts "iostune torch" --torch-systems cudagraph \
       --iters 300 --row-budget 5 --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call11 (see the comment at the top)" >&2
+  # The rest of half precision, 2026-11-22 (second session): bf16 torch.compile of every model,
+  # then bf16 IOS searches (ios-both, r=3 s=8) of the small models.
+  call12)
+    "${run[@]}" --tag call12-torch --precisions bf16 --models "$small $large" --batches "1 16" \
+      --parts torch --torch-systems compile --compile-jobs 4 --compile-budget 160 \
+      --row-budget 5 --iters 300 --deadline 320
+    "${run[@]}" --tag call12 --precisions bf16 --models "$small" --batches "1 16" --shared-db \
+      --r 3 --s 8 --strategies ios-both --baselines "" --parts iostune --iters 300 \
+      --deadline "$(left)" ;;
+  # fp16 IOS searches of the two large models at batch 1 (r=1 s=8, as TF32's call2/call4).
+  call13)
+    "${run[@]}" --tag call13 --precisions fp16 --models "nasnet_a_large randwire" --batches 1 \
+      --shared-db --r 1 --s 8 --strategies ios-both --baselines "" --parts iostune --iters 300 \
+      --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call13 (see the comment at the top)" >&2
      exit 2 ;;
 esac

@@ -10,6 +10,14 @@ medians of all successful ones (so repeat-to-repeat drift is visible). A row who
 failed shows its latest failure. A record without a string `precision` (from before fp16/bf16)
 is TF32. "Best peer" is the fastest successful torch-* row of the same (model, batch, precision);
 the critical-path bound is the latest `iostune profile` record of that (model, batch, precision).
+
+Model sets (torch_set_peers.py, issue 15: several models run together as one request): a record
+whose details name a `model_set` is a set row. Its summary row is labelled with the set's spec,
+NAMES:MODE (e.g. resnet50+resnet50:shared), so the same members with a shared and with separate
+inputs stay apart, and carries `set_members` and `input_mode`. Set rows get their own tables
+(after the single-model ones), are compared only with the peers of the same set, and have no
+goal check, critical-path bound or plot bars; their throughput counts set requests (batch / one
+sample of every member). Without set records the output is what it always was.
 """
 
 import argparse
@@ -34,6 +42,10 @@ EXPECTED_BATCHES = (1, 16)
 EXPECTED_SYSTEMS = ("torch-eager", "torch-cudagraph", "torch-compile", "iostune-sequential",
                     "iostune-greedy", "iostune-nimble", "iostune-opara", "iostune-ios-merge",
                     "iostune-ios-parallel", "iostune-ios-both")
+# A model set's peers (torch_set_peers.py), shown as "not run" where a (set, batch, precision)
+# has records but not of these.
+EXPECTED_SET_SYSTEMS = ("torch-cudagraph-back-to-back", "torch-cudagraph-streams",
+                        "torch-compile")
 NOT_RUN = "not run"
 # Tables, goal checks and plot panels go precision by precision in this order; TF32 (the only one
 # before fp16/bf16) keeps the unmarked headings it always had.
@@ -42,8 +54,10 @@ DEFAULT_PRECISION = bench_record.DEFAULT_PRECISION
 CONTROL_MODELS = ("resnet50",)
 MODEL_ORDER = ("inception_v3", "googlenet", "squeezenet1_1", "nasnet_a_large", "randwire",
                "resnet50")
-SYSTEM_ORDER = ("torch-eager", "torch-cudagraph", "torch-compile", "torch-eager-ir",
-                "torch-cudagraph-ir", "torch-compile-ir", "iostune-sequential", "iostune-greedy",
+SYSTEM_ORDER = ("torch-eager", "torch-eager-back-to-back", "torch-cudagraph",
+                "torch-cudagraph-back-to-back", "torch-cudagraph-streams", "torch-compile",
+                "torch-eager-ir", "torch-cudagraph-ir", "torch-compile-ir", "iostune-sequential",
+                "iostune-greedy",
                 "iostune-nimble", "iostune-opara", "iostune-ios-merge", "iostune-ios-parallel",
                 "iostune-ios-both")
 # Peers in greys, iostune's baselines in muted colours, the IOS schedules in strong ones.
@@ -64,12 +78,31 @@ def precision_label(precision, sep=" "):
     return "" if precision == DEFAULT_PRECISION else f"{sep}{precision}"
 
 
+def set_members(record):
+    """A model-set record's member names (torch_set_peers.py), else None."""
+    members = record.get("details", {}).get("model_set")
+    return list(members) if isinstance(members, list) and members else None
+
+
+def row_model(record):
+    """The summary's model label: the model, or a set's NAMES:MODE spec."""
+    if set_members(record) is None:
+        return record["model"]
+    details = record["details"]
+    mode = details.get("input_mode")
+    return details.get("set_spec") or (f"{record['model']}:{mode}" if mode else record["model"])
+
+
+def is_set_row(row):
+    return "set_members" in row
+
+
 def select_rows(runs, profiles):
     """One summary row per (model, batch, precision, system), with speedups (against peers of
     the same precision) and the critical-path bound of that precision."""
     groups = {}
     for run in runs:
-        key = (run["model"], run["batch"], bench_record.precision_of(run), run["system"])
+        key = (row_model(run), run["batch"], bench_record.precision_of(run), run["system"])
         groups.setdefault(key, []).append(run)
     bounds = {}
     for prof in sorted(profiles, key=lambda p: (bench_record.parse_date(p["date"]), p["_path"])):
@@ -85,6 +118,9 @@ def select_rows(runs, profiles):
                "runs": len(group), "ok_runs": len(ok),
                "search_or_compile_s": chosen.get("search_or_compile_s"),
                "raw_file": os.path.basename(chosen["_path"])}
+        if set_members(chosen) is not None:
+            row["set_members"] = set_members(chosen)
+            row["input_mode"] = chosen["details"].get("input_mode")
         if ok:
             stats = chosen["stats"]
             row.update({key: stats[key] for key in ("median_ms", "p90_ms", "p10_ms", "min_ms",
@@ -112,7 +148,7 @@ def select_rows(runs, profiles):
         if legs and row["search_or_compile_s"] is not None:
             row["search_legs"] = len(legs) + 1
             row["search_total_s"] = sum(legs) + row["search_or_compile_s"]
-        bound = bounds.get((model, batch, precision))
+        bound = None if is_set_row(row) else bounds.get((model, batch, precision))
         if bound:
             row["critical_path_ms"] = bound["critical_path_ms"]
             if ok and system.startswith(IOSTUNE_PREFIX):
@@ -149,7 +185,8 @@ def expected_pairs(rows, bounds):
     """(model, batch, precision) combinations the summary shows every expected system of:
     TF32's whole grid (every model at batch 1 and 16, and any batch measured); in the other
     precisions only (model, batch) pairs with a record of that precision, so precisions never
-    measured do not fill the summary with 'not run' rows."""
+    measured do not fill the summary with 'not run' rows. Model sets are not part of it."""
+    rows = [r for r in rows if not is_set_row(r)]
     tf32 = [r for r in rows if r["precision"] == DEFAULT_PRECISION]
     models = list(MODEL_ORDER) + sorted({r["model"] for r in tf32} - set(MODEL_ORDER))
     batches = sorted(set(EXPECTED_BATCHES) | {r["batch"] for r in tf32})
@@ -173,6 +210,18 @@ def add_not_run(rows, bounds):
             if (model, batch, precision) in bounds:
                 row["critical_path_ms"] = bounds[(model, batch, precision)]["critical_path_ms"]
             rows.append(row)
+    # A model set's peers that are missing where the set has some record at that batch and
+    # precision.
+    sets = {(r["model"], r["batch"], r["precision"]): r for r in rows if is_set_row(r)}
+    for (model, batch, precision), some in sorted(sets.items()):
+        for system in EXPECTED_SET_SYSTEMS:
+            if (model, batch, precision, system) in have:
+                continue
+            rows.append({"model": model, "batch": batch, "precision": precision,
+                         "system": system, "status": NOT_RUN, "median_ms": None,
+                         "p90_ms": None, "device": None, "date": None, "runs": 0, "ok_runs": 0,
+                         "search_or_compile_s": None, "set_members": some["set_members"],
+                         "input_mode": some["input_mode"]})
 
 
 def add_speedups(rows):
@@ -196,7 +245,7 @@ def goal_checks(rows):
     goal and the best peer of that precision."""
     checks = []
     keys = sorted({(r["model"], r["batch"], r["precision"]) for r in rows if r["batch"] in GOALS
-                   and r["model"] not in CONTROL_MODELS},
+                   and r["model"] not in CONTROL_MODELS and not is_set_row(r)},
                   key=lambda k: (order_key(PRECISION_ORDER, k[2]), k[1],
                                  order_key(MODEL_ORDER, k[0])))
     for model, batch, precision in keys:
@@ -279,6 +328,16 @@ def markdown(rows, checks, prov):
                   "16-bit storage, NHWC on iostune's side and channels-last tensors on "
                   "PyTorch's; fp32: TF32 off). Speedups and goal checks compare rows of one "
                   "precision only.", ""]
+    set_rows = [r for r in rows if is_set_row(r)]
+    if set_rows:
+        lines += ["Model sets (`torch_set_peers.py`, issue 15) have tables of their own: several "
+                  "models run together as one request, labelled by their members and input mode "
+                  "(`shared`: every member reads one input; `separate`: each its own). One sample "
+                  "runs every member once; `speedup` compares a set's rows with the best peer of "
+                  "the same set. `torch-cudagraph-back-to-back` replays one CUDA Graph per "
+                  "member on one stream, `torch-cudagraph-streams` the same graphs each on its "
+                  "own stream, `torch-compile` compiles one module calling every member.", ""]
+    rows = [r for r in rows if not is_set_row(r)]
     for name, versions in prov["devices"].items():
         lines.append(f"- device: {name}" + (f" ({versions})" if versions else ""))
     for key, values in prov["software"].items():
@@ -307,6 +366,7 @@ def markdown(rows, checks, prov):
                 continue
             lines += [table_row(r, with_bound) for r in model_rows]
         lines.append("")
+    lines += set_tables(set_rows)
     for precision in sorted({c["precision"] for c in checks},
                             key=lambda p: order_key(PRECISION_ORDER, p)):
         title = ("## Goal: the fastest IOS schedule against the best peer (multi-branch models)"
@@ -324,6 +384,7 @@ def markdown(rows, checks, prov):
                          f"{c.get('best_peer') or '-'} | {fmt_x(c['speedup'])} | "
                          f"{c['goal']:.1f}x | {status} |")
         lines.append("")
+    rows = rows + set_rows  # notes and failures list both
     noted = [r for r in rows if r.get("note")]
     if noted:
         lines += ["## Notes", ""]
@@ -339,6 +400,22 @@ def markdown(rows, checks, prov):
                          f"{r['error'].strip().splitlines()[-1] if r['error'].strip() else ''}")
         lines.append("")
     return "\n".join(lines)
+
+
+def set_tables(set_rows):
+    """One markdown table of model sets per batch and precision."""
+    lines = []
+    tables = sorted({(r["precision"], r["batch"]) for r in set_rows},
+                    key=lambda k: (order_key(PRECISION_ORDER, k[0]), k[1]))
+    header = ["set", "system", "median ms", "p90 ms", "p10-p90 ms", "speedup vs best peer",
+              "search/compile s", "runs"]
+    for precision, batch in tables:
+        lines += [f"## Model sets, batch {batch}{precision_label(precision, ', ')}", "",
+                  "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += [table_row(r, False) for r in set_rows
+                  if r["batch"] == batch and r["precision"] == precision]
+        lines.append("")
+    return lines
 
 
 def table_row(r, with_bound):
@@ -366,7 +443,7 @@ def plot(rows, path):
     """IOS paper Figure 7 style: grouped bars per model, throughput normalised to the best
     system of that model, one panel per batch and precision. Returns why no plot was written,
     or None."""
-    ok = [r for r in rows if r["median_ms"] is not None]
+    ok = [r for r in rows if r["median_ms"] is not None and not is_set_row(r)]
     if not ok:
         return "no successful rows to plot"
     try:
@@ -555,6 +632,45 @@ def write_synthetic_fp16(raw, device):
     bench_record.write_record(raw, prof)
 
 
+def write_synthetic_sets(raw):
+    """Model-set records (torch_set_peers.py): the same members with a shared and with separate
+    inputs, a batch no single model has (8), and an fp16 set whose compile timed out. Device,
+    software and dates as the single-model records', so the provenance lines stay as they were."""
+    device = {"name": "Synthetic GPU", "driver": "1.0", "cuda": "13.0", "cudnn": "9.19.0"}
+    sets = {("resnet50+resnet50", "shared", 1, "tf32"): {"torch-cudagraph-back-to-back": 4.0,
+                                                         "torch-cudagraph-streams": 3.0,
+                                                         "torch-compile": 3.5},
+            ("resnet50+resnet50", "separate", 8, "tf32"): {"torch-cudagraph-back-to-back": 4.2},
+            ("inception_v3+googlenet", "separate", 16, "fp16"): {"torch-cudagraph-streams": 8.0,
+                                                                 "torch-compile": None}}
+    for (model, mode, batch, precision), systems in sets.items():
+        details = {"model_set": model.split("+"), "input_mode": mode,
+                   "set_spec": f"{model}:{mode}"}
+        for system, median in systems.items():
+            kwargs = ({"samples_ms": synthetic_samples(median)} if median else
+                      {"status": "timeout", "error": "torch.compile row exceeded its budget"})
+            rec = bench_record.make_run(model, batch, system, command=f"synthetic set {system}",
+                                        device=device, software={"torch": "2.11"},
+                                        precision=precision, details=details,
+                                        search_or_compile_s=60.0 if system == "torch-compile"
+                                        and median else None, date="2025-02-01T10:00:00Z",
+                                        **kwargs)
+            bench_record.write_record(raw, rec)
+
+
+def without_set_parts(md):
+    """The summary's markdown less what model sets add: their paragraph, tables and lines."""
+    kept, in_set_table = [], False
+    for line in md.split("\n"):
+        if line.startswith("## "):
+            in_set_table = line.startswith("## Model sets")
+        if in_set_table or line.startswith("Model sets (`torch_set_peers.py`") or (
+                line.startswith("- ") and (":shared " in line or ":separate " in line)):
+            continue
+        kept.append(line)
+    return re.sub(r"\n\n\n+", "\n\n", "\n".join(kept))
+
+
 def self_test():
     failures = []
 
@@ -674,6 +790,38 @@ def self_test():
                 check(f.read(8) == b"\x89PNG\r\n\x1a\n", "throughput.png is a PNG")
         else:
             print("summarize self-test: matplotlib missing, plot not checked", file=sys.stderr)
+        # Model sets: their own rows and tables; every single-model row and line as before.
+        write_synthetic_sets(raw)
+        with_sets, _ = summarize(raw, os.path.join(tmp, "out_sets"), make_plot=False)
+        singles = [r for r in with_sets["rows"] if "set_members" not in r]
+        check(singles == summary["rows"] and with_sets["goals"] == summary["goals"],
+              "set records change no single-model row or goal check")
+        with open(os.path.join(tmp, "out_sets", "summary.md"), encoding="utf-8") as f:
+            md_sets = f.read()
+        check(without_set_parts(md_sets) == md and md_sets != md,
+              "set records only add their own paragraph, tables and lines to summary.md")
+        sets = {(r["model"], r["batch"], r["precision"], r["system"]): r
+                for r in with_sets["rows"] if "set_members" in r}
+        streams = sets.get(("resnet50+resnet50:shared", 1, "tf32", "torch-cudagraph-streams"), {})
+        b2b = sets.get(("resnet50+resnet50:shared", 1, "tf32", "torch-cudagraph-back-to-back"),
+                       {})
+        check(close(streams.get("median_ms"), 3.0) and close(b2b.get("speedup_vs_best_peer"),
+                                                               0.75)
+              and b2b.get("best_peer") == "torch-cudagraph-streams" and
+              streams.get("set_members") == ["resnet50", "resnet50"] and
+              streams.get("input_mode") == "shared", "a set's rows compared within the set")
+        check(sets.get(("resnet50+resnet50:separate", 8, "tf32", "torch-cudagraph-streams"),
+                       {}).get("status") == NOT_RUN and
+              close(sets.get(("resnet50+resnet50:separate", 8, "tf32",
+                              "torch-cudagraph-back-to-back"), {}).get("median_ms"), 4.2),
+              "shared and separate inputs of the same members are separate rows; a missing set "
+              "peer is 'not run'")
+        check(len(sets) == 9 and not any(r["batch"] == 8 for r in singles),
+              "9 set rows; a set's batch adds no single-model rows")
+        check("## Model sets, batch 1\n" in md_sets and "## Model sets, batch 16, fp16" in md_sets
+              and "| resnet50+resnet50:shared | torch-cudagraph-streams | 3.000 |" in md_sets and
+              "- inception_v3+googlenet:separate batch 16 fp16 torch-compile: timeout" in md_sets,
+              "set tables and the set's failure in summary.md")
         for bad, why in (("fp8", "is not one of"), (16, "expected str")):
             rec = bench_record.make_run("googlenet", 1, "torch-eager", command="synthetic",
                                         device={"name": "Synthetic GPU"}, software={},

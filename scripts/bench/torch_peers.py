@@ -178,11 +178,21 @@ def half_precision(precision):
 def to_precision(model, x, precision):
     """The model and input in the precision's dtype; 16-bit ones channels-last (NHWC), the
     layout iostune stores them in and the one cuDNN's tensor-core kernels want."""
+    return model_to_precision(model, precision), input_to_precision(x, precision)
+
+
+def model_to_precision(model, precision):
+    """to_precision's model half (torch_set_peers.py converts a shared input once)."""
     if not half_precision(precision):
-        return model, x
-    dtype = DTYPES[precision]
-    model = model.to(dtype=dtype, memory_format=torch.channels_last)
-    return model, x.to(dtype).contiguous(memory_format=torch.channels_last)
+        return model
+    return model.to(dtype=DTYPES[precision], memory_format=torch.channels_last)
+
+
+def input_to_precision(x, precision):
+    """to_precision's input half."""
+    if not half_precision(precision):
+        return x
+    return x.to(DTYPES[precision]).contiguous(memory_format=torch.channels_last)
 
 
 def precision_details(precision, x):
@@ -259,9 +269,10 @@ def cudagraph_fn(model, x):
     return run
 
 
-def compile_fn(model, x):
-    """torch.compile(mode="reduce-overhead"); returns (run, first-call seconds). The first call
-    compiles; reduce-overhead records its CUDA Graph on a later call, inside the warm-up."""
+def compile_fn(model, *inputs):
+    """torch.compile(mode="reduce-overhead") of model(*inputs) (one input here, several in
+    torch_set_peers.py); returns (run, first-call seconds). The first call compiles;
+    reduce-overhead records its CUDA Graph on a later call, inside the warm-up."""
     if not hasattr(torch, "compile"):
         raise PeerError(f"torch {torch.__version__} has no torch.compile (2.0 or later needed)")
     # Not loaded by `import torch` in every version (and `import torch._dynamo` here would make
@@ -271,11 +282,11 @@ def compile_fn(model, x):
 
     def run():
         with torch.inference_mode():
-            compiled(x)
+            compiled(*inputs)
 
     began = time.perf_counter()
     run()
-    synchronize(x.device.type)
+    synchronize(inputs[0].device.type)
     return run, time.perf_counter() - began
 
 

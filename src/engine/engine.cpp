@@ -59,15 +59,31 @@ void Engine::Impl::grow_workspaces() {
 }
 
 const TensorView& Engine::Impl::tensor(int id) const {
-    return id == kGraphInput ? input_view : views[size_t(id)];
+    return is_graph_input(id) ? input_ports[size_t(graph_input_index(id))].view : views[size_t(id)];
+}
+
+Engine::Impl::InputPort& Engine::Impl::input_port(int index) {
+    if (index < 0 || index >= int(input_ports.size()))
+        throw Error(fmt::format("graph '{}' has {} input(s); there is no input {}", graph.name(),
+                                input_ports.size(), index));
+    return input_ports[size_t(index)];
+}
+
+const Engine::Impl::OutputPort& Engine::Impl::output_port(int index) const {
+    if (index < 0 || index >= int(output_ports.size()))
+        throw Error(fmt::format("graph '{}' has {} output(s); there is no output {}", graph.name(),
+                                output_ports.size(), index));
+    return output_ports[size_t(index)];
 }
 
 void Engine::Impl::launch_input_conversion(cudaStream_t stream) const {
-    if (convert_input) launch_convert(float_input_view, logical_input_view, stream);
+    for (const InputPort& port : input_ports)
+        if (port.convert) launch_convert(port.float_view, port.logical_view, stream);
 }
 
 void Engine::Impl::launch_output_conversion(cudaStream_t stream) const {
-    if (convert_output) launch_convert(views[size_t(graph.output_id())], float_output_view, stream);
+    for (const OutputPort& port : output_ports)
+        if (port.convert) launch_convert(views[size_t(port.op)], port.float_view, stream);
 }
 
 void Engine::Impl::launch_stage(const Stage& stage, cudaStream_t origin_stream) {
@@ -193,28 +209,46 @@ CudaGraphExec Engine::capture_stage(const Stage& stage) {
 
 cudaStream_t Engine::origin_stream() const { return impl_->origin.get(); }
 
-void Engine::set_input(const HostTensor& input) {
-    if (input.shape != impl_->graph.input_shape()) {
-        const Shape& e = impl_->graph.input_shape();
-        throw Error(fmt::format("input of shape {}x{}x{}x{} given; graph '{}' takes {}x{}x{}x{}",
-                                input.shape.n, input.shape.c, input.shape.h, input.shape.w,
+void Engine::set_input(const HostTensor& input) { set_input(0, input); }
+
+void Engine::set_input(int index, const HostTensor& input) {
+    Impl::InputPort& port = impl_->input_port(index);
+    const Shape& e = impl_->graph.input_shape(index);
+    if (input.shape != e)
+        throw Error(fmt::format("input {} of shape {}x{}x{}x{} given; graph '{}' takes "
+                                "{}x{}x{}x{}",
+                                index, input.shape.n, input.shape.c, input.shape.h, input.shape.w,
                                 impl_->graph.name(), e.n, e.c, e.h, e.w));
-    }
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before setting the input");
-    IOSTUNE_CUDA_CHECK(cudaMemcpy(impl_->float_input.get(), input.data.data(),
-                                  impl_->float_input.bytes(), cudaMemcpyHostToDevice),
+    IOSTUNE_CUDA_CHECK(cudaMemcpy(port.float_buffer.get(), input.data.data(),
+                                  port.float_buffer.bytes(), cudaMemcpyHostToDevice),
                        "copying the input to the device");
-    impl_->launch_input_conversion(impl_->origin.get());
+    if (port.convert)
+        launch_convert(port.float_view, port.logical_view, impl_->origin.get());
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(impl_->origin.get()), "converting the input");
 }
 
-void Engine::set_input_device(const float* src, cudaStream_t stream) {
-    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(impl_->float_input.get(), src, impl_->float_input.bytes(),
+void Engine::set_input_device(const float* src, cudaStream_t stream, int index) {
+    Impl::InputPort& port = impl_->input_port(index);
+    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(port.float_buffer.get(), src, port.float_buffer.bytes(),
                                        cudaMemcpyDeviceToDevice, stream),
                        "copying the input from device memory");
 }
 
-HostTensor Engine::read_output() { return read_op_output(impl_->graph.output_id()); }
+HostTensor Engine::read_output(int index) {
+    return read_op_output(impl_->output_port(index).op);
+}
+
+std::vector<HostTensor> Engine::read_outputs() {
+    std::vector<HostTensor> outputs;
+    for (int k = 0; k < int(impl_->output_ports.size()); ++k) outputs.push_back(read_output(k));
+    return outputs;
+}
+
+void Engine::set_random_inputs(uint64_t seed) {
+    for (int k = 0; k < impl_->graph.input_count(); ++k)
+        set_input(k, random_input(impl_->graph.input_shape(k), seed + uint64_t(k)));
+}
 
 HostTensor Engine::read_op_output(int op_id) {
     impl_->check_op_id(op_id);
@@ -223,13 +257,18 @@ HostTensor Engine::read_op_output(int op_id) {
                                         impl_->graph.op(op_id).name));
 }
 
-float* Engine::input_device() { return impl_->float_input.floats(); }
-const float* Engine::output_device() const {
-    return impl_->convert_output ? impl_->float_output.floats()
-                                 : static_cast<const float*>(impl_->views.back().data);
+float* Engine::input_device(int index) { return impl_->input_port(index).float_buffer.floats(); }
+const float* Engine::output_device(int index) const {
+    const Impl::OutputPort& port = impl_->output_port(index);
+    return port.convert ? port.float_buffer.floats()
+                        : static_cast<const float*>(impl_->views[size_t(port.op)].data);
 }
-TensorView Engine::native_input() const { return impl_->input_view; }
-TensorView Engine::native_output() const { return impl_->views.back(); }
+TensorView Engine::native_input(int index) const {
+    return impl_->input_port(index).view;
+}
+TensorView Engine::native_output(int index) const {
+    return impl_->views[size_t(impl_->output_port(index).op)];
+}
 
 void Engine::synchronize() {
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "waiting for the engine's work");
@@ -254,7 +293,10 @@ std::vector<MergePlan> Engine::merge_plans() const {
 
 size_t Engine::device_memory_bytes() const {
     const Impl& im = *impl_;
-    size_t total = im.float_input.bytes() + im.float_output.bytes() + im.native_input_buffer.bytes();
+    size_t total = 0;
+    for (const auto& port : im.input_ports)
+        total += port.float_buffer.bytes() + port.native_buffer.bytes();
+    for (const auto& port : im.output_ports) total += port.float_buffer.bytes();
     for (const auto& w : im.weights) total += w.weight.bytes() + w.weight2.bytes() + w.bias.bytes();
     for (const auto& b : im.outputs) total += b.bytes();
     for (const auto& e : im.execs)

@@ -150,17 +150,25 @@ public:
 
     // Input/output. These synchronise the device (they are not on the hot path). set_input also
     // converts the input into the engine's storage, so single ops can run on it at once.
-    void set_input(const HostTensor& input);                   // shape must equal the graph's
-    void set_input_device(const float* src, cudaStream_t stream);  // async device-to-device copy
-    HostTensor read_output();            // float NCHW, whatever the storage
+    // `index` picks one of a graph's several inputs or outputs (a model set's), 0 by default.
+    void set_input(const HostTensor& input);  // shape must equal the graph's
+    void set_input(int index, const HostTensor& input);
+    // Async device-to-device copy.
+    void set_input_device(const float* src, cudaStream_t stream, int index = 0);
+    HostTensor read_output(int index = 0);  // float NCHW, whatever the storage
+    std::vector<HostTensor> read_outputs();  // every output, in the graph's order
+    // Seeded uniform [-1, 1) data in every input (input k: random_input(shape, seed + k)), so
+    // nothing is timed on zeros or uninitialised memory.
+    void set_random_inputs(uint64_t seed);
     HostTensor read_op_output(int op_id);
-    float* input_device();               // float NCHW, read by a schedule's launch (float_io)
-    const float* output_device() const;  // float NCHW, written by a schedule's launch (float_io)
-    // The graph's input and output in the engine's own storage (type, layout; the input's
+    float* input_device(int index = 0);  // float NCHW, read by a schedule's launch (float_io)
+    // Float NCHW, written by a schedule's launch (float_io).
+    const float* output_device(int index = 0) const;
+    // The graph's inputs and outputs in the engine's own storage (type, layout; the input's
     // padded channels included): what ops read and write, and the caller's buffers when
     // float_io is off. native_output() follows prepare()'s placement of merged ops.
-    TensorView native_input() const;
-    TensorView native_output() const;
+    TensorView native_input(int index = 0) const;
+    TensorView native_output(int index = 0) const;
     void synchronize();
 
     std::vector<OpPlan> op_plans() const;

@@ -94,14 +94,27 @@ struct Engine::Impl {
     cublasMath_t blas_math = CUBLAS_DEFAULT_MATH;
 
     std::vector<OpWeights> weights;
-    // The caller's float NCHW input and output (float_io), and the graph input as ops read it.
-    // When the engine's storage is float NCHW itself, float_input is the native input and no
-    // conversion runs.
-    DeviceBuffer float_input, float_output, native_input_buffer;
-    TensorView float_input_view, float_output_view;
-    TensorView input_view;          // native, with the padded channels (what convolutions read)
-    TensorView logical_input_view;  // its first graph.input_shape().c channels
-    bool convert_input = false, convert_output = false;
+    // Each graph input: the caller's float NCHW buffer (float_io) and the input as ops read it.
+    // When the engine's storage is float NCHW itself, the float buffer is the native input and
+    // no conversion runs.
+    struct InputPort {
+        DeviceBuffer float_buffer, native_buffer;
+        TensorView float_view;
+        TensorView view;          // native, with the padded channels (what convolutions read)
+        TensorView logical_view;  // its first graph.input_shape(k).c channels
+        bool convert = false;
+    };
+    // Each graph output: its op, and the caller's float NCHW copy when the storage differs.
+    struct OutputPort {
+        int op = 0;
+        DeviceBuffer float_buffer;
+        TensorView float_view;
+        bool convert = false;
+    };
+    std::vector<InputPort> input_ports;
+    std::vector<OutputPort> output_ports;
+    InputPort& input_port(int index);
+    const OutputPort& output_port(int index) const;
     std::vector<DeviceBuffer> outputs;  // empty for ops that write into a concat
     // Where each op's output lives now: base_views (own buffer or concat slice) except, after
     // prepare(), ops of the schedule's merge stages, which live in their merged output's slice.

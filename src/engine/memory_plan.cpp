@@ -77,7 +77,10 @@ void Engine::Impl::upload_weights() {
                 const auto& a = op.as<ConvAttrs>();
                 const auto& d = dims.at(0);  // [Cout, Cin/groups, kh, kw]
                 // A convolution of the (channel-padded) graph input reads every stored channel.
-                const int stored = op.inputs[0] == kGraphInput ? input_view.c / a.groups : d[1];
+                const int stored =
+                    is_graph_input(op.inputs[0])
+                        ? input_ports[size_t(graph_input_index(op.inputs[0]))].view.c / a.groups
+                        : d[1];
                 w.weight = upload_filter(params.at(0).values, d[0], d[1], d[2], d[3], stored, what);
                 if (a.bias) w.bias = upload_vector(params.at(1).values, what);
                 const int in_c = graph.tensor_shape(op.inputs[0]).c;
@@ -124,7 +127,7 @@ void Engine::Impl::plan_memory() {
             int offset = 0;
             for (int in : op.inputs) {
                 const bool sole_use =
-                    in != kGraphInput && consumers[size_t(in)] == std::vector<int>{op.id} &&
+                    !is_graph_input(in) && consumers[size_t(in)] == std::vector<int>{op.id} &&
                     std::count(op.inputs.begin(), op.inputs.end(), in) == 1;
                 if (sole_use) slice[size_t(in)] = {op.id, offset};
                 offset += graph.tensor_shape(in).c;
@@ -132,32 +135,37 @@ void Engine::Impl::plan_memory() {
         }
     }
 
-    // The graph input: the caller's float NCHW buffer, and the native one ops read when the
+    // Each graph input: the caller's float NCHW buffer, and the native one ops read when the
     // storage differs or the channels are padded.
-    const Shape& in_shape = graph.input_shape();
-    float_input = DeviceBuffer(size_t(in_shape.elements()) * sizeof(float));
-    float_input_view = packed_view(float_input.get(), DType::F32, TensorLayout::Nchw, in_shape.n,
-                                   in_shape.c, in_shape.h, in_shape.w);
-    bool only_dense_convs_read_input = true;
-    for (const Op& op : graph.ops())
-        for (int in : op.inputs)
-            if (in == kGraphInput && (op.kind != OpKind::Conv || op.as<ConvAttrs>().groups != 1))
-                only_dense_convs_read_input = false;
-    Shape stored_in = in_shape;
-    if (options.pad_input_channels && layout == TensorLayout::Nhwc && dtype != DType::F32 &&
-        in_shape.c % kChannelMultiple != 0 && only_dense_convs_read_input)
-        stored_in.c = (in_shape.c + kChannelMultiple - 1) / kChannelMultiple * kChannelMultiple;
-    if (dtype == DType::F32 && layout == TensorLayout::Nchw && stored_in == in_shape) {
-        input_view = float_input_view;
-    } else {
-        native_input_buffer = allocate(stored_in);
-        // The padded channels stay zero: nothing but this memset writes them.
-        IOSTUNE_CUDA_CHECK(cudaMemset(native_input_buffer.get(), 0, native_input_buffer.bytes()),
-                           "clearing the engine's input buffer");
-        input_view = packed(native_input_buffer.get(), stored_in);
-        convert_input = true;
+    input_ports.resize(size_t(graph.input_count()));
+    for (int k = 0; k < graph.input_count(); ++k) {
+        InputPort& port = input_ports[size_t(k)];
+        const Shape& in_shape = graph.input_shape(k);
+        port.float_buffer = DeviceBuffer(size_t(in_shape.elements()) * sizeof(float));
+        port.float_view = packed_view(port.float_buffer.get(), DType::F32, TensorLayout::Nchw,
+                                      in_shape.n, in_shape.c, in_shape.h, in_shape.w);
+        bool only_dense_convs_read_input = true;
+        for (const Op& op : graph.ops())
+            for (int in : op.inputs)
+                if (in == graph_input_id(k) &&
+                    (op.kind != OpKind::Conv || op.as<ConvAttrs>().groups != 1))
+                    only_dense_convs_read_input = false;
+        Shape stored_in = in_shape;
+        if (options.pad_input_channels && layout == TensorLayout::Nhwc && dtype != DType::F32 &&
+            in_shape.c % kChannelMultiple != 0 && only_dense_convs_read_input)
+            stored_in.c = (in_shape.c + kChannelMultiple - 1) / kChannelMultiple * kChannelMultiple;
+        if (dtype == DType::F32 && layout == TensorLayout::Nchw && stored_in == in_shape) {
+            port.view = port.float_view;
+        } else {
+            port.native_buffer = allocate(stored_in);
+            // The padded channels stay zero: nothing but this memset writes them.
+            IOSTUNE_CUDA_CHECK(cudaMemset(port.native_buffer.get(), 0, port.native_buffer.bytes()),
+                               "clearing the engine's input buffer");
+            port.view = packed(port.native_buffer.get(), stored_in);
+            port.convert = true;
+        }
+        port.logical_view = port.view.channels(0, in_shape.c);
     }
-    logical_input_view = input_view.channels(0, in_shape.c);
 
     outputs.resize(size_t(n));
     views.resize(size_t(n));
@@ -173,13 +181,18 @@ void Engine::Impl::plan_memory() {
     }
     base_views = views;
 
-    // The caller's float NCHW output, when the storage is anything else.
-    if (dtype != DType::F32 || layout != TensorLayout::Nchw) {
-        const Shape& out = graph.output_shape();
-        float_output = DeviceBuffer(size_t(out.elements()) * sizeof(float));
-        float_output_view = packed_view(float_output.get(), DType::F32, TensorLayout::Nchw, out.n,
-                                        out.c, out.h, out.w);
-        convert_output = true;
+    // The caller's float NCHW outputs, when the storage is anything else.
+    for (int id : graph.outputs()) {
+        OutputPort port;
+        port.op = id;
+        if (dtype != DType::F32 || layout != TensorLayout::Nchw) {
+            const Shape& out = graph.op(id).output;
+            port.float_buffer = DeviceBuffer(size_t(out.elements()) * sizeof(float));
+            port.float_view = packed_view(port.float_buffer.get(), DType::F32, TensorLayout::Nchw,
+                                          out.n, out.c, out.h, out.w);
+            port.convert = true;
+        }
+        output_ports.push_back(std::move(port));
     }
 
     execs.resize(size_t(n));

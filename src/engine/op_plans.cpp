@@ -133,7 +133,7 @@ void Engine::Impl::plan_op(const Op& op) {
                 const int src_id = op.inputs[k];
                 const TensorView& src = tensor(src_id);
                 if (src == out.channels(offset, src.c)) {
-                    const bool producer_staged = src_id != kGraphInput &&
+                    const bool producer_staged = !is_graph_input(src_id) &&
                                                  !execs[size_t(src_id)].convs.empty() &&
                                                  execs[size_t(src_id)].convs.back().output_staged();
                     producer_staged ? ++staged : ++in_place;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -77,30 +79,41 @@ HostTensor run_sepconv(const Op& op, const HostTensor& in, const std::vector<Par
 }
 
 // Runs the graph op by op. keep_all = false frees each tensor after its last consumer, so a
-// whole model at full resolution needs only its live tensors; the last op's output is kept.
-std::vector<HostTensor> run_graph(const Graph& graph, const HostTensor& input, bool keep_all) {
+// whole model at full resolution needs only its live tensors; the outputs are kept.
+std::vector<HostTensor> run_graph(const Graph& graph, const std::vector<HostTensor>& inputs_given,
+                                  bool keep_all) {
     if (graph.weights_state() == WeightsState::Absent)
         throw Error(fmt::format("reference: model '{}' has no weights; load or seed weights "
                                 "before running the CPU reference",
                                 graph.name()));
-    if (!(input.shape == graph.input_shape()) ||
-        input.data.size() != size_t(input.shape.elements()))
-        throw Error(fmt::format("reference: model '{}' takes a {} input, got {} with {} values",
-                                graph.name(), shape_text(graph.input_shape()),
-                                shape_text(input.shape), input.data.size()));
+    if (int(inputs_given.size()) != graph.input_count())
+        throw Error(fmt::format("reference: model '{}' takes {} input(s), got {}", graph.name(),
+                                graph.input_count(), inputs_given.size()));
+    for (int k = 0; k < graph.input_count(); ++k) {
+        const HostTensor& input = inputs_given[size_t(k)];
+        if (!(input.shape == graph.input_shape(k)) ||
+            input.data.size() != size_t(input.shape.elements()))
+            throw Error(fmt::format("reference: model '{}' takes a {} input {}, got {} with {} "
+                                    "values",
+                                    graph.name(), shape_text(graph.input_shape(k)), k,
+                                    shape_text(input.shape), input.data.size()));
+    }
+    const std::vector<int> kept = graph.outputs();
     std::vector<int> last_use(size_t(graph.size()), -1);
     for (const Op& op : graph.ops())
         for (int src : op.inputs)
-            if (src != kGraphInput) last_use[size_t(src)] = op.id;
+            if (!is_graph_input(src)) last_use[size_t(src)] = op.id;
     std::vector<HostTensor> outputs(size_t(graph.size()));
     for (const Op& op : graph.ops()) {
         std::vector<const HostTensor*> inputs;
         for (int src : op.inputs)
-            inputs.push_back(src == kGraphInput ? &input : &outputs[size_t(src)]);
+            inputs.push_back(is_graph_input(src) ? &inputs_given[size_t(graph_input_index(src))]
+                                                 : &outputs[size_t(src)]);
         outputs[size_t(op.id)] = reference_op(op, inputs, graph.params_of(op.id));
         if (keep_all) continue;
         for (int src : op.inputs)
-            if (src != kGraphInput && last_use[size_t(src)] == op.id && src != graph.output_id())
+            if (!is_graph_input(src) && last_use[size_t(src)] == op.id &&
+                std::find(kept.begin(), kept.end(), src) == kept.end())
                 outputs[size_t(src)] = HostTensor();
     }
     return outputs;
@@ -172,13 +185,21 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
 }
 
 std::vector<HostTensor> reference_run_all(const Graph& graph, const HostTensor& input) {
-    return run_graph(graph, input, true);
+    return run_graph(graph, {input}, true);
 }
 
 HostTensor reference_run(const Graph& graph, const HostTensor& input) {
-    auto outputs = run_graph(graph, input, false);
-    if (outputs.empty()) return input;
-    return std::move(outputs.back());
+    if (graph.size() == 0) return input;
+    auto outputs = run_graph(graph, {input}, false);
+    return std::move(outputs[size_t(graph.output_id())]);
+}
+
+std::vector<HostTensor> reference_run_outputs(const Graph& graph,
+                                              const std::vector<HostTensor>& inputs) {
+    auto all = run_graph(graph, inputs, false);
+    std::vector<HostTensor> outputs;
+    for (int id : graph.outputs()) outputs.push_back(std::move(all[size_t(id)]));
+    return outputs;
 }
 
 }  // namespace iostune

@@ -16,7 +16,12 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
 // Runs the whole graph (which must have weights) and returns every op's output.
 std::vector<HostTensor> reference_run_all(const Graph& graph, const HostTensor& input);
 
-// Runs the whole graph and returns the output of its last op.
+// Runs the whole graph and returns its (first) output.
 HostTensor reference_run(const Graph& graph, const HostTensor& input);
+
+// A graph with several inputs or outputs (a model set): one tensor per input in, one per output
+// out, in the graph's order.
+std::vector<HostTensor> reference_run_outputs(const Graph& graph,
+                                              const std::vector<HostTensor>& inputs);
 
 }  // namespace iostune

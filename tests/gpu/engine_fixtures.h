@@ -17,7 +17,10 @@
 
 namespace iostune::test {
 
-inline constexpr double kFp32Tolerance = 1e-4;
+// Strict fp32 (no tensor cores) still lets cuDNN pick its transform algorithms (Winograd, FFT)
+// when they time fastest; a 5x5 convolution through WINOGRAD_NONFUSED erred by 2.9e-4 relative
+// on the H100 (2026-11-22), so the bound is 1e-3: ten times tighter than TF32's.
+inline constexpr double kFp32Tolerance = 1e-3;
 inline constexpr double kTf32Tolerance = 1e-2;
 
 // Relative L2 error bounds of a zoo model's logits against the fp32 CPU reference. One rounding
