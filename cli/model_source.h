@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "replay/model_spec.h"
 
@@ -15,5 +16,12 @@ constexpr const char* kModelOptionHelp =
 
 // Adds the required --model option to `command`, stored in `spec`.
 CLI::Option* add_model_option(CLI::App* command, std::string& spec);
+
+// --model given once, or several times for a model set (model_set.h), and --shared-input.
+struct ModelSetChoice {
+    std::vector<std::string> specs;
+    bool shared_input = false;
+};
+void add_model_set_options(CLI::App* command, ModelSetChoice& choice);
 
 }  // namespace iostune::cli

@@ -16,10 +16,14 @@
 #include "db/schedule_store.h"
 #include "iostune/replay.h"
 #include "profiler/profile_report.h"
+#include "replay/device_match.h"
+#include "replay/schedule_selection.h"
 #include "search/baselines.h"
+#include "search/model_set_baselines.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
+#include "src/model_set.h"
 #include "src/weights.h"
 
 namespace iostune::cli {
@@ -27,7 +31,7 @@ namespace iostune::cli {
 namespace {
 
 struct ReplayCommandOptions {
-    std::string model;
+    ModelSetChoice models;
     int batch = 1;
     int iterations = 200;
     std::string db = db::kDefaultDatabasePath;
@@ -43,43 +47,95 @@ struct ReplayCommandOptions {
     int warmup = 20;
 };
 
-// The replay's output against a separate engine running the sequential schedule on the same
-// weights and input, in the same precision and layout: the schedule must not change the result
-// (beyond the precision's rounding, schedule_tolerance()).
+// The replay's outputs against separate engines running the sequential schedule on the same
+// weights and inputs, in the same precision and layout: the schedule must not change the result
+// (beyond the precision's rounding, schedule_tolerance()). A model set's outputs are each checked
+// against that model run alone.
+// A model set's models one after another, each with its best schedule stored for it alone on
+// this GPU (same batch and precision) in --db, or its sequential schedule when it has none.
+Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
+    if (set.members().empty())
+        throw Error("--schedule-source back-to-back runs the models of a model set one after "
+                    "another; give --model several times");
+    const db::ScheduleStore store = db::ScheduleStore::open(o.db, db::OpenMode::MustExist);
+    const db::DeviceRecord device = to_device_record(query_device_info());
+    std::vector<Schedule> schedules;
+    for (size_t i = 0; i < set.members().size(); ++i) {
+        const GraphMember& m = set.members()[i];
+        const ScheduleChoice choice = select_schedule(
+            store, {m.name, m.fingerprint, o.batch, o.precision}, [&] { return device; }, true);
+        if (choice.schedule) {
+            schedules.push_back(schedule_from_json(choice.schedule->schedule));
+            fmt::print(stderr, "back-to-back: {} runs its schedule #{} ({})\n", m.name,
+                       choice.schedule->id, choice.schedule->strategy);
+        } else {
+            schedules.push_back(sequential_schedule(member_graph(set, int(i))));
+            fmt::print(stderr, "back-to-back: {} runs its sequential schedule ({})\n", m.name,
+                       choice.fallback_reason);
+        }
+    }
+    return back_to_back_schedule(set, schedules);
+}
+
 void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
     if (o.native_io)
         throw Error("--validate compares float outputs; drop --native-io to validate the schedule");
-    Graph graph = load_model_spec(o.model, o.batch);
-    const HostTensor input = random_input(graph.input_shape(), 11);
-    std::vector<float> output(replayer.output_elements());
-    replayer.run_host(input.data.data(), output.data(), nullptr);
+    const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
+    std::vector<HostTensor> inputs;
+    for (int k = 0; k < graph.input_count(); ++k)
+        inputs.push_back(random_input(graph.input_shape(k), 11 + uint64_t(k)));
+    std::vector<std::vector<float>> outputs;
+    for (int k = 0; k < replayer.output_count(); ++k)
+        outputs.emplace_back(replayer.output_elements(k));
+    std::vector<const float*> in_ptrs;
+    for (const HostTensor& t : inputs) in_ptrs.push_back(t.data.data());
+    std::vector<float*> out_ptrs;
+    for (auto& out : outputs) out_ptrs.push_back(out.data());
+    replayer.run_host(in_ptrs, out_ptrs, nullptr);
 
     EngineOptions engine_options;
     engine_options.precision = precision_from_string(o.precision);
     engine_options.layout = tensor_layout_from_string(replayer.info().layout);
-    Engine sequential(std::move(graph), engine_options);
-    sequential.set_input(input);
-    sequential.launch_schedule(sequential_schedule(sequential.graph()), sequential.origin_stream());
-    const HostTensor reference = sequential.read_output();
-
-    double worst = 0, magnitude = 0;
-    for (size_t i = 0; i < output.size(); ++i) {
-        worst = std::max(worst, double(std::fabs(output[i] - reference.data[i])));
-        magnitude = std::max(magnitude, double(std::fabs(reference.data[i])));
+    // Each model on its own: the graph itself, or a set's member with the input it reads.
+    const int models = graph.members().empty() ? 1 : int(graph.members().size());
+    double worst_ratio = 0, worst = 0, worst_tolerance = 0;
+    for (int m = 0; m < models; ++m) {
+        Graph alone = graph.members().empty() ? graph : member_graph(graph, m);
+        const int input = graph.members().empty()
+                              ? 0
+                              : graph_input_index(graph.members()[size_t(m)].input);
+        Engine sequential(std::move(alone), engine_options);
+        sequential.set_input(inputs[size_t(input)]);
+        sequential.launch_schedule(sequential_schedule(sequential.graph()),
+                                   sequential.origin_stream());
+        const HostTensor reference = sequential.read_output();
+        const std::vector<float>& output = outputs[size_t(m)];
+        double diff = 0, magnitude = 0;
+        for (size_t i = 0; i < output.size(); ++i) {
+            diff = std::max(diff, double(std::fabs(output[i] - reference.data[i])));
+            magnitude = std::max(magnitude, double(std::fabs(reference.data[i])));
+        }
+        const double tolerance =
+            schedule_tolerance(engine_options.precision) * std::max(1.0, magnitude);
+        if (!(diff <= tolerance))
+            throw Error(fmt::format(
+                "validation failed: the replayed schedule's output{} differs from {} by up to "
+                "{:.3g} (tolerance {:.3g})",
+                models > 1 ? fmt::format(" {} ({})", m, graph.members()[size_t(m)].name) : "",
+                models > 1 ? "that model's sequential schedule run alone"
+                           : "the sequential schedule's",
+                diff, tolerance));
+        if (diff / tolerance >= worst_ratio)
+            worst_ratio = diff / tolerance, worst = diff, worst_tolerance = tolerance;
     }
-    const double tolerance =
-        schedule_tolerance(engine_options.precision) * std::max(1.0, magnitude);
-    if (!(worst <= tolerance))
-        throw Error(
-            fmt::format("validation failed: the replayed schedule's output differs from the "
-                        "sequential schedule's by up to {:.3g} (tolerance {:.3g})",
-                        worst, tolerance));
     // With --format json, stdout carries only the JSON object.
-    fmt::print(
-        o.format == "json" ? stderr : stdout,
-        "Validation: PASSED (output equals the sequential schedule's, max |diff| {:.3g}, "
-        "tolerance {:.3g})\n",
-        worst, tolerance);
+    fmt::print(o.format == "json" ? stderr : stdout,
+               "Validation: PASSED ({}, max |diff| {:.3g}, tolerance {:.3g})\n",
+               models > 1 ? fmt::format("each of the {} outputs equals its model's sequential "
+                                        "schedule run alone",
+                                        models)
+                          : std::string("output equals the sequential schedule's"),
+               worst, worst_tolerance);
 }
 
 void print_report(const ReplayInfo& info, const ReplayTiming& t) {
@@ -124,6 +180,9 @@ void write_times(const std::string& path, const ReplayTiming& t) {
 // Everything one replay measured, as one JSON object (the only thing printed with --format json).
 nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int warmup) {
     return {{"model", info.model},
+            {"members", info.members},
+            {"set_inputs", info.set_inputs.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(info.set_inputs)},
             {"batch", info.batch},
             {"precision", info.precision},
             {"layout", info.layout},
@@ -165,26 +224,33 @@ void run_replay(const ReplayCommandOptions& o) {
     options.native_io = o.native_io;
     options.fallback_sequential = o.fallback_sequential;
     options.schedule_source = o.schedule_source;
-    const bool search_baseline = o.schedule_source == "greedy" ||
-                                 o.schedule_source == "nimble" || o.schedule_source == "opara";
+    options.shared_input = o.models.shared_input;
+    const bool search_baseline = o.schedule_source == "greedy" || o.schedule_source == "nimble" ||
+                                 o.schedule_source == "opara" || o.schedule_source == "streams" ||
+                                 o.schedule_source == "back-to-back";
     if (search_baseline && o.schedule_id == 0) {
         // The search's baselines are the tuning tools' (the replay library has no search): the
         // schedule is computed here and handed over. Opara without a profile orders ops by the
         // simulated model's resource estimates.
-        const Graph graph = load_model_spec(o.model, o.batch);
+        const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
         options.schedule_source = "given";
-        const Schedule baseline = make_baseline(o.schedule_source, graph, nullptr);
+        const Schedule baseline = o.schedule_source == "back-to-back"
+                                      ? stored_back_to_back(graph, o)
+                                      : make_baseline(o.schedule_source, graph, nullptr);
         options.schedule_json = schedule_to_json(baseline).dump();
         options.schedule_name = o.schedule_source;
     }
     options.schedule_id = o.schedule_id;
-    Replayer replayer(o.model, options);
+    Replayer replayer(o.models.specs, options);
     const ReplayInfo& info = replayer.info();
     const bool table = o.format == "table";
 
     if (table) {
         fmt::print("model      {} (batch {}, {}, fingerprint {})\n", info.model, info.batch,
                    info.precision, info.fingerprint);
+        if (!info.members.empty())
+            fmt::print("set        {} models, {} input{}, one CUDA Graph, one output per model\n",
+                       info.members.size(), info.set_inputs, info.set_inputs == "shared" ? "" : "s");
         fmt::print("engine     {} activations in {}; input/output {}\n", info.storage, info.layout,
                    info.native_io ? "in that storage (--native-io, no conversion)"
                                   : "float NCHW (converted inside the graph)");
@@ -218,7 +284,7 @@ void add_replay_command(CLI::App& app) {
     auto o = std::make_shared<ReplayCommandOptions>();
     CLI::App* cmd = app.add_subcommand(
         "replay", "Run a model with its stored schedule as one CUDA Graph and report latency");
-    add_model_option(cmd, o->model);
+    add_model_set_options(cmd, o->models);
     cmd->add_option("-b,--batch", o->batch, "batch size")
         ->check(positive_whole_number())
         ->capture_default_str();
@@ -241,8 +307,11 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");
     cmd->add_option("--schedule-source", o->schedule_source,
                     "db: the best stored schedule; or a baseline computed from the graph without "
-                    "a database: sequential, greedy, nimble, opara")
-        ->check(CLI::IsMember({"db", "sequential", "greedy", "nimble", "opara"}))
+                    "a database: sequential, greedy, nimble, opara; for a model set also streams "
+                    "(each model on its own stream) and back-to-back (each model's best stored "
+                    "schedule, one model after another)")
+        ->check(CLI::IsMember({"db", "sequential", "greedy", "nimble", "opara", "streams",
+                               "back-to-back"}))
         ->capture_default_str();
     cmd->add_option("--schedule-id", o->schedule_id,
                     "replay exactly this stored schedule (ids: `iostune report`, or the search's "

@@ -32,6 +32,7 @@ struct ReportOptions {
     std::string format = "table";
     std::int64_t schedule_id = 0;
     std::string dot_path;
+    bool sets = false;
 };
 
 bool is_estimate(const db::ReportRow& row) { return !row.schedule.measured_ms.has_value(); }
@@ -278,9 +279,50 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
                    o.dot_path);
 }
 
+// The model sets the store holds (model_set.h): each set's key is its members' fingerprints in
+// order and whether they share one input, as its stored graph records.
+void report_sets(const db::ScheduleStore& store, const ReportOptions& o) {
+    nlohmann::json sets = nlohmann::json::array();
+    for (const db::ModelRecord& model : store.models()) {
+        const auto members = model.graph.find("members");
+        if (members == model.graph.end() || !members->is_array()) continue;
+        if (!o.model.empty() && lower(model.name).find(lower(o.model)) == std::string::npos &&
+            model.fingerprint.rfind(o.model, 0) != 0)
+            continue;
+        bool shared = true;
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& m : *members) {
+            shared = shared && m.value("input", "") == "input";
+            list.push_back({{"name", m.value("name", "")}, {"fingerprint", m.value("fingerprint", "")}});
+        }
+        sets.push_back({{"name", model.name}, {"fingerprint", model.fingerprint},
+                        {"inputs", shared ? "shared" : "separate"}, {"members", list}});
+    }
+    if (o.format == "json") {
+        fmt::print("{}\n", sets.dump(1));
+        return;
+    }
+    if (sets.empty()) {
+        fmt::print("'{}' holds no model sets; search one with `iostune search --model A --model B`\n",
+                   o.db);
+        return;
+    }
+    for (const auto& set : sets) {
+        fmt::print("{} (fingerprint {}, {} input{}, {} models)\n", set["name"].get<std::string>(),
+                   set["fingerprint"].get<std::string>(), set["inputs"].get<std::string>(),
+                   set["inputs"] == "shared" ? "" : "s", set["members"].size());
+        for (size_t i = 0; i < set["members"].size(); ++i)
+            fmt::print("  {}. {} (fingerprint {})\n", i + 1,
+                       set["members"][i]["name"].get<std::string>(),
+                       set["members"][i]["fingerprint"].get<std::string>());
+    }
+}
+
 void run_report(const ReportOptions& o) {
     const db::ScheduleStore store = db::ScheduleStore::open(o.db, db::OpenMode::MustExist);
-    if (o.schedule_id > 0)
+    if (o.sets)
+        report_sets(store, o);
+    else if (o.schedule_id > 0)
         report_schedule(store, o);
     else
         report_best(store, o);
@@ -295,6 +337,9 @@ void add_report_command(CLI::App& app) {
     cmd->add_option("--db", o->db, "schedule database (must exist)")->capture_default_str();
     cmd->add_option("--model", o->model, "only this model (name or fingerprint prefix)");
     cmd->add_option("--device", o->device, "only devices whose name contains this");
+    cmd->add_flag("--sets", o->sets,
+                  "list the model sets (searched with --model given several times): their "
+                  "models in order and whether they share one input");
     cmd->add_option("--format", o->format, "output: table, json, csv or md")
         ->check(CLI::IsMember({"table", "json", "csv", "md"}))
         ->capture_default_str();

@@ -1,4 +1,5 @@
-// `iostune search`: the tuning job (tuning/tuning_job.h) on one model: cost model, IOS search,
+// `iostune search`: the tuning job (tuning/tuning_job.h) on one model or a model set (--model
+// given several times, model_set.h): cost model, IOS search,
 // validation, end-to-end measurement on a GPU, and a row in the schedule store; then a summary
 // (table or JSON). Simulated latencies are always labelled as estimates.
 #include <fmt/format.h>
@@ -23,7 +24,7 @@ namespace iostune::cli {
 namespace {
 
 struct SearchCommandOptions {
-    std::string model;
+    ModelSetChoice models;
     int batch = 1;
     std::string strategy = "ios-both";
     int r = 3;
@@ -38,6 +39,7 @@ struct SearchCommandOptions {
     std::string format = "table";
     std::string schedule_out;
     std::vector<std::string> contenders = TuningOptions{}.contenders;
+    std::int64_t set_part_states = SearchOptions{}.max_set_part_states;
 };
 
 std::string ms(const std::optional<double>& value) {
@@ -63,6 +65,7 @@ nlohmann::json layouts_json(const TuningSummary& t) {
 
 nlohmann::json summary_json(const TuningSummary& t) {
     return {{"model", t.model},
+            {"set_inputs", t.set_inputs.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.set_inputs)},
             {"fingerprint", t.fingerprint},
             {"batch", t.batch},
             {"precision", t.precision},
@@ -97,6 +100,9 @@ void print_summary_table(const TuningSummary& t) {
     const std::string pruning = t.r > 0 ? fmt::format("r={} s={}", t.r, t.s) : std::string("none");
     fmt::print("model      {} (batch {}, {}, fingerprint {})\n", t.model, t.batch, t.precision,
                t.fingerprint);
+    if (!t.set_inputs.empty())
+        fmt::print("set        {} models, {} input{}, searched as one graph\n", t.set_members,
+                   t.set_inputs, t.set_inputs == "shared" ? "" : "s");
     fmt::print("device     {}\n", t.device);
     std::string layouts;
     for (const ContestEntry& e : t.layout_ms)
@@ -157,6 +163,7 @@ void run_search(const SearchCommandOptions& o) {
     options.search.max_group_ops = o.r;
     options.search.max_groups = o.s;
     options.search.reference_endings = o.reference_endings;
+    options.search.max_set_part_states = o.set_part_states;
     options.search.progress = o.format == "table";
     options.db_path = o.db;
     options.precision = o.precision;
@@ -164,7 +171,7 @@ void run_search(const SearchCommandOptions& o) {
     options.sim_device = o.device;
     options.contenders = o.contenders;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
-    const Graph graph = load_model_spec(o.model, o.batch);
+    const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
     const TuningSummary summary = run_tuning_job(
         graph, options, [](const std::string& line) { fmt::print(stderr, "{}\n", line); });
 
@@ -190,7 +197,7 @@ void add_search_command(CLI::App& app) {
     auto o = std::make_shared<SearchCommandOptions>();
     CLI::App* cmd = app.add_subcommand(
         "search", "Tune a model: IOS search, validate, measure and store the schedule");
-    add_model_option(cmd, o->model);
+    add_model_set_options(cmd, o->models);
     cmd->add_option("-b,--batch", o->batch, "batch size")
         ->check(positive_whole_number())
         ->capture_default_str();
@@ -232,6 +239,11 @@ void add_search_command(CLI::App& app) {
                     "opara, or none")
         ->delimiter(',')
         ->check(CLI::IsMember({"greedy", "nimble", "opara", "sequential", "none"}))
+        ->capture_default_str();
+    cmd->add_option("--set-part-states", o->set_part_states,
+                    "model sets: the DP's largest part across models, in states; a part above it "
+                    "is halved per model (larger: a deeper search, many more stages to measure)")
+        ->check(CLI::Range(std::int64_t(2), std::int64_t(1) << 20))
         ->capture_default_str();
     cmd->add_option("--schedule-out", o->schedule_out,
                     "also write the schedule as JSON to this file");

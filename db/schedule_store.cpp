@@ -310,6 +310,20 @@ std::optional<ModelRecord> ScheduleStore::model(std::int64_t id) const {
     return model;
 }
 
+std::vector<ModelRecord> ScheduleStore::models() const {
+    Statement query(*connection_, "SELECT id, name, fingerprint, graph_json FROM models ORDER BY id");
+    std::vector<ModelRecord> out;
+    while (query.step()) {
+        ModelRecord model;
+        model.id = query.column_int(0);
+        model.name = query.column_text(1);
+        model.fingerprint = query.column_text(2);
+        model.graph = parse_json_column(query, 3, path(), "model graph");
+        out.push_back(std::move(model));
+    }
+    return out;
+}
+
 std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
     Transaction transaction(*connection_);
     Statement insert(*connection_,

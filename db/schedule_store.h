@@ -44,6 +44,7 @@ public:
     std::int64_t upsert_model(const ModelRecord& model);
     std::optional<ModelRecord> model_by_fingerprint(const std::string& fingerprint) const;
     std::optional<ModelRecord> model(std::int64_t id) const;
+    std::vector<ModelRecord> models() const;  // every model, by id
 
     // Inserts a new row (record.id and created_at are ignored; an empty tool_version/git_commit
     // is stamped with this build's). Returns the new id.

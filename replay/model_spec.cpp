@@ -6,6 +6,7 @@
 
 #include "src/error.h"
 #include "src/model_json.h"
+#include "src/model_set.h"
 #include "src/onnx/onnx_import.h"
 #include "src/zoo/zoo.h"
 
@@ -26,6 +27,14 @@ Graph load_model_spec(const std::string& spec, int batch) {
         throw Error(fmt::format("'{}': unrecognised model file type '{}' (expected .json or .onnx)",
                                 spec, extension));
     return build_zoo_model(spec, batch);
+}
+
+Graph load_models(const std::vector<std::string>& specs, int batch, bool shared_input) {
+    if (specs.empty()) throw Error("no model given; pass --model NAME|FILE (several for a set)");
+    if (specs.size() == 1) return load_model_spec(specs.front(), batch);
+    std::vector<Graph> models;
+    for (const std::string& spec : specs) models.push_back(load_model_spec(spec, batch));
+    return combine_models(models, shared_input ? SetInputs::Shared : SetInputs::Separate);
 }
 
 }  // namespace iostune

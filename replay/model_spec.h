@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "src/graph.h"
 
@@ -13,5 +14,9 @@ namespace iostune {
 // Throws iostune::Error for an unknown name (listing the zoo), a missing or invalid file, an
 // ONNX model the importer refuses, or a file that is neither .json nor .onnx.
 Graph load_model_spec(const std::string& spec, int batch);
+
+// One model (one spec), or a model set (model_set.h) of several: every model of the set reads
+// one shared input (`shared_input`, all input shapes equal) or its own. Errors name the spec.
+Graph load_models(const std::vector<std::string>& specs, int batch, bool shared_input);
 
 }  // namespace iostune

@@ -15,12 +15,31 @@
 #include "src/error.h"
 #include "src/precision.h"
 #include "src/model_json.h"
+#include "src/model_set.h"
 
 namespace iostune {
 
 namespace {
 
 std::array<int, 4> dims(const Shape& s) { return {s.n, s.c, s.h, s.w}; }
+
+// What every ReplayInfo says about the graph: its shapes and, for a model set, its models.
+void describe_graph(const Graph& graph, ReplayInfo& info) {
+    info.model = graph.name();
+    info.input_shape = dims(graph.input_shape());
+    info.output_shape = dims(graph.output_shape());
+    for (int k = 0; k < graph.input_count(); ++k) info.input_shapes.push_back(dims(graph.input_shape(k)));
+    for (int id : graph.outputs()) info.output_shapes.push_back(dims(graph.op(id).output));
+    for (const GraphMember& m : graph.members()) info.members.push_back(m.name);
+    if (const auto inputs = set_inputs_of(graph)) info.set_inputs = to_string(*inputs);
+}
+
+// "resnet50", or a model set's "a+b", for messages.
+std::string models_label(const std::vector<std::string>& models) {
+    std::string joined;
+    for (const std::string& m : models) joined += (joined.empty() ? "" : "+") + m;
+    return joined;
+}
 
 // The stored schedule, checked against this graph; a schedule that does not fit is refused like
 // any other mismatch (or replaced by the sequential one when the caller allows it).
@@ -86,8 +105,7 @@ struct Replayer::Impl {
     ReplayInfo info;
     Engine engine;
     CudaGraphExec exec;
-    size_t input_elements = 0;
-    size_t output_elements = 0;
+    std::vector<size_t> input_elements, output_elements;
 
     // Plans the engine, warms up and captures the one CUDA Graph every run launches.
     Impl(Graph graph, const Schedule& schedule, ReplayInfo replay_info,
@@ -100,25 +118,53 @@ struct Replayer::Impl {
         info.graph_nodes = exec.node_count();
         info.convolutions = engine.conv_count();
         info.pinned_convolutions = engine.pinned_conv_count();
-        input_elements = size_t(engine.graph().input_shape().elements());
-        output_elements = size_t(engine.graph().output_shape().elements());
+        const Graph& g = engine.graph();
+        for (int k = 0; k < g.input_count(); ++k)
+            input_elements.push_back(size_t(g.input_shape(k).elements()));
+        for (int id : g.outputs()) output_elements.push_back(size_t(g.op(id).output.elements()));
+    }
+
+    size_t input_size(int index) const {
+        if (index < 0 || index >= int(input_elements.size()))
+            throw Error(fmt::format("'{}' has {} input(s); there is no input {}", info.model,
+                                    input_elements.size(), index));
+        return input_elements[size_t(index)];
+    }
+    size_t output_size(int index) const {
+        if (index < 0 || index >= int(output_elements.size()))
+            throw Error(fmt::format("'{}' has {} output(s); there is no output {}", info.model,
+                                    output_elements.size(), index));
+        return output_elements[size_t(index)];
+    }
+    void require_counts(size_t inputs, size_t outputs, const char* call) const {
+        if (inputs != input_elements.size() || outputs != output_elements.size())
+            throw Error(fmt::format(
+                "Replayer::{} got {} input(s) and {} output(s); '{}' takes {} and returns {}{}",
+                call, inputs, outputs, info.model, input_elements.size(), output_elements.size(),
+                info.members.empty() ? ""
+                                     : " (a model set: one output per model; one input per "
+                                       "model unless shared_input)"));
     }
 };
 
-Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
+Replayer::Replayer(const std::string& model, const ReplayOptions& options)
+    : Replayer(std::vector<std::string>{model}, options) {}
+
+Replayer::Replayer(const std::vector<std::string>& models, const ReplayOptions& options) {
+    const std::string model = models_label(models);
     if (options.schedule_id != 0 && options.schedule_source != "db")
         throw Error(fmt::format("a schedule id (#{}) picks a stored schedule; it cannot be combined "
                                 "with the baseline '{}': drop one of the two",
                                 options.schedule_id, baseline_name(options)));
     if (options.schedule_source != "db") {
-        init_without_store(model, options);
+        init_without_store(models, options);
         return;
     }
     const TensorLayout fallback_layout = requested_layout(options);  // checks both options' names
     // Store first, then model, then key: each failure is reported before the GPU is touched.
     const db::ScheduleStore store =
         db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
-    Graph graph = load_model_spec(model, options.batch);
+    Graph graph = load_models(models, options.batch, options.shared_input);
     const ScheduleQuery query{graph.name(), fingerprint(graph), options.batch, options.precision};
 
     std::optional<DeviceInfo> device_info;
@@ -142,13 +188,11 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
     const Schedule schedule = schedule_to_run(graph, choice, options.fallback_sequential);
 
     ReplayInfo info;
-    info.model = graph.name();
+    describe_graph(graph, info);
     info.fingerprint = query.fingerprint;
     info.device = describe_device(to_device_record(*device_info));
     info.batch = options.batch;
     info.precision = options.precision;
-    info.input_shape = dims(graph.input_shape());
-    info.output_shape = dims(graph.output_shape());
     info.stages = int(schedule.flat_stages().size());
     EngineOptions engine_options = engine_options_for(
         options, choice.schedule ? tensor_layout_from_string(choice.schedule->layout) : fallback_layout);
@@ -169,13 +213,15 @@ Replayer::Replayer(const std::string& model, const ReplayOptions& options) {
     impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
 }
 
-void Replayer::init_without_store(const std::string& model, const ReplayOptions& options) {
+void Replayer::init_without_store(const std::vector<std::string>& models,
+                                  const ReplayOptions& options) {
+    const std::string model = models_label(models);
     if (options.schedule_source != "sequential" && options.schedule_source != "given")
         throw Error(fmt::format("unknown schedule source '{}'; use db, sequential or given (a "
                                 "schedule in ReplayOptions::schedule_json)",
                                 options.schedule_source));
     const EngineOptions engine_options = engine_options_for(options, requested_layout(options));
-    Graph graph = load_model_spec(model, options.batch);
+    Graph graph = load_models(models, options.batch, options.shared_input);
     const Schedule schedule = options.schedule_source == "sequential"
                                   ? sequential_schedule(graph)
                                   : given_schedule(options, graph.name());
@@ -185,13 +231,11 @@ void Replayer::init_without_store(const std::string& model, const ReplayOptions&
                                 "usable ({}); run it on the GPU machine",
                                 model, why));
     ReplayInfo info;
-    info.model = graph.name();
+    describe_graph(graph, info);
     info.fingerprint = fingerprint(graph);
     info.device = describe_device(to_device_record(query_device_info(options.device)));
     info.batch = options.batch;
     info.precision = options.precision;
-    info.input_shape = dims(graph.input_shape());
-    info.output_shape = dims(graph.output_shape());
     info.stages = int(schedule.flat_stages().size());
     info.strategy = "baseline:" + baseline_name(options);
     impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
@@ -202,36 +246,58 @@ Replayer::Replayer(Replayer&&) noexcept = default;
 Replayer& Replayer::operator=(Replayer&&) noexcept = default;
 
 const ReplayInfo& Replayer::info() const { return impl_->info; }
-size_t Replayer::input_elements() const { return impl_->input_elements; }
-size_t Replayer::output_elements() const { return impl_->output_elements; }
+int Replayer::input_count() const { return int(impl_->input_elements.size()); }
+int Replayer::output_count() const { return int(impl_->output_elements.size()); }
+size_t Replayer::input_elements(int index) const { return impl_->input_size(index); }
+size_t Replayer::output_elements(int index) const { return impl_->output_size(index); }
 
 void Replayer::launch(cudaStream_t stream) { impl_->exec.launch(stream); }
-float* Replayer::input_buffer() { return impl_->engine.input_device(); }
-const float* Replayer::output_buffer() const { return impl_->engine.output_device(); }
-void* Replayer::native_input_buffer() { return impl_->engine.native_input().data; }
-const void* Replayer::native_output_buffer() const { return impl_->engine.native_output().data; }
+float* Replayer::input_buffer(int index) { return impl_->engine.input_device(index); }
+const float* Replayer::output_buffer(int index) const {
+    return impl_->engine.output_device(index);
+}
+void* Replayer::native_input_buffer(int index) { return impl_->engine.native_input(index).data; }
+const void* Replayer::native_output_buffer(int index) const {
+    return impl_->engine.native_output(index).data;
+}
 
 void Replayer::run(const float* input, float* output, cudaStream_t stream) {
-    require_float_io(impl_->info, "run");
-    impl_->engine.set_input_device(input, stream);
-    impl_->exec.launch(stream);
-    IOSTUNE_CUDA_CHECK(
-        cudaMemcpyAsync(output, impl_->engine.output_device(),
-                        impl_->output_elements * sizeof(float), cudaMemcpyDeviceToDevice, stream),
-        "copying the replay output to the caller's buffer");
+    run(std::vector<const float*>{input}, std::vector<float*>{output}, stream);
 }
 
 void Replayer::run_host(const float* input, float* output, cudaStream_t stream) {
-    require_float_io(impl_->info, "run_host");
-    IOSTUNE_CUDA_CHECK(
-        cudaMemcpyAsync(impl_->engine.input_device(), input, impl_->input_elements * sizeof(float),
-                        cudaMemcpyHostToDevice, stream),
-        "copying the replay input from host memory");
+    run_host(std::vector<const float*>{input}, std::vector<float*>{output}, stream);
+}
+
+void Replayer::run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs,
+                   cudaStream_t stream) {
+    require_float_io(impl_->info, "run");
+    impl_->require_counts(inputs.size(), outputs.size(), "run");
+    for (size_t k = 0; k < inputs.size(); ++k)
+        impl_->engine.set_input_device(inputs[k], stream, int(k));
     impl_->exec.launch(stream);
-    IOSTUNE_CUDA_CHECK(
-        cudaMemcpyAsync(output, impl_->engine.output_device(),
-                        impl_->output_elements * sizeof(float), cudaMemcpyDeviceToHost, stream),
-        "copying the replay output to host memory");
+    for (size_t k = 0; k < outputs.size(); ++k)
+        IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(outputs[k], impl_->engine.output_device(int(k)),
+                                           impl_->output_elements[k] * sizeof(float),
+                                           cudaMemcpyDeviceToDevice, stream),
+                           "copying the replay output to the caller's buffer");
+}
+
+void Replayer::run_host(const std::vector<const float*>& inputs,
+                        const std::vector<float*>& outputs, cudaStream_t stream) {
+    require_float_io(impl_->info, "run_host");
+    impl_->require_counts(inputs.size(), outputs.size(), "run_host");
+    for (size_t k = 0; k < inputs.size(); ++k)
+        IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(impl_->engine.input_device(int(k)), inputs[k],
+                                           impl_->input_elements[k] * sizeof(float),
+                                           cudaMemcpyHostToDevice, stream),
+                           "copying the replay input from host memory");
+    impl_->exec.launch(stream);
+    for (size_t k = 0; k < outputs.size(); ++k)
+        IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(outputs[k], impl_->engine.output_device(int(k)),
+                                           impl_->output_elements[k] * sizeof(float),
+                                           cudaMemcpyDeviceToHost, stream),
+                           "copying the replay output to host memory");
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "waiting for the replay to finish");
 }
 

@@ -4,6 +4,7 @@
 
 #include "search/device_profile.h"
 #include "search/greedy_scheduler.h"
+#include "search/model_set_baselines.h"
 #include "search/nimble_scheduler.h"
 #include "search/op_estimate.h"
 #include "search/opara_scheduler.h"
@@ -18,6 +19,7 @@ Schedule make_baseline(const std::string& name, const Graph& graph,
     if (name == "sequential") return sequential_schedule(graph);
     if (name == "greedy") return greedy_schedule(graph);
     if (name == "nimble") return nimble_schedule(graph);
+    if (name == "streams") return member_streams_schedule(graph);
     if (name == "opara") {
         if (!resources)
             return opara_schedule(graph,
@@ -29,8 +31,8 @@ Schedule make_baseline(const std::string& name, const Graph& graph,
                                     graph.size()));
         return opara_schedule(graph, *resources);
     }
-    throw Error(fmt::format("unknown baseline '{}'; choose one of: {}", name,
-                            fmt::join(baseline_names(), ", ")));
+    throw Error(fmt::format("unknown baseline '{}'; choose one of: {} (and for model sets: streams)",
+                            name, fmt::join(baseline_names(), ", ")));
 }
 
 }  // namespace iostune

@@ -3,6 +3,7 @@
 //   greedy      IOS paper's greedy: all ready ops in the next stage (greedy_scheduler.h)
 //   nimble      Nimble's stream assignment (nimble_scheduler.h)
 //   opara       Opara's stream allocation + launch order (opara_scheduler.h)
+//   streams     a model set's models each on its own stream (model_set_baselines.h)
 #pragma once
 
 #include <string>
@@ -13,6 +14,7 @@
 
 namespace iostune {
 
+// The baselines of any graph; "streams" (model sets only) is made by make_baseline too.
 std::vector<std::string> baseline_names();
 
 // The named baseline's schedule. `resources` feeds Opara; without it (nullptr) Opara uses the

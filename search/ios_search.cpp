@@ -218,9 +218,11 @@ void split_into_parts(const Graph& graph, const std::vector<int>& ops, const Sea
     int64_t states = 0;
     if (!too_many_ops) {
         dag = make_part_dag(graph, ops);
-        states = count_states(dag, options.max_part_states);
+        states = count_states(dag, std::max(options.max_part_states, options.max_set_part_states));
     }
-    if (too_many_ops || (states > options.max_part_states && ops.size() > 1)) {
+    const int64_t limit = spans_members(graph, ops) ? options.max_set_part_states
+                                                    : options.max_part_states;
+    if (too_many_ops || (states > limit && ops.size() > 1)) {
         auto [first, second] = spans_members(graph, ops)
             ? halve_per_member(graph, ops)
             : std::pair{std::vector<int>(ops.begin(), ops.begin() + std::ptrdiff_t(ops.size() / 2)),
@@ -240,6 +242,9 @@ void check_options(const SearchOptions& options) {
     if (options.max_part_ops < 1 || options.max_part_ops > kMaxPartOps)
         throw Error(fmt::format("search: max_part_ops must be in 1..{} (got {})", kMaxPartOps,
                                 options.max_part_ops));
+    if (options.max_set_part_states < 2)
+        throw Error(fmt::format("search: the model-set part bound must be at least 2 (got {})",
+                                options.max_set_part_states));
     if (options.max_part_states < 2)
         throw Error(fmt::format("search: max_part_states must be at least 2 (got {})",
                                 options.max_part_states));

@@ -46,6 +46,10 @@ struct SearchOptions {
     bool reference_endings = false;
     int max_part_ops = 64;               // at most 64 (bits in a state)
     int64_t max_part_states = 1 << 20;   // memory bound of one part's DP table
+    // A part holding ops of several models of a set: its states are the product of the
+    // members', and each state has endings across all of them, so it is halved (per member)
+    // much sooner (docs/model-sets.md has the trade-off: stages to measure against quality).
+    int64_t max_set_part_states = 128;
     bool progress = true;                // progress bar on stderr (only if it is a terminal)
 };
 

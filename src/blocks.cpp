@@ -88,30 +88,44 @@ std::vector<Block> cut_range(const Graph& graph, int first, int end) {
     return blocks;
 }
 
-// The members' blocks aligned into super-blocks by cumulative latency (blocks.h).
+// Each block's cost and the fraction of its member's total latency at which it ends.
+std::vector<double> block_ends(const std::vector<Block>& blocks, const OpLatency& latency) {
+    std::vector<double> ends;
+    double total = 0;
+    for (const Block& b : blocks) {
+        for (int id : b.ops) total += std::max(0.0, latency(id));
+        ends.push_back(total);
+    }
+    for (size_t b = 0; b < ends.size(); ++b)
+        ends[b] = total > 0 ? ends[b] / total : double(b + 1) / double(ends.size());
+    return ends;
+}
+
+// The members' blocks aligned into super-blocks by cumulative latency (blocks.h): the member
+// with the most blocks sets the super-blocks' boundaries (its block ends, as fractions of its
+// latency), and every other member's block goes where its middle falls. Identical members thus
+// advance exactly in lockstep.
 std::vector<Block> align_members(const Graph& graph, const OpLatency& latency) {
     std::vector<std::vector<Block>> member_blocks;
-    size_t k = 1;
+    size_t pace = 0;  // the member whose blocks set the boundaries
     for (const GraphMember& m : graph.members()) {
         member_blocks.push_back(cut_range(graph, m.first_op, m.end_op));
-        k = std::max(k, member_blocks.back().size());
+        if (member_blocks.back().size() > member_blocks[pace].size())
+            pace = member_blocks.size() - 1;
     }
-    std::vector<Block> super(k);
-    for (const auto& blocks : member_blocks) {
-        std::vector<double> cost;
-        double total = 0;
-        for (const Block& b : blocks) {
-            double c = 0;
-            for (int id : b.ops) c += std::max(0.0, latency(id));
-            cost.push_back(c);
-            total += c;
-        }
-        double before = 0;
+    const std::vector<double> boundaries = block_ends(member_blocks[pace], latency);
+    std::vector<Block> super(boundaries.size());
+    for (size_t m = 0; m < member_blocks.size(); ++m) {
+        const auto& blocks = member_blocks[m];
+        const std::vector<double> ends = block_ends(blocks, latency);
         for (size_t b = 0; b < blocks.size(); ++b) {
-            const double middle = total > 0 ? (before + cost[b] / 2) / total
-                                             : (double(b) + 0.5) / double(blocks.size());
-            before += cost[b];
-            const size_t j = std::min(k - 1, size_t(middle * double(k)));
+            size_t j = b;  // the pacing member's own blocks are the super-blocks
+            if (m != pace) {
+                const double middle = ((b == 0 ? 0.0 : ends[b - 1]) + ends[b]) / 2;
+                j = size_t(std::upper_bound(boundaries.begin(), boundaries.end(), middle) -
+                           boundaries.begin());
+                j = std::min(j, super.size() - 1);
+            }
             auto& ops = super[j].ops;
             ops.insert(ops.end(), blocks[b].ops.begin(), blocks[b].ops.end());
         }

@@ -7,9 +7,10 @@
 // A model set (model_set.h) has no such cut between its members, which run side by side, so
 // cutting it alone would make each whole model (or, with a shared input, all of them) one
 // block: far too large for the DP. Instead each member is cut on its own, and the members'
-// blocks are aligned into super-blocks by cumulative latency: block b of member m, whose middle
-// lies at fraction f of m's total latency, goes to super-block floor(f * K), with K the largest
-// member block count. Members of one set then advance through their models at the same pace,
+// blocks are aligned into super-blocks by cumulative latency: the member with the most blocks
+// paces the set (its blocks' ends, as fractions of its total latency, are the super-blocks'
+// boundaries), and block b of another member goes to the super-block in which its middle falls
+// (as a fraction of that member's latency). Members of one set then advance at the same pace,
 // one super-block (a barrier) at a time, and the DP searches each super-block's union of member
 // blocks, in which one stage may hold ops of several members. The latency per op comes from the
 // caller (the search passes its cost model's single-op costs); without one, a roofline proxy of

@@ -12,6 +12,7 @@
 #include "replay/device_match.h"
 #include "replay/gpu_check.h"
 #include "search/baselines.h"
+#include "search/model_set_baselines.h"
 #include "search/cached_cost_model.h"
 #include "search/search_stats.h"
 #include "search/sim_cost_model.h"
@@ -19,6 +20,7 @@
 #include "src/engine/engine.h"
 #include "src/error.h"
 #include "src/model_json.h"
+#include "src/model_set.h"
 #include "src/precision.h"
 #include "src/stopwatch.h"
 #include "src/weights.h"
@@ -167,6 +169,30 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
     return result;
 }
 
+// A model set's members run one after another, each with its best schedule stored for it alone
+// (same device, batch and precision), or its sequential schedule when it has none; `sources`
+// gets one line per member saying which.
+Schedule stored_back_to_back(const Graph& set, const db::ScheduleStore& store,
+                             std::int64_t device_id, const std::string& precision,
+                             std::vector<std::string>& sources) {
+    std::vector<Schedule> schedules;
+    for (size_t i = 0; i < set.members().size(); ++i) {
+        const GraphMember& m = set.members()[i];
+        const auto row = store.best_schedule(m.fingerprint, device_id, set.batch(), precision);
+        if (row) {
+            schedules.push_back(schedule_from_json(row->schedule));
+            sources.push_back(fmt::format("{}: schedule #{} ({}, {:.4f} ms alone)", m.name,
+                                          row->id, row->strategy, row->measured_ms.value_or(0)));
+        } else {
+            schedules.push_back(sequential_schedule(member_graph(set, int(i))));
+            sources.push_back(fmt::format("{}: sequential (no schedule stored for it; search it "
+                                          "alone first for a stronger baseline)",
+                                          m.name));
+        }
+    }
+    return back_to_back_schedule(set, schedules);
+}
+
 double sequential_prediction(const Graph& graph, CostModel& model) {
     double total = 0;
     for (const Stage& stage : sequential_schedule(graph).flat_stages()) {
@@ -254,6 +280,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
 
     TuningSummary summary;
     summary.model = graph.name();
+    if (const auto inputs = set_inputs_of(graph)) {
+        summary.set_inputs = to_string(*inputs);
+        summary.set_members = int(graph.members().size());
+    }
     summary.fingerprint = graph_fingerprint;
     summary.batch = graph.batch();
     summary.precision = options.precision;
@@ -317,6 +347,17 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         std::vector<Baseline> baselines;
         for (const std::string& name : contenders)
             baselines.push_back({name, make_baseline(name, graph), {}});
+        if (!graph.members().empty()) {
+            // A model set always meets what its user has without iostune's co-scheduling.
+            std::vector<std::string> sources;
+            baselines.push_back({"streams", member_streams_schedule(graph), {}});
+            baselines.push_back({"back-to-back",
+                                 stored_back_to_back(graph, store, device_id, options.precision,
+                                                     sources),
+                                 {}});
+            stats["back_to_back_members"] = sources;
+            for (const std::string& line : sources) notice("back-to-back baseline: " + line);
+        }
         EndToEnd e2e =
             measure_end_to_end(graph, result.schedule, std::move(baselines), options, layout);
         summary.measured_ms = e2e.schedule.median_ms;

@@ -53,6 +53,8 @@ struct TuningOptions {
 
 struct TuningSummary {
     std::string model;
+    std::string set_inputs;  // a model set's: "shared" or "separate"; "" for one model
+    int set_members = 0;
     std::string fingerprint;
     int batch = 0;
     std::string precision;

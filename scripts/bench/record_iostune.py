@@ -122,6 +122,13 @@ def record_run(args):
         details = {k: replay[k] for k in REPLAY_DETAIL_KEYS if k in replay}
         details["reported"] = {k: replay[k] for k in ("median_ms", "p90_ms") if k in replay}
         details["replayed_schedule_id"] = replay.get("schedule_id")
+        # A model set (several --model): the keys summarize.py groups set rows by, as
+        # torch_set_peers.py writes them.
+        members = replay.get("members") or []
+        if len(members) > 1:
+            mode = replay.get("set_inputs")
+            details.update({"model_set": members, "input_mode": mode,
+                            "set_spec": f"{'+'.join(members)}:{mode}"})
         measurement = {"warmup_runs": replay.get("warmup"), "timed_runs": len(samples),
                        "method": replay.get("timing", "cuda-events per graph launch")}
         check_reported(replay, samples, args.replay_json)

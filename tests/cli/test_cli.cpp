@@ -249,3 +249,49 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
         CHECK_THAT(r.err, Catch::Contains("]: op 'bad_add' (add): shape mismatch"));
     }
 }
+
+TEST_CASE("a model set: searched as one key, listed by report --sets, refused cleanly",
+          "[cli][model_set]") {
+    const fs::path db = scratch_dir() / "sets.db";
+    fs::remove(db);
+    Result r = run("search --model squeezenet1_1 --model squeezenet1_1 --shared-input --cost sim "
+                   "--format json --db " + quoted(db));
+    REQUIRE(r.exit_code == 0);
+    const json shared = json::parse(r.out);
+    CHECK(shared["model"] == "squeezenet1_1+squeezenet1_1");
+    CHECK(shared["set_inputs"] == "shared");
+    // The same models with separate inputs, and in another order, are other keys.
+    r = run("search --model squeezenet1_1 --model googlenet --cost sim --format json --db " +
+            quoted(db));
+    REQUIRE(r.exit_code == 0);
+    const json separate = json::parse(r.out);
+    CHECK(separate["set_inputs"] == "separate");
+    r = run("search --model googlenet --model squeezenet1_1 --cost sim --format json --db " +
+            quoted(db));
+    REQUIRE(r.exit_code == 0);
+    CHECK(json::parse(r.out)["fingerprint"] != separate["fingerprint"]);
+
+    r = run("report --sets --db " + quoted(db));
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("squeezenet1_1+squeezenet1_1 (fingerprint " +
+                                      shared["fingerprint"].get<std::string>() +
+                                      ", shared input, 2 models)"));
+    CHECK_THAT(r.out, Catch::Contains("squeezenet1_1+googlenet"));
+    CHECK_THAT(r.out, Catch::Contains("separate inputs"));
+    r = run("report --sets --format json --db " + quoted(db));
+    REQUIRE(r.exit_code == 0);
+    CHECK(json::parse(r.out).size() == 3);
+
+    // Shared input across different input sizes: one message, nothing written.
+    const fs::path fresh = scratch_dir() / "fresh.db";
+    fs::remove(fresh);
+    r = run("search --model inception_v3 --model googlenet --shared-input --cost sim --db " +
+            quoted(fresh));
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("--shared-input needs one input shape"));
+    CHECK_FALSE(fs::exists(fresh));
+    // A set baseline on one model is refused with what to do.
+    r = run("replay --model googlenet --schedule-source streams");
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("model set"));
+}

@@ -18,6 +18,13 @@
 // message saying what differs, unless `fallback_sequential` asks for the sequential schedule
 // instead.
 //
+// A model set (several models searched as one graph by `iostune search --model A --model B`):
+//
+//   iostune::Replayer set({"resnet50", "resnet50_variant.onnx"}, options);  // options.shared_input
+//   set.run({d_input}, {d_out_a, d_out_b}, stream);  // one input if shared, else one per model
+//
+// runs every model in one CUDA Graph and returns one output per model, in the order given.
+//
 // One Replayer owns one set of activation buffers: runs on different streams must be ordered by
 // the caller (or use one Replayer per stream).
 #pragma once
@@ -62,6 +69,8 @@ struct ReplayOptions {
     // schedule_id) instead of the best one for (model, GPU, batch, precision); 0: the best one.
     // Only with schedule_source "db".
     std::int64_t schedule_id = 0;
+    // A model set's models all read one input (its first model's); otherwise each its own.
+    bool shared_input = false;
 };
 
 // What was loaded, for logs and reports.
@@ -86,8 +95,13 @@ struct ReplayInfo {
     // with the schedule (the rest chose theirs by measurement when the Replayer was built).
     int convolutions = 0;
     int pinned_convolutions = 0;
-    std::array<int, 4> input_shape{};   // N, C, H, W
-    std::array<int, 4> output_shape{};  // N, C, H, W
+    std::array<int, 4> input_shape{};   // N, C, H, W (the first input's)
+    std::array<int, 4> output_shape{};  // N, C, H, W (the first output's)
+    // Every input and output (a model set has one output per model, and one input per model
+    // unless shared); one each for a single model.
+    std::vector<std::array<int, 4>> input_shapes, output_shapes;
+    std::vector<std::string> members;  // a model set's models, in order; empty for one model
+    std::string set_inputs;            // a model set's "shared" or "separate"; "" for one model
 };
 
 // Latency of repeated graph launches, as trtexec reports it.
@@ -109,6 +123,8 @@ public:
     // or .onnx (imported on load, its initializers as the weights).
     // Throws iostune::Error (a std::runtime_error) with a message saying what to do.
     Replayer(const std::string& model, const ReplayOptions& options = {});
+    // A model set: several models (same forms as above), searched together as one graph.
+    Replayer(const std::vector<std::string>& models, const ReplayOptions& options = {});
     ~Replayer();
     Replayer(Replayer&&) noexcept;
     Replayer& operator=(Replayer&&) noexcept;
@@ -116,30 +132,38 @@ public:
     Replayer& operator=(const Replayer&) = delete;
 
     const ReplayInfo& info() const;
-    std::size_t input_elements() const;   // N*C*H*W of the model's input
-    std::size_t output_elements() const;  // N*C*H*W of its output
+    int input_count() const;   // 1, or a model set's number of separate inputs
+    int output_count() const;  // 1, or a model set's number of models
+    std::size_t input_elements(int index = 0) const;   // N*C*H*W of input `index`
+    std::size_t output_elements(int index = 0) const;  // N*C*H*W of output `index`
 
     // Device buffers: copies `input` in, launches the graph, copies the output to `output`, all
-    // enqueued on `stream` (returns without waiting).
+    // enqueued on `stream` (returns without waiting). One input and one output only.
     void run(const float* input, float* output, cudaStream_t stream);
     // Host data: as run(), and returns once `output` holds the result.
     void run_host(const float* input, float* output, cudaStream_t stream);
+    // Any number of inputs and outputs (a model set): input_count() inputs, output_count()
+    // outputs, device buffers (run) or host buffers (run_host, which waits).
+    void run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs,
+             cudaStream_t stream);
+    void run_host(const std::vector<const float*>& inputs, const std::vector<float*>& outputs,
+                  cudaStream_t stream);
     // Only the graph launch: the input is read from input_buffer() (native_input_buffer() with
     // native_io), the result left in output_buffer() (native_output_buffer()), for callers that
     // fill and read the engine's buffers themselves.
     void launch(cudaStream_t stream);
-    float* input_buffer();               // float NCHW
-    const float* output_buffer() const;  // float NCHW
+    float* input_buffer(int index = 0);               // float NCHW
+    const float* output_buffer(int index = 0) const;  // float NCHW
     // The engine's own input and output: ReplayInfo::storage elements in ReplayInfo::layout
     // order, input_elements() / output_elements() of them (packed).
-    void* native_input_buffer();
-    const void* native_output_buffer() const;
+    void* native_input_buffer(int index = 0);
+    const void* native_output_buffer(int index = 0) const;
 
     // `iterations` timed launches on `stream` after `warmup` untimed ones.
     ReplayTiming benchmark(int iterations, cudaStream_t stream, int warmup = 20);
 
 private:
-    void init_without_store(const std::string& model, const ReplayOptions& options);
+    void init_without_store(const std::vector<std::string>& models, const ReplayOptions& options);
 
     struct Impl;
     std::unique_ptr<Impl> impl_;

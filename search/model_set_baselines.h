@@ -1,0 +1,24 @@
+// The baselines a model set (model_set.h) is measured against, as schedules of the combined
+// graph, so they run in one CUDA Graph on the same engine as the co-scheduled set:
+//   streams       every model on its own stream, all at once: one stage whose groups are the
+//                 members, each running its ops in order (what a user gets by launching each
+//                 model from a stream of its own)
+//   back-to-back  the members' own schedules (their best stored ones, or any given) one after
+//                 another: the set run one model at a time
+#pragma once
+
+#include <vector>
+
+#include "src/graph.h"
+#include "src/schedule.h"
+
+namespace iostune {
+
+// Throws iostune::Error when `set` is not a model set.
+Schedule member_streams_schedule(const Graph& set);
+
+// `member_schedules[i]` is a schedule of member i on its own (member_graph(set, i)); each is
+// validated against that member, then renumbered into the set's ids.
+Schedule back_to_back_schedule(const Graph& set, const std::vector<Schedule>& member_schedules);
+
+}  // namespace iostune

@@ -1,0 +1,187 @@
+// Model sets (src/model_set.h): several models combined into one graph, its key, its JSON, its
+// CPU reference, and the super-blocks the search works on.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "src/blocks.h"
+#include "src/model_json.h"
+#include "src/model_set.h"
+#include "src/reference/reference.h"
+#include "src/weights.h"
+#include "src/zoo/zoo.h"
+
+using namespace iostune;
+
+namespace {
+
+ConvAttrs conv(int out_channels, int kernel) {
+    ConvAttrs a;
+    a.out_channels = out_channels;
+    a.kernel_h = a.kernel_w = kernel;
+    a.pad_h = a.pad_w = kernel / 2;
+    a.relu = true;
+    return a;
+}
+
+// stem -> {b, c} -> add -> conv: two blocks' worth of structure on a small input.
+Graph small_model(const std::string& name, int channels, int size) {
+    Graph g(name, Shape{1, channels, size, size});
+    const int a = g.add(OpKind::Conv, conv(8, 3), {kGraphInput}, "a");
+    const int b = g.add(OpKind::Conv, conv(8, 3), {a}, "b");
+    const int c = g.add(OpKind::Conv, conv(8, 1), {a}, "c");
+    const int d = g.add(OpKind::Add, AddAttrs{}, {b, c}, "d");
+    g.add(OpKind::Conv, conv(4, 1), {d}, "e");
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("a shared-input set: members read the one input, one output each", "[model_set]") {
+    const Graph a = small_model("a", 3, 8);
+    const Graph set = combine_models({a, a}, SetInputs::Shared);
+    CHECK(set.name() == "a+a");
+    CHECK(set.input_count() == 1);
+    REQUIRE(set.members().size() == 2);
+    CHECK(set.size() == 2 * a.size());
+    CHECK(set.outputs() == std::vector<int>{a.size() - 1, 2 * a.size() - 1});
+    CHECK(set.members()[1].first_op == a.size());
+    CHECK(set.op(a.size()).inputs == std::vector<int>{kGraphInput});
+    CHECK(set.op(a.size() + 1).inputs == std::vector<int>{a.size()});
+    CHECK(set.op(a.size()).name == "m1/a");
+    CHECK(set.member_of(0) == 0);
+    CHECK(set.member_of(a.size()) == 1);
+    CHECK(set_inputs_of(set) == SetInputs::Shared);
+    CHECK_FALSE(set_inputs_of(a).has_value());
+    // Two copies of one model without weights are two different models (different seeds).
+    CHECK(set.params_of(0)[0].values != set.params_of(a.size())[0].values);
+}
+
+TEST_CASE("a separate-input set: one input per member, each of its own shape", "[model_set]") {
+    const Graph set = combine_models({small_model("a", 3, 8), small_model("b", 5, 6)},
+                                     SetInputs::Separate);
+    REQUIRE(set.input_count() == 2);
+    CHECK(set.input_shape(1) == Shape{1, 5, 6, 6});
+    CHECK(set.members()[1].input == graph_input_id(1));
+    CHECK(set.op(set.members()[1].first_op).inputs == std::vector<int>{graph_input_id(1)});
+    CHECK(set.with_batch(4).input_shape(1) == Shape{4, 5, 6, 6});
+    CHECK(set.with_batch(4).members() == set.members());
+    CHECK(set_inputs_of(set) == SetInputs::Separate);
+}
+
+TEST_CASE("member_graph gives back each model exactly", "[model_set]") {
+    Graph a = small_model("a", 3, 8);
+    init_random_weights(a, 5);
+    const Graph b = build_zoo_model("squeezenet1_1", 1);
+    const Graph set = combine_models({a, b}, SetInputs::Separate);
+    const Graph a2 = member_graph(set, 0);
+    const Graph b2 = member_graph(set, 1);
+    CHECK(fingerprint(a2) == fingerprint(a));
+    CHECK(fingerprint(b2) == fingerprint(b));
+    CHECK(set.members()[1].fingerprint == fingerprint(b));
+    CHECK(a2.op(1).name == "b");
+    // Weights given are kept; a member without weights gets seed 1 + its index.
+    CHECK(a2.params_of(0)[0].values == a.params_of(0)[0].values);
+    Graph b_seeded = b;
+    init_random_weights(b_seeded, 2);
+    CHECK(b2.params_of(0)[0].values == b_seeded.params_of(0)[0].values);
+    CHECK_THROWS_WITH(member_graph(set, 2), Catch::Contains("no member 2"));
+}
+
+TEST_CASE("bad sets are refused with the reason", "[model_set]") {
+    const Graph a = small_model("a", 3, 8);
+    CHECK_THROWS_WITH(combine_models({a}, SetInputs::Shared), Catch::Contains("at least two"));
+    CHECK_THROWS_WITH(combine_models({a, small_model("b", 3, 6)}, SetInputs::Shared),
+                      Catch::Contains("--shared-input needs one input shape"));
+    CHECK_THROWS_WITH(combine_models({a, a.with_batch(2)}, SetInputs::Separate),
+                      Catch::Contains("batch 2"));
+    const Graph set = combine_models({a, a}, SetInputs::Shared);
+    CHECK_THROWS_WITH(combine_models({set, a}, SetInputs::Shared),
+                      Catch::Contains("is a model set itself"));
+}
+
+TEST_CASE("a set's key: its members' fingerprints in order and the input mode", "[model_set]") {
+    const Graph a = small_model("a", 3, 8);
+    const Graph b = small_model("b", 3, 8).with_batch(1);
+    Graph c = small_model("c", 3, 8);
+    c.add(OpKind::Relu, ReluAttrs{}, {c.size() - 1}, "extra");
+    const std::string ac = fingerprint(combine_models({a, c}, SetInputs::Shared));
+    CHECK(ac == fingerprint(combine_models({b, c}, SetInputs::Shared)));  // names: not in it
+    CHECK(ac == fingerprint(combine_models({a, c}, SetInputs::Shared, 99)));  // nor weights
+    CHECK(ac != fingerprint(combine_models({c, a}, SetInputs::Shared)));      // order is
+    CHECK(ac != fingerprint(combine_models({a, c}, SetInputs::Separate)));    // so is the mode
+    CHECK(ac != fingerprint(a));
+}
+
+TEST_CASE("a set's model JSON round-trips inputs, outputs and members", "[model_set]") {
+    const Graph set = combine_models({small_model("a", 3, 8), small_model("b", 5, 6)},
+                                     SetInputs::Separate);
+    const nlohmann::json doc = graph_to_json(set);
+    CHECK(doc.contains("extra_inputs"));
+    const Graph back = graph_from_json(doc, "set.json");
+    CHECK(back.input_count() == 2);
+    CHECK(back.outputs() == set.outputs());
+    CHECK(back.members() == set.members());
+    CHECK(fingerprint(back) == fingerprint(set));
+    nlohmann::json bad = doc;
+    bad["members"][1]["first_op"] = 1;
+    CHECK_THROWS_WITH(graph_from_json(bad, "bad.json"), Catch::Contains("members"));
+    // A single model's JSON is unchanged: no new fields.
+    const nlohmann::json single = graph_to_json(small_model("a", 3, 8));
+    CHECK_FALSE(single.contains("extra_inputs"));
+    CHECK_FALSE(single.contains("outputs"));
+    CHECK_FALSE(single.contains("members"));
+}
+
+TEST_CASE("the CPU reference of a set is each model's own", "[model_set]") {
+    const Graph set = combine_models({small_model("a", 3, 8), small_model("b", 5, 6)},
+                                     SetInputs::Separate);
+    const HostTensor x0 = random_input(set.input_shape(0), 3);
+    const HostTensor x1 = random_input(set.input_shape(1), 4);
+    const std::vector<HostTensor> outs = reference_run_outputs(set, {x0, x1});
+    REQUIRE(outs.size() == 2);
+    CHECK(outs[0].data == reference_run(member_graph(set, 0), x0).data);
+    CHECK(outs[1].data == reference_run(member_graph(set, 1), x1).data);
+    CHECK_THROWS_WITH(reference_run_outputs(set, {x0}), Catch::Contains("2 input(s)"));
+}
+
+TEST_CASE("a set's blocks align its members by latency", "[model_set][blocks]") {
+    const Graph r = build_zoo_model("resnet50", 1);
+    const size_t alone = partition_blocks(r).size();
+    const Graph set = combine_models({r, r, r}, SetInputs::Shared);
+    const auto blocks = partition_blocks(set);
+    // Identical members advance in lockstep: super-block j holds block j of each.
+    REQUIRE(blocks.size() == alone);
+    std::vector<int> seen(size_t(set.size()), 0);
+    for (const Block& block : blocks) {
+        CHECK(std::is_sorted(block.ops.begin(), block.ops.end()));
+        std::set<int> members;
+        for (int id : block.ops) {
+            ++seen[size_t(id)];
+            members.insert(set.member_of(id));
+        }
+        CHECK(members.size() == 3);
+        CHECK(block.ops.size() % 3 == 0);
+        CHECK(set.op(block.ops[block.ops.size() / 3]).name ==
+              "m1/" + set.op(block.ops[0]).name.substr(3));
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+
+    // Two different models are spread over each other's time: the one with more blocks paces,
+    // and the other's blocks fall where their middles are (by the latency given).
+    const Graph squeeze = build_zoo_model("squeezenet1_1", 1);
+    const Graph mixed = combine_models({squeeze, r}, SetInputs::Shared);
+    const auto mixed_blocks = partition_blocks(mixed, [](int) { return 1.0; });
+    CHECK(mixed_blocks.size() == std::max(alone, partition_blocks(squeeze).size()));
+    const auto both = std::count_if(mixed_blocks.begin(), mixed_blocks.end(), [&](const Block& b) {
+        return mixed.member_of(b.ops.front()) != mixed.member_of(b.ops.back());
+    });
+    CHECK(both >= std::ptrdiff_t(mixed_blocks.size()) * 3 / 4);
+    // Every block is closed under the members' own order: a member's ops are a contiguous range.
+    for (const Block& b : mixed_blocks) {
+        for (size_t i = 1; i < b.ops.size(); ++i)
+            if (mixed.member_of(b.ops[i]) == mixed.member_of(b.ops[i - 1]))
+                CHECK(b.ops[i] == b.ops[i - 1] + 1);
+    }
+}
