@@ -23,6 +23,9 @@
 #   bash scripts/bench/h100_plan.sh call11   # TF32 sequential (new engine) beside torch cudagraph
 #   bash scripts/bench/h100_plan.sh call12   # bf16 torch.compile; bf16 IOS searches, small models
 #   bash scripts/bench/h100_plan.sh call13   # fp16 IOS searches of nasnet/randwire b1 (r=1)
+#   bash scripts/bench/h100_plan.sh call14   # model sets, TF32 b1: iostune and PyTorch
+#   bash scripts/bench/h100_plan.sh call15   # model sets, fp16 b1: iostune and PyTorch
+#   bash scripts/bench/h100_plan.sh call16   # model sets, TF32 and fp16 b8 (PyTorch CUDA graphs)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -111,6 +114,22 @@ case "${1:-}" in
     "${run[@]}" --tag call13 --precisions fp16 --models "nasnet_a_large randwire" --batches 1 \
       --shared-db --r 1 --s 8 --strategies ios-both --baselines "" --parts iostune --iters 300 \
       --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call13 (see the comment at the top)" >&2
+  # Model sets (issue 15, scripts/bench/run_sets.sh): the three sets of the issue, each call
+  # after the [gpu] tests in its device call.
+  call14)
+    bash scripts/bench/run_sets.sh --tag call14 --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+      --torch-systems "cudagraph-back-to-back cudagraph-streams compile" --compile-budget 150 \
+      --deadline "$(left)" ;;
+  call15)
+    bash scripts/bench/run_sets.sh --tag call15 --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions fp16 --batches 1 \
+      --torch-systems "cudagraph-back-to-back cudagraph-streams compile" --compile-budget 150 \
+      --deadline "$(left)" ;;
+  call16)
+    bash scripts/bench/run_sets.sh --tag call16 --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions "tf32 fp16" --batches 8 \
+      --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call16 (see the comment at the top)" >&2
      exit 2 ;;
 esac
