@@ -12,8 +12,9 @@
 #       [--iters 300] [--compile-budget 240] [--deadline SECONDS] [--out DIR]
 #
 # A SPEC is models joined by '+' and ':shared' or ':separate' (default: the issue's three sets).
-# Everything goes to /tmp/bench_<tag> and is packed into OUT/bench_<tag>.tar.gz (raw records in
-# raw/runs, logs, the schedule DB), next to OUT/bench_<tag>.log.
+# Everything is written as it is measured into OUT/bench_<tag>/ (raw records in raw/runs, logs,
+# the schedule DB), so a call cut off still returns what it measured; the log is
+# OUT/bench_<tag>.log.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tag="" iostune=".devpack/iostune" python=python3 precisions="tf32 fp16" batches="1 8"
@@ -37,15 +38,16 @@ cudnn_lib=$(ls -d /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib 
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cudnn_lib:+:$cudnn_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONUNBUFFERED=1
 
-name="bench_$tag" work="/tmp/bench_$tag"
-mkdir -p "$out" "$work/raw/runs" "$work/logs"
+name="bench_$tag"
+mkdir -p "$out"
 out="$(cd "$out" && pwd)"
+work="$out/$name"
+[ -e "$work" ] && { echo "run_sets.sh: '$work' exists; pick another --tag" >&2; exit 2; }
+mkdir -p "$work/raw/runs" "$work/logs"
 log="$out/$name.log"
 exec > >(tee -a "$log") 2>&1
 db="$work/sets.db"
-pack() { cp "$log" "$work/logs/" 2>/dev/null; tar -C /tmp -czf "$out/$name.tar.gz" "$name";
-         echo "packed $(find "$work/raw" -name '*.json' | wc -l) raw records into $out/$name.tar.gz"; }
-trap pack EXIT
+trap 'echo "$(find "$work/raw" -name "*.json" | wc -l) raw records in $work/raw"' EXIT
 version="$("$iostune" --version 2>&1 | head -1)"
 say() { echo "== $(date -u +%H:%M:%S) $* (${SECONDS}s)"; }
 late() { [ "$deadline" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; }
