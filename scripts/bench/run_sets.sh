@@ -12,9 +12,10 @@
 #       [--iters 300] [--compile-budget 240] [--deadline SECONDS] [--out DIR]
 #
 # A SPEC is models joined by '+' and ':shared' or ':separate' (default: the issue's three sets).
-# Everything is written as it is measured into OUT/bench_<tag>/ (raw records in raw/runs, logs,
-# the schedule DB), so a call cut off still returns what it measured; the log is
-# OUT/bench_<tag>.log.
+# Everything goes to /tmp/bench_<tag> (raw records in raw/runs, logs, the schedule DB) and is
+# packed at the end, or when the script is stopped, into ONE file OUT/bench_<tag>.tar.gz (the
+# device machine returns few files and none with '+' in its name), next to OUT/bench_<tag>.log.
+# The PyTorch step gets what is left before --deadline (timeout), so the packing happens.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tag="" iostune=".devpack/iostune" python=python3 precisions="tf32 fp16" batches="1 8"
@@ -41,13 +42,16 @@ export PYTHONUNBUFFERED=1
 name="bench_$tag"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-work="$out/$name"
+work="/tmp/$name"
 [ -e "$work" ] && { echo "run_sets.sh: '$work' exists; pick another --tag" >&2; exit 2; }
 mkdir -p "$work/raw/runs" "$work/logs"
 log="$out/$name.log"
 exec > >(tee -a "$log") 2>&1
 db="$work/sets.db"
-trap 'echo "$(find "$work/raw" -name "*.json" | wc -l) raw records in $work/raw"' EXIT
+pack() { cp "$log" "$work/logs/" 2>/dev/null; tar -C /tmp -czf "$out/$name.tar.gz" "$name";
+         echo "packed $(find "$work/raw" -name '*.json' | wc -l) raw records into $out/$name.tar.gz"; }
+trap pack EXIT
+trap 'echo "run_sets.sh: stopped; packing what is there"; exit 130' INT TERM
 version="$("$iostune" --version 2>&1 | head -1)"
 say() { echo "== $(date -u +%H:%M:%S) $* (${SECONDS}s)"; }
 late() { [ "$deadline" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; }
@@ -116,9 +120,9 @@ if [[ " $parts " == *" torch "* ]]; then
     say "PyTorch peers $prec: $torch_systems"
     set_args=()
     for spec in "${set_list[@]}"; do set_args+=(--set "$spec"); done
-    remaining=0
-    [ "$deadline" -gt 0 ] && remaining=$((deadline - SECONDS))
-    $python "$here/torch_set_peers.py" "${set_args[@]}" --batches $batches --precisions "$prec" \
+    limit=()
+    [ "$deadline" -gt 0 ] && limit=(timeout $((deadline - SECONDS > 1 ? deadline - SECONDS : 1)))
+    "${limit[@]}" $python "$here/torch_set_peers.py" "${set_args[@]}" --batches $batches --precisions "$prec" \
       --systems $torch_systems --iters "$iters" --compile-budget "$compile_budget" \
       --iostune "$iostune" --out "$work/raw" 2>&1 | tail -n 40
   done
