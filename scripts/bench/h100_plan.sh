@@ -23,9 +23,10 @@
 #   bash scripts/bench/h100_plan.sh call11   # TF32 sequential (new engine) beside torch cudagraph
 #   bash scripts/bench/h100_plan.sh call12   # bf16 torch.compile; bf16 IOS searches, small models
 #   bash scripts/bench/h100_plan.sh call13   # fp16 IOS searches of nasnet/randwire b1 (r=1)
-#   bash scripts/bench/h100_plan.sh call14   # model sets, TF32 b1: iostune and PyTorch
-#   bash scripts/bench/h100_plan.sh call15   # model sets, fp16 b1: iostune and PyTorch
-#   bash scripts/bench/h100_plan.sh call16   # model sets, TF32 and fp16 b8 (PyTorch CUDA graphs)
+#   bash scripts/bench/h100_plan.sh call15   # model sets TF32+fp16 b1: iostune, PyTorch CUDA
+#                                            # graphs; bf16 greedy/nimble of nasnet/randwire
+#   bash scripts/bench/h100_plan.sh call16   # model sets: torch.compile b1; TF32 b8
+#   bash scripts/bench/h100_plan.sh call17   # model sets: fp16 b8; the last fp16 compile row
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -114,22 +115,30 @@ case "${1:-}" in
     "${run[@]}" --tag call13 --precisions fp16 --models "nasnet_a_large randwire" --batches 1 \
       --shared-db --r 1 --s 8 --strategies ios-both --baselines "" --parts iostune --iters 300 \
       --deadline "$(left)" ;;
-  # Model sets (issue 15, scripts/bench/run_sets.sh): the three sets of the issue, each call
-  # after the [gpu] tests in its device call.
-  call14)
-    bash scripts/bench/run_sets.sh --tag call14 --iostune "${IOSTUNE:-.devpack/iostune}" \
-      --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
-      --torch-systems "cudagraph-back-to-back cudagraph-streams compile" --compile-budget 150 \
-      --deadline "$(left)" ;;
+  # Model sets (issue 15, scripts/bench/run_sets.sh), as run on 2026-11-22. (A first TF32 b1 run,
+  # call14, returned its log only: the device returns few files; run_sets.sh now packs a tarball.)
   call15)
     bash scripts/bench/run_sets.sh --tag call15 --iostune "${IOSTUNE:-.devpack/iostune}" \
-      --python "${PYTHON:-python3}" --precisions fp16 --batches 1 \
-      --torch-systems "cudagraph-back-to-back cudagraph-streams compile" --compile-budget 150 \
+      --python "${PYTHON:-python3}" --precisions "tf32 fp16" --batches 1 \
+      --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline 400
+    "${run[@]}" --tag call15-bf16 --precisions bf16 --models "$large" --batches "1 16" \
+      --strategies "" --baselines "greedy nimble" --parts iostune --iters 300 \
       --deadline "$(left)" ;;
   call16)
+    bash scripts/bench/run_sets.sh --tag call16-compile --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions "tf32 fp16" --batches 1 --parts torch \
+      --torch-systems compile --compile-budget 110 --deadline 330
     bash scripts/bench/run_sets.sh --tag call16 --iostune "${IOSTUNE:-.devpack/iostune}" \
-      --python "${PYTHON:-python3}" --precisions "tf32 fp16" --batches 8 \
+      --python "${PYTHON:-python3}" --precisions tf32 --batches 8 \
       --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call16 (see the comment at the top)" >&2
+  call17)
+    bash scripts/bench/run_sets.sh --tag call17 --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions fp16 --batches 8 \
+      --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline 300
+    bash scripts/bench/run_sets.sh --tag call17-compile --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions fp16 --batches 1 \
+      --sets "inception_v3+googlenet+squeezenet1_1+resnet50:separate" --parts torch \
+      --torch-systems compile --compile-budget 120 --deadline 200 ;;
+  *) echo "usage: h100_plan.sh call1|...|call17 (see the comment at the top)" >&2
      exit 2 ;;
 esac
