@@ -168,6 +168,16 @@ constexpr std::string_view kDeviceColumns =
     "d.id, d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.cuda_version, "
     "d.cudnn_version";
 
+// A row of "SELECT id, name, fingerprint, graph_json FROM models".
+ModelRecord model_row(const Statement& row, const std::string& path) {
+    ModelRecord model;
+    model.id = row.column_int(0);
+    model.name = row.column_text(1);
+    model.fingerprint = row.column_text(2);
+    model.graph = parse_json_column(row, 3, path, "model graph");
+    return model;
+}
+
 DeviceRecord read_device(const Statement& row, int first) {
     DeviceRecord device;
     device.id = row.column_int(first);
@@ -289,12 +299,7 @@ std::optional<ModelRecord> ScheduleStore::model_by_fingerprint(const std::string
                     "SELECT id, name, fingerprint, graph_json FROM models WHERE fingerprint = ?1");
     query.bind_text(1, fingerprint);
     if (!query.step()) return std::nullopt;
-    ModelRecord model;
-    model.id = query.column_int(0);
-    model.name = query.column_text(1);
-    model.fingerprint = query.column_text(2);
-    model.graph = parse_json_column(query, 3, path(), "model graph");
-    return model;
+    return model_row(query, path());
 }
 
 std::optional<ModelRecord> ScheduleStore::model(std::int64_t id) const {
@@ -302,25 +307,13 @@ std::optional<ModelRecord> ScheduleStore::model(std::int64_t id) const {
                     "SELECT id, name, fingerprint, graph_json FROM models WHERE id = ?1");
     query.bind_int(1, id);
     if (!query.step()) return std::nullopt;
-    ModelRecord model;
-    model.id = query.column_int(0);
-    model.name = query.column_text(1);
-    model.fingerprint = query.column_text(2);
-    model.graph = parse_json_column(query, 3, path(), "model graph");
-    return model;
+    return model_row(query, path());
 }
 
 std::vector<ModelRecord> ScheduleStore::models() const {
     Statement query(*connection_, "SELECT id, name, fingerprint, graph_json FROM models ORDER BY id");
     std::vector<ModelRecord> out;
-    while (query.step()) {
-        ModelRecord model;
-        model.id = query.column_int(0);
-        model.name = query.column_text(1);
-        model.fingerprint = query.column_text(2);
-        model.graph = parse_json_column(query, 3, path(), "model graph");
-        out.push_back(std::move(model));
-    }
+    while (query.step()) out.push_back(model_row(query, path()));
     return out;
 }
 
