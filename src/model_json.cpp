@@ -302,6 +302,38 @@ float read_le(const unsigned char* bytes) {
     return std::bit_cast<float>(bits);
 }
 
+// A model names its weights file relative to its own folder, and the file must be a regular
+// file inside that folder: a model file from a stranger cannot make iostune read a device
+// (/dev/zero), a directory, or any file elsewhere on the machine.
+fs::path weights_path_inside(const Reader& r, const std::string& file, const std::string& base_dir) {
+    const fs::path given(file);
+    if (file.empty() || given.is_absolute() || given.has_root_name())
+        r.fail("weights.file", fmt::format("'{}' is not a path relative to the model's folder; "
+                                           "put the weights file next to the model and name it "
+                                           "by its relative path",
+                                           file));
+    const fs::path base = fs::path(base_dir.empty() ? "." : base_dir);
+    const fs::path path = base / given;
+    std::error_code ec;
+    const fs::path real_base = fs::weakly_canonical(base, ec);
+    const fs::path real = ec ? fs::path() : fs::weakly_canonical(path, ec);
+    const fs::path inside = ec ? fs::path() : real.lexically_relative(real_base);
+    if (ec || inside.empty() || *inside.begin() == "..")
+        r.fail("weights.file", fmt::format("weights file '{}' lies outside the model's folder "
+                                           "'{}'; weights must be inside it (move the file next "
+                                           "to the model)",
+                                           file, base.string()));
+    if (!fs::exists(real, ec))
+        r.fail("weights.file", fmt::format("cannot open weights file '{}': {}", path.string(),
+                                           std::strerror(ENOENT)));
+    if (!fs::is_regular_file(real, ec))
+        r.fail("weights.file", fmt::format("weights file '{}' is not a regular file (a "
+                                           "directory, a device or a pipe); name the raw float32 "
+                                           "file the model was exported with",
+                                           path.string()));
+    return path;
+}
+
 void read_weights(const Reader& r, const json& doc, const std::string& base_dir, Graph& graph) {
     const auto it = doc.find("weights");
     if (it == doc.end()) return;
@@ -316,18 +348,29 @@ void read_weights(const Reader& r, const json& doc, const std::string& base_dir,
     if (layout != kWeightsLayout)
         r.fail("weights.layout", fmt::format("unsupported layout '{}' (only \"{}\")", layout, kWeightsLayout));
 
-    const fs::path path = fs::path(file).is_absolute() ? fs::path(file) : fs::path(base_dir) / file;
+    const fs::path path = weights_path_inside(r, file, base_dir);
+    // The size is checked before anything is read: a wrong file (or a huge one) is refused
+    // without allocating for it.
+    const int64_t needed = total_param_count(graph);
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec)
+        r.fail("weights.file", fmt::format("cannot read the size of weights file '{}': {}",
+                                           path.string(), ec.message()));
+    if (int64_t(size) != needed * 4)
+        r.fail("weights.file", fmt::format("weights file '{}' has {} bytes, but the model has {} "
+                                           "float32 parameters ({} bytes); was it written for "
+                                           "another model?",
+                                           path.string(), size, needed, needed * 4));
     std::ifstream in(path, std::ios::binary);
     if (!in)
         r.fail("weights.file", fmt::format("cannot open weights file '{}': {}", path.string(),
                                            std::strerror(errno)));
-    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    const int64_t needed = total_param_count(graph);
-    if (int64_t(bytes.size()) != needed * 4)
-        r.fail("weights.file", fmt::format("weights file '{}' has {} bytes, but the model has {} "
-                                           "float32 parameters ({} bytes); was it written for "
-                                           "another model?",
-                                           path.string(), bytes.size(), needed, needed * 4));
+    std::string bytes(size_t(size), '\0');
+    in.read(bytes.data(), std::streamsize(size));
+    if (in.gcount() != std::streamsize(size))
+        r.fail("weights.file", fmt::format("weights file '{}' ended after {} of its {} bytes",
+                                           path.string(), in.gcount(), size));
 
     const auto* cursor = reinterpret_cast<const unsigned char*>(bytes.data());
     std::vector<std::vector<ParamTensor>> params(size_t(graph.size()));
@@ -453,11 +496,18 @@ void save_model(const Graph& graph, const std::string& path, const std::string& 
         for (const auto& op_params : graph.params())
             for (const ParamTensor& tensor : op_params)
                 for (float v : tensor.values) append_le(bytes, v);
+        // Recorded relative to the model file, so the pair can be moved together (and a model
+        // may only name weights inside its own folder: read_weights).
+        const fs::path model_dir = fs::absolute(path).lexically_normal().parent_path();
+        const fs::path relative =
+            fs::absolute(weights_path).lexically_normal().lexically_relative(model_dir);
+        if (relative.empty() || *relative.begin() == "..")
+            throw Error(fmt::format("the weights file '{}' must be in the model's folder '{}' "
+                                    "(or below it), so the model can name it by a relative path; "
+                                    "choose a weights path next to '{}'",
+                                    weights_path, model_dir.string(), path));
+        weights_ref = relative.string();
         write_text(weights_path, bytes);
-        // Recorded relative to the model file, so the pair can be moved together.
-        const fs::path model_dir = fs::absolute(path).parent_path();
-        const fs::path relative = fs::absolute(weights_path).lexically_relative(model_dir);
-        weights_ref = relative.empty() ? fs::absolute(weights_path).string() : relative.string();
     }
     write_text(path, graph_to_json(graph, weights_ref).dump(2) + "\n");
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,11 +49,13 @@ void write_text(const fs::path& path, const std::string& text) {
     out << text;
 }
 
-// Runs `iostune <args>` with stdout and stderr captured separately.
-Result run(const std::string& args) {
+// Runs `iostune <args>` with stdout and stderr captured separately; with a limit, killed after
+// that many seconds (exit code 137).
+Result run(const std::string& args, int limit_s = 0) {
     const fs::path err_file = scratch_dir() / "stderr.txt";
     const std::string command =
-        fmt::format("'{}' {} 2>'{}'", IOSTUNE_EXE, args, err_file.string());
+        fmt::format("{}'{}' {} 2>'{}'", limit_s > 0 ? fmt::format("timeout -s KILL {} ", limit_s) : "",
+                    IOSTUNE_EXE, args, err_file.string());
     Result r;
     FILE* pipe = popen(command.c_str(), "r");
     REQUIRE(pipe != nullptr);
@@ -294,4 +297,49 @@ TEST_CASE("a model set: searched as one key, listed by report --sets, refused cl
     r = run("replay --model googlenet --schedule-source streams");
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("model set"));
+}
+
+TEST_CASE("mutated model files: one clear error or a model, never a crash or a hang",
+          "[cli][fuzz]") {
+    // A googlenet export with weights, mutated 80 seeded ways (a field deleted, given a wrong
+    // type, a negative or huge number, an input id pointing anywhere, the weights file renamed):
+    // `iostune show` must exit 0 or 1 within its time limit, and never report an internal error.
+    const fs::path dir = scratch_dir() / "fuzz";
+    fs::create_directories(dir);
+    REQUIRE(run("export --model googlenet --seed 3 -o " + quoted(dir / "g.json") + " --weights " +
+                quoted(dir / "g.bin"))
+                .exit_code == 0);
+    const json original = json::parse(read_text(dir / "g.json"));
+    std::mt19937 rng(20261122);
+    const std::vector<json> odd_values = {nullptr, -1, 0, 1LL << 40, "x", json::array(),
+                                          json::object(), 3.5, true, "input:7", "../g.bin",
+                                          "/dev/zero", "."};
+    for (int i = 0; i < 80; ++i) {
+        json doc = original;
+        json& ops = doc["ops"];
+        json& op = ops[std::uniform_int_distribution<size_t>(0, ops.size() - 1)(rng)];
+        const json value = odd_values[std::uniform_int_distribution<size_t>(0, odd_values.size() - 1)(rng)];
+        switch (i % 8) {
+            case 0: op.erase(op.begin()); break;                          // a field missing
+            case 1: op["inputs"] = json::array({value}); break;           // an input anywhere
+            case 2: if (!op["attrs"].empty()) op["attrs"].begin().value() = value; break;
+            case 3: op["op"] = value; break;
+            case 4: {  // every odd weights path in turn: a device, a folder, outside, the model
+                const std::vector<json> paths = {"/dev/zero", ".", "../g.bin", "/etc/passwd",
+                                                 "missing.bin", "", "g.json", "./g.bin", 5,
+                                                 nullptr};
+                doc["weights"]["file"] = paths[size_t(i / 8) % paths.size()];
+                break;
+            }
+            case 5: doc["input"]["channels"] = value; break;
+            case 6: ops.push_back(op); break;                            // a duplicate id
+            case 7: op["id"] = value; break;
+        }
+        const fs::path path = dir / fmt::format("m{}.json", i);
+        write_text(path, doc.dump());
+        const Result r = run("show " + quoted(path), 20);
+        INFO(fmt::format("mutation {} (kind {}): {}", i, i % 8, r.err));
+        CHECK((r.exit_code == 0 || r.exit_code == 1));
+        CHECK_THAT(r.err, !Catch::Contains("internal error"));
+    }
 }

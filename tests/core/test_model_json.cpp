@@ -388,3 +388,57 @@ TEST_CASE("the example in docs/model-format.md is a valid model", "[model_json]"
     CHECK(g.output_shape() == Shape{1, 10, 1, 1});
     CHECK(g.op(3).output == Shape{1, 24, 16, 16});
 }
+
+TEST_CASE("a model names only a regular weights file inside its own folder", "[model_json]") {
+    const fs::path dir = scratch_dir() / "strangers";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "sub");
+    Graph g = every_kind_graph();
+    init_random_weights(g, 7);
+    const fs::path model = dir / "m.json";
+    save_model(g, model.string(), (dir / "sub" / "w.bin").string());
+    CHECK(load_model(model.string()).weights_state() == WeightsState::Loaded);  // below: fine
+    json doc = json::parse(std::ifstream(model));
+    CHECK(doc["weights"]["file"] == "sub/w.bin");
+
+    // Each way of naming something else is one clear error, before anything is read.
+    const auto refused = [&](const std::string& file, const std::string& why) {
+        json bad = doc;
+        bad["weights"]["file"] = file;
+        std::ofstream(dir / "bad.json") << bad.dump();
+        INFO(file);
+        CHECK_THROWS_WITH(load_model((dir / "bad.json").string()), Catch::Contains(why));
+    };
+    refused("sub", "not a regular file");                   // a directory
+    refused("/dev/zero", "not a path relative");           // absolute: a device
+    refused((dir / "sub" / "w.bin").string(), "not a path relative");
+    {  // climbing out and back into the folder still names a file inside it
+        json back_in = doc;
+        back_in["weights"]["file"] = "../strangers/sub/w.bin";
+        std::ofstream(dir / "back_in.json") << back_in.dump();
+        CHECK(load_model((dir / "back_in.json").string()).weights_state() == WeightsState::Loaded);
+    }
+    refused("../outside.bin", "outside the model's folder");
+    refused("sub/../../outside.bin", "outside the model's folder");
+    refused("missing.bin", "cannot open weights file");
+    std::error_code ec;
+    fs::create_symlink("/dev/zero", dir / "zero.bin", ec);
+    if (!ec) refused("zero.bin", "outside the model's folder");  // a link out of the folder
+    // A file of the wrong size is refused by its size: a huge sparse one is never read.
+    {
+        std::ofstream huge(dir / "huge.bin", std::ios::binary);
+        huge.seekp((std::streamoff(1) << 34) - 1);
+        huge.put('\0');
+    }
+    refused("huge.bin", "has 17179869184 bytes");
+    fs::remove(dir / "huge.bin");
+
+    // Exporting weights outside the model's folder is refused up front, writing nothing.
+    const fs::path other = scratch_dir() / "strangers_other";
+    fs::remove_all(other);
+    fs::create_directories(other);
+    CHECK_THROWS_WITH(save_model(g, (dir / "m2.json").string(), (other / "w.bin").string()),
+                      Catch::Contains("must be in the model's folder"));
+    CHECK_FALSE(fs::exists(other / "w.bin"));
+    CHECK_FALSE(fs::exists(dir / "m2.json"));
+}
