@@ -59,22 +59,20 @@ Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
                     "another; give --model several times");
     const db::ScheduleStore store = db::ScheduleStore::open(o.db, db::OpenMode::MustExist);
     const db::DeviceRecord device = to_device_record(query_device_info());
-    std::vector<Schedule> schedules;
-    for (size_t i = 0; i < set.members().size(); ++i) {
-        const GraphMember& m = set.members()[i];
-        const ScheduleChoice choice = select_schedule(
-            store, {m.name, m.fingerprint, o.batch, o.precision}, [&] { return device; }, true);
-        if (choice.schedule) {
-            schedules.push_back(schedule_from_json(choice.schedule->schedule));
-            fmt::print(stderr, "back-to-back: {} runs its schedule #{} ({})\n", m.name,
-                       choice.schedule->id, choice.schedule->strategy);
-        } else {
-            schedules.push_back(sequential_schedule(member_graph(set, int(i))));
-            fmt::print(stderr, "back-to-back: {} runs its sequential schedule ({})\n", m.name,
-                       choice.fallback_reason);
-        }
-    }
-    return back_to_back_schedule(set, schedules);
+    std::vector<std::string> sources;
+    Schedule schedule = back_to_back_schedule(
+        set,
+        [&](const GraphMember& m) -> std::optional<MemberSchedule> {
+            const ScheduleChoice choice = select_schedule(
+                store, {m.name, m.fingerprint, o.batch, o.precision}, [&] { return device; }, true);
+            if (!choice.schedule) return std::nullopt;
+            return MemberSchedule{schedule_from_json(choice.schedule->schedule),
+                                  fmt::format("schedule #{} ({})", choice.schedule->id,
+                                              choice.schedule->strategy)};
+        },
+        sources);
+    for (const std::string& line : sources) fmt::print(stderr, "back-to-back: {}\n", line);
+    return schedule;
 }
 
 void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {

@@ -20,6 +20,7 @@
 #include "replay/schedule_dot.h"
 #include "src/error.h"
 #include "src/model_json.h"
+#include "src/model_set.h"
 
 namespace iostune::cli {
 
@@ -284,19 +285,17 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
 void report_sets(const db::ScheduleStore& store, const ReportOptions& o) {
     nlohmann::json sets = nlohmann::json::array();
     for (const db::ModelRecord& model : store.models()) {
-        const auto members = model.graph.find("members");
-        if (members == model.graph.end() || !members->is_array()) continue;
+        if (!model.graph.contains("members")) continue;
         if (!o.model.empty() && lower(model.name).find(lower(o.model)) == std::string::npos &&
             model.fingerprint.rfind(o.model, 0) != 0)
             continue;
-        bool shared = true;
+        const Graph graph =
+            graph_from_json(model.graph, fmt::format("{} (model {})", o.db, model.id));
         nlohmann::json list = nlohmann::json::array();
-        for (const auto& m : *members) {
-            shared = shared && m.value("input", "") == "input";
-            list.push_back({{"name", m.value("name", "")}, {"fingerprint", m.value("fingerprint", "")}});
-        }
+        for (const GraphMember& m : graph.members())
+            list.push_back({{"name", m.name}, {"fingerprint", m.fingerprint}});
         sets.push_back({{"name", model.name}, {"fingerprint", model.fingerprint},
-                        {"inputs", shared ? "shared" : "separate"}, {"members", list}});
+                        {"inputs", to_string(*set_inputs_of(graph))}, {"members", list}});
     }
     if (o.format == "json") {
         fmt::print("{}\n", sets.dump(1));

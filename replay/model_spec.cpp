@@ -31,7 +31,13 @@ Graph load_model_spec(const std::string& spec, int batch) {
 
 Graph load_models(const std::vector<std::string>& specs, int batch, bool shared_input) {
     if (specs.empty()) throw Error("no model given; pass --model NAME|FILE (several for a set)");
-    if (specs.size() == 1) return load_model_spec(specs.front(), batch);
+    if (specs.size() == 1) {
+        if (shared_input)
+            throw Error(fmt::format("--shared-input is for a model set; give --model two or more "
+                                    "times (got only '{}')",
+                                    specs.front()));
+        return load_model_spec(specs.front(), batch);
+    }
     std::vector<Graph> models;
     for (const std::string& spec : specs) models.push_back(load_model_spec(spec, batch));
     return combine_models(models, shared_input ? SetInputs::Shared : SetInputs::Separate);

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <span>
 #include <utility>
 
 #include "db/schedule_store.h"
@@ -136,6 +137,33 @@ struct Replayer::Impl {
                                     output_elements.size(), index));
         return output_elements[size_t(index)];
     }
+    // run() and run_host(): the caller's inputs in, one graph launch, the outputs out, on
+    // `stream` (host: from and to host memory, waiting for the result). No allocation: this is
+    // every request's path.
+    void copy_and_launch(std::span<const float* const> inputs, std::span<float* const> outputs,
+                         bool host, cudaStream_t stream) {
+        const char* call = host ? "run_host" : "run";
+        require_float_io(info, call);
+        require_counts(inputs.size(), outputs.size(), call);
+        for (size_t k = 0; k < inputs.size(); ++k)
+            IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(engine.input_device(int(k)), inputs[k],
+                                               input_elements[k] * sizeof(float),
+                                               host ? cudaMemcpyHostToDevice
+                                                    : cudaMemcpyDeviceToDevice,
+                                               stream),
+                               "copying the replay input");
+        exec.launch(stream);
+        for (size_t k = 0; k < outputs.size(); ++k)
+            IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(outputs[k], engine.output_device(int(k)),
+                                               output_elements[k] * sizeof(float),
+                                               host ? cudaMemcpyDeviceToHost
+                                                    : cudaMemcpyDeviceToDevice,
+                                               stream),
+                               "copying the replay output");
+        if (host)
+            IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "waiting for the replay to finish");
+    }
+
     void require_counts(size_t inputs, size_t outputs, const char* call) const {
         if (inputs != input_elements.size() || outputs != output_elements.size())
             throw Error(fmt::format(
@@ -165,7 +193,11 @@ Replayer::Replayer(const std::vector<std::string>& models, const ReplayOptions& 
     const db::ScheduleStore store =
         db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
     Graph graph = load_models(models, options.batch, options.shared_input);
-    const ScheduleQuery query{graph.name(), fingerprint(graph), options.batch, options.precision};
+    std::string model_args;
+    for (const std::string& m : models) model_args += (model_args.empty() ? "" : " ") + ("--model " + m);
+    if (options.shared_input) model_args += " --shared-input";
+    const ScheduleQuery query{graph.name(), fingerprint(graph), options.batch, options.precision,
+                              model_args};
 
     std::optional<DeviceInfo> device_info;
     auto this_device = [&] {
@@ -262,43 +294,25 @@ const void* Replayer::native_output_buffer(int index) const {
 }
 
 void Replayer::run(const float* input, float* output, cudaStream_t stream) {
-    run(std::vector<const float*>{input}, std::vector<float*>{output}, stream);
+    const float* inputs[] = {input};
+    float* outputs[] = {output};
+    impl_->copy_and_launch(inputs, outputs, false, stream);
 }
 
 void Replayer::run_host(const float* input, float* output, cudaStream_t stream) {
-    run_host(std::vector<const float*>{input}, std::vector<float*>{output}, stream);
+    const float* inputs[] = {input};
+    float* outputs[] = {output};
+    impl_->copy_and_launch(inputs, outputs, true, stream);
 }
 
 void Replayer::run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs,
                    cudaStream_t stream) {
-    require_float_io(impl_->info, "run");
-    impl_->require_counts(inputs.size(), outputs.size(), "run");
-    for (size_t k = 0; k < inputs.size(); ++k)
-        impl_->engine.set_input_device(inputs[k], stream, int(k));
-    impl_->exec.launch(stream);
-    for (size_t k = 0; k < outputs.size(); ++k)
-        IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(outputs[k], impl_->engine.output_device(int(k)),
-                                           impl_->output_elements[k] * sizeof(float),
-                                           cudaMemcpyDeviceToDevice, stream),
-                           "copying the replay output to the caller's buffer");
+    impl_->copy_and_launch(inputs, outputs, false, stream);
 }
 
 void Replayer::run_host(const std::vector<const float*>& inputs,
                         const std::vector<float*>& outputs, cudaStream_t stream) {
-    require_float_io(impl_->info, "run_host");
-    impl_->require_counts(inputs.size(), outputs.size(), "run_host");
-    for (size_t k = 0; k < inputs.size(); ++k)
-        IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(impl_->engine.input_device(int(k)), inputs[k],
-                                           impl_->input_elements[k] * sizeof(float),
-                                           cudaMemcpyHostToDevice, stream),
-                           "copying the replay input from host memory");
-    impl_->exec.launch(stream);
-    for (size_t k = 0; k < outputs.size(); ++k)
-        IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(outputs[k], impl_->engine.output_device(int(k)),
-                                           impl_->output_elements[k] * sizeof(float),
-                                           cudaMemcpyDeviceToHost, stream),
-                           "copying the replay output to host memory");
-    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "waiting for the replay to finish");
+    impl_->copy_and_launch(inputs, outputs, true, stream);
 }
 
 ReplayTiming Replayer::benchmark(int iterations, cudaStream_t stream, int warmup) {

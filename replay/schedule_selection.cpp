@@ -12,6 +12,11 @@ namespace iostune {
 
 namespace {
 
+std::string search_model_args(const ScheduleQuery& q) {
+    return q.model_args.empty() ? fmt::format("--model {}", q.model_name) : q.model_args;
+}
+
+
 // The way out offered with a refusal: when no schedule fits the key, the sequential schedule;
 // when one schedule was asked for by id, another id (running the sequential schedule is not
 // what that user asked for).
@@ -56,10 +61,10 @@ std::string missing_key_reason(const db::ScheduleStore& store, const ScheduleQue
     }
     return fmt::format(
         "No measured schedule in '{}' for model '{}' (fingerprint {}) at batch {}, "
-        "precision {}. {}The database has:\n{}\nRun `iostune search --model {} "
+        "precision {}. {}The database has:\n{}\nRun `iostune search {} "
         "--batch {} --precision {}` on this GPU first.",
         store.path(), q.model_name, q.fingerprint, q.batch, q.precision, hint,
-        db::describe_keys(keys), q.model_name, q.batch, q.precision);
+        db::describe_keys(keys), search_model_args(q), q.batch, q.precision);
 }
 
 }  // namespace
@@ -100,11 +105,11 @@ ScheduleChoice select_schedule(const db::ScheduleStore& store, const ScheduleQue
         store,
         fmt::format("The schedules in '{}' for model '{}' (fingerprint {}) at batch {}, "
                     "precision {} were tuned on another device setup, so their timing "
-                    "does not hold on this one ({}):\n{}\nRun `iostune search --model {} "
+                    "does not hold on this one ({}):\n{}\nRun `iostune search {} "
                     "--batch {} --precision {}` on this GPU.",
                     store.path(), query.model_name, query.fingerprint, query.batch, query.precision,
                     describe_device(here), fmt::format("{}", fmt::join(refused, "\n")),
-                    query.model_name, query.batch, query.precision),
+                    search_model_args(query), query.batch, query.precision),
         Hint::FallbackSequential, fallback_sequential);
 }
 

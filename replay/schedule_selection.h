@@ -16,6 +16,9 @@ struct ScheduleQuery {
     std::string fingerprint;
     int batch = 1;
     std::string precision;
+    // How `iostune search` names this model in the hints ("--model a --model b --shared-input"
+    // for a model set); empty: "--model <model_name>".
+    std::string model_args;
 };
 
 struct ScheduleChoice {

@@ -51,4 +51,23 @@ Schedule back_to_back_schedule(const Graph& set, const std::vector<Schedule>& me
     return schedule;
 }
 
+Schedule back_to_back_schedule(const Graph& set, const MemberScheduleLookup& lookup,
+                               std::vector<std::string>& sources) {
+    require_set(set, "back-to-back");
+    std::vector<Schedule> schedules;
+    for (size_t i = 0; i < set.members().size(); ++i) {
+        const GraphMember& m = set.members()[i];
+        if (std::optional<MemberSchedule> found = lookup(m)) {
+            schedules.push_back(std::move(found->schedule));
+            sources.push_back(fmt::format("{}: {}", m.name, found->source));
+        } else {
+            schedules.push_back(sequential_schedule(member_graph(set, int(i))));
+            sources.push_back(fmt::format("{}: sequential (no schedule stored for it; search it "
+                                          "alone first for a stronger baseline)",
+                                          m.name));
+        }
+    }
+    return back_to_back_schedule(set, schedules);
+}
+
 }  // namespace iostune

@@ -169,28 +169,21 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
     return result;
 }
 
-// A model set's members run one after another, each with its best schedule stored for it alone
-// (same device, batch and precision), or its sequential schedule when it has none; `sources`
-// gets one line per member saying which.
+// A model set's members one after another, each with its best schedule stored for it alone
+// (same device, batch and precision).
 Schedule stored_back_to_back(const Graph& set, const db::ScheduleStore& store,
                              std::int64_t device_id, const std::string& precision,
                              std::vector<std::string>& sources) {
-    std::vector<Schedule> schedules;
-    for (size_t i = 0; i < set.members().size(); ++i) {
-        const GraphMember& m = set.members()[i];
-        const auto row = store.best_schedule(m.fingerprint, device_id, set.batch(), precision);
-        if (row) {
-            schedules.push_back(schedule_from_json(row->schedule));
-            sources.push_back(fmt::format("{}: schedule #{} ({}, {:.4f} ms alone)", m.name,
-                                          row->id, row->strategy, row->measured_ms.value_or(0)));
-        } else {
-            schedules.push_back(sequential_schedule(member_graph(set, int(i))));
-            sources.push_back(fmt::format("{}: sequential (no schedule stored for it; search it "
-                                          "alone first for a stronger baseline)",
-                                          m.name));
-        }
-    }
-    return back_to_back_schedule(set, schedules);
+    return back_to_back_schedule(
+        set,
+        [&](const GraphMember& m) -> std::optional<MemberSchedule> {
+            const auto row = store.best_schedule(m.fingerprint, device_id, set.batch(), precision);
+            if (!row) return std::nullopt;
+            return MemberSchedule{schedule_from_json(row->schedule),
+                                  fmt::format("schedule #{} ({}, {:.4f} ms alone)", row->id,
+                                              row->strategy, row->measured_ms.value_or(0))};
+        },
+        sources);
 }
 
 double sequential_prediction(const Graph& graph, CostModel& model) {

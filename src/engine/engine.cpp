@@ -228,13 +228,6 @@ void Engine::set_input(int index, const HostTensor& input) {
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(impl_->origin.get()), "converting the input");
 }
 
-void Engine::set_input_device(const float* src, cudaStream_t stream, int index) {
-    Impl::InputPort& port = impl_->input_port(index);
-    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(port.float_buffer.get(), src, port.float_buffer.bytes(),
-                                       cudaMemcpyDeviceToDevice, stream),
-                       "copying the input from device memory");
-}
-
 HostTensor Engine::read_output(int index) {
     return read_op_output(impl_->output_port(index).op);
 }

@@ -153,8 +153,6 @@ public:
     // `index` picks one of a graph's several inputs or outputs (a model set's), 0 by default.
     void set_input(const HostTensor& input);  // shape must equal the graph's
     void set_input(int index, const HostTensor& input);
-    // Async device-to-device copy.
-    void set_input_device(const float* src, cudaStream_t stream, int index = 0);
     HostTensor read_output(int index = 0);  // float NCHW, whatever the storage
     std::vector<HostTensor> read_outputs();  // every output, in the graph's order
     // Seeded uniform [-1, 1) data in every input (input k: random_input(shape, seed + k)), so

@@ -293,6 +293,15 @@ TEST_CASE("a model set: searched as one key, listed by report --sets, refused cl
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::Contains("--shared-input needs one input shape"));
     CHECK_FALSE(fs::exists(fresh));
+    // --shared-input needs a set; replay's hint names the set as search takes it.
+    r = run("search --model googlenet --shared-input --cost sim --db " + quoted(fresh));
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("--shared-input is for a model set"));
+    CHECK_FALSE(fs::exists(fresh));
+    r = run("replay --model squeezenet1_1 --model googlenet --db " + quoted(db));
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("Run `iostune search --model squeezenet1_1 --model googlenet "
+                                      "--batch 1"));
     // A set baseline on one model is refused with what to do.
     r = run("replay --model googlenet --schedule-source streams");
     CHECK(r.exit_code == 1);

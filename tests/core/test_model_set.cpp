@@ -11,19 +11,13 @@
 #include "src/reference/reference.h"
 #include "src/weights.h"
 #include "src/zoo/zoo.h"
+#include "tests/search/test_graphs.h"
 
 using namespace iostune;
 
 namespace {
 
-ConvAttrs conv(int out_channels, int kernel) {
-    ConvAttrs a;
-    a.out_channels = out_channels;
-    a.kernel_h = a.kernel_w = kernel;
-    a.pad_h = a.pad_w = kernel / 2;
-    a.relu = true;
-    return a;
-}
+using test::conv;
 
 // stem -> {b, c} -> add -> conv: two blocks' worth of structure on a small input.
 Graph small_model(const std::string& name, int channels, int size) {
