@@ -13,6 +13,8 @@
 #   breakdown (per-kind profile of the large models) contest (search keeps the fastest baseline)
 #   yardstick (fp16/bf16 error against the fp32 reference beside PyTorch's, precision_yardstick.py)
 #   half (sequential fp16/bf16 replays of every zoo model, b1 and b16, and fp16 profiles)
+#   kernels (after an engine kernel change: TF32 and fp16 sequential replays of every zoo model,
+#     b1 and b16, and the b16 profiles of the models the kernels matter most to, with breakdown)
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -143,6 +145,27 @@ for step in $steps; do
                 --precision fp16 --json "$raw/profile_${m}_b${b}_fp16.json"
         done
         for f in "$raw"/replay_*_fp16_sequential.json "$raw"/replay_*_bf16_sequential.json; do
+            python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"model\"]:>15} b{r[\"batch\"]:<3} {r[\"precision\"]} {r[\"layout\"]} sequential median {r[\"median_ms\"]:.3f} ms")' "$f" 2>> "$log" | tee -a "$log"
+        done
+        ;;
+    kernels)
+        for p in tf32 fp16; do
+            io=""; [[ $p == fp16 ]] && io=--native-io
+            for m in inception_v3 googlenet squeezenet1_1 resnet50 nasnet_a_large randwire; do
+                for b in 1 16; do
+                    record "replay_${m}_b${b}_${p}_sequential.json" "$iostune" replay --model "$m" \
+                        --batch "$b" --precision "$p" --schedule-source sequential --iters 200 \
+                        --format json $io
+                done
+            done
+            for m in randwire nasnet_a_large inception_v3; do
+                record "profile_${m}_b16_${p}.txt" "$iostune" profile --model "$m" --batch 16 \
+                    --precision "$p" --json "$raw/profile_${m}_b16_${p}.json"
+                python3 scripts/bench/profile_breakdown.py "$raw/profile_${m}_b16_${p}.json" \
+                    >> "$raw/breakdown.md" 2>> "$log"
+            done
+        done
+        for f in "$raw"/replay_*_sequential.json; do
             python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"model\"]:>15} b{r[\"batch\"]:<3} {r[\"precision\"]} {r[\"layout\"]} sequential median {r[\"median_ms\"]:.3f} ms")' "$f" 2>> "$log" | tee -a "$log"
         done
         ;;

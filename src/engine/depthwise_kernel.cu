@@ -1,0 +1,147 @@
+// The engine's channels-last depthwise convolution (launch_depthwise_nhwc, kernels.h).
+//
+// Layout of the work: a thread computes W consecutive channels (one vector pack) of TX
+// neighbouring output pixels of one output row; a block covers consecutive (pixel strip, pack)
+// pairs of one row, and the grid is (row pieces, out_h, batch). Neighbouring threads therefore
+// read neighbouring channels and pixels (coalesced), each weight pack a thread loads serves its
+// TX pixels, and all index arithmetic is 32-bit and per row. The first version ran one thread
+// per (pixel, pack) in a grid-stride loop and spent most of its time in 64-bit divisions
+// recovering (n, y, x, c) from a flat index: RandWire b16 fp16's depthwise convolutions ran at
+// 17x their roofline (results/device/precision/breakdown.md).
+//
+// The kernel size is a template parameter for the common 3, 5 and 7 (0: any size, read from
+// the geometry) so the taps unroll; TX is 4 when there are enough output packs to fill the GPU
+// with a quarter of the threads, else 1 (batch 1's small maps need every thread they can get).
+#include <cuda_runtime.h>
+
+#include "src/engine/kernel_support.cuh"
+#include "src/engine/kernels.h"
+
+namespace iostune {
+namespace {
+
+using namespace kernel_support;
+
+template <class T, int W, int K, int TX>
+__global__ void __launch_bounds__(kThreads)
+    depthwise_nhwc_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
+                          int out_stride, const T* __restrict__ weight, const T* __restrict__ bias,
+                          int channels, int in_h, int in_w, int out_h, int out_w,
+                          DepthwiseGeometry g, bool relu_input, bool relu_output) {
+    using P = Pack<T, W>;
+    const int packs = channels / W;
+    const int strips = (out_w + TX - 1) / TX;
+    const int t = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
+    if (t >= packs * strips) return;
+    const int strip = t / packs;
+    const int c0 = (t - strip * packs) * W;
+    const int oy = int(blockIdx.y);
+    const int64_t n = blockIdx.z;
+    const int kernel_h = K > 0 ? K : g.kernel_h;
+    const int kernel_w = K > 0 ? K : g.kernel_w;
+
+    float acc[TX][W];
+    for (int j = 0; j < W; ++j) {
+        const float b = bias != nullptr ? load(bias + c0 + j) : 0.0f;
+        for (int p = 0; p < TX; ++p) acc[p][j] = b;
+    }
+    const T* image = in + n * in_h * in_w * int64_t(in_stride) + c0;
+    const int iy0 = oy * g.stride_h - g.pad_h;
+    const int ix0 = strip * TX * g.stride_w - g.pad_w;
+#pragma unroll
+    for (int ky = 0; ky < kernel_h; ++ky) {
+        const int iy = iy0 + ky * g.dilation_h;
+        if (iy < 0 || iy >= in_h) continue;
+        const T* row = image + int64_t(iy) * in_w * in_stride;
+#pragma unroll
+        for (int kx = 0; kx < kernel_w; ++kx) {
+            const P w = *reinterpret_cast<const P*>(weight + (ky * kernel_w + kx) * channels + c0);
+            float wf[W];
+            for (int j = 0; j < W; ++j) wf[j] = load(&w.e[j]);
+#pragma unroll
+            for (int p = 0; p < TX; ++p) {
+                const int ix = ix0 + p * g.stride_w + kx * g.dilation_w;
+                if (ix < 0 || ix >= in_w) continue;
+                const P x = *reinterpret_cast<const P*>(row + ix * in_stride);
+                for (int j = 0; j < W; ++j) {
+                    const float v = load(&x.e[j]);
+                    acc[p][j] += (relu_input ? fmaxf(v, 0.0f) : v) * wf[j];
+                }
+            }
+        }
+    }
+    T* out_row = out + ((n * out_h + oy) * out_w) * int64_t(out_stride) + c0;
+#pragma unroll
+    for (int p = 0; p < TX; ++p) {
+        const int ox = strip * TX + p;
+        if (ox >= out_w) break;
+        P y;
+        for (int j = 0; j < W; ++j) store(&y.e[j], relu_output ? fmaxf(acc[p][j], 0.0f) : acc[p][j]);
+        *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
+    }
+}
+
+// Calls f(std::integral_constant<int, K>) with K the specialised kernel size, or 0.
+template <class F>
+void with_kernel_size(const DepthwiseGeometry& g, F&& f) {
+    const int k = g.kernel_h == g.kernel_w ? g.kernel_h : 0;
+    switch (k) {
+        case 3: f(std::integral_constant<int, 3>{}); return;
+        case 5: f(std::integral_constant<int, 5>{}); return;
+        case 7: f(std::integral_constant<int, 7>{}); return;
+        default: f(std::integral_constant<int, 0>{}); return;
+    }
+}
+
+// Output packs above which a thread takes a strip of 4 pixels: enough that a quarter of the
+// threads still fills an H100 (132 SMs x 2048 resident threads).
+constexpr int64_t kStripThreshold = int64_t(132) * 2048 * 4;
+
+template <class T, int W, int K, int TX>
+void launch(const TensorView& in, const TensorView& out, const void* weight, const void* bias,
+            const DepthwiseGeometry& g, bool relu_input, bool relu_output, cudaStream_t stream) {
+    const int row_threads = (out.c / W) * ((out.w + TX - 1) / TX);
+    const int threads = std::min(kThreads, (row_threads + 31) / 32 * 32);
+    const dim3 grid(unsigned((row_threads + threads - 1) / threads), unsigned(out.h),
+                    unsigned(out.n));
+    depthwise_nhwc_kernel<T, W, K, TX><<<grid, threads, 0, stream>>>(
+        static_cast<const T*>(in.data), int(in.row_stride), static_cast<T*>(out.data),
+        int(out.row_stride), static_cast<const T*>(weight), static_cast<const T*>(bias), out.c,
+        in.h, in.w, out.h, out.w, g, relu_input, relu_output);
+}
+
+}  // namespace
+
+void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
+                           const void* bias, const DepthwiseGeometry& g, bool relu_input,
+                           bool relu_output, cudaStream_t stream) {
+    require_same_storage(in, out, "depthwise");
+    if (!in.nhwc() || in.c != out.c || in.n != out.n)
+        throw Error(fmt::format("depthwise kernel: needs channels-last views of equal channels, "
+                                "got {} {}x{}x{}x{} -> {}x{}x{}x{}",
+                                to_string(in.layout), in.n, in.c, in.h, in.w, out.n, out.c, out.h,
+                                out.w));
+    if (out.elements() == 0) return;
+    // The grid's y and z are the output rows and the batch; pixel offsets inside a row and the
+    // row strides are 32-bit.
+    if (out.h > 65535 || out.n > 65535 || in.row_stride > INT32_MAX / 2 ||
+        out.row_stride > INT32_MAX / 2 || int64_t(in.w) * in.row_stride > INT32_MAX)
+        throw Error(fmt::format("depthwise kernel: {}x{}x{}x{} is beyond its grid; use cuDNN's",
+                                out.n, out.c, out.h, out.w));
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        with_width(vector_width<T>({in, out}, {weight, bias}), [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            with_kernel_size(g, [&](auto size) {
+                constexpr int K = decltype(size)::value;
+                if (out.elements() / W >= kStripThreshold)
+                    launch<T, W, K, 4>(in, out, weight, bias, g, relu_input, relu_output, stream);
+                else
+                    launch<T, W, K, 1>(in, out, weight, bias, g, relu_input, relu_output, stream);
+            });
+        });
+    });
+    check_launch("depthwise");
+}
+
+}  // namespace iostune
