@@ -42,6 +42,17 @@ record() {
     "$@" > "$raw/$name" 2>> "$log" || say "FAILED ($?): $name"
 }
 
+# One line per replay report: model, batch, precision, layout, median latency.
+summarize_replays() {
+    python3 -c '
+import json, sys
+for path in sys.argv[1:]:
+    r = json.load(open(path))
+    print("%15s b%-3s %s %s sequential median %.3f ms"
+          % (r["model"], r["batch"], r["precision"], r["layout"], r["median_ms"]))
+' "$@" 2>> "$log" | tee -a "$log"
+}
+
 {
     date -u
     echo "$commit"
@@ -144,9 +155,7 @@ for step in $steps; do
             record "profile_${m}_b${b}_fp16.txt" "$iostune" profile --model "$m" --batch "$b" \
                 --precision fp16 --json "$raw/profile_${m}_b${b}_fp16.json"
         done
-        for f in "$raw"/replay_*_fp16_sequential.json "$raw"/replay_*_bf16_sequential.json; do
-            python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"model\"]:>15} b{r[\"batch\"]:<3} {r[\"precision\"]} {r[\"layout\"]} sequential median {r[\"median_ms\"]:.3f} ms")' "$f" 2>> "$log" | tee -a "$log"
-        done
+        summarize_replays "$raw"/replay_*_fp16_sequential.json "$raw"/replay_*_bf16_sequential.json
         ;;
     kernels)
         for p in tf32 fp16; do
@@ -165,9 +174,7 @@ for step in $steps; do
                     >> "$raw/breakdown.md" 2>> "$log"
             done
         done
-        for f in "$raw"/replay_*_sequential.json; do
-            python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"model\"]:>15} b{r[\"batch\"]:<3} {r[\"precision\"]} {r[\"layout\"]} sequential median {r[\"median_ms\"]:.3f} ms")' "$f" 2>> "$log" | tee -a "$log"
-        done
+        summarize_replays "$raw"/replay_*_sequential.json
         ;;
     *) say "unknown step '$step'" ;;
     esac

@@ -142,15 +142,24 @@ void with_width(int w, F&& f) {
 // A view's rows, counted in packs of w elements.
 inline Rows rows_of(const TensorView& v, int w) { return Rows{v.row_elements() / w, v.row_stride / w}; }
 
-// The output position of channels-last thread i, which handles W channels of one pixel.
-struct PixelChannels {
-    int64_t n;
-    int y, x, c0;
-    __device__ __forceinline__ PixelChannels(int64_t i, int per_pixel, int w, int out_h, int out_w) {
-        int64_t r = 0;
-        i = index_div(i, per_pixel, r), c0 = int(r) * w;
-        i = index_div(i, out_w, r), x = int(r);
-        n = index_div(i, out_h, r), y = int(r);
+// The launch shape of the channels-last window kernels (depthwise, pooling): a thread per
+// (strip of tx output pixels, pack of w channels), the threads of one output row of one image in
+// consecutive blocks, the grid's y and z the output row and the image. Neighbouring threads read
+// neighbouring channels and pixels, and a thread finds its place with one 32-bit division.
+struct RowLaunch {
+    dim3 grid;
+    unsigned threads = 0;
+    // Offsets inside one image row are 32-bit: in.w * in.row_stride must fit.
+    RowLaunch(const TensorView& in, const TensorView& out, int w, int tx) {
+        if (out.h > 65535 || out.n > 65535 || int64_t(in.w) * in.row_stride > INT32_MAX ||
+            int64_t(out.w) * out.row_stride > INT32_MAX)
+            throw Error(fmt::format("{}x{}x{}x{} -> {}x{}x{}x{} is beyond the channels-last "
+                                    "kernels' grid",
+                                    in.n, in.c, in.h, in.w, out.n, out.c, out.h, out.w));
+        const int row_threads = (out.c / w) * ((out.w + tx - 1) / tx);
+        threads = unsigned(std::min(kThreads, (row_threads + 31) / 32 * 32));
+        grid = dim3(unsigned((row_threads + int(threads) - 1) / int(threads)), unsigned(out.h),
+                    unsigned(out.n));
     }
 };
 

@@ -128,44 +128,47 @@ __global__ void bias_activation_nhwc_kernel(T* x, Rows rows, int64_t total, int 
     }
 }
 
-// Channels-last pooling, W channels per thread: a warp's window reads are consecutive.
+// Channels-last pooling, a thread per (output pixel, W channels) in RowLaunch's grid: a warp's
+// window reads are consecutive channels.
 template <class T, int W>
-__global__ void pool2d_nhwc_kernel(const T* in, int64_t in_stride, T* out, int64_t out_stride,
-                                   int64_t total, int channels, int in_h, int in_w, int out_h,
+__global__ void pool2d_nhwc_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
+                                   int out_stride, int channels, int in_h, int in_w, int out_h,
                                    int out_w, PoolWindow win) {
     using P = Pack<T, W>;
-    const int per_pixel = channels / W;
-    IOSTUNE_GRID_LOOP(i, total) {
-        const PixelChannels at(i, per_pixel, W, out_h, out_w);
-        const int64_t b = at.n;
-        const int oh = at.y, ow = at.x, c0 = at.c0;
-        int h0 = oh * win.stride_h - win.pad_h;
-        int w0 = ow * win.stride_w - win.pad_w;
-        int h1 = min(h0 + win.kernel_h, in_h + win.pad_h);
-        int w1 = min(w0 + win.kernel_w, in_w + win.pad_w);
-        const int padded_size = (h1 - h0) * (w1 - w0);
-        h0 = max(h0, 0);
-        w0 = max(w0, 0);
-        h1 = min(h1, in_h);
-        w1 = min(w1, in_w);
-        float acc[W];
-        for (int j = 0; j < W; ++j) acc[j] = win.max ? -FLT_MAX : 0.0f;
-        for (int y = h0; y < h1; ++y) {
-            for (int x = w0; x < w1; ++x) {
-                const P v =
-                    *reinterpret_cast<const P*>(in + ((b * in_h + y) * in_w + x) * in_stride + c0);
-                for (int j = 0; j < W; ++j)
-                    acc[j] = win.max ? fmaxf(acc[j], load(&v.e[j])) : acc[j] + load(&v.e[j]);
-            }
+    const int packs = channels / W;
+    const int t = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
+    if (t >= packs * out_w) return;
+    const int ow = t / packs;
+    const int c0 = (t - ow * packs) * W;
+    const int oh = int(blockIdx.y);
+    const int64_t b = blockIdx.z;
+    int h0 = oh * win.stride_h - win.pad_h;
+    int w0 = ow * win.stride_w - win.pad_w;
+    int h1 = min(h0 + win.kernel_h, in_h + win.pad_h);
+    int w1 = min(w0 + win.kernel_w, in_w + win.pad_w);
+    const int padded_size = (h1 - h0) * (w1 - w0);
+    h0 = max(h0, 0);
+    w0 = max(w0, 0);
+    h1 = min(h1, in_h);
+    w1 = min(w1, in_w);
+    float acc[W];
+    for (int j = 0; j < W; ++j) acc[j] = win.max ? -FLT_MAX : 0.0f;
+    const T* image = in + b * in_h * in_w * int64_t(in_stride) + c0;
+    for (int y = h0; y < h1; ++y) {
+        const T* row = image + int64_t(y) * in_w * in_stride;
+        for (int x = w0; x < w1; ++x) {
+            const P v = *reinterpret_cast<const P*>(row + x * in_stride);
+            for (int j = 0; j < W; ++j)
+                acc[j] = win.max ? fmaxf(acc[j], load(&v.e[j])) : acc[j] + load(&v.e[j]);
         }
-        if (!win.max) {
-            const int divisor = win.count_include_pad ? padded_size : (h1 - h0) * (w1 - w0);
-            for (int j = 0; j < W; ++j) acc[j] = divisor > 0 ? acc[j] / float(divisor) : 0.0f;
-        }
-        P r;
-        for (int j = 0; j < W; ++j) store(&r.e[j], acc[j]);
-        *reinterpret_cast<P*>(out + ((b * out_h + oh) * out_w + ow) * out_stride + c0) = r;
     }
+    if (!win.max) {
+        const int divisor = win.count_include_pad ? padded_size : (h1 - h0) * (w1 - w0);
+        for (int j = 0; j < W; ++j) acc[j] = divisor > 0 ? acc[j] / float(divisor) : 0.0f;
+    }
+    P r;
+    for (int j = 0; j < W; ++j) store(&r.e[j], acc[j]);
+    *reinterpret_cast<P*>(out + ((b * out_h + oh) * out_w + ow) * int64_t(out_stride) + c0) = r;
 }
 
 }  // namespace
@@ -185,9 +188,10 @@ void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow
         }
         with_width(vector_width<T>({in, out}), [&](auto width) {
             constexpr int W = decltype(width)::value;
-            pool2d_nhwc_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
-                static_cast<const T*>(in.data), in.row_stride, static_cast<T*>(out.data),
-                out.row_stride, total / W, out.c, in.h, in.w, out.h, out.w, window);
+            const RowLaunch shape(in, out, W, 1);
+            pool2d_nhwc_kernel<T, W><<<shape.grid, shape.threads, 0, stream>>>(
+                static_cast<const T*>(in.data), int(in.row_stride), static_cast<T*>(out.data),
+                int(out.row_stride), out.c, in.h, in.w, out.h, out.w, window);
         });
     });
     check_launch("pool2d");
