@@ -13,6 +13,9 @@
 #   breakdown (per-kind profile of the large models) contest (search keeps the fastest baseline)
 #   yardstick (fp16/bf16 error against the fp32 reference beside PyTorch's, precision_yardstick.py)
 #   half (sequential fp16/bf16 replays of every zoo model, b1 and b16, and fp16 profiles)
+#   parity (each op shape timed in iostune and in PyTorch, scripts/bench/op_parity.py; the
+#   configurations are PARITY="model:batch:precision[:layout] ...", default below; tables in
+#   parity.md beside pass.tar.gz)
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -145,6 +148,17 @@ for step in $steps; do
         for f in "$raw"/replay_*_fp16_sequential.json "$raw"/replay_*_bf16_sequential.json; do
             python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"model\"]:>15} b{r[\"batch\"]:<3} {r[\"precision\"]} {r[\"layout\"]} sequential median {r[\"median_ms\"]:.3f} ms")' "$f" 2>> "$log" | tee -a "$log"
         done
+        ;;
+    parity)
+        for spec in ${PARITY:-inception_v3:16:tf32 nasnet_a_large:16:fp16 resnet50:16:tf32}; do
+            IFS=: read -r m b p l <<< "$spec"
+            say "parity: $m batch $b $p ${l:-auto}"
+            python3 scripts/bench/op_parity.py --iostune "$iostune" --model "$m" --batch "$b" \
+                --precision "$p" --layout "${l:-auto}" --out "$raw/parity" --top 25 \
+                >> "$raw/parity.md" 2>> "$log" || say "FAILED ($?): parity $spec"
+        done
+        cp "$raw/parity.md" "$out/parity.md" 2>/dev/null
+        grep -E '^### |^\| total' "$raw/parity.md" | tee -a "$log"
         ;;
     *) say "unknown step '$step'" ;;
     esac
