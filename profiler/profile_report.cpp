@@ -59,7 +59,7 @@ std::string format_profile_table(const ModelProfile& p, int top) {
         out += fmt::format("     ... {} more operators\n", order.size() - size_t(shown));
     if (p.ceilings.flops_per_s > 0)
         out += "roof: the op's roofline bound (max of FLOPs at the FLOP/s ceiling, bytes at the "
-               "bandwidth ceiling) over its time\n";
+               "bandwidth ceiling) over its time; 100% = as fast as the ceilings allow\n";
     out += fmt::format(
         "total: {} ops, op sum {:.1f} us, run span {:.1f} us, GPU busy {:.1f}%, critical path "
         "{:.1f} us\n",
