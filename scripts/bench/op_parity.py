@@ -14,10 +14,12 @@ fp16/bf16; TF32 allowed except for fp32; cudnn.benchmark on) and timed two ways:
           --min-repeat-ms, median of --repeats), as the engine times its candidates; it adds the
           graph launch gap between ops.
 Identical shapes are measured once (the count says how often the model has them; iostune's time
-is the median over them). The total weighs each shape by its count.
+is the median over them). The total weighs each shape by its count. Shapes are measured in order
+of iostune's time in them, most first, until --budget-s runs out; the rest are counted as not
+measured.
 
   op_parity.py --model M [--batch B] [--precision tf32|fp16|bf16|fp32] [--layout nchw|nhwc|auto]
-               [--iostune BIN | --profile P.json] [--out DIR] [--top N]
+               [--iostune BIN | --profile P.json] [--out DIR] [--top N] [--budget-s S]
   op_parity.py --self-test [--iostune BIN]   the pipeline on a canned profile, on the CPU (CI);
                 with BIN also: torch rebuilds two zoo models' ops with iostune's output shapes
 
@@ -178,7 +180,12 @@ def kernel_time_us(fn, calls):
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)
         with open(path, encoding="utf-8") as f:
-            trace = json.load(f)
+            return device_time_per_call(json.load(f), calls)
+
+
+def device_time_per_call(trace, calls):
+    """From a Chrome trace of `calls` identical calls: the median over calls of their device
+    activities' summed durations (us), and one call's activity names in launch order."""
     events = sorted((e for e in trace.get("traceEvents", [])
                      if e.get("ph") == "X" and e.get("cat") in DEVICE_CATEGORIES),
                     key=lambda e: e["ts"])
@@ -288,10 +295,16 @@ def group_shapes(profile, kinds):
 
 
 def compare(profile, args):
+    """Rows of the measured shapes, worst ratio first, and the shapes left unmeasured when
+    args.budget_s ran out (the shapes are measured in order of iostune's time, most first)."""
     dtype = DTYPES[profile["precision"]]
     channels_last = profile["layout"] == "nhwc"
-    rows = []
-    for ops in group_shapes(profile, args.kinds):
+    groups = sorted(group_shapes(profile, args.kinds),
+                    key=lambda ops: -sum(op["latency_us"] for op in ops))
+    rows, began = [], time.perf_counter()
+    for n, ops in enumerate(groups):
+        if rows and time.perf_counter() - began > args.budget_s:
+            return sorted(rows, key=lambda r: -r["ratio"]), groups[n:]
         first = ops[0]
         torch_op = TorchOp(first, dtype, channels_last, args.device)
         timed = measure(torch_op.run, args)
@@ -311,8 +324,7 @@ def compare(profile, args):
             "torch_parts": {name: t["us"] for name, t in parts.items()},
             "ratio": iostune_us / timed["us"] if timed["us"] > 0 else float("inf"),
         })
-    rows.sort(key=lambda r: -r["ratio"])
-    return rows
+    return sorted(rows, key=lambda r: -r["ratio"]), []
 
 
 def totals(rows):
@@ -373,6 +385,10 @@ def markdown(profile, rows, total, args):
     ratio = f"{total['ratio']:.2f}" if total["ratio"] is not None else "-"
     lines.append(f"| total | {len(rows)} | {sum(r['count'] for r in rows)} | "
                  f"{total['iostune_us'] / 1e3:.3f} | {total['torch_us'] / 1e3:.3f} | {ratio} |")
+    if total["unmeasured_shapes"]:
+        lines += ["", f"Not measured (--budget-s {args.budget_s:g} ran out): "
+                      f"{total['unmeasured_shapes']} shapes, "
+                      f"{total['unmeasured_iostune_us'] / 1e3:.3f} ms of iostune's op time."]
     return "\n".join(lines) + "\n"
 
 
@@ -403,8 +419,10 @@ def parity(args):
         run_profile(args, profile_path)
     profile = load_profile(profile_path)
     configure_torch(profile["precision"])
-    rows = compare(profile, args)
+    rows, unmeasured = compare(profile, args)
     total = totals(rows)
+    total["unmeasured_shapes"] = len(unmeasured)
+    total["unmeasured_iostune_us"] = sum(op["latency_us"] for ops in unmeasured for op in ops)
     text = markdown(profile, rows, total, args)
     stem = (f"parity_{profile['model']}_b{profile['batch']}_{profile['precision']}_"
             f"{profile['layout']}")
@@ -514,6 +532,15 @@ def self_test(binary=None):
         check("| sepconv |" in text and "| total | 7 | 8 |" in text,
               "the markdown has the rows and the total")
 
+        # A budget of zero measures the costliest shape only (the two 60 us convolutions).
+        main(["--profile", profile_path, "--device", "cpu", "--calls", "1", "--budget-s", "0",
+              "--out", out])
+        with open(os.path.join(out, "parity_canned_b2_tf32_nhwc.json"), encoding="utf-8") as f:
+            cut = json.load(f)
+        check([r["count"] for r in cut["rows"]] == [2] and cut["totals"]["unmeasured_shapes"] == 6
+              and cut["totals"]["unmeasured_iostune_us"] == 50.5,
+              f"--budget-s 0: one shape measured, 6 (50.5 us) not: {cut['totals']}")
+
         # The errors a user meets: no GPU, an old profile.
         if not torch.cuda.is_available():
             code = main(["--profile", profile_path, "--out", out])
@@ -545,6 +572,22 @@ def self_test(binary=None):
             except ParityError as e:
                 check(False, f"{model}: {e}")
 
+    # torch.profiler's trace: device activities per call, host events ignored.
+    def event(cat, name, ts, dur):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur}
+    trace = {"traceEvents": [event("cpu_op", "aten::conv2d", 0, 50.0),
+                             event("kernel", "conv", 10, 4.0), event("gpu_memset", "set", 5, 1.0),
+                             event("kernel", "conv", 30, 6.0), event("gpu_memset", "set", 25, 1.0),
+                             event("kernel", "conv", 50, 9.0), event("gpu_memset", "set", 45, 1.0),
+                             event("cuda_runtime", "cudaLaunchKernel", 1, 3.0)]}
+    check(device_time_per_call(trace, 3) == (7.0, ["set", "conv"]),
+          f"trace of 3 calls: median 7 us per call, got {device_time_per_call(trace, 3)}")
+    try:
+        device_time_per_call(trace, 4)
+        check(False, "6 activities over 4 calls are refused")
+    except ParityError:
+        pass
+
     if failures:
         for what in failures:
             print(f"op_parity self-test FAILED: {what}", file=sys.stderr)
@@ -568,6 +611,9 @@ def main(argv=None):
     parser.add_argument("--calls", type=int, default=20, help="profiled eager calls per shape")
     parser.add_argument("--repeats", type=int, default=15, help="timed graph repeats per shape")
     parser.add_argument("--min-repeat-ms", type=float, default=0.5)
+    parser.add_argument("--budget-s", type=float, default=240,
+                        help="stop measuring new shapes after this long (largest iostune time "
+                             "first; default 240)")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args(argv)
