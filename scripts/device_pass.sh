@@ -155,7 +155,8 @@ for step in $steps; do
             IFS=: read -r m b p l <<< "$spec"
             say "parity: $m batch $b $p ${l:-auto}"
             python3 scripts/bench/op_parity.py --iostune "$iostune" --model "$m" --batch "$b" \
-                --precision "$p" --layout "${l:-auto}" --out "$raw/parity" --top 25 --budget-s "${PARITY_BUDGET_S:-90}" \
+                --precision "$p" --layout "${l:-auto}" --out "$raw/parity" --top 25 \
+                --budget-s "${PARITY_BUDGET_S:-90}" \
                 >> "$raw/parity.md" 2>> "$log" || say "FAILED ($?): parity $spec"
         done
         cp "$raw/parity.md" "$out/parity.md" 2>/dev/null

@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from profile_breakdown import short_kernel  # noqa: E402
+from profile_breakdown import short_kernel, x_roofline  # noqa: E402
 from torch_peers import DTYPES, configure_torch  # noqa: E402
 
 SCHEMA = "iostune-op-parity/1"
@@ -360,9 +360,9 @@ def markdown(profile, rows, total, args):
              f"(`iostune profile`). PyTorch {torch.__version__}: {method}. Ratio = iostune / "
              "PyTorch kernel time (graph time where marked (graph): the profiler failed); > 1: "
              "iostune is slower.", "",
-             "| # | kind | shape | n | iostune us | torch us | ratio | torch graph us | iostune path / algorithm | "
-             "iostune kernels (us) | torch kernels |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| # | kind | shape | n | iostune us | torch us | ratio | torch graph us | "
+             "iostune x roofline | iostune path / algorithm | iostune kernels (us) | torch kernels |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for i, r in enumerate(rows[:args.top]):
         graph = f"{r['torch_graph_us']:.1f}" if r["torch_graph_us"] is not None else "-"
         ours = ", ".join(f"`{short_kernel(k['name'])}` {k['us']:.1f}" for k in r["iostune_kernels"])
@@ -373,9 +373,10 @@ def markdown(profile, rows, total, args):
         mark = "" if r["torch_timing"] != "graph" else " (graph)"
         lines.append(f"| {i + 1} | {r['kind']} | {r['shape']} | {r['count']} | "
                      f"{r['iostune_us']:.1f} | {r['torch_us']:.1f}{mark} | {r['ratio']:.2f} | "
-                     f"{graph} | {path} | {ours} | {torch_cell} |")
+                     f"{graph} | {x_roofline(r['iostune_us'], r['roofline_us'] or 0)} | {path} | "
+                     f"{ours} | {torch_cell} |")
     if len(rows) > args.top:
-        lines.append(f"| | ... {len(rows) - args.top} more shapes in the JSON | | | | | | | | | |")
+        lines.append(f"| | ... {len(rows) - args.top} more shapes in the JSON | | | | | | | | | | |")
     lines += ["", "| kind | shapes | ops | iostune ms | torch ms | ratio |",
               "| --- | --- | --- | --- | --- | --- |"]
     for kind, k in sorted(total["by_kind"].items(), key=lambda kv: -kv[1]["iostune_us"]):
