@@ -15,6 +15,10 @@
 #   half (sequential fp16/bf16 replays of every zoo model, b1 and b16, and fp16 profiles)
 #   kernels (after an engine kernel change: TF32 and fp16 sequential replays of every zoo model,
 #     b1 and b16, and the b16 profiles of the models the kernels matter most to, with breakdown)
+#   parity (each op shape timed in iostune and in PyTorch, scripts/bench/op_parity.py; the
+#   configurations are PARITY="model:batch:precision[:layout] ...", default below, each measuring
+#   torch shapes for at most PARITY_BUDGET_S seconds (default 90); tables in parity.md beside
+#   pass.tar.gz)
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -175,6 +179,18 @@ for step in $steps; do
             done
         done
         summarize_replays "$raw"/replay_*_sequential.json
+        ;;
+    parity)
+        for spec in ${PARITY:-inception_v3:16:tf32 nasnet_a_large:16:fp16}; do
+            IFS=: read -r m b p l <<< "$spec"
+            say "parity: $m batch $b $p ${l:-auto}"
+            python3 scripts/bench/op_parity.py --iostune "$iostune" --model "$m" --batch "$b" \
+                --precision "$p" --layout "${l:-auto}" --out "$raw/parity" --top 25 \
+                --budget-s "${PARITY_BUDGET_S:-90}" \
+                >> "$raw/parity.md" 2>> "$log" || say "FAILED ($?): parity $spec"
+        done
+        cp "$raw/parity.md" "$out/parity.md" 2>/dev/null
+        grep -E '^### |^\| total' "$raw/parity.md" | tee -a "$log"
         ;;
     *) say "unknown step '$step'" ;;
     esac
