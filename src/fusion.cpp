@@ -71,8 +71,13 @@ private:
         Node& p = nodes_[size_t(producer)];
         bool* relu = nullptr;
         int* count = nullptr;
-        if (p.kind == OpKind::Conv) relu = &std::get<ConvAttrs>(p.attrs).relu, count = &counts_.conv_relu;
-        if (p.kind == OpKind::Add) relu = &std::get<AddAttrs>(p.attrs).relu, count = &counts_.add_relu;
+        if (p.kind == OpKind::Conv) {
+            relu = &std::get<ConvAttrs>(p.attrs).relu;
+            count = &counts_.conv_relu;
+        } else if (p.kind == OpKind::Add) {
+            relu = &std::get<AddAttrs>(p.attrs).relu;
+            count = &counts_.add_relu;
+        }
         if (relu == nullptr || *relu) return;
         *relu = true;
         ++*count;

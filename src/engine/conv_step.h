@@ -53,7 +53,7 @@ struct ConvSpec {
     // a depthwise convolution (groups = channels in = channels out) in channels-last storage.
     const void* depthwise_weight = nullptr;
     // z of a residual convolution (the op's view of its second input), added before the ReLU.
-    std::optional<TensorView> residual;
+    std::optional<TensorView> residual = std::nullopt;
 };
 
 class ConvStep {
