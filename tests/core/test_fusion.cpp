@@ -298,3 +298,20 @@ TEST_CASE("residual conv: the IR checks z, JSON round-trips it, old files read u
     without_z.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
     CHECK(fingerprint(other) != fingerprint(without_z));
 }
+
+TEST_CASE("fusion: weights seeded on the fused ResNet-50 keep activations at unit scale", "[fusion][weights]") {
+    // A graph without weights (a zoo name) is seeded after fusion: a residual conv's output
+    // scale must count its z as the add did.
+    Graph g = fuse_epilogues(*at_input_size(build_zoo_model("resnet50", 1), 64)).graph;
+    init_random_weights(g, 3);
+    const auto outputs = reference_run_all(g, random_input(g.input_shape(), 4));
+    for (const Op& op : g.ops()) {
+        if (op.kind != OpKind::Conv || !op.as<ConvAttrs>().residual) continue;
+        INFO(op.name);
+        double m = 0.0;
+        for (float v : outputs[size_t(op.id)].data) m += double(v) * double(v);
+        m /= double(outputs[size_t(op.id)].data.size());
+        CHECK(m > 0.1);
+        CHECK(m < 10.0);
+    }
+}

@@ -163,3 +163,25 @@ TEST_CASE("the fused ResNet-50 matches the CPU reference of the unfused one",
                          label, e_seq, e_merged, residual_fused, residual_kernel));
     }
 }
+
+TEST_CASE("a residual conv whose z is the RGB input keeps the input unpadded", "[gpu][engine][fusion]") {
+    // Padding the input to 8 channels is only for convolutions reading it as x; z is added as
+    // it is and must keep the output's 3 channels.
+    Graph graph("rgb_residual", Shape{2, 3, 12, 12});
+    graph.add(OpKind::Conv, conv(3, 3, true, true, true), {kGraphInput, kGraphInput}, "res");
+    init_random_weights(graph, 5);
+    const HostTensor input = random_input(graph.input_shape(), 6);
+    const HostTensor ref = reference_run(graph, input);
+    for (const Plan& plan : every_plan()) {
+        EngineOptions options;
+        options.precision = plan.precision;
+        options.layout = plan.layout;
+        options.pad_input_channels = true;
+        Engine engine(graph, options);
+        INFO(to_string(plan.precision) << " " << to_string(plan.layout));
+        CHECK(engine.native_input().c == 3);
+        engine.set_input(input);
+        CHECK(relative_error(run_schedule(engine, sequential_schedule(graph)), ref) <
+              op_error_bound(plan.precision));
+    }
+}
