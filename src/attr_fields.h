@@ -3,6 +3,7 @@
 // struct in src/graph.h needs one line here and reaches all three.
 #pragma once
 
+#include <string_view>
 #include <type_traits>
 
 #include "src/graph.h"
@@ -27,6 +28,7 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("groups", attrs.groups);
         f("bias", attrs.bias);
         f("relu", attrs.relu);
+        f("residual", attrs.residual);
     } else if constexpr (std::is_same_v<A, SepConvAttrs>) {
         f("out_channels", attrs.out_channels);
         f("kernel", attrs.kernel);
@@ -56,6 +58,11 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
                       "an attribute struct without a field list in src/attr_fields.h");
     }
 }
+
+// A field added after models and schedules were stored: a model file and the fingerprint leave
+// it out while it is false, so older files read unchanged and keep their fingerprints (and so
+// their stored schedules).
+inline bool omitted_when_false(std::string_view field) { return field == "residual"; }
 
 // Default-constructed attributes of the struct that `kind` uses.
 inline OpAttrs default_attrs(OpKind kind) {

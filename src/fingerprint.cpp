@@ -46,7 +46,7 @@ std::string canonical_structure(const Graph& graph) {
         text += fmt::format("op {} {} cell={} inputs={}", op.id, to_string(op.kind), op.cell, inputs);
         std::visit([&](const auto& attrs) {
             for_each_attr_field(attrs, [&](const char* name, const auto& value) {
-                text += fmt::format(" {}={}", name, int(value));
+                if (value || !omitted_when_false(name)) text += fmt::format(" {}={}", name, int(value));
             });
         }, op.attrs);
         text += '\n';

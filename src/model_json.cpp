@@ -204,7 +204,7 @@ OpAttrs read_attrs(const Reader& r, const json& op, OpKind kind, const std::stri
             const std::string loc = Reader::join(attrs_loc, name);
             const auto found = it->find(name);
             if (found == it->end()) {
-                if (optional_attr(kind, name)) return;
+                if (optional_attr(kind, name) || omitted_when_false(name)) return;
                 r.fail(loc, "missing required field");
             }
             if constexpr (std::is_same_v<std::remove_reference_t<decltype(value)>, bool>)
@@ -419,7 +419,9 @@ json graph_to_json(const Graph& graph, const std::string& weights_file) {
         }
         json attrs = json::object();
         std::visit([&](const auto& a) {
-            for_each_attr_field(a, [&](const char* name, const auto& value) { attrs[name] = value; });
+            for_each_attr_field(a, [&](const char* name, const auto& value) {
+                if (value || !omitted_when_false(name)) attrs[name] = value;
+            });
         }, op.attrs);
         json entry = {{"id", op.id}, {"name", op.name}, {"op", to_string(op.kind)},
                       {"inputs", std::move(inputs)}, {"attrs", std::move(attrs)}};

@@ -91,6 +91,7 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             g.groups, y.row_stride,
             spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
         if (spec.relu_input) step.signature += "|relu-in";
+        if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
         const std::string process_key = fmt::format("dev{}|{}", options.device, step.signature);
         if (auto it = options.conv_choices.find(step.signature);
             it != options.conv_choices.end() && configure(step, it->second)) {
@@ -124,7 +125,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         step.choice = choice;
         return true;
     }
-    const bool needs_epilogue = step.has_bias() || step.relu();
+    const bool needs_epilogue = step.has_bias() || step.relu() || step.has_residual();
     cudnnConvolutionFwdAlgo_t algo{};
     cudnnMathType_t math{};
     ConvPath path{};
@@ -155,7 +156,8 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
     step.choice = choice;
     step.choice.math = math_name(math);
     if (path == ConvPath::Fused) {
-        // cuDNN's fused call supports few algorithm/activation/type combinations: try it once.
+        // cuDNN's fused call supports few algorithm/activation/type combinations (without a
+        // ReLU only IMPLICIT_PRECOMP_GEMM; a residual z in fewer still): try it once.
         lane.cudnn.set_stream(lane.stream.get());
         DeviceBuffer own;
         if (scratch == nullptr || scratch->bytes() < workspace) own = DeviceBuffer(workspace);
@@ -248,7 +250,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     }
     std::vector<const char*> paths;
     if (step.has_bias()) paths = {"fused", "conv+epilogue"};
-    else paths = {step.relu() ? "conv+epilogue" : "conv"};
+    else paths = {step.relu() || step.has_residual() ? "conv+epilogue" : "conv"};
 
     DeviceBuffer scratch;
     for (const auto& p : perf)

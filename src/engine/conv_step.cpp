@@ -93,9 +93,12 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       staging_out_(staging_buffer(stage_output, target)),
       in_(staged_view(stage_input, source, staging_in_)),
       out_(staged_view(stage_output, target, staging_out_)),
+      residual_(spec.residual),
+      z_(spec.residual ? *spec.residual : out_),
       x_desc_(in_, context),
       y_desc_(out_, context),
       bias_desc_(target.dtype, target.c, context),
+      z_desc_(z_, context),
       w_desc_(source.dtype, source.layout, spec.out_channels, spec.in_channels_per_group,
               spec.kernel_h, spec.kernel_w, context),
       conv_desc_(spec.geometry, math, context),
@@ -105,16 +108,19 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       relu_(spec.relu),
       relu_input_(spec.relu_input),
       depthwise_weight_(spec.depthwise_weight),
+      residual_sum_(spec.residual ? std::vector<TensorView>{out_, *spec.residual}
+                                  : std::vector<TensorView>{}),
       geometry_(spec.geometry),
       kernel_h_(spec.kernel_h),
       kernel_w_(spec.kernel_w) {}
 
 cudnnStatus_t ConvStep::run_fused(cudnnHandle_t handle, void* workspace) const {
-    // Scaling factors are float for float, half and bfloat16 data alike.
-    const float one = 1.0f, zero = 0.0f;
+    // Scaling factors are float for float, half and bfloat16 data alike. y = act(conv(x) +
+    // alpha2 * z + bias): alpha2 = 1 adds the residual; without one z is y, scaled by 0.
+    const float one = 1.0f, alpha2 = residual_ ? 1.0f : 0.0f;
     return cudnnConvolutionBiasActivationForward(
         handle, &one, x_desc_.get(), in_.data, w_desc_.get(), weight_, conv_desc_.get(), algo,
-        workspace, workspace_bytes, &zero, y_desc_.get(), out_.data, bias_desc_.get(), bias_,
+        workspace, workspace_bytes, &alpha2, z_desc_.get(), z_.data, bias_desc_.get(), bias_,
         act_desc_.get(), y_desc_.get(), out_.data);
 }
 
@@ -137,7 +143,14 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
                                                     workspace, workspace_bytes, &zero,
                                                     y_desc_.get(), out_.data),
                             context);
-        if (path == ConvPath::ConvThenEpilogue) launch_bias_activation(out_, bias_, relu_, stream);
+        if (path == ConvPath::ConvThenEpilogue) {
+            if (residual_) {
+                if (bias_) launch_bias_activation(out_, bias_, false, stream);
+                launch_add(residual_sum_, out_, relu_, stream);
+            } else {
+                launch_bias_activation(out_, bias_, relu_, stream);
+            }
+        }
     }
     if (out_ != target_) launch_copy(out_, target_, false, stream);
 }
@@ -152,6 +165,9 @@ std::string ConvStep::staging_note() const {
     if (relu_input_) note += "; pre-ReLU copy";
     else if (in_ != source_) note += "; input staged (strided view not supported)";
     if (out_ != target_) note += "; output staged into its slice (strided view not supported)";
+    if (residual_)
+        note += path == ConvPath::Fused ? "; residual z fused (alpha2 = 1)"
+                                        : "; residual added by the add kernel";
     return note;
 }
 

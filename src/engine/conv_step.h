@@ -2,6 +2,10 @@
 // and path (fused conv+bias+ReLU, conv then the engine's epilogue kernel, or conv alone), and
 // the staging copies it needs when cuDNN cannot read or write the op's own view in place.
 //
+// A residual convolution (ConvAttrs::residual) adds z before the ReLU: the fused path passes it
+// as cuDNN's z with alpha2 = 1; the epilogue path adds it with the engine's add kernel after
+// the bias; the engine's depthwise kernel has no z and is never chosen for it.
+//
 // Staging: an op may read a channel slice of a merged output or write its slice of a concat.
 // cuDNN runs most convolutions on such strided views directly; when no algorithm accepts one
 // (seen for strided channels-last half tensors), the step reads or writes a packed buffer of its
@@ -12,7 +16,9 @@
 
 #include <cudnn.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "src/conv_choices.h"
 #include "src/engine/cudnn_descriptors.h"
@@ -46,6 +52,8 @@ struct ConvSpec {
     // The filter as [kernel_h, kernel_w, channels] for the engine's depthwise kernel; set only for
     // a depthwise convolution (groups = channels in = channels out) in channels-last storage.
     const void* depthwise_weight = nullptr;
+    // z of a residual convolution (the op's view of its second input), added before the ReLU.
+    std::optional<TensorView> residual = std::nullopt;
 };
 
 class ConvStep {
@@ -66,8 +74,10 @@ public:
     std::string staging_note() const;
     // The convolution writes a buffer of its own and a copy moves it into the op's view.
     bool output_staged() const { return path != ConvPath::Depthwise && out_ != target_; }
-    // The engine's depthwise kernel can run this convolution.
-    bool depthwise_capable() const { return depthwise_weight_ != nullptr && source_.nhwc(); }
+    // The engine's depthwise kernel can run this convolution (it has no residual input).
+    bool depthwise_capable() const {
+        return depthwise_weight_ != nullptr && source_.nhwc() && !residual_;
+    }
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
@@ -79,6 +89,7 @@ public:
     std::string candidates;  // how the choice was made (OpPlan::candidates)
     bool has_bias() const { return bias_ != nullptr; }
     bool relu() const { return relu_; }
+    bool has_residual() const { return residual_.has_value(); }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes
 
@@ -91,7 +102,9 @@ private:
     TensorView source_, target_;  // the op's own views
     DeviceBuffer staging_in_, staging_out_;
     TensorView in_, out_;
-    TensorDescriptor x_desc_, y_desc_, bias_desc_;
+    std::optional<TensorView> residual_;
+    TensorView z_;  // cuDNN's z: the residual, or the output (scaled by 0) without one
+    TensorDescriptor x_desc_, y_desc_, bias_desc_, z_desc_;
     FilterDescriptor w_desc_;
     ConvolutionDescriptor conv_desc_;
     ActivationDescriptor act_desc_;
@@ -100,6 +113,7 @@ private:
     bool relu_ = false;
     bool relu_input_ = false;
     const void* depthwise_weight_ = nullptr;
+    std::vector<TensorView> residual_sum_;  // {output, z}: the epilogue path's add
     ConvGeometry geometry_;
     int kernel_h_ = 1, kernel_w_ = 1;
 };
