@@ -88,9 +88,9 @@ EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layo
 
 // The convolution choices the store keeps for this GPU (every schedule measured on it), read
 // before the job's first engine: timing each convolution's candidates is nearly all of an
-// unpinned engine's set-up (densenet121, 182 convolutions: about 85 s on the H100, where the
-// same engine with pinned choices takes under 2 s), and a shape timed once on a device need not
-// be timed again by every later search. A missing or empty store has none (the job creates it).
+// unpinned engine's set-up (densenet121, 182 convolutions: replay --validate's unpinned check
+// engine made it 91 s on the H100, the pinned replay alone 2 s), and a shape timed once on a
+// device need not be timed again by every later search. A missing or empty store has none.
 ConvChoices stored_conv_choices(const TuningOptions& options) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(options.db_path, ec) ||
