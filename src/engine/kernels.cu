@@ -72,58 +72,26 @@ struct AddInputs {
     int count;
 };
 
-// Packs per thread in the flat elementwise kernels (add, copy/ReLU). A thread issues the loads of
-// all its packs before it uses any, so narrow packs (4 bytes for RandWire's 154 channels and
-// NASNet's 42) still keep enough bytes in flight to approach DRAM bandwidth; with one pack a
-// thread, a two-input add of 42 channels ran at a quarter of PyTorch's speed on the H100.
-constexpr int kPacksPerThread = 4;
-
-unsigned flat_blocks(int64_t packs) {
-    return unsigned((packs + int64_t(kThreads) * kPacksPerThread - 1) /
-                    (int64_t(kThreads) * kPacksPerThread));
-}
-
-// Thread t of block b handles packs b * kThreads * U + t + u * kThreads (u < U): each of its
-// loads is coalesced with the warp's.
-__device__ __forceinline__ int64_t flat_pack(int u) {
-    return int64_t(blockIdx.x) * blockDim.x * kPacksPerThread + threadIdx.x + int64_t(u) * blockDim.x;
-}
-
 template <class T, int W>
 __global__ void add_kernel(AddInputs<T> inputs, T* out, Rows out_rows, int64_t total,
                            bool accumulate, bool relu) {
     using P = Pack<T, W>;
-    constexpr int U = kPacksPerThread;
-    float acc[U][W];
-    P* dst[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-        const int64_t i = flat_pack(u);
-        dst[u] = i < total ? reinterpret_cast<P*>(out) + out_rows.at(i) : nullptr;
-        const P first = accumulate && dst[u] != nullptr ? *dst[u] : P{};
-#pragma unroll
-        for (int j = 0; j < W; ++j) acc[u][j] = load(&first.e[j]);
-    }
-    for (int k = 0; k < inputs.count; ++k) {
-        P x[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int64_t i = flat_pack(u);
-            x[u] = i < total ? reinterpret_cast<const P*>(inputs.data[k])[inputs.rows[k].at(i)]
-                             : P{};
+    IOSTUNE_GRID_LOOP(i, total) {
+        P* dst = reinterpret_cast<P*>(out) + out_rows.at(i);
+        float acc[W];
+        if (accumulate) {
+            const P first = *dst;
+            for (int j = 0; j < W; ++j) acc[j] = load(&first.e[j]);
+        } else {
+            for (int j = 0; j < W; ++j) acc[j] = 0.0f;
         }
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int j = 0; j < W; ++j) acc[u][j] += load(&x[u].e[j]);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-        if (dst[u] == nullptr) continue;
+        for (int k = 0; k < inputs.count; ++k) {
+            const P x = reinterpret_cast<const P*>(inputs.data[k])[inputs.rows[k].at(i)];
+            for (int j = 0; j < W; ++j) acc[j] += load(&x.e[j]);
+        }
         P y;
-#pragma unroll
-        for (int j = 0; j < W; ++j) store(&y.e[j], relu ? fmaxf(acc[u][j], 0.0f) : acc[u][j]);
-        *dst[u] = y;
+        for (int j = 0; j < W; ++j) store(&y.e[j], relu ? fmaxf(acc[j], 0.0f) : acc[j]);
+        *dst = y;
     }
 }
 
@@ -131,21 +99,11 @@ template <class T, int W>
 __global__ void copy_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, int64_t total,
                             bool relu) {
     using P = Pack<T, W>;
-    constexpr int U = kPacksPerThread;
-    P x[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-        const int64_t i = flat_pack(u);
-        x[u] = i < total ? reinterpret_cast<const P*>(in)[in_rows.at(i)] : P{};
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-        const int64_t i = flat_pack(u);
-        if (i >= total) continue;
+    IOSTUNE_GRID_LOOP(i, total) {
+        P x = reinterpret_cast<const P*>(in)[in_rows.at(i)];
         if (relu)
-#pragma unroll
-            for (int j = 0; j < W; ++j) store(&x[u].e[j], fmaxf(load(&x[u].e[j]), 0.0f));
-        reinterpret_cast<P*>(out)[out_rows.at(i)] = x[u];
+            for (int j = 0; j < W; ++j) store(&x.e[j], fmaxf(load(&x.e[j]), 0.0f));
+        reinterpret_cast<P*>(out)[out_rows.at(i)] = x;
     }
 }
 
@@ -154,28 +112,19 @@ template <class T, int W>
 __global__ void bias_activation_nhwc_kernel(T* x, Rows rows, int64_t total, int channels,
                                             const T* bias, bool relu) {
     using P = Pack<T, W>;
-    constexpr int U = kPacksPerThread;
     const int per_row = channels / W;
-    P v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-        const int64_t i = flat_pack(u);
-        v[u] = i < total ? reinterpret_cast<P*>(x)[rows.at(i)] : P{};
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-        const int64_t i = flat_pack(u);
-        if (i >= total) continue;
+    IOSTUNE_GRID_LOOP(i, total) {
+        P* p = reinterpret_cast<P*>(x) + rows.at(i);
+        P v = *p;
         int64_t pack = 0;
         index_div(i, per_row, pack);
         const int first = int(pack) * W;
-#pragma unroll
         for (int j = 0; j < W; ++j) {
-            float y = load(&v[u].e[j]);
+            float y = load(&v.e[j]);
             if (bias != nullptr) y += load(bias + first + j);
-            store(&v[u].e[j], relu ? fmaxf(y, 0.0f) : y);
+            store(&v.e[j], relu ? fmaxf(y, 0.0f) : y);
         }
-        reinterpret_cast<P*>(x)[rows.at(i)] = v[u];
+        *p = v;
     }
 }
 
@@ -256,7 +205,6 @@ void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bo
         require_same_storage(v, out, "add");
     }
     const int64_t total = out.elements();
-    if (total == 0) return;
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
         int width = vector_width<T>({out});
@@ -271,7 +219,7 @@ void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bo
                     batch.rows[k] = rows_of(inputs[first + size_t(k)], W);
                 }
                 const bool last = first + kMaxAddInputs >= inputs.size();
-                add_kernel<T, W><<<flat_blocks(total / W), kThreads, 0, stream>>>(
+                add_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
                     batch, static_cast<T*>(out.data), rows_of(out, W), total / W, first > 0,
                     relu && last);
                 check_launch("add");
@@ -289,7 +237,7 @@ void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStr
         using T = decltype(t);
         with_width(vector_width<T>({in, out}), [&](auto width) {
             constexpr int W = decltype(width)::value;
-            copy_kernel<T, W><<<flat_blocks(total / W), kThreads, 0, stream>>>(
+            copy_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
                 static_cast<const T*>(in.data), rows_of(in, W), static_cast<T*>(out.data),
                 rows_of(out, W), total / W, relu);
         });
@@ -310,7 +258,7 @@ void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cu
         }
         with_width(vector_width<T>({x}), [&](auto width) {
             constexpr int W = decltype(width)::value;
-            bias_activation_nhwc_kernel<T, W><<<flat_blocks(total / W), kThreads, 0, stream>>>(
+            bias_activation_nhwc_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
                 static_cast<T*>(x.data), rows_of(x, W), total / W, x.c, b, relu);
         });
     });
