@@ -86,6 +86,21 @@ inline unsigned blocks_for(int64_t count) {
     return unsigned(std::min<int64_t>((count + kThreads - 1) / kThreads, 65535LL * 16));
 }
 
+// Threads the current device holds resident at once (SMs x threads per SM), read once.
+inline int64_t resident_threads() {
+    static const int64_t threads = [] {
+        int device = 0, sms = 0, per_sm = 0;
+        IOSTUNE_CUDA_CHECK(cudaGetDevice(&device), "reading the current device");
+        IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                           "reading the device's SM count");
+        IOSTUNE_CUDA_CHECK(
+            cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
+            "reading the device's threads per SM");
+        return int64_t(sms) * per_sm;
+    }();
+    return threads;
+}
+
 inline void check_launch(const char* kernel) {
     IOSTUNE_CUDA_CHECK(cudaGetLastError(), fmt::format("launching the {} kernel", kernel));
 }
