@@ -65,6 +65,10 @@ int64_t count(const std::vector<int64_t>& dims) {
     return n;
 }
 
+// Folded tensors are shapes and small weight arithmetic; anything near this is a malformed
+// model, refused before it takes the machine's memory.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 28;
+
 std::vector<int64_t> strides(const std::vector<int64_t>& dims) {
     std::vector<int64_t> s(dims.size(), 1);
     for (int k = int(dims.size()) - 2; k >= 0; --k) s[size_t(k)] = s[size_t(k) + 1] * dims[size_t(k) + 1];
@@ -106,6 +110,7 @@ public:
         else if (op == "ReduceProd") out = reduce_prod();
         else throw fail(fmt::format("op type '{}' cannot be folded", op));
         if (count(out.dims) != out.size()) throw fail("internal: folded size mismatch");
+        check_dims(out.dims);
         return {to_const(out, node_.output(0))};
     }
 
@@ -120,6 +125,21 @@ private:
         return from_const(*inputs_[size_t(k)]);
     }
     bool has(int k) const { return k < int(inputs_.size()) && inputs_[size_t(k)]; }
+    // A shape a folded tensor may take: non-negative dims, a bounded element count.
+    void check_dims(const std::vector<int64_t>& dims) const {
+        int64_t n = 1;
+        for (int64_t d : dims) {
+            if (d < 0 || (d > 0 && n > kMaxFoldedElements / d))
+                throw fail(fmt::format("a constant of shape [{}] is negative or too large to fold",
+                                       fmt::join(dims, ",")));
+            n *= d;
+        }
+    }
+    void require_rank(const Tensor& t, size_t rank) const {
+        if (t.dims.size() < rank)
+            throw fail(fmt::format("{} needs an input of rank {} or more, got rank {}",
+                                   node_.op_type(), rank, t.dims.size()));
+    }
     std::vector<int64_t> int_list(int k) const {
         const Tensor t = in(k);
         if (t.is_float) throw fail(fmt::format("input {} must be integers", k));
@@ -287,6 +307,7 @@ private:
         const Tensor data = in(0);
         const Tensor idx = in(1);
         if (idx.is_float) throw fail("Gather indices must be integers");
+        require_rank(data, 1);
         const int64_t rank = int64_t(data.dims.size());
         const int64_t ax = axis(attrs_.get_int("axis", 0), rank);
         int64_t outer = 1, inner = 1;
@@ -340,8 +361,13 @@ private:
     Tensor concat() const {
         std::vector<Tensor> parts;
         for (int k = 0; k < int(inputs_.size()); ++k) parts.push_back(in(k));
+        require_rank(parts[0], 1);
         const int64_t rank = int64_t(parts[0].dims.size());
         const int64_t ax = axis(attrs_.get_int("axis", 0), rank);
+        for (const Tensor& p : parts)
+            for (int64_t k = 0; k < rank && int64_t(p.dims.size()) == rank; ++k)
+                if (k != ax && p.dims[size_t(k)] != parts[0].dims[size_t(k)])
+                    throw fail("Concat of tensors whose other dimensions differ");
         Tensor out;
         out.is_float = parts[0].is_float;
         out.dims = parts[0].dims;
@@ -364,6 +390,8 @@ private:
     Tensor reshape() const {
         Tensor t = in(0);
         std::vector<int64_t> dims = int_list(1);
+        for (int64_t d : dims)
+            if (d < -1) throw fail(fmt::format("Reshape to a negative size {}", d));
         int inferred = -1;
         int64_t known = 1;
         for (size_t k = 0; k < dims.size(); ++k) {
@@ -394,7 +422,11 @@ private:
         out.is_float = start.is_float;
         const double s = start.real(0), l = limit.real(0), d = delta.real(0);
         if (d == 0) throw fail("Range with delta 0");
-        const int64_t n = std::max<int64_t>(0, int64_t(std::ceil((l - s) / d)));
+        if (start.size() != 1 || limit.size() != 1 || delta.size() != 1)
+            throw fail("Range needs scalar start, limit and delta");
+        const double steps = std::ceil((l - s) / d);
+        if (!(steps < double(kMaxFoldedElements))) throw fail("Range is too long to fold");
+        const int64_t n = std::max<int64_t>(0, int64_t(steps));
         for (int64_t k = 0; k < n; ++k) {
             if (out.is_float) out.f.push_back(s + double(k) * d);
             else out.i.push_back(start.i[0] + k * delta.i[0]);
@@ -406,11 +438,13 @@ private:
     Tensor constant_of_shape() const {
         Tensor out;
         out.dims = int_list(0);
+        check_dims(out.dims);
         const auto value = attrs_.get_tensor("value");
+        if (value && value->elements() != 1) throw fail("ConstantOfShape's value must hold one value");
         out.is_float = value ? value->is_float : true;
         const int64_t n = count(out.dims);
-        if (out.is_float) out.f.assign(size_t(n), value ? double(value->floats.at(0)) : 0.0);
-        else out.i.assign(size_t(n), value->ints.at(0));
+        if (out.is_float) out.f.assign(size_t(n), value ? double(value->floats[0]) : 0.0);
+        else out.i.assign(size_t(n), value->ints[0]);
         return out;
     }
 
@@ -431,6 +465,7 @@ private:
         if (axes.empty())
             for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
         if (steps.empty()) steps.assign(starts.size(), 1);
+        if (!starts.empty()) require_rank(data, 1);
         if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
             throw fail("Slice's starts, ends, axes and steps differ in length");
         std::vector<int64_t> begin(size_t(rank), 0), step(size_t(rank), 1), dims = data.dims;
@@ -477,7 +512,12 @@ private:
         std::vector<int64_t> perm = attrs_.get_ints("perm", {});
         if (perm.empty())
             for (int64_t k = rank - 1; k >= 0; --k) perm.push_back(k);
-        if (int64_t(perm.size()) != rank) throw fail("Transpose perm does not match the rank");
+        std::vector<int64_t> sorted = perm;
+        for (int64_t& p : sorted) p = axis(p, rank);
+        std::sort(sorted.begin(), sorted.end());
+        for (int64_t k = 0; k < int64_t(sorted.size()); ++k)
+            if (sorted[size_t(k)] != k || int64_t(perm.size()) != rank)
+                throw fail("Transpose perm is not a permutation of the axes");
         Tensor out;
         out.is_float = data.is_float;
         for (int64_t p : perm) out.dims.push_back(data.dims.at(size_t(axis(p, rank))));
@@ -498,7 +538,9 @@ private:
         const Tensor data = in(0);
         Tensor out;
         out.is_float = data.is_float;
-        out.dims = broadcast(data.dims, int_list(1));
+        const std::vector<int64_t> target = int_list(1);
+        check_dims(target);
+        out.dims = broadcast(data.dims, target);
         for (int64_t k = 0; k < count(out.dims); ++k) push(out, data, source(k, out.dims, data.dims));
         return out;
     }

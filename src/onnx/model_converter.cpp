@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "onnx.pb.h"
@@ -190,7 +191,13 @@ private:
                 source_, node_name(node), node.op_type(),
                 default_domain ? "" : fmt::format(" of domain '{}'", node.domain()), opset_,
                 kSupportedOps));
-        (this->*(it->second))(node);
+        try {
+            (this->*(it->second))(node);
+        } catch (const Error& e) {
+            // The graph's own checks (shape inference) name the op, not the file and node.
+            if (std::string_view(e.what()).starts_with(source_)) throw;
+            throw Error(fmt::format("{}: {}", where(node), e.what()));
+        }
     }
 
     // Evaluates a node whose inputs are all constants (shape arithmetic, weight preprocessing).
