@@ -3,6 +3,7 @@
 // comes from Shape, and the clear errors for what folding cannot turn into supported ops.
 #include <catch2/catch.hpp>
 
+#include "onnx.pb.h"
 #include "src/error.h"
 #include "src/onnx/onnx_import.h"
 #include "src/reference/reference.h"
@@ -62,6 +63,41 @@ TEST_CASE("TensorFlow-style 'same' padding computed from the input shape folds i
     CHECK(g.op(0).as<ConvAttrs>().pad_h == 1);
     CHECK(g.op(0).as<ConvAttrs>().pad_w == 1);
     CHECK(g.output_shape() == Shape{2, 3, 4, 4});
+}
+
+TEST_CASE("Range, ConstantOfShape, Equal, Where and Expand fold into pads", "[onnx][folding]") {
+    // pads = [zeros(2), where(range(0, 2) == [0, 1], [1, 1], [5, 5]), zeros(2), expand(1, [2])]
+    //      = [0, 0, 1, 1, 0, 0, 1, 1].
+    ModelBuilder b(1, 2, 5, 5);
+    b.initializer("w", {3, 2, 3, 3}, ramp(54, 0.01f));
+    b.int_initializer("two", {2});
+    b.int_initializer("zero", {0});
+    b.int_initializer("one", {1});
+    b.int_initializer("ramp", {0, 1});
+    b.int_initializer("ones", {1, 1});
+    b.int_initializer("fives", {5, 5});
+    auto& zeros = b.node("ConstantOfShape", {"two"}, "zeros");
+    auto* value = zeros.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    value->mutable_t()->add_dims(1);
+    value->mutable_t()->add_int64_data(0);
+    b.node("Squeeze", {"zero"}, "start");
+    b.node("Squeeze", {"two"}, "limit");
+    b.node("Squeeze", {"one"}, "delta");
+    b.node("Range", {"start", "limit", "delta"}, "range");
+    b.node("Equal", {"range", "ramp"}, "same");
+    b.node("Where", {"same", "ones", "fives"}, "begin");
+    b.node("Expand", {"one", "two"}, "end");
+    auto& pads = b.node("Concat", {"zeros", "begin", "zeros", "end"}, "pads");
+    ModelBuilder::integer(pads, "axis", 0);
+    b.node("Pad", {"x", "pads"}, "padded");
+    b.node("Conv", {"padded", "w"}, "y", "conv");
+    const Graph g = import_onnx_bytes(b.bytes(), "pads.onnx");
+    REQUIRE(g.size() == 1);
+    CHECK(g.op(0).as<ConvAttrs>().pad_h == 1);
+    CHECK(g.output_shape() == Shape{1, 3, 5, 5});
 }
 
 TEST_CASE("a classifier reshape to [batch from Shape, -1] keeps the batch symbolic",
