@@ -619,7 +619,7 @@ private:
         define_op(node, draft_.add(OpKind::Add, AddAttrs{}, inputs, op_name(node), {}), first.form);
     }
 
-    // The channel count of a tensor in its form (the last axis of a channels-last view).
+    // The channel count of a tensor, whatever its form (a channels-last view's last axis).
     int channels(const Value& x) const { return draft_.shape(x.id).c; }
 
     // The constant input `index`, broadcast against `x`, as one value per channel of x; an error
@@ -1062,7 +1062,7 @@ private:
                   keep ? x.form : Value::Form::Flat);
     }
 
-    // The channel axis of a tensor in its form, as an ONNX axis (negative ones normalised).
+    // Whether ONNX `axis` (possibly negative) is the channel axis of a 4-D tensor in x's form.
     bool is_channel_axis(const Value& x, int64_t axis) const {
         if (x.form == Value::Form::ChannelsLast) return axis == 3 || axis == -1;
         return axis == 1 || axis == -3;
