@@ -1,6 +1,7 @@
 // `iostune run`: one inference of a model on a raw float32 NCHW input (as trtexec's
 // --loadInputs reads it), on the CPU reference or the GPU engine, written as raw float32.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <bit>
 #include <cstdint>
@@ -68,15 +69,18 @@ HostTensor read_input(const std::string& path, const Graph& graph) {
     return input;
 }
 
-void write_output(const std::string& path, const std::vector<float>& values) {
+// Every output of the graph, concatenated in its order (most models have one; a detector
+// backbone with an FPN or a model set has several).
+void write_outputs(const std::string& path, const std::vector<HostTensor>& outputs) {
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    file.write(reinterpret_cast<const char*>(values.data()),
-               std::streamsize(values.size() * sizeof(float)));
+    for (const HostTensor& t : outputs)
+        file.write(reinterpret_cast<const char*>(t.data.data()),
+                   std::streamsize(t.data.size() * sizeof(float)));
     if (!file) throw Error(fmt::format("cannot write output file '{}'", path));
 }
 
-std::vector<float> run_gpu_sequential(const Graph& graph, const HostTensor& input,
-                                      const RunOptions& o) {
+std::vector<HostTensor> run_gpu_sequential(const Graph& graph, const HostTensor& input,
+                                           const RunOptions& o) {
     EngineOptions options;
     options.precision = precision_from_string(o.precision);
     options.layout = layout_choice(o.layout);
@@ -85,10 +89,11 @@ std::vector<float> run_gpu_sequential(const Graph& graph, const HostTensor& inpu
     engine.set_input(input);
     const CudaGraphExec exec = engine.capture(sequential_schedule(engine.graph()));
     exec.launch(engine.origin_stream());
-    return engine.read_output().data;
+    return engine.read_outputs();
 }
 
-std::vector<float> run_gpu_best(const RunOptions& o, const HostTensor& input) {
+std::vector<HostTensor> run_gpu_best(const RunOptions& o, const Graph& graph,
+                                     const HostTensor& input) {
     ReplayOptions options;
     options.db_path = o.db;
     options.batch = o.batch;
@@ -97,9 +102,15 @@ std::vector<float> run_gpu_best(const RunOptions& o, const HostTensor& input) {
     const ReplayInfo& info = replayer.info();
     fmt::print("schedule: {} (id {}, {} stages) for {} on {}\n", info.strategy, info.schedule_id,
                info.stages, info.model, info.device);
-    std::vector<float> output(replayer.output_elements());
-    replayer.run_host(input.data.data(), output.data(), nullptr);
-    return output;
+    std::vector<HostTensor> outputs;
+    std::vector<float*> buffers;
+    for (int id : graph.outputs()) outputs.emplace_back(graph.op(id).output);
+    for (HostTensor& t : outputs) buffers.push_back(t.data.data());
+    if (outputs.size() == 1)
+        replayer.run_host(input.data.data(), buffers[0], nullptr);
+    else
+        replayer.run_host({input.data.data()}, buffers, nullptr);
+    return outputs;
 }
 
 void run_inference(const RunOptions& o) {
@@ -115,16 +126,19 @@ void run_inference(const RunOptions& o) {
                                  ? random_input(graph.input_shape(), o.seed.value_or(kInputSeed))
                                  : read_input(o.input, graph);
 
-    std::vector<float> output;
+    std::vector<HostTensor> outputs;
     if (!gpu)
-        output = reference_run(graph, input).data;
+        outputs = reference_run_outputs(graph, {input});
     else if (o.schedule == "sequential")
-        output = run_gpu_sequential(graph, input, o);
+        outputs = run_gpu_sequential(graph, input, o);
     else
-        output = run_gpu_best(o, input);
-    write_output(o.output, output);
-    fmt::print("wrote {}: {} float32 NCHW ({}, {} schedule{}; input {})\n", o.output,
-               shape_text(graph.output_shape()), gpu ? "GPU engine" : "CPU reference", o.schedule,
+        outputs = run_gpu_best(o, graph, input);
+    write_outputs(o.output, outputs);
+    std::vector<std::string> shapes;
+    for (const HostTensor& t : outputs) shapes.push_back(shape_text(t.shape));
+    fmt::print("wrote {}: {} float32 NCHW{} ({}, {} schedule{}; input {})\n", o.output,
+               fmt::join(shapes, " + "), outputs.size() > 1 ? ", the outputs one after another" : "",
+               gpu ? "GPU engine" : "CPU reference", o.schedule,
                gpu ? fmt::format(", {} {}", o.precision, o.layout) : std::string(),
                o.input.empty() ? fmt::format("seeded random, seed {}", o.seed.value_or(kInputSeed))
                                : o.input);

@@ -152,7 +152,7 @@ def run(cmd, log, deadline):
 
 
 def torch_outputs(torch, model, x, device):
-    """PyTorch's logits as flat float64 lists: tf32 (on CUDA only), fp32 and fp64."""
+    """PyTorch's outputs as flat float64 lists: tf32 (on CUDA only), fp32 and fp64."""
     outs = {}
     modes = ("tf32", "fp32", "fp64") if device == "cuda" else ("fp32", "fp64")
     with torch.no_grad():
@@ -161,7 +161,11 @@ def torch_outputs(torch, model, x, device):
             torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
             dtype = torch.float64 if mode == "fp64" else torch.float32
             m = model.to(device=device, dtype=dtype)
-            outs[mode] = m(x.to(device=device, dtype=dtype)).double().cpu().flatten().tolist()
+            y = m(x.to(device=device, dtype=dtype))
+            # Several outputs (a detector backbone's FPN): one after another, as `iostune run`
+            # writes them.
+            parts = y if isinstance(y, (tuple, list)) else (y,)
+            outs[mode] = torch.cat([p.double().cpu().flatten() for p in parts]).tolist()
     model.to(device="cpu", dtype=torch.float32)
     if device == "cuda":
         torch.cuda.empty_cache()

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "src/error.h"
+#include "src/operator_info.h"
 
 namespace iostune {
 
@@ -148,6 +149,33 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id) {
         case OpKind::Concat:
         case OpKind::Identity:
             return {elementwise_kernel("elementwise", outs, 0.0, 2 * kFloat, 32)};
+        case OpKind::Activation:
+        case OpKind::Binary:
+        case OpKind::ChannelAffine:
+        case OpKind::ChannelShuffle:
+        case OpKind::ChannelSlice:
+        case OpKind::Resize:
+        case OpKind::ChannelNorm: {
+            // One pass over the output; operator_info's counts spread over its elements (a
+            // broadcast or per-channel operand adds little, a channel norm reads its input twice).
+            const double per_out = 1.0 / double(std::max<int64_t>(outs, 1));
+            const double reads = op.kind == OpKind::ChannelNorm ? 2.0 : 1.0;
+            return {elementwise_kernel("elementwise", outs, double(flops(graph, op_id)) * per_out,
+                                       double(bytes_moved(graph, op_id)) * per_out * reads, 32)};
+        }
+        case OpKind::ConvTranspose: {
+            // A GEMM of the input pixels by [Cin, Cout*kh*kw] followed by a scatter-add (what
+            // cuDNN's backward-data convolution does); grouped ones run direct.
+            const auto& a = op.as<ConvTransposeAttrs>();
+            const double useful = double(flops(graph, op_id));
+            const double bytes = double(bytes_moved(graph, op_id));
+            if (a.groups == 1)
+                return {gemm_kernel(int64_t(in.n) * in.h * in.w,
+                                    int64_t(a.out_channels) * a.kernel_h * a.kernel_w, in.c,
+                                    useful, bytes)};
+            return {elementwise_kernel("direct", outs, useful / double(std::max<int64_t>(outs, 1)),
+                                       bytes / double(std::max<int64_t>(outs, 1)), 40)};
+        }
         case OpKind::Linear: {
             const auto& a = op.as<LinearAttrs>();
             const int64_t k = int64_t(in.c) * in.h * in.w;

@@ -3,15 +3,46 @@
 // struct in src/graph.h needs one line here and reaches all three.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "src/graph.h"
 
 namespace iostune {
 
+// The enums that attribute fields use, written by name (to_string in src/graph.h).
+template <class T>
+constexpr bool is_attr_enum_v = std::is_same_v<T, ActivationFunction> ||
+                                std::is_same_v<T, BinaryOp> || std::is_same_v<T, ResizeMode>;
+
+template <class E>
+constexpr int attr_enum_count() {
+    if constexpr (std::is_same_v<E, ActivationFunction>) return kActivationFunctionCount;
+    if constexpr (std::is_same_v<E, BinaryOp>) return kBinaryOpCount;
+    if constexpr (std::is_same_v<E, ResizeMode>) return kResizeModeCount;
+}
+
+// The enum value named `name`, if any.
+template <class E>
+std::optional<E> attr_enum_from_string(const std::string& name) {
+    for (int i = 0; i < attr_enum_count<E>(); ++i)
+        if (name == to_string(E(i))) return E(i);
+    return std::nullopt;
+}
+
+// All names of an attribute enum, for error messages.
+template <class E>
+std::vector<std::string> attr_enum_names() {
+    std::vector<std::string> names;
+    for (int i = 0; i < attr_enum_count<E>(); ++i) names.emplace_back(to_string(E(i)));
+    return names;
+}
+
 // Calls f(name, field) for each field of `attrs` (an attribute struct of src/graph.h, const or
-// not), in declaration order. Fields are int or bool.
+// not), in declaration order. Fields are int, bool, float or an attribute enum.
 template <class Attrs, class F>
 void for_each_attr_field(Attrs& attrs, F&& f) {
     using A = std::remove_const_t<Attrs>;
@@ -52,9 +83,42 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
     } else if constexpr (std::is_same_v<A, LinearAttrs>) {
         f("out_features", attrs.out_features);
         f("bias", attrs.bias);
+    } else if constexpr (std::is_same_v<A, ActivationAttrs>) {
+        f("function", attrs.function);
+        f("alpha", attrs.alpha);
+        f("beta", attrs.beta);
+    } else if constexpr (std::is_same_v<A, BinaryAttrs>) {
+        f("op", attrs.op);
+    } else if constexpr (std::is_same_v<A, ChannelShuffleAttrs>) {
+        f("groups", attrs.groups);
+    } else if constexpr (std::is_same_v<A, ChannelSliceAttrs>) {
+        f("begin", attrs.begin);
+        f("end", attrs.end);
+    } else if constexpr (std::is_same_v<A, ResizeAttrs>) {
+        f("mode", attrs.mode);
+        f("out_h", attrs.out_h);
+        f("out_w", attrs.out_w);
+        f("align_corners", attrs.align_corners);
+    } else if constexpr (std::is_same_v<A, ConvTransposeAttrs>) {
+        f("out_channels", attrs.out_channels);
+        f("kernel_h", attrs.kernel_h);
+        f("kernel_w", attrs.kernel_w);
+        f("stride_h", attrs.stride_h);
+        f("stride_w", attrs.stride_w);
+        f("pad_h", attrs.pad_h);
+        f("pad_w", attrs.pad_w);
+        f("output_padding_h", attrs.output_padding_h);
+        f("output_padding_w", attrs.output_padding_w);
+        f("dilation_h", attrs.dilation_h);
+        f("dilation_w", attrs.dilation_w);
+        f("groups", attrs.groups);
+        f("bias", attrs.bias);
+    } else if constexpr (std::is_same_v<A, ChannelNormAttrs>) {
+        f("eps", attrs.eps);
     } else {
         static_assert(std::is_same_v<A, ConcatAttrs> || std::is_same_v<A, ReluAttrs> ||
-                          std::is_same_v<A, SoftmaxAttrs> || std::is_same_v<A, IdentityAttrs>,
+                          std::is_same_v<A, SoftmaxAttrs> || std::is_same_v<A, IdentityAttrs> ||
+                          std::is_same_v<A, ChannelAffineAttrs>,
                       "an attribute struct without a field list in src/attr_fields.h");
     }
 }
@@ -63,6 +127,11 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
 // it out while it is false, so older files read unchanged and keep their fingerprints (and so
 // their stored schedules).
 inline bool omitted_when_false(std::string_view field) { return field == "residual"; }
+template <class T>
+bool omitted_field(std::string_view field, const T& value) {
+    if constexpr (std::is_same_v<T, bool>) return !value && omitted_when_false(field);
+    else return false;
+}
 
 // Default-constructed attributes of the struct that `kind` uses.
 inline OpAttrs default_attrs(OpKind kind) {
@@ -77,6 +146,14 @@ inline OpAttrs default_attrs(OpKind kind) {
         case OpKind::Linear: return LinearAttrs{};
         case OpKind::Softmax: return SoftmaxAttrs{};
         case OpKind::Identity: return IdentityAttrs{};
+        case OpKind::Activation: return ActivationAttrs{};
+        case OpKind::Binary: return BinaryAttrs{};
+        case OpKind::ChannelAffine: return ChannelAffineAttrs{};
+        case OpKind::ChannelShuffle: return ChannelShuffleAttrs{};
+        case OpKind::ChannelSlice: return ChannelSliceAttrs{};
+        case OpKind::Resize: return ResizeAttrs{};
+        case OpKind::ConvTranspose: return ConvTransposeAttrs{};
+        case OpKind::ChannelNorm: return ChannelNormAttrs{};
     }
     return IdentityAttrs{};
 }

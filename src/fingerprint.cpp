@@ -26,6 +26,15 @@ std::string canonical_set(const Graph& graph) {
     return text;
 }
 
+// Integers and booleans as integers (0/1), enums by name, floats in the shortest text that
+// reads back to the same float.
+template <class T>
+std::string field_text(const T& value) {
+    if constexpr (is_attr_enum_v<T>) return to_string(value);
+    else if constexpr (std::is_same_v<T, float>) return fmt::format("{}", value);
+    else return std::to_string(int(value));
+}
+
 std::string canonical_structure(const Graph& graph) {
     const Shape& in = graph.input_shape();
     std::string text = fmt::format("iostune-structure 1\ninput {} {} {}\n", in.c, in.h, in.w);
@@ -46,7 +55,8 @@ std::string canonical_structure(const Graph& graph) {
         text += fmt::format("op {} {} cell={} inputs={}", op.id, to_string(op.kind), op.cell, inputs);
         std::visit([&](const auto& attrs) {
             for_each_attr_field(attrs, [&](const char* name, const auto& value) {
-                if (value || !omitted_when_false(name)) text += fmt::format(" {}={}", name, int(value));
+                if (!omitted_field(name, value))
+                    text += fmt::format(" {}={}", name, field_text(value));
             });
         }, op.attrs);
         text += '\n';

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -12,7 +13,7 @@ namespace iostune {
 
 namespace {
 
-constexpr std::array<std::pair<OpKind, const char*>, 10> kKindNames{{
+constexpr std::array<std::pair<OpKind, const char*>, kOpKindCount> kKindNames{{
     {OpKind::Conv, "conv"},
     {OpKind::SepConv, "sepconv"},
     {OpKind::MaxPool, "maxpool"},
@@ -23,7 +24,30 @@ constexpr std::array<std::pair<OpKind, const char*>, 10> kKindNames{{
     {OpKind::Linear, "linear"},
     {OpKind::Softmax, "softmax"},
     {OpKind::Identity, "identity"},
+    {OpKind::Activation, "activation"},
+    {OpKind::Binary, "binary"},
+    {OpKind::ChannelAffine, "channel_affine"},
+    {OpKind::ChannelShuffle, "channel_shuffle"},
+    {OpKind::ChannelSlice, "channel_slice"},
+    {OpKind::Resize, "resize"},
+    {OpKind::ConvTranspose, "conv_transpose"},
+    {OpKind::ChannelNorm, "channel_norm"},
 }};
+
+constexpr std::array<const char*, kActivationFunctionCount> kActivationNames{
+    "clip", "sigmoid", "silu", "hardsigmoid", "hardswish", "leakyrelu", "gelu", "tanh"};
+constexpr std::array<const char*, kBinaryOpCount> kBinaryOpNames{"add", "sub", "mul", "div"};
+constexpr std::array<const char*, kResizeModeCount> kResizeModeNames{"nearest", "bilinear"};
+
+template <class Names>
+const char* enum_name(const Names& names, int value) {
+    return value >= 0 && value < int(names.size()) ? names[size_t(value)] : "?";
+}
+
+// torch.nn.ConvTranspose2d's output size along one axis.
+int transposed_output(int in, int kernel, int stride, int pad, int output_padding, int dilation) {
+    return (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1;
+}
 
 // torch.nn.{Max,Avg}Pool2d / Conv2d output size, including ceil_mode's rule that the last window
 // must start inside the (left-padded) input.
@@ -57,6 +81,14 @@ bool attrs_match_kind(OpKind kind, const OpAttrs& attrs) {
         case OpKind::Linear: return std::holds_alternative<LinearAttrs>(attrs);
         case OpKind::Softmax: return std::holds_alternative<SoftmaxAttrs>(attrs);
         case OpKind::Identity: return std::holds_alternative<IdentityAttrs>(attrs);
+        case OpKind::Activation: return std::holds_alternative<ActivationAttrs>(attrs);
+        case OpKind::Binary: return std::holds_alternative<BinaryAttrs>(attrs);
+        case OpKind::ChannelAffine: return std::holds_alternative<ChannelAffineAttrs>(attrs);
+        case OpKind::ChannelShuffle: return std::holds_alternative<ChannelShuffleAttrs>(attrs);
+        case OpKind::ChannelSlice: return std::holds_alternative<ChannelSliceAttrs>(attrs);
+        case OpKind::Resize: return std::holds_alternative<ResizeAttrs>(attrs);
+        case OpKind::ConvTranspose: return std::holds_alternative<ConvTransposeAttrs>(attrs);
+        case OpKind::ChannelNorm: return std::holds_alternative<ChannelNormAttrs>(attrs);
     }
     return false;
 }
@@ -74,6 +106,12 @@ std::optional<OpKind> op_kind_from_string(const std::string& name) {
         if (name == n) return k;
     return std::nullopt;
 }
+
+const char* to_string(ActivationFunction function) {
+    return enum_name(kActivationNames, int(function));
+}
+const char* to_string(BinaryOp op) { return enum_name(kBinaryOpNames, int(op)); }
+const char* to_string(ResizeMode mode) { return enum_name(kResizeModeNames, int(mode)); }
 
 Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& in,
                   const std::string& op_name) {
@@ -159,8 +197,82 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         case OpKind::Relu:
         case OpKind::Softmax:
         case OpKind::Identity:
+        case OpKind::ChannelAffine:
+        case OpKind::ChannelNorm:
             expect_inputs(op_name, kind, in.size(), 1, 1);
             return in[0];
+        case OpKind::Activation: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<ActivationAttrs>(attrs);
+            if (int(a.function) < 0 || int(a.function) >= kActivationFunctionCount)
+                throw fail("unknown activation function");
+            if (a.function == ActivationFunction::Clip && !(a.alpha <= a.beta))
+                throw fail(fmt::format("clip bounds [{}, {}] are empty", a.alpha, a.beta));
+            return in[0];
+        }
+        case OpKind::Binary: {
+            expect_inputs(op_name, kind, in.size(), 2, 2);
+            if (int(std::get<BinaryAttrs>(attrs).op) < 0 ||
+                int(std::get<BinaryAttrs>(attrs).op) >= kBinaryOpCount)
+                throw fail("unknown binary operation");
+            auto dim = [&](int a, int b, const char* axis) {
+                if (a != b && a != 1 && b != 1)
+                    throw fail(fmt::format("inputs {}x{}x{}x{} and {}x{}x{}x{} do not broadcast "
+                                           "along {} (sizes must agree or one be 1)",
+                                           in[0].n, in[0].c, in[0].h, in[0].w, in[1].n, in[1].c,
+                                           in[1].h, in[1].w, axis));
+                return std::max(a, b);
+            };
+            if (in[0].n != in[1].n)
+                throw fail(fmt::format("batch sizes {} and {} differ", in[0].n, in[1].n));
+            return {in[0].n, dim(in[0].c, in[1].c, "channels"), dim(in[0].h, in[1].h, "height"),
+                    dim(in[0].w, in[1].w, "width")};
+        }
+        case OpKind::ChannelShuffle: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const int groups = std::get<ChannelShuffleAttrs>(attrs).groups;
+            if (groups <= 0 || in[0].c % groups != 0)
+                throw fail(fmt::format("{} channels do not split into {} groups", in[0].c, groups));
+            return in[0];
+        }
+        case OpKind::ChannelSlice: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<ChannelSliceAttrs>(attrs);
+            if (a.begin < 0 || a.end <= a.begin || a.end > in[0].c)
+                throw fail(fmt::format("channels [{}, {}) are not a non-empty range of the input's "
+                                       "{}",
+                                       a.begin, a.end, in[0].c));
+            return {in[0].n, a.end - a.begin, in[0].h, in[0].w};
+        }
+        case OpKind::Resize: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<ResizeAttrs>(attrs);
+            if (int(a.mode) < 0 || int(a.mode) >= kResizeModeCount)
+                throw fail("unknown resize mode");
+            if (a.align_corners && a.mode != ResizeMode::Bilinear)
+                throw fail("align_corners applies to bilinear resizing only");
+            return positive({in[0].n, in[0].c, a.out_h, a.out_w});
+        }
+        case OpKind::ConvTranspose: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<ConvTransposeAttrs>(attrs);
+            if (a.groups <= 0 || in[0].c % a.groups != 0 || a.out_channels % a.groups != 0)
+                throw fail(fmt::format("{} input channels / {} output channels not divisible by "
+                                       "groups={}",
+                                       in[0].c, a.out_channels, a.groups));
+            if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
+                a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 || a.pad_w < 0)
+                throw fail("kernel, stride and dilation must be positive and padding >= 0");
+            if (a.output_padding_h < 0 || a.output_padding_w < 0 ||
+                (a.output_padding_h >= a.stride_h && a.output_padding_h >= a.dilation_h) ||
+                (a.output_padding_w >= a.stride_w && a.output_padding_w >= a.dilation_w))
+                throw fail("output_padding must be >= 0 and smaller than the stride or dilation");
+            return positive({in[0].n, a.out_channels,
+                             transposed_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h,
+                                               a.output_padding_h, a.dilation_h),
+                             transposed_output(in[0].w, a.kernel_w, a.stride_w, a.pad_w,
+                                               a.output_padding_w, a.dilation_w)});
+        }
         case OpKind::Linear: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<LinearAttrs>(attrs);

@@ -28,7 +28,13 @@ struct Shape {
     bool operator==(const Shape&) const = default;
 };
 
-enum class OpKind { Conv, SepConv, MaxPool, AvgPool, Concat, Add, Relu, Linear, Softmax, Identity };
+enum class OpKind {
+    Conv, SepConv, MaxPool, AvgPool, Concat, Add, Relu, Linear, Softmax, Identity,
+    // The operators of deployed CNNs (MobileNet, EfficientNet, ShuffleNet, ConvNeXt, U-Net, FPN).
+    Activation, Binary, ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose,
+    ChannelNorm,
+};
+constexpr int kOpKindCount = int(OpKind::ChannelNorm) + 1;
 
 // Convolution with optional bias (batch norm folded in), an optional residual and fused ReLU:
 // relu?(conv(x) + bias + z). With `residual` the op has a second input z (a residual add fused
@@ -94,8 +100,96 @@ struct IdentityAttrs {
     bool operator==(const IdentityAttrs&) const = default;
 };
 
+// A pointwise nonlinearity y = f(x) (torch semantics); alpha and beta are its parameters:
+//   clip          min(max(x, alpha), beta)                 (ReLU6: alpha 0, beta 6)
+//   sigmoid       1 / (1 + exp(-x))
+//   silu          x * sigmoid(x)                             (Swish)
+//   hardsigmoid   max(0, min(1, alpha * x + beta))           (torch: alpha 1/6, beta 1/2)
+//   hardswish     x * max(0, min(1, x / 6 + 1/2))
+//   leakyrelu     x >= 0 ? x : alpha * x
+//   gelu          x / 2 * (1 + erf(x / sqrt(2)))             (the exact, erf form)
+//   tanh          tanh(x)
+// Functions that take no parameter keep alpha = beta = 0.
+enum class ActivationFunction { Clip, Sigmoid, Silu, HardSigmoid, HardSwish, LeakyRelu, Gelu, Tanh };
+constexpr int kActivationFunctionCount = int(ActivationFunction::Tanh) + 1;
+struct ActivationAttrs {
+    ActivationFunction function = ActivationFunction::Sigmoid;
+    float alpha = 0.0f, beta = 0.0f;
+    bool operator==(const ActivationAttrs&) const = default;
+};
+
+// Elementwise a (op) b of two tensors with broadcasting: the batch sizes agree, and each of
+// C, H, W is equal or 1 in either input (a squeeze-excitation scale [N, C, 1, 1] times a map).
+// Constant operands are ChannelAffine ops instead.
+enum class BinaryOp { Add, Sub, Mul, Div };
+constexpr int kBinaryOpCount = int(BinaryOp::Div) + 1;
+struct BinaryAttrs {
+    BinaryOp op = BinaryOp::Mul;
+    bool operator==(const BinaryAttrs&) const = default;
+};
+
+// y[n, c] = scale[c] * x[n, c] + shift[c]: a batch norm that did not fold into a convolution,
+// and any elementwise arithmetic with a per-channel or scalar constant (input normalisation,
+// ConvNeXt's layer scale). Parameters scale [C], shift [C].
+struct ChannelAffineAttrs {
+    bool operator==(const ChannelAffineAttrs&) const = default;
+};
+
+// ShuffleNet's channel shuffle: view as [N, groups, C/groups, H, W], swap the two channel axes,
+// view as [N, C, H, W]. Output channel j = k * groups + g reads input channel g * (C/groups) + k.
+struct ChannelShuffleAttrs {
+    int groups = 1;
+    bool operator==(const ChannelShuffleAttrs&) const = default;
+};
+
+// Channels [begin, end) of the input (Split and Slice along channels).
+struct ChannelSliceAttrs {
+    int begin = 0, end = 0;
+    bool operator==(const ChannelSliceAttrs&) const = default;
+};
+
+// Spatial resize to out_h x out_w, as torch.nn.functional.interpolate:
+//   nearest:   source index floor(dst * in / out)   (torch's "nearest", ONNX asymmetric/floor)
+//   bilinear:  align_corners = false: source (dst + 0.5) * in / out - 0.5, clamped at 0
+//              (ONNX half_pixel / pytorch_half_pixel); true: dst * (in - 1) / (out - 1).
+// The ratios in/out are the ones torch uses whenever out is an integer multiple of in (or of a
+// scale factor whose product is exact), which is how U-Nets and FPNs resize.
+enum class ResizeMode { Nearest, Bilinear };
+constexpr int kResizeModeCount = int(ResizeMode::Bilinear) + 1;
+struct ResizeAttrs {
+    ResizeMode mode = ResizeMode::Nearest;
+    int out_h = 1, out_w = 1;
+    bool align_corners = false;  // bilinear only
+    bool operator==(const ResizeAttrs&) const = default;
+};
+
+// torch.nn.ConvTranspose2d: output size (in - 1) * stride - 2 * pad + dilation * (kernel - 1)
+// + output_padding + 1. Weight [Cin, Cout/groups, kh, kw], optional bias [Cout].
+struct ConvTransposeAttrs {
+    int out_channels = 0;
+    int kernel_h = 1, kernel_w = 1;
+    int stride_h = 1, stride_w = 1;
+    int pad_h = 0, pad_w = 0;
+    int output_padding_h = 0, output_padding_w = 0;
+    int dilation_h = 1, dilation_w = 1;
+    int groups = 1;
+    bool bias = true;
+    bool operator==(const ConvTransposeAttrs&) const = default;
+};
+
+// Layer normalisation over the channels of each pixel (ConvNeXt's channels-last LayerNorm):
+// y = (x - mean_c) / sqrt(var_c + eps) * gamma[c] + beta[c], with the biased variance.
+// Parameters gamma [C], beta [C].
+struct ChannelNormAttrs {
+    float eps = 1e-6f;
+    bool operator==(const ChannelNormAttrs&) const = default;
+};
+
 using OpAttrs = std::variant<ConvAttrs, SepConvAttrs, PoolAttrs, ConcatAttrs, AddAttrs, ReluAttrs,
-                             LinearAttrs, SoftmaxAttrs, IdentityAttrs>;
+                             LinearAttrs, SoftmaxAttrs, IdentityAttrs, ActivationAttrs,
+                             BinaryAttrs, ChannelAffineAttrs, ChannelShuffleAttrs,
+                             ChannelSliceAttrs, ResizeAttrs, ConvTransposeAttrs,
+                             ChannelNormAttrs>;
 
 struct Op {
     int id = 0;
@@ -191,6 +285,10 @@ private:
 
 const char* to_string(OpKind kind);
 std::optional<OpKind> op_kind_from_string(const std::string& name);
+// Names of the attribute enums as the JSON model format writes them ("?" for none).
+const char* to_string(ActivationFunction function);
+const char* to_string(BinaryOp op);
+const char* to_string(ResizeMode mode);
 
 // Output shape of an op given its input shapes; throws iostune::Error on a mismatch.
 Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& inputs,

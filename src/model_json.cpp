@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cfloat>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -38,7 +40,7 @@ constexpr const char* kWeightsLayout =
 
 std::string valid_kinds() {
     std::vector<std::string> names;
-    for (int k = 0; k <= int(OpKind::Identity); ++k) names.emplace_back(to_string(OpKind(k)));
+    for (int k = 0; k < kOpKindCount; ++k) names.emplace_back(to_string(OpKind(k)));
     return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -94,6 +96,25 @@ public:
         if (!value.is_boolean())
             fail(location, fmt::format("expected true or false, got {}", describe(value)));
         return value.get<bool>();
+    }
+
+    float real(const json& value, const std::string& location) const {
+        if (!value.is_number())
+            fail(location, fmt::format("expected a number, got {}", describe(value)));
+        const double v = value.get<double>();
+        if (!std::isfinite(v) || std::abs(v) > double(FLT_MAX))
+            fail(location, fmt::format("number {} is not a finite float", value.dump()));
+        return float(v);
+    }
+
+    template <class E>
+    E enumerator(const json& value, const std::string& location) const {
+        const std::string name = string(value, location);
+        const auto parsed = attr_enum_from_string<E>(name);
+        if (!parsed)
+            fail(location, fmt::format("unknown value \"{}\" (valid values: {})", name,
+                                       fmt::join(attr_enum_names<E>(), ", ")));
+        return *parsed;
     }
 
     std::string string(const json& value, const std::string& location) const {
@@ -207,8 +228,13 @@ OpAttrs read_attrs(const Reader& r, const json& op, OpKind kind, const std::stri
                 if (optional_attr(kind, name) || omitted_when_false(name)) return;
                 r.fail(loc, "missing required field");
             }
-            if constexpr (std::is_same_v<std::remove_reference_t<decltype(value)>, bool>)
+            using Field = std::remove_reference_t<decltype(value)>;
+            if constexpr (std::is_same_v<Field, bool>)
                 value = r.boolean(*found, loc);
+            else if constexpr (std::is_same_v<Field, float>)
+                value = r.real(*found, loc);
+            else if constexpr (is_attr_enum_v<Field>)
+                value = r.enumerator<Field>(*found, loc);
             else
                 value = r.integer(*found, loc);
         });
@@ -420,7 +446,11 @@ json graph_to_json(const Graph& graph, const std::string& weights_file) {
         json attrs = json::object();
         std::visit([&](const auto& a) {
             for_each_attr_field(a, [&](const char* name, const auto& value) {
-                if (value || !omitted_when_false(name)) attrs[name] = value;
+                if (omitted_field(name, value)) return;
+                if constexpr (is_attr_enum_v<std::remove_cvref_t<decltype(value)>>)
+                    attrs[name] = to_string(value);
+                else
+                    attrs[name] = value;
             });
         }, op.attrs);
         json entry = {{"id", op.id}, {"name", op.name}, {"op", to_string(op.kind)},

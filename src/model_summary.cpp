@@ -11,7 +11,7 @@ ModelSummary summarize(const Graph& graph) {
     s.name = graph.name();
     s.input = graph.input_shape();
     s.ops = graph.size();
-    for (int k = 0; k <= int(OpKind::Identity); ++k) {
+    for (int k = 0; k < kOpKindCount; ++k) {
         int count = 0;
         for (const Op& op : graph.ops()) count += op.kind == OpKind(k) ? 1 : 0;
         if (count > 0) s.ops_by_kind.emplace_back(OpKind(k), count);

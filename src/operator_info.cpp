@@ -2,6 +2,25 @@
 
 namespace iostune {
 
+namespace {
+
+// Floating-point operations per element of each activation (exp, erf and tanh count as ~4).
+int64_t activation_flops(const ActivationAttrs& a) {
+    switch (a.function) {
+        case ActivationFunction::Clip:
+        case ActivationFunction::LeakyRelu: return 2;
+        case ActivationFunction::HardSigmoid: return 4;
+        case ActivationFunction::HardSwish: return 5;
+        case ActivationFunction::Sigmoid:
+        case ActivationFunction::Tanh: return 6;
+        case ActivationFunction::Silu: return 7;
+        case ActivationFunction::Gelu: return 8;
+    }
+    return 1;
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id) {
     const Op& op = graph.op(op_id);
     const Shape& in = graph.tensor_shape(op.inputs.empty() ? kGraphInput : op.inputs[0]);
@@ -24,6 +43,15 @@ std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id) {
             if (a.bias) p.push_back({a.out_features});
             return p;
         }
+        case OpKind::ConvTranspose: {
+            const auto& a = op.as<ConvTransposeAttrs>();
+            std::vector<std::vector<int>> p{
+                {in.c, a.out_channels / a.groups, a.kernel_h, a.kernel_w}};
+            if (a.bias) p.push_back({a.out_channels});
+            return p;
+        }
+        case OpKind::ChannelAffine:
+        case OpKind::ChannelNorm: return {{in.c}, {in.c}};
         default: return {};
     }
 }
@@ -74,7 +102,23 @@ int64_t flops(const Graph& graph, int op_id) {
         }
         case OpKind::Softmax: return 3 * out_elems;
         case OpKind::Concat:
-        case OpKind::Identity: return 0;
+        case OpKind::Identity:
+        case OpKind::ChannelShuffle:
+        case OpKind::ChannelSlice: return 0;
+        case OpKind::Activation: return out_elems * activation_flops(op.as<ActivationAttrs>());
+        case OpKind::Binary:
+        case OpKind::ChannelAffine: return out_elems * (op.kind == OpKind::Binary ? 1 : 2);
+        case OpKind::Resize:  // bilinear: four taps weighted and summed
+            return op.as<ResizeAttrs>().mode == ResizeMode::Bilinear ? 7 * out_elems : 0;
+        case OpKind::ConvTranspose: {
+            // Every input pixel scatters into kh x kw outputs of its group's channels.
+            const auto& a = op.as<ConvTransposeAttrs>();
+            const int64_t macs =
+                in.elements() * (a.out_channels / a.groups) * a.kernel_h * a.kernel_w;
+            return 2 * macs + (a.bias ? out_elems : 0);
+        }
+        case OpKind::ChannelNorm:  // mean, variance, normalise, scale and shift
+            return 7 * out_elems;
     }
     return 0;
 }

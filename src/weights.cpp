@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -23,6 +24,8 @@ constexpr double kInputSecondMoment = 1.0 / 3.0;
 constexpr double kTargetSecondMoment = 1.0;
 // Biases stand in for folded batch-norm shifts: small next to the unit-scale activations.
 constexpr double kBiasBound = 0.1;
+// Per-channel scales (ChannelAffine, ChannelNorm) are drawn from 1 +- this.
+constexpr double kScaleSpread = 0.25;
 // Two factors the independence model gets wrong, measured on the zoo models with the CPU
 // reference. A max pool raises the second moment (5x for a 3x3 window over fresh conv outputs,
 // 1.5x over already-pooled maps). A ReLU after a residual Add keeps most of the sum, because the
@@ -75,6 +78,22 @@ double input_moment(const Op& op, const std::vector<double>& moments) {
     return is_graph_input(src) ? kInputSecondMoment : moments[size_t(src)];
 }
 
+// Rough second moments after an activation of a zero-mean input with second moment m: the
+// rectifying ones keep about half, the saturating ones are bounded.
+double activation_moment(const ActivationAttrs& a, double m) {
+    switch (a.function) {
+        case ActivationFunction::Clip:
+        case ActivationFunction::LeakyRelu:
+        case ActivationFunction::Silu:
+        case ActivationFunction::HardSwish:
+        case ActivationFunction::Gelu: return 0.5 * m;
+        case ActivationFunction::Sigmoid:
+        case ActivationFunction::HardSigmoid: return 0.25 + 0.05 * std::min(m, 1.0);
+        case ActivationFunction::Tanh: return std::min(m, 0.6);
+    }
+    return m;
+}
+
 // Estimated second moment of the op's output, assuming independent zero-mean weights; average
 // pools and concats keep the moment (close enough: each conv re-normalises to its own input).
 double output_moment(const Graph& graph, const Op& op, const std::vector<double>& moments) {
@@ -108,7 +127,24 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
             return op.as<PoolAttrs>().global ? moment_of(op.inputs[0])
                                              : kMaxPoolGain * moment_of(op.inputs[0]);
         case OpKind::AvgPool:
-        case OpKind::Identity: return moment_of(op.inputs[0]);
+        case OpKind::Identity:
+        case OpKind::ChannelShuffle:
+        case OpKind::ChannelSlice:
+        case OpKind::Resize:
+        case OpKind::ChannelAffine: return moment_of(op.inputs[0]);
+        case OpKind::ConvTranspose: return kTargetSecondMoment + bias_moment;
+        case OpKind::ChannelNorm: return 1.0;
+        case OpKind::Activation: return activation_moment(op.as<ActivationAttrs>(), moment_of(op.inputs[0]));
+        case OpKind::Binary: {
+            const double a = moment_of(op.inputs[0]), b = moment_of(op.inputs[1]);
+            switch (op.as<BinaryAttrs>().op) {
+                case BinaryOp::Add:
+                case BinaryOp::Sub: return a + b;
+                case BinaryOp::Mul: return a * b;
+                case BinaryOp::Div: return a;  // the divisor's scale is unknowable here
+            }
+            return a;
+        }
     }
     return kTargetSecondMoment;
 }
@@ -135,6 +171,24 @@ std::vector<ParamTensor> op_params(const Graph& graph, const Op& op, double in_m
         case OpKind::Linear: {
             const auto& w = shapes[0];  // [out, C*H*W]
             params.push_back(filled(w, weight_bound(w[1], in_moment), rng));
+            break;
+        }
+        case OpKind::ConvTranspose: {
+            // Each output sums over Cin/groups channels and about kh*kw/(stride_h*stride_w)
+            // taps of each.
+            const auto& a = op.as<ConvTransposeAttrs>();
+            const auto& w = shapes[0];  // [Cin, Cout/groups, kh, kw]
+            const int64_t fan_in = std::max<int64_t>(
+                1, int64_t(w[0] / a.groups) * w[2] * w[3] / (int64_t(a.stride_h) * a.stride_w));
+            params.push_back(filled(w, weight_bound(fan_in, in_moment), rng));
+            break;
+        }
+        case OpKind::ChannelAffine:
+        case OpKind::ChannelNorm: {
+            // Scale (gamma) near 1, as a trained batch or layer norm's is; the shift is the bias.
+            ParamTensor scale = filled(shapes[0], kScaleSpread, rng);
+            for (float& v : scale.values) v += 1.0f;
+            params.push_back(std::move(scale));
             break;
         }
         default:

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/engine/engine_impl.h"
+#include "src/error.h"
 
 namespace iostune {
 
@@ -35,6 +36,14 @@ using engine_internal::op_label;
 namespace {
 
 Shape shape_of(const TensorView& v) { return Shape{v.n, v.c, v.h, v.w}; }
+
+// The operators the importer gained for deployed CNNs run on the CPU reference only, until
+// their GPU kernels exist.
+[[noreturn]] void throw_not_on_gpu(const Op& op) {
+    throw Error(fmt::format("op {} '{}' ({}) is not yet supported on the GPU engine; it runs on "
+                            "the CPU reference only (iostune show, the ONNX import checks)",
+                            op.id, op.name, to_string(op.kind)));
+}
 
 cudaDataType_t cublas_type(DType type) {
     switch (type) {
@@ -157,6 +166,15 @@ void Engine::Impl::plan_op(const Op& op) {
         case OpKind::Identity:
             exec.plan.path = "copy kernel";
             break;
+        case OpKind::Activation:
+        case OpKind::Binary:
+        case OpKind::ChannelAffine:
+        case OpKind::ChannelShuffle:
+        case OpKind::ChannelSlice:
+        case OpKind::Resize:
+        case OpKind::ConvTranspose:
+        case OpKind::ChannelNorm:
+            throw_not_on_gpu(op);
         case OpKind::Linear:
             // cuBLAS reads each batch item as one contiguous row: a channels-last slice is not.
             if (in.nhwc() && !in.packed()) {
@@ -229,6 +247,15 @@ void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
         case OpKind::Identity:
             launch_copy(in, out, false, stream);
             break;
+        case OpKind::Activation:
+        case OpKind::Binary:
+        case OpKind::ChannelAffine:
+        case OpKind::ChannelShuffle:
+        case OpKind::ChannelSlice:
+        case OpKind::Resize:
+        case OpKind::ConvTranspose:
+        case OpKind::ChannelNorm:
+            throw_not_on_gpu(op);
         case OpKind::Linear: {
             const auto& a = op.as<LinearAttrs>();
             const int k = in.c * in.h * in.w;

@@ -9,7 +9,7 @@
 namespace iostune::onnx_import {
 
 int DraftGraph::add(OpKind kind, OpAttrs attrs, std::vector<int> inputs, std::string name,
-                    std::vector<ParamTensor> params, bool batch_norm) {
+                    std::vector<ParamTensor> params) {
     std::vector<Shape> in_shapes;
     for (int id : inputs) in_shapes.push_back(shape(id));
     DraftOp op;
@@ -19,7 +19,6 @@ int DraftGraph::add(OpKind kind, OpAttrs attrs, std::vector<int> inputs, std::st
     op.inputs = std::move(inputs);
     op.name = std::move(name);
     op.params = std::move(params);
-    op.batch_norm = batch_norm;
     ops_.push_back(std::move(op));
     return int(ops_.size()) - 1;
 }
@@ -49,51 +48,54 @@ int DraftGraph::resolve(int id) const {
     return id;
 }
 
-// Live consumers of each op; the graph output counts as one, so the output op is never fused
+// Live consumers of each op; a graph output counts as one, so an output op is never fused
 // into a consumer that is not the output.
-std::vector<int> DraftGraph::consumer_counts(int output) const {
+std::vector<int> DraftGraph::consumer_counts(const std::vector<int>& outputs) const {
     std::vector<int> counts(ops_.size(), 0);
     for (const DraftOp& op : ops_) {
         if (op.replaced_by >= 0) continue;
         for (int in : op.inputs)
             if (int src = resolve(in); src != kGraphInput) ++counts[size_t(src)];
     }
-    if (int out = resolve(output); out != kGraphInput) ++counts[size_t(out)];
+    for (int output : outputs)
+        if (int out = resolve(output); out != kGraphInput) ++counts[size_t(out)];
     return counts;
 }
 
-void DraftGraph::fold_batch_norms(int output) {
-    std::vector<int> counts = consumer_counts(output);
+void DraftGraph::fold_affines(const std::vector<int>& outputs) {
+    std::vector<int> counts = consumer_counts(outputs);
     for (size_t id = 0; id < ops_.size(); ++id) {
-        DraftOp& bn = ops_[id];
-        if (!bn.batch_norm || bn.replaced_by >= 0) continue;
-        const int src = resolve(bn.inputs[0]);
+        DraftOp& affine = ops_[id];
+        if (affine.kind != OpKind::ChannelAffine || affine.replaced_by >= 0) continue;
+        const int src = resolve(affine.inputs[0]);
         if (src == kGraphInput || counts[size_t(src)] != 1) continue;
-        DraftOp& conv = ops_[size_t(src)];
-        if (conv.kind != OpKind::Conv) continue;
-        auto& attrs = std::get<ConvAttrs>(conv.attrs);
-        if (attrs.relu) continue;
+        DraftOp& producer = ops_[size_t(src)];
+        bool* has_bias = nullptr;
+        if (producer.kind == OpKind::Conv && !std::get<ConvAttrs>(producer.attrs).relu)
+            has_bias = &std::get<ConvAttrs>(producer.attrs).bias;
+        if (producer.kind == OpKind::Linear) has_bias = &std::get<LinearAttrs>(producer.attrs).bias;
+        if (!has_bias) continue;
         // y = scale * (W x + b) + shift = (scale W) x + (scale b + shift), per output channel.
-        const std::vector<float>& scale = bn.params[0].values;
-        const std::vector<float>& shift = bn.params[1].values;
-        std::vector<float>& weight = conv.params[0].values;
+        const std::vector<float>& scale = affine.params[0].values;
+        const std::vector<float>& shift = affine.params[1].values;
+        std::vector<float>& weight = producer.params[0].values;
         const size_t per_channel = weight.size() / scale.size();
         for (size_t o = 0; o < scale.size(); ++o)
             for (size_t k = 0; k < per_channel; ++k) weight[o * per_channel + k] *= scale[o];
-        if (attrs.bias) {
-            std::vector<float>& bias = conv.params[1].values;
+        if (*has_bias) {
+            std::vector<float>& bias = producer.params[1].values;
             for (size_t o = 0; o < scale.size(); ++o) bias[o] = scale[o] * bias[o] + shift[o];
         } else {
-            attrs.bias = true;
-            conv.params.push_back({{int(shift.size())}, shift});
+            *has_bias = true;
+            producer.params.push_back({{int(shift.size())}, shift});
         }
-        bn.replaced_by = src;
+        affine.replaced_by = src;
         counts[size_t(src)] = counts[id];
     }
 }
 
-void DraftGraph::fuse_relus(int output) {
-    std::vector<int> counts = consumer_counts(output);
+void DraftGraph::fuse_relus(const std::vector<int>& outputs) {
+    std::vector<int> counts = consumer_counts(outputs);
     for (size_t id = 0; id < ops_.size(); ++id) {
         DraftOp& relu = ops_[id];
         if (relu.kind != OpKind::Relu || relu.replaced_by >= 0) continue;
@@ -110,17 +112,21 @@ void DraftGraph::fuse_relus(int output) {
     }
 }
 
-Graph DraftGraph::finish(const std::string& name, int output) {
-    fold_batch_norms(output);
-    fuse_relus(output);
-    const int out = resolve(output);
-    if (out == kGraphInput)
-        throw Error(fmt::format("model '{}': the output is the input itself (no operators)", name));
+Graph DraftGraph::finish(const std::string& name, const std::vector<int>& outputs) {
+    fold_affines(outputs);
+    fuse_relus(outputs);
+    std::vector<int> outs;
+    for (int output : outputs) {
+        outs.push_back(resolve(output));
+        if (outs.back() == kGraphInput)
+            throw Error(fmt::format("model '{}': an output is the input itself (no operators)",
+                                    name));
+    }
 
-    // Only ops the output depends on are emitted; walking back from it keeps id order.
+    // Only ops the outputs depend on are emitted; walking back from them keeps id order.
     std::vector<bool> needed(ops_.size(), false);
-    needed[size_t(out)] = true;
-    for (int id = out; id >= 0; --id) {
+    for (int out : outs) needed[size_t(out)] = true;
+    for (int id = int(ops_.size()) - 1; id >= 0; --id) {
         if (!needed[size_t(id)]) continue;
         for (int in : ops_[size_t(id)].inputs)
             if (int src = resolve(in); src != kGraphInput) needed[size_t(src)] = true;
@@ -141,6 +147,12 @@ Graph DraftGraph::finish(const std::string& name, int output) {
         params.push_back(std::move(op.params));
     }
     graph.set_params(std::move(params), WeightsState::Loaded);
+    // One output that is the last op is the graph's default; anything else is named.
+    if (outs.size() > 1 || graph_id[size_t(outs[0])] != graph.size() - 1) {
+        std::vector<int> ids;
+        for (int out : outs) ids.push_back(graph_id[size_t(out)]);
+        graph.set_outputs(std::move(ids));
+    }
     return graph;
 }
 

@@ -3,16 +3,20 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "onnx.pb.h"
 #include "src/error.h"
+#include "src/onnx/constant_folding.h"
 #include "src/onnx/draft_graph.h"
 #include "src/onnx/node_attributes.h"
 #include "src/onnx/onnx_tensor.h"
@@ -22,8 +26,15 @@ namespace iostune::onnx_import {
 namespace {
 
 constexpr const char* kSupportedOps =
-    "Conv, BatchNormalization, Relu, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, "
-    "Pad, Concat, Add, Sum, Gemm, MatMul, Flatten, Reshape, Softmax, Dropout, Identity, Constant";
+    "Conv, ConvTranspose, BatchNormalization, LayerNormalization (over channels), Relu, Clip, "
+    "Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh, Gelu, Erf (in GELU's erf form), MaxPool, "
+    "AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean and ReduceMax (over H and W), Pad, "
+    "Concat, Split and Slice (along channels), Add, Sub, Mul, Div (tensors with broadcasting, or "
+    "a per-channel or scalar constant), Sum, Gemm, MatMul, Flatten, Reshape (flattening, channel "
+    "shuffle), Transpose (channels-last blocks, channel shuffle), Resize (nearest, bilinear), "
+    "Softmax, Dropout, Identity, Constant, and any subgraph of constants or static shapes (Shape, "
+    "Gather, Unsqueeze, Squeeze, Concat, Cast, Ceil, Floor, arithmetic, Range, "
+    "ConstantOfShape, Slice, Reshape, Transpose, Expand, Where, ...), which is folded at import";
 
 // What an ONNX tensor name stands for during conversion.
 struct Value {
@@ -32,12 +43,25 @@ struct Value {
         Flat,      // the same tensor viewed as [N, C*H*W] (after Flatten/Reshape)
         Padded,    // a tensor zero-padded by a Pad node, waiting for the Conv/AveragePool it feeds
         Constant,  // an initializer or Constant output
+        ChannelsLast,  // the tensor transposed to [N, H, W, C] (ConvNeXt's blocks)
+        Grouped,   // the tensor viewed as [N, groups, C/groups, H, W] (channel shuffle, step 1)
+        Shuffled,  // that view with its two channel axes swapped (channel shuffle, step 2)
+        GeluErf,         // erf(x / sqrt(2)) of the tensor (GELU's erf form, step 1)
+        GeluErfPlusOne,  // 1 + erf(x / sqrt(2))                            (step 2)
+        GeluDouble,      // x * (1 + erf(x / sqrt(2))), twice GELU           (step 3)
     };
     Form form = Form::Tensor;
     int id = kGraphInput;
     std::array<int64_t, 4> pads{};  // Padded: begin_h, begin_w, end_h, end_w
+    int groups = 0;                 // Grouped, Shuffled
+    Form pre_form = Form::Tensor;   // GELU steps: the form of x, whose op `id` is
     std::shared_ptr<const ConstTensor> constant;
 };
+
+bool is_gelu_step(Value::Form form) {
+    return form == Value::Form::GeluErf || form == Value::Form::GeluErfPlusOne ||
+           form == Value::Form::GeluDouble;
+}
 
 // Window geometry of a Conv or pool along one spatial axis.
 struct Axis {
@@ -65,22 +89,34 @@ public:
 
     Graph run(const std::string& name) {
         for (const auto& node : graph_.node()) convert(node);
-        const std::string& output = graph_.output(0).name();
-        auto it = values_.find(output);
-        if (it == values_.end())
-            throw Error(fmt::format("{}: the graph output '{}' is not produced by any node",
-                                    source_, output));
-        const Value& out = it->second;
-        if (out.form != Value::Form::Tensor && out.form != Value::Form::Flat)
-            throw Error(
-                fmt::format("{}: the graph output '{}' is a constant or a padded tensor; "
-                            "iostune needs it to be computed from the input",
-                            source_, output));
-        return draft_.finish(name, out.id);
+        std::vector<int> outputs;
+        for (const auto& graph_output : graph_.output()) {
+            const std::string& output = graph_output.name();
+            auto it = values_.find(output);
+            if (it == values_.end())
+                throw Error(fmt::format("{}: the graph output '{}' is not produced by any node",
+                                        source_, output));
+            const Value& out = it->second;
+            if (out.form != Value::Form::Tensor && out.form != Value::Form::Flat)
+                throw Error(fmt::format(
+                    "{}: the graph output '{}' is a constant, a padded tensor or a view iostune "
+                    "does not keep (channels-last, 5-D); iostune needs an NCHW or [N, features] "
+                    "tensor computed from the input",
+                    source_, output));
+            outputs.push_back(out.id);
+        }
+        return draft_.finish(name, outputs);
     }
 
 private:
     using Handler = void (Converter::*)(const onnx::NodeProto&);
+
+    static Value flat_view(int id) {
+        Value v;
+        v.form = Value::Form::Flat;
+        v.id = id;
+        return v;
+    }
 
     static Value constant(ConstTensor tensor) {
         Value v;
@@ -122,9 +158,32 @@ private:
             {"Dropout", &Converter::dropout},
             {"Identity", &Converter::identity},
             {"Constant", &Converter::constant_node},
+            {"ConvTranspose", &Converter::conv_transpose},
+            {"LayerNormalization", &Converter::layer_norm},
+            {"Clip", &Converter::clip},
+            {"Sigmoid", &Converter::activation_node},
+            {"HardSigmoid", &Converter::activation_node},
+            {"HardSwish", &Converter::activation_node},
+            {"LeakyRelu", &Converter::activation_node},
+            {"Tanh", &Converter::activation_node},
+            {"Gelu", &Converter::activation_node},
+            {"Erf", &Converter::erf},
+            {"Sub", &Converter::arithmetic},
+            {"Mul", &Converter::arithmetic},
+            {"Div", &Converter::arithmetic},
+            {"ReduceMean", &Converter::reduce},
+            {"ReduceMax", &Converter::reduce},
+            {"Split", &Converter::split},
+            {"Slice", &Converter::slice},
+            {"Transpose", &Converter::transpose},
+            {"Resize", &Converter::resize},
+            {"Shape", &Converter::shape_node},
         };
         const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
         auto it = handlers.find(node.op_type());
+        if (node.output_size() == 0 || node.output(0).empty())
+            throw fail(node, "the node has no output");
+        if (default_domain && try_fold(node)) return;
         if (!default_domain || it == handlers.end())
             throw Error(fmt::format(
                 "{}: node '{}' has op type '{}'{} (opset {}), which iostune cannot import. "
@@ -132,9 +191,32 @@ private:
                 source_, node_name(node), node.op_type(),
                 default_domain ? "" : fmt::format(" of domain '{}'", node.domain()), opset_,
                 kSupportedOps));
-        if (node.output_size() == 0 || node.output(0).empty())
-            throw fail(node, "the node has no output");
-        (this->*(it->second))(node);
+        try {
+            (this->*(it->second))(node);
+        } catch (const Error& e) {
+            // The graph's own checks (shape inference) name the op, not the file and node.
+            if (std::string_view(e.what()).starts_with(source_)) throw;
+            throw Error(fmt::format("{}: {}", where(node), e.what()));
+        }
+    }
+
+    // Evaluates a node whose inputs are all constants (shape arithmetic, weight preprocessing).
+    bool try_fold(const onnx::NodeProto& node) {
+        if (!is_foldable(node.op_type())) return false;
+        std::vector<const ConstTensor*> inputs;
+        for (int i = 0; i < node.input_size(); ++i) {
+            if (!has_input(node, i)) {
+                inputs.push_back(nullptr);
+                continue;
+            }
+            const Value& v = input(node, i);
+            if (v.form != Value::Form::Constant) return false;
+            inputs.push_back(v.constant.get());
+        }
+        if (node.op_type() == "Constant") return false;
+        auto outputs = fold_node(node, inputs, opset_, where(node));
+        for (size_t k = 0; k < outputs.size(); ++k) define(node, int(k), constant(std::move(outputs[k])));
+        return true;
     }
 
     // ---- inputs and outputs of a node ----
@@ -184,9 +266,31 @@ private:
             throw fail(node, fmt::format("input '{}' is a flattened (2-D) tensor; this op needs an "
                                          "NCHW tensor",
                                          node.input(index)));
+        if (v.form == Value::Form::ChannelsLast)
+            throw fail(node, fmt::format("input '{}' is a channels-last [N, H, W, C] view; iostune "
+                                         "supports there only per-channel operations (LayerNorm, "
+                                         "MatMul, activations, arithmetic) and the Transpose back "
+                                         "to NCHW",
+                                         node.input(index)));
+        if (v.form == Value::Form::Grouped || v.form == Value::Form::Shuffled)
+            throw fail(node, fmt::format("input '{}' is a 5-D channel-group view; iostune supports "
+                                         "it only as a channel shuffle (Reshape to [N, g, C/g, H, "
+                                         "W], Transpose(0, 2, 1, 3, 4), Reshape back)",
+                                         node.input(index)));
+        if (is_gelu_step(v.form))
+            throw fail(node, fmt::format("input '{}' is part of an erf expression; iostune supports "
+                                         "Erf only as GELU: x * (1 + erf(x / sqrt(2))) * 0.5",
+                                         node.input(index)));
         throw fail(node, fmt::format("input '{}' is a constant; this op needs a tensor computed "
                                      "from the model input",
                                      node.input(index)));
+    }
+    // A tensor an elementwise or per-channel op can take as it is: NCHW, flattened [N, C] or
+    // channels-last; the result keeps its form.
+    const Value& pointwise_input(const onnx::NodeProto& node, int index) const {
+        const Value& v = input(node, index);
+        if (v.form == Value::Form::Flat || v.form == Value::Form::ChannelsLast) return v;
+        return activation(node, index);
     }
     void define(const onnx::NodeProto& node, int index, Value v) {
         values_[node.output(index)] = std::move(v);
@@ -333,19 +437,24 @@ private:
             scale[i] = float(s);
             shift[i] = float(double(beta[i]) - double(mean[i]) * s);
         }
-        ConvAttrs a;
-        a.out_channels = c;
-        a.groups = c;
+        affine(node, x, std::move(scale), std::move(shift));
+    }
+
+    // A per-channel affine map of `x` (folded into the Conv or Linear before it when possible).
+    void affine(const onnx::NodeProto& node, const Value& x, std::vector<float> scale,
+                std::vector<float> shift) {
+        const int c = int(scale.size());
         std::vector<ParamTensor> params;
-        params.push_back({{c, 1, 1, 1}, std::move(scale)});
+        params.push_back({{c}, std::move(scale)});
         params.push_back({{c}, std::move(shift)});
-        define_op(node, draft_.add(OpKind::Conv, a, {x.id}, op_name(node), std::move(params),
-                                   /*batch_norm=*/true));
+        define_op(node,
+                  draft_.add(OpKind::ChannelAffine, ChannelAffineAttrs{}, {x.id}, op_name(node),
+                             std::move(params)),
+                  x.form);
     }
 
     void unary(const onnx::NodeProto& node, OpKind kind, OpAttrs attrs) {
-        const Value& x = input(node, 0);
-        if (x.form != Value::Form::Flat) activation(node, 0);
+        const Value& x = pointwise_input(node, 0);
         define_op(node, draft_.add(kind, std::move(attrs), {x.id}, op_name(node), {}), x.form);
     }
 
@@ -437,54 +546,202 @@ private:
         define_op(node, draft_.add(OpKind::Concat, ConcatAttrs{}, inputs, op_name(node), {}));
     }
 
-    void add(const onnx::NodeProto& node) {
-        if (node.input_size() == 2 && (input(node, 0).form == Value::Form::Constant ||
-                                       input(node, 1).form == Value::Form::Constant)) {
-            add_bias(node);
+    // Add, Sub, Mul, Div. A constant operand that is one value per channel (or a scalar)
+    // becomes the bias of the Conv/Linear right before (Add, Sub) or a ChannelAffine map;
+    // two tensors become an Add (equal shapes) or a broadcasting Binary op. SiLU (x * sigmoid(x)),
+    // HardSwish (x * hardsigmoid(x)) and GELU's erf form are recognised here.
+    void arithmetic(const onnx::NodeProto& node) {
+        const std::string& op = node.op_type();
+        if (node.input_size() != 2) throw fail(node, "needs exactly two inputs");
+        const Value& a = input(node, 0);
+        const Value& b = input(node, 1);
+        if (gelu_step(node, a, b)) return;
+        const bool a_const = a.form == Value::Form::Constant;
+        const bool b_const = b.form == Value::Form::Constant;
+        if (a_const || b_const) {
+            const int tensor_index = a_const ? 1 : 0;
+            const Value& x = pointwise_input(node, tensor_index);
+            const std::vector<float> c = per_channel_constant(node, 1 - tensor_index, x);
+            const size_t n = c.size();
+            const bool constant_first = a_const;
+            if ((op == "Add" || (op == "Sub" && !constant_first)) && try_add_bias(node, tensor_index, x, c, op == "Sub"))
+                return;
+            std::vector<float> scale(n, 1.0f), shift(n, 0.0f);
+            for (size_t i = 0; i < n; ++i) {
+                if (op == "Add") shift[i] = c[i];
+                else if (op == "Sub" && !constant_first) shift[i] = -c[i];
+                else if (op == "Sub") scale[i] = -1.0f, shift[i] = c[i];
+                else if (op == "Mul") scale[i] = c[i];
+                else if (op == "Div" && !constant_first) scale[i] = 1.0f / c[i];
+                else
+                    throw fail(node, "dividing a constant by a tensor is not supported");
+            }
+            affine(node, x, std::move(scale), std::move(shift));
             return;
         }
-        const Value& first = input(node, 0);
+        if (op == "Mul" && fused_gate(node, a, b)) return;
+        const Value& x = pointwise_input(node, 0);
+        const Value& y = pointwise_input(node, 1);
+        if (x.form != y.form)
+            throw fail(node, "the two inputs are in different layouts (NCHW, flattened or "
+                             "channels-last)");
+        if (op == "Add" && draft_.shape(x.id) == draft_.shape(y.id)) {
+            define_op(node, draft_.add(OpKind::Add, AddAttrs{}, {x.id, y.id}, op_name(node), {}),
+                      x.form);
+            return;
+        }
+        if (x.form != Value::Form::Tensor && !(draft_.shape(x.id) == draft_.shape(y.id)))
+            throw fail(node, "broadcasting is supported only between NCHW tensors");
+        static const std::map<std::string, BinaryOp> ops = {
+            {"Add", BinaryOp::Add}, {"Sub", BinaryOp::Sub}, {"Mul", BinaryOp::Mul},
+            {"Div", BinaryOp::Div}};
+        define_op(node,
+                  draft_.add(OpKind::Binary, BinaryAttrs{ops.at(op)}, {x.id, y.id}, op_name(node),
+                             {}),
+                  x.form);
+    }
+
+    void add(const onnx::NodeProto& node) {
+        if (node.op_type() == "Add" && node.input_size() == 2) {
+            arithmetic(node);
+            return;
+        }
+        // Sum of several tensors of one shape.
+        const Value& first = pointwise_input(node, 0);
         std::vector<int> inputs;
         for (int i = 0; i < node.input_size(); ++i) {
-            const Value& v = input(node, i);
-            if (first.form == Value::Form::Flat && v.form == Value::Form::Flat)
-                inputs.push_back(v.id);
-            else
-                inputs.push_back(activation(node, i).id);
-            if (!(draft_.shape(v.id) == draft_.shape(first.id)))
+            const Value& v = pointwise_input(node, i);
+            if (v.form != first.form || !(draft_.shape(v.id) == draft_.shape(first.id)))
                 throw fail(node, "inputs of different shapes (broadcasting) are not supported");
+            inputs.push_back(v.id);
         }
         if (inputs.size() < 2) throw fail(node, "needs at least two inputs");
         define_op(node, draft_.add(OpKind::Add, AddAttrs{}, inputs, op_name(node), {}), first.form);
     }
 
-    // Tensor + constant: a bias per output channel of the Conv / Gemm / MatMul before it.
-    void add_bias(const onnx::NodeProto& node) {
-        const int tensor_index = input(node, 0).form == Value::Form::Constant ? 1 : 0;
-        const Value& x = input(node, tensor_index);
-        const ConstTensor& b = constant_input(node, 1 - tensor_index, "addend");
-        const bool producer_ok =
-            (x.form == Value::Form::Tensor || x.form == Value::Form::Flat) && x.id != kGraphInput &&
-            (draft_.op(x.id).kind == OpKind::Linear || draft_.op(x.id).kind == OpKind::Conv) &&
-            !draft_.op(x.id).batch_norm && uses(node.input(tensor_index)) == 1;
-        if (!producer_ok)
-            throw fail(node,
-                       "adding a constant is supported only as the bias of the Conv, Gemm or "
-                       "MatMul right before it");
-        const int channels = draft_.shape(x.id).c;
+    // The channel count of a tensor, whatever its form (a channels-last view's last axis).
+    int channels(const Value& x) const { return draft_.shape(x.id).c; }
+
+    // The constant input `index`, broadcast against `x`, as one value per channel of x; an error
+    // for any other shape.
+    std::vector<float> per_channel_constant(const onnx::NodeProto& node, int index,
+                                            const Value& x) const {
+        const ConstTensor& t = constant_input(node, index, "constant operand");
+        const Shape s = draft_.shape(x.id);
+        const int c = s.c;
+        std::vector<float> values;
+        if (t.is_float) values = t.floats;
+        else values.assign(t.ints.begin(), t.ints.end());
         int64_t non_unit = 0;
-        for (int64_t d : b.dims) non_unit += d != 1;
-        const bool per_channel =
-            b.is_float && b.elements() == channels && non_unit <= 1 &&
-            (x.form == Value::Form::Flat
-                 ? b.dims.size() <= 2 && (b.dims.empty() || b.dims.back() == channels)
-                 : b.dims.size() >= 3 && b.dims[b.dims.size() - 3] == channels);
-        if (!per_channel)
-            throw fail(node, fmt::format("the constant of shape [{}] is not one value per output "
-                                         "channel ({}) of '{}'",
-                                         fmt::join(b.dims, ", "), channels, draft_.op(x.id).name));
-        draft_.add_bias(x.id, b.floats);
+        for (int64_t d : t.dims) non_unit += d != 1;
+        // The axis the channels sit on, counted from the end: NCHW -3, [N, C] and [N, H, W, C] -1.
+        const size_t from_end = x.form == Value::Form::Tensor ? 3 : 1;
+        const bool flat_ok = x.form != Value::Form::Flat || (s.h == 1 && s.w == 1);
+        const bool scalar = t.elements() == 1 && t.dims.size() <= 4;
+        const bool per_channel = t.elements() == c && non_unit <= 1 && flat_ok &&
+                                 t.dims.size() >= from_end && t.dims.size() <= 4 &&
+                                 t.dims[t.dims.size() - from_end] == c;
+        if (scalar) return std::vector<float>(size_t(c), values.at(0));
+        if (per_channel) return values;
+        throw fail(node, fmt::format("the constant operand of shape [{}] is neither a scalar nor "
+                                     "one value per channel ({}) of the tensor; iostune supports "
+                                     "only those",
+                                     fmt::join(t.dims, ", "), c));
+    }
+
+    // x + c (or x - c) right after a Conv or Linear that nothing else reads: into its bias.
+    bool try_add_bias(const onnx::NodeProto& node, int tensor_index, const Value& x,
+                      const std::vector<float>& c, bool subtract) {
+        if (x.id == kGraphInput || uses(node.input(tensor_index)) != 1) return false;
+        const DraftOp& producer = draft_.op(x.id);
+        if (producer.kind != OpKind::Linear && producer.kind != OpKind::Conv) return false;
+        std::vector<float> bias = c;
+        if (subtract)
+            for (float& v : bias) v = -v;
+        draft_.add_bias(x.id, std::move(bias));
         define(node, 0, x);
+        return true;
+    }
+
+    // x * sigmoid(x) -> SiLU, x * hardsigmoid(x) (alpha 1/6, beta 1/2) -> HardSwish.
+    bool fused_gate(const onnx::NodeProto& node, const Value& a, const Value& b) {
+        for (int k = 0; k < 2; ++k) {
+            const Value& x = k == 0 ? a : b;
+            const Value& gate = k == 0 ? b : a;
+            if (gate.form != x.form || gate.id == kGraphInput || x.form == Value::Form::Constant)
+                continue;
+            const DraftOp& g = draft_.op(gate.id);
+            if (g.kind != OpKind::Activation || g.inputs.at(0) != x.id) continue;
+            const auto& act = std::get<ActivationAttrs>(g.attrs);
+            ActivationFunction fused;
+            if (act.function == ActivationFunction::Sigmoid) {
+                fused = ActivationFunction::Silu;
+            } else if (act.function == ActivationFunction::HardSigmoid &&
+                       std::abs(act.alpha - 1.0f / 6.0f) < 1e-6f && act.beta == 0.5f) {
+                fused = ActivationFunction::HardSwish;
+            } else {
+                continue;
+            }
+            define_op(node,
+                      draft_.add(OpKind::Activation, ActivationAttrs{fused, 0.0f, 0.0f}, {x.id},
+                                 op_name(node), {}),
+                      x.form);
+            return true;
+        }
+        return false;
+    }
+
+    // GELU's erf form as PyTorch exports it: Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5.
+    bool gelu_step(const onnx::NodeProto& node, const Value& a, const Value& b) {
+        const std::string& op = node.op_type();
+        const bool a_step = is_gelu_step(a.form);
+        if (!a_step && !is_gelu_step(b.form)) return false;
+        const Value& step = a_step ? a : b;
+        const Value& other = a_step ? b : a;
+        auto constant_is = [&](double want) {
+            if (other.form != Value::Form::Constant || other.constant->elements() != 1) return false;
+            const double v = other.constant->is_float ? double(other.constant->floats[0])
+                                                      : double(other.constant->ints[0]);
+            return std::abs(v - want) < 1e-6;
+        };
+        Value next = step;
+        if (step.form == Value::Form::GeluErf && op == "Add" && constant_is(1.0)) {
+            next.form = Value::Form::GeluErfPlusOne;
+        } else if (step.form == Value::Form::GeluErfPlusOne && op == "Mul" &&
+                   other.form == step.pre_form && other.id == step.id) {
+            next.form = Value::Form::GeluDouble;
+        } else if (step.form == Value::Form::GeluDouble && op == "Mul" && constant_is(0.5)) {
+            define_op(node,
+                      draft_.add(OpKind::Activation,
+                                 ActivationAttrs{ActivationFunction::Gelu, 0.0f, 0.0f}, {step.id},
+                                 op_name(node), {}),
+                      step.pre_form);
+            return true;
+        } else {
+            throw fail(node, "iostune supports Erf only inside GELU's erf form, x * (1 + erf(x / "
+                             "sqrt(2))) * 0.5, as PyTorch exports it");
+        }
+        define(node, 0, next);
+        return true;
+    }
+
+    void erf(const onnx::NodeProto& node) {
+        const Value& v = pointwise_input(node, 0);
+        // Its input must be x / sqrt(2): an affine map of x with scale 1/sqrt(2), no shift.
+        bool ok = v.id != kGraphInput && draft_.op(v.id).kind == OpKind::ChannelAffine;
+        if (ok) {
+            const DraftOp& scaled = draft_.op(v.id);
+            for (float f : scaled.params[0].values) ok = ok && std::abs(f - float(M_SQRT1_2)) < 1e-6f;
+            for (float f : scaled.params[1].values) ok = ok && f == 0.0f;
+        }
+        if (!ok)
+            throw fail(node, "iostune supports Erf only inside GELU's erf form, x * (1 + erf(x / "
+                             "sqrt(2))) * 0.5, as PyTorch exports it");
+        Value step;
+        step.form = Value::Form::GeluErf;
+        step.pre_form = v.form;
+        step.id = draft_.op(v.id).inputs.at(0);
+        define(node, 0, step);
     }
 
     // Fully connected: `weight` is [out, K] already scaled.
@@ -546,6 +803,10 @@ private:
     }
 
     void matmul(const onnx::NodeProto& node) {
+        if (input(node, 0).form == Value::Form::ChannelsLast) {
+            pointwise_matmul(node);
+            return;
+        }
         const Value& x = flat_input(node);
         const ConstTensor& b = constant_input(node, 1, "weight");
         const Shape in = draft_.shape(x.id);
@@ -572,11 +833,12 @@ private:
             throw fail(node, fmt::format("flattening at axis {} is not supported (only [N, rest], "
                                          "axis 1)",
                                          axis));
-        define(node, 0, Value{Value::Form::Flat, x.id, {}, nullptr});
+        define(node, 0, flat_view(x.id));
     }
 
     void reshape(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
+        if (shuffle_reshape(node)) return;
         const Value& x = input(node, 0);
         if (x.form != Value::Form::Flat) activation(node, 0);
         const ConstTensor& target = constant_input(node, 1, "shape");
@@ -604,7 +866,7 @@ private:
         const std::vector<int64_t> flat{s.n, int64_t(s.c) * s.h * s.w};
         const std::vector<int64_t> nchw{s.n, s.c, s.h, s.w};
         if (shape == flat) {
-            define(node, 0, Value{Value::Form::Flat, x.id, {}, nullptr});
+            define(node, 0, flat_view(x.id));
         } else if (shape == nchw && x.form == Value::Form::Tensor) {
             define(node, 0, x);
         } else {
@@ -612,6 +874,425 @@ private:
                                          "flattening to [N, C*H*W] before the classifier)",
                                          fmt::join(dims, ", "), fmt::join(target.ints, ", ")));
         }
+    }
+
+    // ---- channels-last blocks, channel shuffle ----
+
+    // A Linear over the channels of a channels-last view: a 1x1 convolution.
+    void pointwise_matmul(const onnx::NodeProto& node) {
+        const Value& x = input(node, 0);
+        const ConstTensor& w = constant_input(node, 1, "weight");
+        const int c = channels(x);
+        if (w.dims.size() != 2 || !w.is_float || w.dims[0] != c)
+            throw fail(node, fmt::format("weight of shape [{}] does not fit {} channels",
+                                         fmt::join(w.dims, ", "), c));
+        const int out = int(w.dims[1]);
+        std::vector<float> weight(size_t(out) * size_t(c));
+        for (int o = 0; o < out; ++o)
+            for (int i = 0; i < c; ++i)
+                weight[size_t(o) * size_t(c) + size_t(i)] = w.floats[size_t(i) * size_t(out) + size_t(o)];
+        ConvAttrs a;
+        a.out_channels = out;
+        a.bias = false;
+        std::vector<ParamTensor> params;
+        params.push_back({{out, c, 1, 1}, std::move(weight)});
+        define_op(node, draft_.add(OpKind::Conv, a, {x.id}, op_name(node), std::move(params)),
+                  Value::Form::ChannelsLast);
+    }
+
+    void transpose(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = input(node, 0);
+        const auto perm = attrs.get_ints("perm", {});
+        using P = std::vector<int64_t>;
+        Value v = x;
+        if (x.form == Value::Form::Tensor && perm == P{0, 2, 3, 1}) {
+            v.form = Value::Form::ChannelsLast;
+        } else if (x.form == Value::Form::ChannelsLast && perm == P{0, 3, 1, 2}) {
+            v.form = Value::Form::Tensor;
+        } else if (x.form == Value::Form::Grouped && perm == P{0, 2, 1, 3, 4}) {
+            v.form = Value::Form::Shuffled;
+        } else if (!(x.form == Value::Form::Tensor && perm == P{0, 1, 2, 3})) {
+            throw fail(node, fmt::format("transposing with perm [{}] is not supported: iostune "
+                                         "takes NCHW -> NHWC (0, 2, 3, 1) and back (0, 3, 1, 2) "
+                                         "around per-channel ops, and a channel shuffle's "
+                                         "(0, 2, 1, 3, 4)",
+                                         fmt::join(perm, ", ")));
+        }
+        if (x.form == Value::Form::Tensor) activation(node, 0);
+        define(node, 0, v);
+    }
+
+    // Reshape of an NCHW tensor to [N, g, C/g, H, W], and of its transposed view back to
+    // [N, C, H, W]: a channel shuffle. False when the node is no such reshape.
+    bool shuffle_reshape(const onnx::NodeProto& node) {
+        const Value& x = input(node, 0);
+        if (x.form != Value::Form::Tensor && x.form != Value::Form::Shuffled) return false;
+        const ConstTensor& target = constant_input(node, 1, "shape");
+        if (target.is_float) return false;
+        const Shape s = draft_.shape(x.id);
+        std::vector<int64_t> shape = target.ints;
+        if (!shape.empty()) shape[0] = s.n;  // the batch is ours to bind
+        int64_t known = 1;
+        int inferred = -1;
+        for (size_t i = 0; i < shape.size(); ++i) {
+            if (shape[i] == -1) inferred = int(i);
+            else known *= shape[i];
+        }
+        const int64_t total = s.elements();
+        if (inferred >= 0 && known > 0) shape[size_t(inferred)] = total / known;
+        if (x.form == Value::Form::Tensor) {
+            if (shape.size() != 5 || shape[3] != s.h || shape[4] != s.w || shape[1] <= 0 ||
+                shape[1] * shape[2] != s.c)
+                return false;
+            Value v = x;
+            v.form = Value::Form::Grouped;
+            v.groups = int(shape[1]);
+            define(node, 0, v);
+            return true;
+        }
+        if (shape != std::vector<int64_t>{s.n, s.c, s.h, s.w})
+            throw fail(node, fmt::format("a transposed channel-group view must be reshaped back to "
+                                         "[N, C, H, W] = [{}, {}, {}, {}], not [{}]",
+                                         s.n, s.c, s.h, s.w, fmt::join(target.ints, ", ")));
+        define_op(node, draft_.add(OpKind::ChannelShuffle, ChannelShuffleAttrs{x.groups}, {x.id},
+                                   op_name(node), {}));
+        return true;
+    }
+
+    void layer_norm(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        require_unused_outputs(node, 1);
+        const Value& x = input(node, 0);
+        const int64_t axis = attrs.get_int("axis", -1);
+        const Shape s = draft_.shape(x.id);
+        // Over the channels only: the last axis of a channels-last view, or an NCHW tensor's
+        // channels when its map is 1x1 (axis 1 then normalises C*1*1).
+        const bool over_channels =
+            (x.form == Value::Form::ChannelsLast && (axis == -1 || axis == 3)) ||
+            ((x.form == Value::Form::Tensor || x.form == Value::Form::Flat) && s.h == 1 &&
+             s.w == 1 && (axis == 1 || axis == -1 || (x.form == Value::Form::Tensor && axis == -3)));
+        if (!over_channels)
+            throw fail(node, fmt::format("LayerNormalization along axis {} is not supported; "
+                                         "iostune normalises over channels (a channels-last "
+                                         "tensor's last axis, as ConvNeXt's LayerNorm)",
+                                         axis));
+        std::vector<float> gamma = float_input(node, 1, "scale", size_t(s.c));
+        std::vector<float> beta(size_t(s.c), 0.0f);
+        if (has_input(node, 2)) beta = float_input(node, 2, "bias", size_t(s.c));
+        std::vector<ParamTensor> params;
+        params.push_back({{s.c}, std::move(gamma)});
+        params.push_back({{s.c}, std::move(beta)});
+        define_op(node,
+                  draft_.add(OpKind::ChannelNorm, ChannelNormAttrs{attrs.get_float("epsilon", 1e-5f)},
+                             {x.id}, op_name(node), std::move(params)),
+                  x.form);
+    }
+
+    // ---- activations, reductions, slices, resizing ----
+
+    void activation_node(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const std::string& op = node.op_type();
+        ActivationAttrs a;
+        if (op == "Sigmoid") {
+            a.function = ActivationFunction::Sigmoid;
+        } else if (op == "Tanh") {
+            a.function = ActivationFunction::Tanh;
+        } else if (op == "HardSigmoid") {
+            a = {ActivationFunction::HardSigmoid, attrs.get_float("alpha", 0.2f),
+                 attrs.get_float("beta", 0.5f)};
+        } else if (op == "HardSwish") {
+            a.function = ActivationFunction::HardSwish;
+        } else if (op == "LeakyRelu") {
+            a = {ActivationFunction::LeakyRelu, attrs.get_float("alpha", 0.01f), 0.0f};
+        } else if (op == "Gelu") {
+            if (attrs.get_string("approximate", "none") != "none")
+                throw fail(node, "only the exact (erf) GELU is supported, not approximate='tanh'");
+            a.function = ActivationFunction::Gelu;
+        }
+        unary(node, OpKind::Activation, a);
+    }
+
+    void clip(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        float low = std::numeric_limits<float>::lowest();
+        float high = std::numeric_limits<float>::max();
+        auto bound = [&](int index, float& value) {
+            if (!has_input(node, index)) return;
+            const ConstTensor& t = constant_input(node, index, index == 1 ? "min" : "max");
+            if (t.elements() != 1) throw fail(node, "min and max must be scalars");
+            value = t.is_float ? t.floats[0] : float(t.ints[0]);
+        };
+        if (opset_ < 11) {
+            low = attrs.get_float("min", low);
+            high = attrs.get_float("max", high);
+        } else {
+            bound(1, low);
+            bound(2, high);
+        }
+        if (low == 0.0f && high == std::numeric_limits<float>::max()) {
+            unary(node, OpKind::Relu, ReluAttrs{});
+            return;
+        }
+        unary(node, OpKind::Activation, ActivationAttrs{ActivationFunction::Clip, low, high});
+    }
+
+    // ReduceMean / ReduceMax over the spatial axes: a global pool (keepdims=0 gives [N, C]).
+    void reduce(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = input(node, 0);
+        std::vector<int64_t> axes = attrs.get_ints("axes", {});
+        if (has_input(node, 1)) axes = constant_input(node, 1, "axes").ints;
+        for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+        std::sort(axes.begin(), axes.end());
+        const bool keep = attrs.get_int("keepdims", 1) != 0;
+        const std::vector<int64_t> spatial =
+            x.form == Value::Form::ChannelsLast ? std::vector<int64_t>{1, 2}
+                                                : std::vector<int64_t>{2, 3};
+        if ((x.form != Value::Form::Tensor && x.form != Value::Form::ChannelsLast) ||
+            axes != spatial)
+            throw fail(node, fmt::format("reducing over axes [{}] is not supported (only over H "
+                                         "and W of an NCHW tensor: axes [2, 3])",
+                                         fmt::join(axes, ", ")));
+        PoolAttrs a;
+        a.global = true;
+        const OpKind kind = node.op_type() == "ReduceMax" ? OpKind::MaxPool : OpKind::AvgPool;
+        define_op(node, draft_.add(kind, a, {x.id}, op_name(node), {}),
+                  keep ? x.form : Value::Form::Flat);
+    }
+
+    // Whether ONNX `axis` (possibly negative) is the channel axis of a 4-D tensor in x's form.
+    bool is_channel_axis(const Value& x, int64_t axis) const {
+        if (x.form == Value::Form::ChannelsLast) return axis == 3 || axis == -1;
+        return axis == 1 || axis == -3;
+    }
+
+    void slice_channels(const onnx::NodeProto& node, int output, const Value& x, int begin,
+                        int end) {
+        Value v = x;
+        const int c = channels(x);
+        if (begin != 0 || end != c) {
+            const std::string name =
+                output == 0 ? op_name(node) : fmt::format("{}:{}", op_name(node), output);
+            v.id = draft_.add(OpKind::ChannelSlice, ChannelSliceAttrs{begin, end}, {x.id}, name, {});
+        }
+        define(node, output, v);
+    }
+
+    void split(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = pointwise_input(node, 0);
+        const int64_t axis = attrs.get_int("axis", 0);
+        if (x.form == Value::Form::Flat || !is_channel_axis(x, axis))
+            throw fail(node, fmt::format("splitting along axis {} is not supported (only along "
+                                         "channels)",
+                                         axis));
+        const int c = channels(x);
+        std::vector<int64_t> sizes = attrs.get_ints("split", {});
+        if (has_input(node, 1)) sizes = constant_input(node, 1, "split").ints;
+        if (sizes.empty()) {
+            if (c % node.output_size() != 0)
+                throw fail(node, fmt::format("{} channels do not split into {} equal parts", c,
+                                             node.output_size()));
+            sizes.assign(size_t(node.output_size()), c / node.output_size());
+        }
+        int64_t total = 0;
+        for (int64_t v : sizes) total += v;
+        if (int(sizes.size()) != node.output_size() || total != c)
+            throw fail(node, fmt::format("split sizes [{}] do not cover {} channels with {} "
+                                         "outputs",
+                                         fmt::join(sizes, ", "), c, node.output_size()));
+        int begin = 0;
+        for (int k = 0; k < node.output_size(); ++k) {
+            const int end = begin + int(sizes[size_t(k)]);
+            if (!node.output(k).empty()) slice_channels(node, k, x, begin, end);
+            begin = end;
+        }
+    }
+
+    void slice(const onnx::NodeProto& node) {
+        const Value& x = pointwise_input(node, 0);
+        if (x.form == Value::Form::Flat)
+            throw fail(node, "slicing a flattened tensor is not supported");
+        const auto& starts = constant_input(node, 1, "starts").ints;
+        const auto& ends = constant_input(node, 2, "ends").ints;
+        std::vector<int64_t> axes, steps;
+        if (has_input(node, 3)) axes = constant_input(node, 3, "axes").ints;
+        if (has_input(node, 4)) steps = constant_input(node, 4, "steps").ints;
+        if (axes.empty())
+            for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
+        const Shape s = draft_.shape(x.id);
+        const std::array<int64_t, 4> extent =
+            x.form == Value::Form::ChannelsLast ? std::array<int64_t, 4>{s.n, s.h, s.w, s.c}
+                                                : std::array<int64_t, 4>{s.n, s.c, s.h, s.w};
+        int begin = 0, end = s.c;
+        for (size_t k = 0; k < axes.size(); ++k) {
+            const int64_t axis = axes[k] < 0 ? axes[k] + 4 : axes[k];
+            if (axis < 0 || axis > 3 || k >= starts.size() || k >= ends.size())
+                throw fail(node, "starts, ends and axes do not fit a 4-D tensor");
+            const int64_t size = extent[size_t(axis)];
+            int64_t b = starts[k] < 0 ? starts[k] + size : starts[k];
+            int64_t e = ends[k] < 0 ? ends[k] + size : ends[k];
+            b = std::clamp<int64_t>(b, 0, size);
+            e = std::clamp<int64_t>(e, 0, size);
+            const bool whole = b == 0 && e == size && (steps.empty() || steps[k] == 1);
+            if (whole) continue;
+            if (!is_channel_axis(x, axis) || (!steps.empty() && steps[k] != 1) || e <= b)
+                throw fail(node, fmt::format("slicing axis {} [{}, {}) is not supported (only a "
+                                             "non-empty range of channels, step 1)",
+                                             axes[k], starts[k], ends[k]));
+            begin = int(b);
+            end = int(e);
+        }
+        slice_channels(node, 0, x, begin, end);
+    }
+
+    void resize(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = activation(node, 0);
+        const Shape s = draft_.shape(x.id);
+        const std::string mode = attrs.get_string("mode", "nearest");
+        const std::string transform =
+            attrs.get_string("coordinate_transformation_mode", "half_pixel");
+        ResizeAttrs a;
+        if (mode == "nearest") {
+            const std::string rounding = attrs.get_string("nearest_mode", "round_prefer_floor");
+            if (transform != "asymmetric" || rounding != "floor")
+                throw fail(node, fmt::format("nearest resizing with coordinate_transformation_mode "
+                                             "'{}' and nearest_mode '{}' is not supported (only "
+                                             "PyTorch's: 'asymmetric' and 'floor')",
+                                             transform, rounding));
+            a.mode = ResizeMode::Nearest;
+        } else if (mode == "linear") {
+            a.mode = ResizeMode::Bilinear;
+            if (transform == "align_corners") a.align_corners = true;
+            else if (transform != "pytorch_half_pixel" && transform != "half_pixel")
+                throw fail(node, fmt::format("bilinear resizing with coordinate_transformation_"
+                                             "mode '{}' is not supported (only half_pixel, "
+                                             "pytorch_half_pixel and align_corners)",
+                                             transform));
+        } else {
+            throw fail(node, fmt::format("resize mode '{}' is not supported (only nearest and "
+                                         "linear)",
+                                         mode));
+        }
+        if (attrs.get_int("antialias", 0) != 0) throw fail(node, "antialias is not supported");
+        auto present = [&](int index) {
+            return has_input(node, index) && constant_input(node, index, "scales/sizes").elements() > 0;
+        };
+        if (present(3)) {
+            const auto& sizes = constant_input(node, 3, "sizes").ints;
+            if (sizes.size() != 4 || sizes[1] != s.c)
+                throw fail(node, fmt::format("sizes [{}] must resize only H and W of a 4-D tensor",
+                                             fmt::join(sizes, ", ")));
+            a.out_h = int(sizes[2]);
+            a.out_w = int(sizes[3]);
+        } else if (present(2)) {
+            const ConstTensor& t = constant_input(node, 2, "scales");
+            if (!t.is_float || t.floats.size() != 4 || t.floats[0] != 1.0f || t.floats[1] != 1.0f)
+                throw fail(node, "scales must be 4 floats that resize only H and W");
+            // iostune's source coordinates use in/out: exact when the output size is in * scale.
+            auto exact = [&](int in, float scale) {
+                const double out = double(in) * double(scale);
+                if (std::abs(out - std::round(out)) > 1e-6 || out < 1)
+                    throw fail(node, fmt::format("scale {} of a size-{} axis gives no whole output "
+                                                 "size; iostune resizes to whole sizes only",
+                                                 scale, in));
+                return int(std::lround(out));
+            };
+            a.out_h = exact(s.h, t.floats[2]);
+            a.out_w = exact(s.w, t.floats[3]);
+        } else {
+            throw fail(node, "neither scales nor sizes is given");
+        }
+        define_op(node, draft_.add(OpKind::Resize, a, {x.id}, op_name(node), {}));
+    }
+
+    // Shape of a computed tensor: its static dims (the batch as imported), a constant.
+    void shape_node(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = input(node, 0);
+        const Shape s = draft_.shape(x.id);
+        std::vector<int64_t> dims;
+        switch (x.form) {
+            case Value::Form::Tensor: dims = {s.n, s.c, s.h, s.w}; break;
+            case Value::Form::Flat: dims = {s.n, int64_t(s.c) * s.h * s.w}; break;
+            case Value::Form::ChannelsLast: dims = {s.n, s.h, s.w, s.c}; break;
+            case Value::Form::Padded:
+                dims = {s.n, s.c, s.h + x.pads[0] + x.pads[2], s.w + x.pads[1] + x.pads[3]};
+                break;
+            case Value::Form::Grouped: dims = {s.n, x.groups, s.c / x.groups, s.h, s.w}; break;
+            case Value::Form::Shuffled: dims = {s.n, s.c / x.groups, x.groups, s.h, s.w}; break;
+            default: throw fail(node, "the shape of this value is not known to iostune");
+        }
+        const int64_t rank = int64_t(dims.size());
+        int64_t start = attrs.get_int("start", 0), end = attrs.get_int("end", rank);
+        start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+        end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+        ConstTensor t;
+        t.name = node.output(0);
+        t.is_float = false;
+        t.ints.assign(dims.begin() + start, dims.begin() + std::max(start, end));
+        t.dims = {int64_t(t.ints.size())};
+        define(node, 0, constant(std::move(t)));
+    }
+
+    void conv_transpose(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = activation(node, 0);
+        const Shape in = draft_.shape(x.id);
+        const ConstTensor& w = constant_input(node, 1, "weight");
+        const int64_t group = attrs.get_int("group", 1);
+        if (w.dims.size() != 4 || !w.is_float || group <= 0 || w.dims[0] != in.c ||
+            in.c % group != 0)
+            throw fail(node, fmt::format("weight shape [{}] and group {} do not fit an input with "
+                                         "{} channels (2-D, float weights [C, M/group, kH, kW])",
+                                         fmt::join(w.dims, ", "), group, in.c));
+        if (attrs.get_string("auto_pad", "NOTSET") != "NOTSET")
+            throw fail(node, "auto_pad is not supported; give explicit pads");
+        const auto strides = attrs.get_ints("strides", {1, 1});
+        const auto dilations = attrs.get_ints("dilations", {1, 1});
+        const auto pads = attrs.get_ints("pads", {0, 0, 0, 0});
+        const auto output_padding = attrs.get_ints("output_padding", {0, 0});
+        if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
+            output_padding.size() != 2)
+            throw fail(node, "only 2-D transposed convolutions (NCHW inputs) are supported");
+        if (pads[0] != pads[2] || pads[1] != pads[3])
+            throw fail(node, fmt::format("asymmetric pads [{}] are not supported",
+                                         fmt::join(pads, ", ")));
+        ConvTransposeAttrs a;
+        a.out_channels = int(w.dims[1] * group);
+        a.kernel_h = int(w.dims[2]);
+        a.kernel_w = int(w.dims[3]);
+        a.stride_h = int(strides[0]);
+        a.stride_w = int(strides[1]);
+        a.pad_h = int(pads[0]);
+        a.pad_w = int(pads[1]);
+        a.output_padding_h = int(output_padding[0]);
+        a.output_padding_w = int(output_padding[1]);
+        a.dilation_h = int(dilations[0]);
+        a.dilation_w = int(dilations[1]);
+        a.groups = int(group);
+        a.bias = has_input(node, 2);
+        std::vector<ParamTensor> params;
+        params.push_back(
+            {{int(w.dims[0]), int(w.dims[1]), int(w.dims[2]), int(w.dims[3])}, w.floats});
+        if (a.bias)
+            params.push_back(
+                {{a.out_channels}, float_input(node, 2, "bias", size_t(a.out_channels))});
+        const int id = draft_.add(OpKind::ConvTranspose, a, {x.id}, op_name(node), std::move(params));
+        if (attrs.has("output_shape")) {
+            const auto shape = attrs.get_ints("output_shape", {});
+            const Shape out = draft_.shape(id);
+            const std::vector<int64_t> spatial(shape.end() - std::min<size_t>(2, shape.size()),
+                                               shape.end());
+            if (spatial != std::vector<int64_t>{out.h, out.w})
+                throw fail(node, fmt::format("output_shape [{}] differs from the {}x{} the pads "
+                                             "give; re-export with explicit pads",
+                                             fmt::join(shape, ", "), out.h, out.w));
+        }
+        define_op(node, id);
     }
 
     void softmax(const onnx::NodeProto& node) {
@@ -727,9 +1408,8 @@ std::pair<std::string, Shape> graph_input(const onnx::GraphProto& graph, const s
 Graph convert_model(const onnx::ModelProto& model, int opset, const std::string& source,
                     const OnnxImportOptions& options) {
     const onnx::GraphProto& graph = model.graph();
-    if (graph.output_size() != 1)
-        throw Error(fmt::format("{}: the graph has {} outputs; iostune imports models with one",
-                                source, graph.output_size()));
+    if (graph.output_size() < 1)
+        throw Error(fmt::format("{}: the graph has no outputs", source));
     auto [input_name, input_shape] = graph_input(graph, source, options.batch);
     Converter converter(graph, opset, source, input_shape, input_name);
     return converter.run(options.name);

@@ -1,14 +1,23 @@
 // Imports an ONNX model (as torchvision exports CNNs) into the iostune graph IR, with its
 // initializers as the graph's weights.
 //
-// Supported: opsets 11 to 17 of the default domain; Conv, BatchNormalization (folded into the
-// Conv before it, or a depthwise 1x1 Conv when there is none), Relu (fused into a Conv or Add
-// that has no other consumer), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Pad (zeros,
-// into a following Conv or AveragePool), Concat (channels), Add/Sum, Gemm, MatMul (+ Add of a
-// bias), Flatten/Reshape (before the classifier), Softmax, Dropout and Identity (as identity),
-// Constant. One float32 NCHW input whose batch dimension may be symbolic; one output.
-// Anything else is an iostune::Error naming the node, its op type and the opset; no partial
-// model is ever returned.
+// Supported: opsets 11 to 17 of the default domain; Conv, ConvTranspose, BatchNormalization
+// (folded into the Conv before it, or a ChannelAffine map when there is none), Relu (fused into a
+// Conv or Add that has no other consumer), Clip (ReLU6), Sigmoid, HardSigmoid, HardSwish,
+// LeakyRelu, Tanh, Gelu and its decomposed erf form, SiLU (x * sigmoid(x)), MaxPool,
+// AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, Pad (zeros,
+// into a following Conv or AveragePool), Concat, Split and Slice (channels), Add/Sub/Mul/Div
+// (tensors with broadcasting such as squeeze-excitation scales, or per-channel and scalar
+// constants, folded into the Conv before them where possible), Sum, Gemm, MatMul (+ Add of a
+// bias), Flatten/Reshape (before the classifier), channel shuffle (Reshape -> Transpose ->
+// Reshape), channels-last blocks (Transpose -> LayerNormalization / MatMul / arithmetic ->
+// Transpose back, as ConvNeXt), Resize (nearest as PyTorch exports it, bilinear with half-pixel
+// or aligned corners), Softmax, Dropout and Identity (as identity), Constant; any node whose
+// inputs are all constants or static shapes is evaluated at import (src/onnx/constant_folding.h),
+// with the batch as imported (every operator is per sample, so Graph::with_batch() still
+// rebinds it). One float32 NCHW input whose batch dimension may be symbolic; one or more
+// outputs. Anything else is an iostune::Error naming the node, its op type and the opset; no
+// partial model is ever returned.
 #pragma once
 
 #include <string>

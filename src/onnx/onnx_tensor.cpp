@@ -39,6 +39,8 @@ size_t element_size(int type) {
             return 4;
         case onnx::TensorProto::INT64:
             return 8;
+        case onnx::TensorProto::BOOL:
+            return 1;
         default:
             return 0;
     }
@@ -79,7 +81,7 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
     if (size == 0)
         throw Error(
             fmt::format("{}: tensor '{}' has element type {} (TensorProto.DataType); "
-                        "iostune reads float, double, int32 and int64 constants",
+                        "iostune reads float, double, int32, int64 and bool constants",
                         where, t.name, type));
     const int64_t count = t.elements();
     t.is_float = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE;
@@ -99,6 +101,9 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
             case onnx::TensorProto::INT32:
                 t.ints = convert<int64_t>(from_raw<int32_t>(raw, count));
                 break;
+            case onnx::TensorProto::BOOL:
+                t.ints = convert<int64_t>(from_raw<uint8_t>(raw, count));
+                break;
             default:
                 t.ints = from_raw<int64_t>(raw, count);
                 break;
@@ -112,6 +117,7 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
                 t.floats = convert<float>(proto.double_data());
                 break;
             case onnx::TensorProto::INT32:
+            case onnx::TensorProto::BOOL:
                 t.ints = convert<int64_t>(proto.int32_data());
                 break;
             default:

@@ -13,7 +13,7 @@ class TensorProto;
 namespace iostune::onnx_import {
 
 // A decoded constant. Floating-point data (float, double) lands in `floats`, integer data
-// (int64, int32) in `ints`; exactly one of them is filled.
+// (int64, int32, bool) in `ints`; exactly one of them is filled.
 struct ConstTensor {
     std::string name;
     std::vector<int64_t> dims;

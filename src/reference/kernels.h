@@ -25,4 +25,19 @@ void relu_inplace(HostTensor& t);
 void linear(const HostTensor& in, const float* weight, const float* bias, HostTensor& out);
 void softmax_channels(const HostTensor& in, HostTensor& out);
 
+// channel_ops.cpp: `out` has the inferred shape; params are the [C] vectors of param_shapes().
+void activation(const HostTensor& in, const ActivationAttrs& attrs, HostTensor& out);
+void binary(const HostTensor& a, const HostTensor& b, BinaryOp op, HostTensor& out);
+void channel_affine(const HostTensor& in, const float* scale, const float* shift,
+                    HostTensor& out);
+void channel_shuffle(const HostTensor& in, int groups, HostTensor& out);
+void channel_slice(const HostTensor& in, int begin, HostTensor& out);
+void channel_norm(const HostTensor& in, float eps, const float* gamma, const float* beta,
+                  HostTensor& out);
+
+// resize.cpp: weight is [in, out/groups, kh, kw]; bias (nullptr = none) is [out].
+void resize(const HostTensor& in, const ResizeAttrs& attrs, HostTensor& out);
+void conv_transpose2d(const HostTensor& in, const float* weight, const float* bias,
+                      const ConvTransposeAttrs& attrs, HostTensor& out);
+
 }  // namespace iostune::reference_detail

@@ -144,8 +144,9 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
         shapes.push_back(inputs[i]->shape);
     }
     const Shape out_shape = infer_shape(op.kind, op.attrs, shapes, op.name);
-    const bool has_params =
-        op.kind == OpKind::Conv || op.kind == OpKind::SepConv || op.kind == OpKind::Linear;
+    const bool has_params = op.kind == OpKind::Conv || op.kind == OpKind::SepConv ||
+                            op.kind == OpKind::Linear || op.kind == OpKind::ConvTranspose ||
+                            op.kind == OpKind::ChannelAffine || op.kind == OpKind::ChannelNorm;
     if (has_params) {
         check_params(op, shapes[0], params);
     } else if (!params.empty()) {
@@ -192,6 +193,49 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
             return out;
         }
         case OpKind::Identity: return *inputs[0];
+        case OpKind::Activation: {
+            HostTensor out(out_shape);
+            activation(*inputs[0], op.as<ActivationAttrs>(), out);
+            return out;
+        }
+        case OpKind::Binary: {
+            HostTensor out(out_shape);
+            binary(*inputs[0], *inputs[1], op.as<BinaryAttrs>().op, out);
+            return out;
+        }
+        case OpKind::ChannelAffine: {
+            HostTensor out(out_shape);
+            channel_affine(*inputs[0], params[0].values.data(), params[1].values.data(), out);
+            return out;
+        }
+        case OpKind::ChannelShuffle: {
+            HostTensor out(out_shape);
+            channel_shuffle(*inputs[0], op.as<ChannelShuffleAttrs>().groups, out);
+            return out;
+        }
+        case OpKind::ChannelSlice: {
+            HostTensor out(out_shape);
+            channel_slice(*inputs[0], op.as<ChannelSliceAttrs>().begin, out);
+            return out;
+        }
+        case OpKind::Resize: {
+            HostTensor out(out_shape);
+            resize(*inputs[0], op.as<ResizeAttrs>(), out);
+            return out;
+        }
+        case OpKind::ConvTranspose: {
+            HostTensor out(out_shape);
+            conv_transpose2d(*inputs[0], params[0].values.data(),
+                             optional_param(params, 1, op.as<ConvTransposeAttrs>().bias),
+                             op.as<ConvTransposeAttrs>(), out);
+            return out;
+        }
+        case OpKind::ChannelNorm: {
+            HostTensor out(out_shape);
+            channel_norm(*inputs[0], op.as<ChannelNormAttrs>().eps, params[0].values.data(),
+                         params[1].values.data(), out);
+            return out;
+        }
     }
     throw Error(fmt::format("reference: op '{}' has an unknown kind", op.name));
 }

@@ -81,6 +81,35 @@ TEST_CASE("iostune import + run --backend cpu reproduce PyTorch's output", "[onn
     }
 }
 
+TEST_CASE("iostune run writes every output of a model with several, one after another",
+          "[onnx][pytorch][cli]") {
+    const auto manifest = load_manifest();
+    if (!manifest) {
+        WARN("PyTorch fixtures were skipped (see onnx_fixtures/status.txt); nothing checked");
+        return;
+    }
+    // The Faster R-CNN FPN backbone: five feature maps.
+    const auto entry = manifest_entry(*manifest, "fasterrcnn_fpn_backbone");
+    REQUIRE(entry);
+    std::vector<float> expected;
+    for (const auto& file : (*entry)["outputs"]) {
+        const std::vector<float> part = read_floats(fixture_path(file.get<std::string>()));
+        expected.insert(expected.end(), part.begin(), part.end());
+    }
+    const std::string out = (work_dir() / "fpn_out.bin").string();
+    const Result run = iostune_cli(fmt::format(
+        "run --model '{}' --batch 1 --input '{}' --output '{}'",
+        fixture_path("fasterrcnn_fpn_backbone.onnx"),
+        fixture_path("fasterrcnn_fpn_backbone.input.bin"), out));
+    INFO(run.output);
+    REQUIRE(run.status == 0);
+    CHECK_THAT(run.output, Catch::Matchers::Contains("1x256x16x16 + 1x256x8x8 + 1x256x4x4 + "
+                                                     "1x256x2x2 + 1x256x1x1"));
+    const std::vector<float> got = read_floats(out);
+    REQUIRE(got.size() == expected.size());
+    CHECK(relative_error(got, expected) <= 1e-4);
+}
+
 TEST_CASE("iostune run refuses an input of the wrong size and a non-ONNX .onnx file",
           "[onnx][cli]") {
     const fs::path dir = work_dir();

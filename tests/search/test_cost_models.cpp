@@ -297,3 +297,40 @@ TEST_CASE("cached model: a second IOS search of the same model measures nothing"
     CHECK(b.schedule == a.schedule);
     CHECK(b.latency_ms == a.latency_ms);
 }
+
+TEST_CASE("sim model and IOS search cost the deployed-CNN operators", "[costmodel][deployed]") {
+    // A squeeze-excitation block beside a U-Net-style upsampling branch and a channels-last norm:
+    // every kind the ONNX importer added, in two parallel branches the search can overlap.
+    Graph g("deployed", Shape{1, 16, 14, 14});
+    const int act = g.add(OpKind::Activation, ActivationAttrs{ActivationFunction::Silu, 0, 0},
+                          {kGraphInput}, "silu");
+    PoolAttrs global;
+    global.global = true;
+    const int pool = g.add(OpKind::AvgPool, global, {act}, "squeeze");
+    const int gate = g.add(OpKind::Activation,
+                           ActivationAttrs{ActivationFunction::Sigmoid, 0, 0}, {pool}, "gate");
+    const int scaled = g.add(OpKind::Binary, BinaryAttrs{BinaryOp::Mul}, {act, gate}, "excite");
+    const int affine = g.add(OpKind::ChannelAffine, ChannelAffineAttrs{}, {scaled}, "bn");
+    const int shuffled = g.add(OpKind::ChannelShuffle, ChannelShuffleAttrs{4}, {affine}, "shuffle");
+    const int half = g.add(OpKind::ChannelSlice, ChannelSliceAttrs{0, 8}, {kGraphInput}, "half");
+    ConvTransposeAttrs up;
+    up.out_channels = 8;
+    up.kernel_h = up.kernel_w = 2;
+    up.stride_h = up.stride_w = 2;
+    const int upsampled = g.add(OpKind::ConvTranspose, up, {half}, "up");
+    const int back = g.add(OpKind::Resize, ResizeAttrs{ResizeMode::Bilinear, 14, 14, false},
+                           {upsampled}, "down");
+    const int joined = g.add(OpKind::Concat, ConcatAttrs{}, {shuffled, back}, "cat");
+    g.add(OpKind::ChannelNorm, ChannelNormAttrs{1e-6f}, {joined}, "norm");
+
+    SimCostModel model;
+    for (const Op& op : g.ops()) {
+        INFO(op.name);
+        CHECK(latency(model, g, single(op.id)) > 0.0);
+        CHECK_FALSE(op_kernels(g, op.id).empty());
+    }
+    SearchOptions options;
+    options.progress = false;
+    const auto result = ios_search(g, model, options);
+    CHECK_NOTHROW(validate(g, result.schedule));
+}
