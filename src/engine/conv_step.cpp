@@ -24,6 +24,7 @@ const char* to_string(ConvPath path) {
         case ConvPath::ConvThenEpilogue: return "cudnnConvolutionForward + bias/relu kernel";
         case ConvPath::ConvOnly: return "cudnnConvolutionForward";
         case ConvPath::Depthwise: return "depthwise kernel (channels-last)";
+        case ConvPath::Gemm: return "cuBLASLt matmul (1x1, bias/ReLU epilogue)";
     }
     return "?";
 }
@@ -34,6 +35,7 @@ const char* choice_name(ConvPath path) {
         case ConvPath::ConvThenEpilogue: return "conv+epilogue";
         case ConvPath::ConvOnly: return "conv";
         case ConvPath::Depthwise: return "depthwise";
+        case ConvPath::Gemm: return "gemm";
     }
     return "?";
 }
@@ -43,6 +45,7 @@ ConvPath conv_path_from_name(const std::string& name) {
     if (name == "conv+epilogue") return ConvPath::ConvThenEpilogue;
     if (name == "conv") return ConvPath::ConvOnly;
     if (name == "depthwise") return ConvPath::Depthwise;
+    if (name == "gemm") return ConvPath::Gemm;
     throw Error(fmt::format("unknown convolution path '{}'", name));
 }
 
@@ -124,7 +127,27 @@ cudnnStatus_t ConvStep::run_fused(cudnnHandle_t handle, void* workspace) const {
         act_desc_.get(), y_desc_.get(), out_.data);
 }
 
+bool ConvStep::gemm_capable() const {
+    const ConvGeometry& g = geometry_;
+    return kernel_h_ == 1 && kernel_w_ == 1 && g.stride_h == 1 && g.stride_w == 1 &&
+           g.pad_h == 0 && g.pad_w == 0 && g.dilation_h == 1 && g.dilation_w == 1 &&
+           g.groups == 1 && source_.nhwc() && target_.nhwc() && !relu_input_;
+}
+
+GemmConv* ConvStep::gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace) {
+    if (!gemm_capable()) return nullptr;
+    if (!gemm_)
+        gemm_ = std::make_unique<GemmConv>(handle, source_, target_,
+                                           residual_ ? &*residual_ : nullptr, weight_, bias_,
+                                           relu_, precision, max_workspace, context);
+    return gemm_.get();
+}
+
 void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
+    if (path == ConvPath::Gemm) {
+        gemm_->run(workspace, workspace_bytes, stream);
+        return;
+    }
     if (path == ConvPath::Depthwise) {
         const DepthwiseGeometry g{kernel_h_,         kernel_w_,         geometry_.stride_h,
                                   geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
@@ -161,6 +184,7 @@ std::string ConvStep::label() const {
 
 std::string ConvStep::staging_note() const {
     if (path == ConvPath::Depthwise) return relu_input_ ? "; pre-ReLU fused" : "";
+    if (path == ConvPath::Gemm) return residual_ ? "; residual z as cuBLASLt's C" : "";
     std::string note;
     if (relu_input_) note += "; pre-ReLU copy";
     else if (in_ != source_) note += "; input staged (strided view not supported)";

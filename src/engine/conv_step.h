@@ -16,6 +16,7 @@
 
 #include <cudnn.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,15 +24,19 @@
 #include "src/conv_choices.h"
 #include "src/engine/cudnn_descriptors.h"
 #include "src/engine/device_buffer.h"
+#include "src/engine/gemm_conv.h"
 #include "src/engine/tensor_view.h"
 
 namespace iostune {
 
 // Depthwise: the engine's channels-last depthwise kernel (launch_depthwise_nhwc), not cuDNN.
-enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise };
+// Gemm: a 1x1 channels-last convolution as one cuBLASLt matrix product (gemm_conv.h).
+enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm };
 
 // The algorithm name of ConvPath::Depthwise in a ConvChoice.
 inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
+// The algorithm names of ConvPath::Gemm: "GEMM_<rank>", rank in cuBLASLt's heuristic shortlist.
+inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";
 
 const char* to_string(ConvPath path);       // the call(s), for plans: "cudnnConvolutionForward"
 const char* choice_name(ConvPath path);     // its name in a ConvChoice: "fused", ...
@@ -73,11 +78,18 @@ public:
     // "; input staged" / "; output staged into its slice" / "; pre-ReLU fused" / "", for plans.
     std::string staging_note() const;
     // The convolution writes a buffer of its own and a copy moves it into the op's view.
-    bool output_staged() const { return path != ConvPath::Depthwise && out_ != target_; }
+    bool output_staged() const {
+        return path != ConvPath::Depthwise && path != ConvPath::Gemm && out_ != target_;
+    }
     // The engine's depthwise kernel can run this convolution (it has no residual input).
     bool depthwise_capable() const {
         return depthwise_weight_ != nullptr && source_.nhwc() && !residual_;
     }
+    // A 1x1, stride-1, ungrouped convolution over channels-last views: a matrix product.
+    bool gemm_capable() const;
+    // That product, described for cuBLASLt on first use (on the op's own views: cuBLASLt reads
+    // and writes strided rows, so nothing is staged); null when the step is not gemm_capable().
+    GemmConv* gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace);
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
@@ -116,6 +128,7 @@ private:
     std::vector<TensorView> residual_sum_;  // {output, z}: the epilogue path's add
     ConvGeometry geometry_;
     int kernel_h_ = 1, kernel_w_ = 1;
+    std::unique_ptr<GemmConv> gemm_;
 };
 
 }  // namespace iostune

@@ -288,3 +288,47 @@ TEST_CASE("the channels-last depthwise kernel at sizes that take its 4-pixel str
             CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("depthwise kernel"));
     }
 }
+
+TEST_CASE("1x1 convolutions as cuBLASLt matrix products match the reference: odd channel counts, "
+          "concat slices, bias/ReLU epilogues, a residual",
+          "[gpu][engine][precision][gemm]") {
+    // 154 channels (RandWire's): rows of 308 bytes in 16-bit, which cuDNN pads around its
+    // kernels. a writes a strided concat slice, c and r read the whole concat, r adds the input.
+    Graph graph("gemm", Shape{2, 154, 13, 13});
+    const int a = graph.add(OpKind::Conv, ConvAttrs{77, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true},
+                            {kGraphInput}, "pw_bias_relu");
+    const int b = graph.add(OpKind::Conv, ConvAttrs{40, 1, 1, 1, 1, 0, 0, 1, 1, 1, false, false},
+                            {kGraphInput}, "pw_plain");
+    const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {a, b}, "cat");  // 117
+    const int c = graph.add(OpKind::Conv, ConvAttrs{154, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, false},
+                            {cat}, "pw_from_cat");
+    const int r = graph.add(OpKind::Conv,
+                            ConvAttrs{154, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true, true},
+                            {cat, kGraphInput}, "pw_residual");
+    const int out = graph.add(OpKind::Concat, ConcatAttrs{}, {c, r}, "out");
+    graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {out}, "gap");
+    init_random_weights(graph, 21);
+    const HostTensor input = random_input(graph.input_shape(), 22);
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : all_plans()) {
+        if (plan.layout != TensorLayout::Nhwc) continue;
+        EngineOptions options = options_for(plan);
+        for (const auto& [signature, choice] : Engine(graph, options).conv_choices())
+            options.conv_choices[signature] = ConvChoice{"GEMM_0", "TENSOR_OP_MATH", "gemm", 0};
+        Engine engine(graph, options);
+        CHECK(engine.pinned_conv_count() == 4);
+        engine.set_input(input);
+        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        for (const Op& op : graph.ops()) {
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
+                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
+            CHECK(err < op_error_bound(plan.precision));
+        }
+        for (const char* name : {"pw_bias_relu", "pw_plain", "pw_from_cat", "pw_residual"})
+            CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("cuBLASLt matmul"));
+        CHECK_THAT(plan_of(plans, "pw_residual").path, Catch::Contains("residual z as cuBLASLt's C"));
+        CHECK(plan_of(plans, "pw_bias_relu").writes_into_concat);
+    }
+}
