@@ -18,11 +18,12 @@
 namespace iostune {
 
 struct ConvChoice {
-    // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix), or
-    // "DEPTHWISE_NHWC" (the engine's own channels-last depthwise kernel)
+    // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix),
+    // "DEPTHWISE_NHWC" (the engine's own channels-last depthwise kernel) or "GEMM_<rank>" (a 1x1
+    // convolution as cuBLASLt's rank-th heuristic matrix product)
     std::string algorithm;
     std::string math;       // "DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"
-    std::string path;       // "fused", "conv+epilogue", "conv" or "depthwise"
+    std::string path;       // "fused", "conv+epilogue", "conv", "depthwise" or "gemm"
     double time_ms = 0;     // the chosen variant's measured time per launch (for reports)
 
     bool operator==(const ConvChoice&) const = default;
@@ -36,6 +37,11 @@ nlohmann::json conv_choices_to_json(const ConvChoices& choices);
 // Throws iostune::Error naming `where` (e.g. "schedule #12") and the bad entry for an unknown
 // algorithm, math type or path, or a malformed document.
 ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string& where);
+
+// The algorithm names of the "gemm" path: this prefix, then the rank in cuBLASLt's shortlist.
+inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";
+// The rank a "GEMM_<rank>" name holds, or -1 for any other name.
+int gemm_algorithm_rank(const std::string& name);
 
 // The names conv_choices_from_json accepts.
 bool is_conv_algorithm_name(const std::string& name);

@@ -119,18 +119,15 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
 // type the precision forbids, a workspace over the limit, an unsupported fusion).
 bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuffer* scratch) {
     if (choice.path == choice_name(ConvPath::Gemm)) {
-        const std::string& name = choice.algorithm;
-        const size_t prefix = std::string_view(kGemmAlgorithmPrefix).size();
-        if (name.rfind(kGemmAlgorithmPrefix, 0) != 0 || name.size() == prefix ||
-            name.find_first_not_of("0123456789", prefix) != std::string::npos)
-            return false;
+        const int rank = gemm_algorithm_rank(choice.algorithm);
+        if (rank < 0) return false;
         GemmConv* gemm = nullptr;
         try {
             gemm = step.gemm(cublaslt.get(), options.precision, options.max_workspace_bytes);
         } catch (const Error&) {
             return false;  // cuBLASLt cannot describe this product: cuDNN's algorithms remain
         }
-        if (gemm == nullptr || !gemm->select(std::stoi(name.substr(prefix)))) return false;
+        if (gemm == nullptr || !gemm->select(rank)) return false;
         step.path = ConvPath::Gemm;
         step.workspace_bytes = gemm->workspace_bytes();
         step.choice = choice;

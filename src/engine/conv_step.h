@@ -35,8 +35,6 @@ enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm };
 
 // The algorithm name of ConvPath::Depthwise in a ConvChoice.
 inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
-// The algorithm names of ConvPath::Gemm: "GEMM_<rank>", rank in cuBLASLt's heuristic shortlist.
-inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";
 
 const char* to_string(ConvPath path);       // the call(s), for plans: "cudnnConvolutionForward"
 const char* choice_name(ConvPath path);     // its name in a ConvChoice: "fused", ...

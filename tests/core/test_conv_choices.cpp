@@ -29,8 +29,9 @@ TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
     choices["tf32|x1x48x35x35/58800|w64x48x5x5"] = {"WINOGRAD_NONFUSED", "DEFAULT_MATH",
                                                     "conv+epilogue", 0.031};
     choices["fp32|x1x3x8x8/192|w4x3x3x3"] = {"GEMM", "FMA_MATH", "conv", 0.002};
+    choices["fp16/nhwc|x1x154x8x8/154|w77x154x1x1"] = {"GEMM_2", "TENSOR_OP_MATH", "gemm", 0.004};
     const nlohmann::json json = iostune::conv_choices_to_json(choices);
-    CHECK(json.size() == 3);
+    CHECK(json.size() == 4);
     CHECK(json["fp32|x1x3x8x8/192|w4x3x3x3"]["algorithm"] == "GEMM");
     CHECK(iostune::conv_choices_from_json(json, "test") == choices);
     // Through text, as the schedule store keeps it.
@@ -43,6 +44,11 @@ TEST_CASE("malformed convolution choices are refused with where and what", "[con
                Catch::Contains("schedule #7") && Catch::Contains("must be a JSON object"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "WARP_SPEED"}, {"math", "FMA_MATH"}, {"path", "conv"}}}}),
                Catch::Contains("'k'") && Catch::Contains("unknown cuDNN algorithm 'WARP_SPEED'"));
+    for (const char* bad : {"GEMM_", "GEMM_x", "GEMM_-1", "GEMM_1234"})
+        CHECK_THAT(error_of({{"k", {{"algorithm", bad}, {"math", "FMA_MATH"}, {"path", "gemm"}}}}),
+                   Catch::Contains("unknown cuDNN algorithm"));
+    CHECK(iostune::gemm_algorithm_rank("GEMM_3") == 3);
+    CHECK(iostune::gemm_algorithm_rank("GEMM") == -1);
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FP8"}, {"path", "conv"}}}}),
                Catch::Contains("unknown math type 'FP8'"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "magic"}}}}),
