@@ -524,3 +524,28 @@ TEST_CASE("fusion: weights seeded on the fused NASNet keep the unfused activatio
     }
     CHECK(residual == 70);
 }
+
+TEST_CASE("fusion: a model set of sepconv models fuses each member alike", "[fusion]") {
+    auto cell = [](const std::string& name) {
+        Graph g(name, Shape{1, 8, 6, 6});
+        const int a = g.add(OpKind::SepConv, sep3x3(8), {kGraphInput}, "a");
+        const int b = g.add(OpKind::SepConv, sep3x3(8), {kGraphInput}, "b");
+        g.add(OpKind::Add, AddAttrs{}, {a, b}, "sum");
+        return g;
+    };
+    const Graph a = cell("a"), b = cell("b");
+    const Graph set = with_weights(combine_models({a, b}, SetInputs::Shared));
+    const FusedGraph f = fuse_epilogues(set);
+    CHECK(f.counts.sepconv_add == 2);
+    REQUIRE(f.graph.members().size() == 2);
+    CHECK(f.graph.members()[0].first_op == 0);
+    CHECK(f.graph.members()[0].end_op == 2);
+    CHECK(f.graph.members()[1].first_op == 2);
+    CHECK(f.graph.members()[1].end_op == 4);
+    CHECK(f.graph.outputs() == std::vector<int>{1, 3});
+    CHECK(f.graph.members()[0].fingerprint == fingerprint(fuse_epilogues(a).graph));
+    const Graph combined_fused =
+        combine_models({fuse_epilogues(a).graph, fuse_epilogues(b).graph}, SetInputs::Shared);
+    CHECK(fingerprint(combined_fused) == fingerprint(f.graph));
+    CHECK(max_relative_difference(set, f.graph, 10) == 0.0);
+}
