@@ -1,7 +1,8 @@
 // The execution plan and launch of the operators of deployed CNNs (graph.h: Activation, Binary,
 // ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose, ChannelNorm): the engine's
-// kernels of op_kernels.h, cuDNN's backward-data convolution for ConvTranspose, and no work at
-// all for a channel slice, whose view is its input's channels (memory_plan.cpp).
+// kernels of op_kernels.h, cuDNN's backward-data convolution for ConvTranspose (the engine's
+// direct kernel where cuDNN has no algorithm), and no work at all for a channel slice, whose view
+// is its input's channels (memory_plan.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,6 +39,11 @@ BinaryKind binary_kind(BinaryOp op) {
         case BinaryOp::Div: return BinaryKind::Div;
     }
     throw Error("unknown binary operation");
+}
+
+ConvTransposeGeometry conv_transpose_geometry(const ConvTransposeAttrs& a) {
+    return ConvTransposeGeometry{a.kernel_h, a.kernel_w,   a.stride_h,   a.stride_w, a.pad_h,
+                                 a.pad_w,    a.dilation_h, a.dilation_w, a.groups};
 }
 
 }  // namespace
@@ -113,11 +119,11 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
                     break;
                 exec.conv_transpose.reset();
             }
-            if (!exec.conv_transpose)
-                throw Error(fmt::format("{}: cuDNN has no {} {} backward-data algorithm for this "
-                                        "transposed convolution within a {} MiB workspace",
-                                        context, to_string(options.precision), to_string(layout),
-                                        options.max_workspace_bytes >> 20));
+            if (!exec.conv_transpose) {
+                exec.plan.path = "conv transpose kernel (direct: cuDNN has no backward-data "
+                                 "algorithm for it)";
+                break;
+            }
             const ConvTransposeStep& step = *exec.conv_transpose;
             exec.plan.path = step.path();
             exec.plan.algorithms = step.label();
@@ -163,10 +169,17 @@ void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream
             launch_channel_norm(in, out, w.weight.get(), w.bias.get(),
                                 op.as<ChannelNormAttrs>().eps, stream);
             break;
-        case OpKind::ConvTranspose:
-            lane.cudnn.set_stream(stream);
-            exec.conv_transpose->run(lane.cudnn.get(), lane.workspace.get(), stream);
+        case OpKind::ConvTranspose: {
+            if (exec.conv_transpose) {
+                lane.cudnn.set_stream(stream);
+                exec.conv_transpose->run(lane.cudnn.get(), lane.workspace.get(), stream);
+                break;
+            }
+            const auto& a = op.as<ConvTransposeAttrs>();
+            launch_conv_transpose(in, out, w.weight.get(), a.bias ? w.bias.get() : nullptr,
+                                  conv_transpose_geometry(a), stream);
             break;
+        }
         default:
             throw Error(fmt::format("{}: not an operator of deployed CNNs", op_label(op)));
     }

@@ -3,6 +3,7 @@
 //   pointwise_kernels.cu     activations, broadcasting binary arithmetic, per-channel affine maps
 //   layout_kernels.cu        channel shuffle and spatial resize (nearest, bilinear)
 //   channel_norm_kernel.cu   layer normalisation over the channels of each pixel
+//   conv_transpose_kernel.cu a direct transposed convolution, where cuDNN has no algorithm
 //
 // Every kernel takes float, half or bfloat16 views of one type and one layout (NCHW or NHWC, any
 // row stride) and computes in float. Parameter vectors (`scale`, `gamma`, ...) hold one element
@@ -49,5 +50,18 @@ void launch_resize(const TensorView& in, const TensorView& out, bool bilinear, b
 // mean and (biased) variance over the C channels of one (n, y, x). Equal shapes.
 void launch_channel_norm(const TensorView& in, const TensorView& out, const void* gamma,
                          const void* beta, float eps, cudaStream_t stream);
+
+// torch.nn.ConvTranspose2d's geometry.
+struct ConvTransposeGeometry {
+    int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+    int dilation_h = 1, dilation_w = 1, groups = 1;
+};
+
+// out[n, o] = bias[o] + sum over the input channels i of o's group and the taps (ky, kx) with
+// oy = iy * stride_h - pad_h + ky * dilation_h (and likewise x) of in[n, i, iy, ix] *
+// weight[i, o % (Cout / groups), ky, kx]. `weight` is the filter [Cin, Cout/groups, kh, kw] packed
+// in the views' layout (KCRS or KRSC); `bias` may be null. Output padding is out's extra size.
+void launch_conv_transpose(const TensorView& in, const TensorView& out, const void* weight,
+                           const void* bias, const ConvTransposeGeometry& g, cudaStream_t stream);
 
 }  // namespace iostune
