@@ -26,7 +26,8 @@ struct ExportOptions {
 };
 
 void run_export(const ExportOptions& options) {
-    Graph graph = load_model_spec(options.model, 1);
+    // Written as given: search and replay fuse it again when they load it.
+    Graph graph = load_model_spec(options.model, 1, Fusion::None);
     // Keep weights a model file brought with it, unless a seed asks for fresh ones.
     const bool seeded = !options.weights.empty() &&
                         (options.seed || graph.weights_state() == WeightsState::Absent);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "cli/positive_number.h"
+#include "src/fusion.h"
 #include "src/model_summary.h"
 
 namespace iostune::cli {
@@ -28,13 +29,20 @@ std::string describe_weights(WeightsState state, int64_t params) {
 }
 
 void run_show(const ShowOptions& options) {
-    const ModelSummary s = summarize(load_model_spec(options.model, options.batch));
+    // Summarised as search and replay run it: fused.
+    const FusedGraph fused =
+        fuse_epilogues(load_model_spec(options.model, options.batch, Fusion::None));
+    const FusionCounts& f = fused.counts;
+    const ModelSummary s = summarize(fused.graph);
     std::vector<std::string> kinds;
     for (const auto& [kind, count] : s.ops_by_kind) kinds.push_back(fmt::format("{} {}", to_string(kind), count));
     fmt::print("{:<12} {}\n", "model", s.name);
     fmt::print("{:<12} {} x {} x {} (C x H x W), batch {}\n", "input", s.input.c, s.input.h, s.input.w,
                s.input.n);
     fmt::print("{:<12} {} ({})\n", "ops", s.ops, fmt::join(kinds, ", "));
+    fmt::print("{:<12} {} ops into their producers (conv+relu {}, add+relu {}, conv+add {}, "
+               "add+add {})\n",
+               "fused", f.total(), f.conv_relu, f.add_relu, f.conv_add, f.add_add);
     fmt::print("{:<12} {}\n", "blocks", s.blocks);
     fmt::print("{:<12} {} ops, width {}\n", "largest", s.largest_block_ops, s.largest_block_width);
     fmt::print("{:<12} {:.3f} (batch {})\n", "GFLOPs", s.gflops, s.input.n);

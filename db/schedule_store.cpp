@@ -369,6 +369,27 @@ std::optional<ScheduleRecord> ScheduleStore::best_schedule(const std::string& fi
     return read_schedule(query, path());
 }
 
+nlohmann::json ScheduleStore::conv_choices_on(const DeviceRecord& device) const {
+    Statement query(*connection_,
+                    "SELECT s.conv_choices_json FROM schedules s JOIN devices d ON d.id = "
+                    "s.device_id WHERE d.name = ?1 AND d.cc_major = ?2 AND d.cc_minor = ?3 AND "
+                    "d.sm_count = ?4 AND d.driver_version = ?5 AND d.cuda_version = ?6 AND "
+                    "d.cudnn_version = ?7 ORDER BY s.id");
+    query.bind_text(1, device.name)
+        .bind_int(2, device.cc_major)
+        .bind_int(3, device.cc_minor)
+        .bind_int(4, device.sm_count)
+        .bind_text(5, device.driver_version)
+        .bind_text(6, device.cuda_version)
+        .bind_text(7, device.cudnn_version);
+    nlohmann::json merged = nlohmann::json::object();
+    while (query.step()) {
+        const nlohmann::json row = parse_json_column(query, 0, path(), "convolution choices");
+        if (row.is_object()) merged.update(row);
+    }
+    return merged;
+}
+
 std::vector<ScheduleKey> ScheduleStore::list_keys() const {
     Statement query(*connection_,
                     "SELECT m.name, m.fingerprint, d.id, d.name, s.batch, s.precision, count(*), "

@@ -57,6 +57,10 @@ public:
     std::optional<ScheduleRecord> best_schedule(const std::string& fingerprint,
                                                 std::int64_t device_id, int batch,
                                                 const std::string& precision) const;
+    // Every convolution choice (src/conv_choices.h) stored with the schedules of `device` (a
+    // row equal on every field), newer rows overriding older, as one JSON object: an engine that
+    // pins them times each convolution shape once per device, not once per process.
+    nlohmann::json conv_choices_on(const DeviceRecord& device) const;
     // Every key that has schedules, for "no schedule for this key; the DB has: ..." messages.
     std::vector<ScheduleKey> list_keys() const;
 

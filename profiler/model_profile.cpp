@@ -46,6 +46,17 @@ std::pair<uint64_t, uint64_t> extent_ns(const ActivityTrace& run) {
     return {first == UINT64_MAX ? 0 : first, last};
 }
 
+// Each op's kernels of one run, in launch order.
+std::vector<std::vector<const KernelRecord*>> kernels_by_op(const ActivityTrace& run, int op_count) {
+    std::vector<std::vector<const KernelRecord*>> by_op(static_cast<size_t>(op_count));
+    for (const auto& k : run.kernels)
+        if (k.op_id >= 0 && k.op_id < op_count) by_op[size_t(k.op_id)].push_back(&k);
+    for (auto& kernels : by_op)
+        std::sort(kernels.begin(), kernels.end(),
+                  [](const KernelRecord* a, const KernelRecord* b) { return a->start_ns < b->start_ns; });
+    return by_op;
+}
+
 ActivityTrace run_op_by_op(Engine& engine, ActivityCollector& collector, cudaStream_t stream) {
     for (const Op& op : engine.graph().ops()) {
         OpScope scope(op.id);
@@ -69,6 +80,10 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
 
     CudaStream stream;
     std::vector<std::vector<double>> op_times(size_t(graph.size()));
+    // kernel_runs[op][position]: that kernel's duration in each run (while every run launched
+    // the same number of kernels for the op).
+    std::vector<std::vector<std::vector<double>>> kernel_runs(size_t(graph.size()));
+    std::vector<bool> same_kernel_count(size_t(graph.size()), true);
     std::vector<double> spans;
     ActivityCollector collector;
     // Real data in every activation: kernels are never timed on zeros or on uninitialised memory.
@@ -82,6 +97,14 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
         for (const auto& t : run.transfers)
             if (t.op_id >= 0 && t.op_id < graph.size()) per_op[size_t(t.op_id)] += t.duration_us();
         for (size_t i = 0; i < per_op.size(); ++i) op_times[i].push_back(per_op[i]);
+        const auto by_op = kernels_by_op(run, graph.size());
+        for (size_t i = 0; i < by_op.size(); ++i) {
+            if (it == 0) kernel_runs[i].resize(by_op[i].size());
+            if (by_op[i].size() != kernel_runs[i].size()) same_kernel_count[i] = false;
+            if (!same_kernel_count[i]) continue;
+            for (size_t k = 0; k < by_op[i].size(); ++k)
+                kernel_runs[i][k].push_back(by_op[i][k]->duration_us());
+        }
         const auto [first, last] = extent_ns(run);
         spans.push_back(double(last - first) / 1e3);
         if (it + 1 == profile.iterations) {
@@ -93,23 +116,33 @@ ModelProfile profile_model(Engine& engine, const ProfileOptions& options) {
 
     const SmLimits sm = current_device_sm_limits();
     const auto plans = engine.op_plans();
-    const double ridge = profile.ceilings.ridge_flops_per_byte();
+    const auto last_run_kernels = kernels_by_op(profile.last_run, graph.size());
     for (const Op& op : graph.ops()) {
         OpProfile p;
         p.op_id = op.id;
         p.name = op.name;
         p.kind = op.kind;
+        p.attrs = op.attrs;
+        p.inputs = op.inputs;
+        for (int src : op.inputs) p.input_shapes.push_back(graph.tensor_shape(src));
+        p.output = op.output;
         p.latency_us = median(op_times[size_t(op.id)]);
         p.flops = flops(graph, op.id);
         p.bytes = bytes_moved(graph, op.id, element_bytes(profile.precision));
         p.intensity = p.bytes > 0 ? double(p.flops) / double(p.bytes) : 0;
-        p.compute_bound = ridge > 0 && p.intensity > ridge;
+        p.roofline = roofline_bound(profile.ceilings, p.flops, p.bytes, p.latency_us);
+        p.compute_bound = p.roofline.compute_bound;
         for (const auto& plan : plans)
             if (plan.op_id == op.id) {
                 p.engine_path = plan.path;
                 p.engine_algorithms = plan.algorithms;
                 p.engine_candidates = plan.candidates;
             }
+        if (same_kernel_count[size_t(op.id)]) {
+            const auto& last = last_run_kernels[size_t(op.id)];
+            for (size_t k = 0; k < last.size(); ++k)
+                p.kernel_times.push_back({last[k]->name, median(kernel_runs[size_t(op.id)][k])});
+        }
         const KernelRecord* longest = nullptr;
         for (const auto& k : profile.last_run.kernels) {
             if (k.op_id != op.id) continue;

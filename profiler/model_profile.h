@@ -8,15 +8,27 @@
 
 #include "profiler/activity_collector.h"
 #include "profiler/device_ceilings.h"
+#include "profiler/roofline.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 
 namespace iostune {
 
+// One kernel of an op's run, in launch order: its median duration over the measured runs.
+struct KernelTime {
+    std::string name;
+    double us = 0;
+};
+
 struct OpProfile {
     int op_id = 0;
     std::string name;
     OpKind kind = OpKind::Identity;
+    // The op's geometry, so results can be reproduced outside iostune (scripts/bench/op_parity.py).
+    OpAttrs attrs;
+    std::vector<int> inputs;  // producer op ids, or graph inputs (< 0)
+    std::vector<Shape> input_shapes;
+    Shape output;
     double latency_us = 0;  // median over iterations of the op's kernel + transfer time
     int kernels = 0;        // kernels launched per run
     int transfers = 0;      // memcpy/memset per run
@@ -31,6 +43,8 @@ struct OpProfile {
     int64_t flops = 0, bytes = 0;
     double intensity = 0;  // FLOPs per byte
     bool compute_bound = false;
+    RooflineBound roofline;          // its bound at the measured ceilings and the fraction achieved
+    std::vector<KernelTime> kernel_times;  // empty if the runs launched different kernel counts
     std::string engine_path;        // how the engine ran it (OpPlan::path)
     std::string engine_algorithms;  // its cuDNN algorithm(s) and math type (OpPlan::algorithms)
     std::string engine_candidates;  // how they were chosen (OpPlan::candidates)

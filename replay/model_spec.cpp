@@ -14,8 +14,9 @@ namespace iostune {
 
 namespace fs = std::filesystem;
 
-Graph load_model_spec(const std::string& spec, int batch) {
-    if (batch <= 0) throw Error(fmt::format("batch size must be positive, got {}", batch));
+namespace {
+
+Graph load_as_given(const std::string& spec, int batch) {
     const std::string extension = fs::path(spec).extension().string();
     if (extension == ".json") return load_model(spec).with_batch(batch);
     // A symbolic batch dimension is bound to `batch`; a fixed one is re-inferred by with_batch().
@@ -27,6 +28,15 @@ Graph load_model_spec(const std::string& spec, int batch) {
         throw Error(fmt::format("'{}': unrecognised model file type '{}' (expected .json or .onnx)",
                                 spec, extension));
     return build_zoo_model(spec, batch);
+}
+
+}  // namespace
+
+Graph load_model_spec(const std::string& spec, int batch, Fusion fusion) {
+    if (batch <= 0) throw Error(fmt::format("batch size must be positive, got {}", batch));
+    Graph graph = load_as_given(spec, batch);
+    if (fusion == Fusion::None) return graph;
+    return fuse_epilogues(graph).graph;
 }
 
 Graph load_models(const std::vector<std::string>& specs, int batch, bool shared_input) {

@@ -278,6 +278,9 @@ Replayer::Replayer(Replayer&&) noexcept = default;
 Replayer& Replayer::operator=(Replayer&&) noexcept = default;
 
 const ReplayInfo& Replayer::info() const { return impl_->info; }
+std::string Replayer::conv_choices_json() const {
+    return conv_choices_to_json(impl_->engine.conv_choices()).dump();
+}
 int Replayer::input_count() const { return int(impl_->input_elements.size()); }
 int Replayer::output_count() const { return int(impl_->output_elements.size()); }
 size_t Replayer::input_elements(int index) const { return impl_->input_size(index); }

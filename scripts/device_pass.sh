@@ -13,6 +13,12 @@
 #   breakdown (per-kind profile of the large models) contest (search keeps the fastest baseline)
 #   yardstick (fp16/bf16 error against the fp32 reference beside PyTorch's, precision_yardstick.py)
 #   half (sequential fp16/bf16 replays of every zoo model, b1 and b16, and fp16 profiles)
+#   kernels (after an engine kernel change: TF32 and fp16 sequential replays of every zoo model,
+#     b1 and b16, and the b16 profiles of the models the kernels matter most to, with breakdown)
+#   parity (each op shape timed in iostune and in PyTorch, scripts/bench/op_parity.py; the
+#   configurations are PARITY="model:batch:precision[:layout] ...", default below, each measuring
+#   torch shapes for at most PARITY_BUDGET_S seconds (default 90); tables in parity.md beside
+#   pass.tar.gz)
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -38,6 +44,17 @@ record() {
     shift
     say "$name: $*"
     "$@" > "$raw/$name" 2>> "$log" || say "FAILED ($?): $name"
+}
+
+# One line per replay report: model, batch, precision, layout, median latency.
+summarize_replays() {
+    python3 -c '
+import json, sys
+for path in sys.argv[1:]:
+    r = json.load(open(path))
+    print("%15s b%-3s %s %s sequential median %.3f ms"
+          % (r["model"], r["batch"], r["precision"], r["layout"], r["median_ms"]))
+' "$@" 2>> "$log" | tee -a "$log"
 }
 
 {
@@ -142,9 +159,38 @@ for step in $steps; do
             record "profile_${m}_b${b}_fp16.txt" "$iostune" profile --model "$m" --batch "$b" \
                 --precision fp16 --json "$raw/profile_${m}_b${b}_fp16.json"
         done
-        for f in "$raw"/replay_*_fp16_sequential.json "$raw"/replay_*_bf16_sequential.json; do
-            python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"model\"]:>15} b{r[\"batch\"]:<3} {r[\"precision\"]} {r[\"layout\"]} sequential median {r[\"median_ms\"]:.3f} ms")' "$f" 2>> "$log" | tee -a "$log"
+        summarize_replays "$raw"/replay_*_fp16_sequential.json "$raw"/replay_*_bf16_sequential.json
+        ;;
+    kernels)
+        for p in tf32 fp16; do
+            io=""; [[ $p == fp16 ]] && io=--native-io
+            for m in inception_v3 googlenet squeezenet1_1 resnet50 nasnet_a_large randwire; do
+                for b in 1 16; do
+                    record "replay_${m}_b${b}_${p}_sequential.json" "$iostune" replay --model "$m" \
+                        --batch "$b" --precision "$p" --schedule-source sequential --iters 200 \
+                        --format json $io
+                done
+            done
+            for m in randwire nasnet_a_large inception_v3; do
+                record "profile_${m}_b16_${p}.txt" "$iostune" profile --model "$m" --batch 16 \
+                    --precision "$p" --json "$raw/profile_${m}_b16_${p}.json"
+                python3 scripts/bench/profile_breakdown.py "$raw/profile_${m}_b16_${p}.json" \
+                    >> "$raw/breakdown.md" 2>> "$log"
+            done
         done
+        summarize_replays "$raw"/replay_*_sequential.json
+        ;;
+    parity)
+        for spec in ${PARITY:-inception_v3:16:tf32 nasnet_a_large:16:fp16}; do
+            IFS=: read -r m b p l <<< "$spec"
+            say "parity: $m batch $b $p ${l:-auto}"
+            python3 scripts/bench/op_parity.py --iostune "$iostune" --model "$m" --batch "$b" \
+                --precision "$p" --layout "${l:-auto}" --out "$raw/parity" --top 25 \
+                --budget-s "${PARITY_BUDGET_S:-90}" \
+                >> "$raw/parity.md" 2>> "$log" || say "FAILED ($?): parity $spec"
+        done
+        cp "$raw/parity.md" "$out/parity.md" 2>/dev/null
+        grep -E '^### |^\| total' "$raw/parity.md" | tee -a "$log"
         ;;
     *) say "unknown step '$step'" ;;
     esac

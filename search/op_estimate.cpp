@@ -75,17 +75,22 @@ KernelEstimate reduce_kernel(int64_t planes, int64_t plane_size) {
 
 KernelEstimate conv_kernel(const Shape& in, const Shape& out, const ConvAttrs& a) {
     const int64_t k = int64_t(in.c / a.groups) * a.kernel_h * a.kernel_w;
-    const double epilogue = (a.bias ? 1.0 : 0.0) + (a.relu ? 1.0 : 0.0);
+    // A residual convolution adds z (read once, of the output's size) in its epilogue.
+    const double residual = a.residual ? 1.0 : 0.0;
+    const double epilogue = (a.bias ? 1.0 : 0.0) + (a.relu ? 1.0 : 0.0) + residual;
     const double weights = double(a.out_channels) * double(k) * kFloat;
     if (a.groups == 1) {
         const int64_t m = int64_t(out.n) * out.h * out.w;
         const double useful = double(out.elements()) * (2.0 * double(k) + epilogue);
-        const double bytes = double(in.elements() + out.elements()) * kFloat + weights;
+        const double bytes =
+            double(in.elements() + out.elements()) * kFloat +
+            residual * double(out.elements()) * kFloat + weights;
         return gemm_kernel(m, a.out_channels, k, useful, bytes);
     }
     // Grouped/depthwise convolutions run as direct kernels on CUDA cores.
     const double outs = double(out.elements());
-    const double per_output_bytes = kFloat + (double(in.elements()) * kFloat + weights) / outs;
+    const double per_output_bytes =
+        kFloat * (1.0 + residual) + (double(in.elements()) * kFloat + weights) / outs;
     return elementwise_kernel("direct", out.elements(), 2.0 * double(k) + epilogue,
                               per_output_bytes, 40);
 }

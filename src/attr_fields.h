@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -58,6 +59,7 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("groups", attrs.groups);
         f("bias", attrs.bias);
         f("relu", attrs.relu);
+        f("residual", attrs.residual);
     } else if constexpr (std::is_same_v<A, SepConvAttrs>) {
         f("out_channels", attrs.out_channels);
         f("kernel", attrs.kernel);
@@ -119,6 +121,16 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
                           std::is_same_v<A, ChannelAffineAttrs>,
                       "an attribute struct without a field list in src/attr_fields.h");
     }
+}
+
+// A field added after models and schedules were stored: a model file and the fingerprint leave
+// it out while it is false, so older files read unchanged and keep their fingerprints (and so
+// their stored schedules).
+inline bool omitted_when_false(std::string_view field) { return field == "residual"; }
+template <class T>
+bool omitted_field(std::string_view field, const T& value) {
+    if constexpr (std::is_same_v<T, bool>) return !value && omitted_when_false(field);
+    else return false;
 }
 
 // Default-constructed attributes of the struct that `kind` uses.

@@ -55,7 +55,8 @@ std::string canonical_structure(const Graph& graph) {
         text += fmt::format("op {} {} cell={} inputs={}", op.id, to_string(op.kind), op.cell, inputs);
         std::visit([&](const auto& attrs) {
             for_each_attr_field(attrs, [&](const char* name, const auto& value) {
-                text += fmt::format(" {}={}", name, field_text(value));
+                if (!omitted_field(name, value))
+                    text += fmt::format(" {}={}", name, field_text(value));
             });
         }, op.attrs);
         text += '\n';

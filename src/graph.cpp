@@ -128,8 +128,8 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
     };
     switch (kind) {
         case OpKind::Conv: {
-            expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<ConvAttrs>(attrs);
+            expect_inputs(op_name, kind, in.size(), a.residual ? 2 : 1, a.residual ? 2 : 1);
             if (a.groups <= 0 || in[0].c % a.groups != 0 || a.out_channels % a.groups != 0)
                 throw fail(fmt::format("{} input channels / {} output channels not divisible by "
                                        "groups={}",
@@ -137,9 +137,16 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
                 a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 || a.pad_w < 0)
                 throw fail("kernel, stride and dilation must be positive and padding >= 0");
-            return positive({in[0].n, a.out_channels,
-                             window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, false),
-                             window_output(in[0].w, a.kernel_w, a.stride_w, a.pad_w, a.dilation_w, false)});
+            const Shape out = positive(
+                {in[0].n, a.out_channels,
+                 window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, false),
+                 window_output(in[0].w, a.kernel_w, a.stride_w, a.pad_w, a.dilation_w, false)});
+            if (a.residual && !(in[1] == out))
+                throw fail(fmt::format("the residual input is {}x{}x{}x{}, the output {}x{}x{}x{} "
+                                       "(they must be equal)",
+                                       in[1].n, in[1].c, in[1].h, in[1].w, out.n, out.c, out.h,
+                                       out.w));
+            return out;
         }
         case OpKind::SepConv: {
             expect_inputs(op_name, kind, in.size(), 1, 1);

@@ -36,7 +36,9 @@ enum class OpKind {
 };
 constexpr int kOpKindCount = int(OpKind::ChannelNorm) + 1;
 
-// Convolution with optional bias (batch norm folded in) and fused ReLU.
+// Convolution with optional bias (batch norm folded in), an optional residual and fused ReLU:
+// relu?(conv(x) + bias + z). With `residual` the op has a second input z (a residual add fused
+// into the convolution by src/fusion.h) of the output's shape.
 struct ConvAttrs {
     int out_channels = 0;
     int kernel_h = 1, kernel_w = 1;
@@ -46,6 +48,7 @@ struct ConvAttrs {
     int groups = 1;
     bool bias = true;
     bool relu = false;
+    bool residual = false;
     bool operator==(const ConvAttrs&) const = default;
 };
 

@@ -225,7 +225,7 @@ OpAttrs read_attrs(const Reader& r, const json& op, OpKind kind, const std::stri
             const std::string loc = Reader::join(attrs_loc, name);
             const auto found = it->find(name);
             if (found == it->end()) {
-                if (optional_attr(kind, name)) return;
+                if (optional_attr(kind, name) || omitted_when_false(name)) return;
                 r.fail(loc, "missing required field");
             }
             using Field = std::remove_reference_t<decltype(value)>;
@@ -446,6 +446,7 @@ json graph_to_json(const Graph& graph, const std::string& weights_file) {
         json attrs = json::object();
         std::visit([&](const auto& a) {
             for_each_attr_field(a, [&](const char* name, const auto& value) {
+                if (omitted_field(name, value)) return;
                 if constexpr (is_attr_enum_v<std::remove_cvref_t<decltype(value)>>)
                     attrs[name] = to_string(value);
                 else

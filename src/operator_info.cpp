@@ -75,7 +75,8 @@ int64_t flops(const Graph& graph, int op_id) {
         case OpKind::Conv: {
             const auto& a = op.as<ConvAttrs>();
             const int64_t macs = out_elems * (in.c / a.groups) * a.kernel_h * a.kernel_w;
-            return 2 * macs + (a.bias ? out_elems : 0) + (a.relu ? out_elems : 0);
+            return 2 * macs + (a.bias ? out_elems : 0) + (a.residual ? out_elems : 0) +
+                   (a.relu ? out_elems : 0);
         }
         case OpKind::SepConv: {
             const auto& a = op.as<SepConvAttrs>();

@@ -55,6 +55,11 @@ bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why
         if (op.kind != OpKind::Conv)
             return refuse(why, fmt::format("op '{}' is a {}, not a Conv", op.name, to_string(op.kind)));
         const auto& a = op.as<ConvAttrs>();
+        // One wider convolution has one epilogue: it cannot add a different z to each slice.
+        if (a.residual)
+            return refuse(why, fmt::format("op '{}' is a residual convolution (a fused add); "
+                                           "residual convolutions are not merged",
+                                           op.name));
         if (op.inputs.size() != 1 || op.inputs[0] != first.inputs[0])
             return refuse(why, fmt::format("op '{}' does not read the same tensor as '{}'", op.name,
                                            first.name));

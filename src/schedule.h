@@ -33,8 +33,9 @@ struct Schedule {
 const char* to_string(StageStrategy strategy);
 
 // Whether `ops` may run as one merged convolution: all Conv with the same input tensor, stride,
-// groups == 1, dilation 1, bias and ReLU flags, output size, and kernels whose centres line up
-// once zero-padded to the largest ((k-1)/2 - pad equal per dimension). `why` gets the reason if not.
+// groups == 1, dilation 1, bias and ReLU flags, output size, no residual (a fused add is not
+// merged), and kernels whose centres line up once zero-padded to the largest ((k-1)/2 - pad
+// equal per dimension). `why` gets the reason if not.
 bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why = nullptr);
 
 // Throws iostune::Error with the first violation: an op missing or repeated, a dependency run

@@ -102,8 +102,13 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
     };
     const double bias_moment = kBiasBound * kBiasBound / 3.0;
     switch (op.kind) {
-        case OpKind::Conv:
-            return (kTargetSecondMoment + bias_moment) * (op.as<ConvAttrs>().relu ? 0.5 : 1.0);
+        case OpKind::Conv: {
+            const auto& a = op.as<ConvAttrs>();
+            if (!a.residual) return (kTargetSecondMoment + bias_moment) * (a.relu ? 0.5 : 1.0);
+            // conv + z, as the Add it fused
+            const double sum = kTargetSecondMoment + bias_moment + moment_of(op.inputs[1]);
+            return a.relu ? kResidualReluKeep * sum : sum;
+        }
         case OpKind::SepConv:
         case OpKind::Linear: return kTargetSecondMoment + bias_moment;
         case OpKind::Relu: return 0.5 * moment_of(op.inputs[0]);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -71,26 +72,50 @@ struct EndToEnd {
     std::vector<Baseline> baselines;  // sequential first, then the contenders
     double max_abs_diff = 0, tolerance = 0;
     ConvChoices conv_choices;  // what all ran with; stored so a replay runs the same kernels
+    int convolutions = 0, pinned_convolutions = 0;  // pinned: timed before, read from the store
 };
 
-EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layout) {
+// `known`: convolution choices timed earlier on this device, pinned (stored_conv_choices).
+EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layout,
+                                 const ConvChoices& known) {
     EngineOptions engine_options;
     engine_options.precision = precision_from_string(options.precision);
     engine_options.layout = layout;
     engine_options.device = options.device;
+    engine_options.conv_choices = known;
     return engine_options;
 }
 
+// The convolution choices the store keeps for this GPU (every schedule measured on it), read
+// before the job's first engine: timing each convolution's candidates is nearly all of an
+// unpinned engine's set-up (densenet121, 182 convolutions: replay --validate's unpinned check
+// engine made it 91 s on the H100, the pinned replay alone 2 s), and a shape timed once on a
+// device need not be timed again by every later search. A missing or empty store has none.
+ConvChoices stored_conv_choices(const TuningOptions& options) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(options.db_path, ec) ||
+        std::filesystem::file_size(options.db_path, ec) == 0 || ec)
+        return {};
+    const db::ScheduleStore store =
+        db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
+    return conv_choices_from_json(
+        store.conv_choices_on(to_device_record(query_device_info(options.device))),
+        fmt::format("the schedules in '{}'", options.db_path));
+}
+
 // Times the sequential schedule end to end in each layout (each on an engine of its own, with
-// convolutions chosen for that layout) and returns the faster; `timed` gets the timings. A
-// layout cuDNN cannot run the model in is no candidate (`notices` says why).
+// convolutions chosen for that layout) and returns the faster; `timed` gets the timings and
+// `ran` both engines' convolution choices. A layout cuDNN cannot run the model in is no
+// candidate (`notices` says why).
 TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
-                            std::vector<ContestEntry>& timed, std::vector<std::string>& notices) {
+                            const ConvChoices& known, std::vector<ContestEntry>& timed,
+                            ConvChoices& ran, std::vector<std::string>& notices) {
     std::optional<TensorLayout> fastest;
     double fastest_ms = 0;
     for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
         try {
-            Engine engine(graph, engine_options_for(options, layout));
+            Engine engine(graph, engine_options_for(options, layout, known));
+            ran.merge(engine.conv_choices());
             engine.set_random_inputs(7);
             const CudaGraphExec exec = engine.capture(sequential_schedule(graph));
             const double ms =
@@ -116,8 +141,8 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
 // will launch, and each output is checked against the sequential schedule's.
 EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
                             std::vector<Baseline> baselines, const TuningOptions& options,
-                            TensorLayout layout) {
-    const EngineOptions engine_options = engine_options_for(options, layout);
+                            TensorLayout layout, const ConvChoices& known) {
+    const EngineOptions engine_options = engine_options_for(options, layout, known);
     Engine engine(graph, engine_options);
     engine.set_random_inputs(7);
     EndToEnd result;
@@ -166,6 +191,8 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
     check(run(schedule, result.schedule), "searched");
     result.baselines = std::move(baselines);
     result.conv_choices = engine.conv_choices();
+    result.convolutions = engine.conv_count();
+    result.pinned_convolutions = engine.pinned_conv_count();
     return result;
 }
 
@@ -233,9 +260,12 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     }
 
     // The layout: the caller's; else timed on the GPU, or the precision's default when simulated.
+    const ConvChoices known = simulate ? ConvChoices{} : stored_conv_choices(options);
     std::vector<ContestEntry> layout_ms;
+    ConvChoices layout_choices;  // stored with the schedule too: the other layout's as well
     TensorLayout layout = options.layout.value_or(default_layout(precision));
-    if (!simulate && !options.layout) layout = fastest_layout(graph, options, layout_ms, notices);
+    if (!simulate && !options.layout)
+        layout = fastest_layout(graph, options, known, layout_ms, layout_choices, notices);
 
     std::unique_ptr<CostModel> inner;
     db::DeviceRecord device;
@@ -252,7 +282,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                 "measurement",
                 inner->name()));
     } else {
-        inner = std::make_unique<MeasuredCostModel>(engine_options_for(options, layout));
+        inner = std::make_unique<MeasuredCostModel>(engine_options_for(options, layout, known));
         const DeviceInfo info = query_device_info(options.device);
         device = to_device_record(info);
         device_label = info.name;
@@ -352,7 +382,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
             for (const std::string& line : sources) notice("back-to-back baseline: " + line);
         }
         EndToEnd e2e =
-            measure_end_to_end(graph, result.schedule, std::move(baselines), options, layout);
+            measure_end_to_end(graph, result.schedule, std::move(baselines), options, layout, known);
         summary.measured_ms = e2e.schedule.median_ms;
         summary.sequential_ms = e2e.baselines.front().timing.median_ms;
         summary.measured_cv = e2e.schedule.cv();
@@ -371,10 +401,16 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         summary.sequential_kept = summary.kept_strategy == "sequential";
         row.measured_ms = summary.measured_ms;
         row.sequential_ms = summary.sequential_ms;
-        row.conv_choices = conv_choices_to_json(e2e.conv_choices);
+        // What the schedule ran with, and what choosing the layout timed in the other one, so
+        // that a later search of this model times no convolution again (stored_conv_choices).
+        ConvChoices ran = e2e.conv_choices;
+        ran.merge(layout_choices);
+        row.conv_choices = conv_choices_to_json(ran);
         stats["end_to_end"] = timing_json(e2e.schedule);
         stats["baselines_end_to_end"] = baseline_timings;
         stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};
+        stats["convolutions"] = {{"count", e2e.convolutions},
+                                 {"pinned_from_store", e2e.pinned_convolutions}};
         stats["kept_strategy"] = summary.kept_strategy;
         stats["sequential_kept"] = summary.sequential_kept;
     }

@@ -139,6 +139,22 @@ case "${1:-}" in
       --python "${PYTHON:-python3}" --precisions fp16 --batches 1 \
       --sets "inception_v3+googlenet+squeezenet1_1+resnet50:separate" --parts torch \
       --torch-systems compile --compile-budget 120 --deadline 200 ;;
-  *) echo "usage: h100_plan.sh call1|...|call17 (see the comment at the top)" >&2
+  # Kernels and fusion (issue 13), 2026-11-24: every row of one precision beside its PyTorch peers
+  # in the same call, after the engine's kernel changes (row-grid depthwise and pooling, cuBLASLt
+  # 1x1 convolutions, fused epilogues). PyTorch first (CUDA graph and torch.compile), then iostune:
+  # the small models searched (ios-both r=3 s=8, the contest keeps the fastest baseline), the
+  # large ones' sequential/greedy/nimble (their r=1 searches take ~8 minutes of a call each).
+  call18|call19)
+    p=tf32; [[ $1 == call19 ]] && p=fp16
+    "${run[@]}" --tag "$1-torch" --precisions "$p" --models "$small $large" --batches "1 16" \
+      --parts torch --torch-systems "cudagraph compile" --compile-jobs 4 --compile-budget 150 \
+      --row-budget 5 --iters 300 --deadline 250
+    "${run[@]}" --tag "$1" --precisions "$p" --models "$small" --batches "1 16" --shared-db \
+      --r 3 --s 8 --strategies ios-both --baselines "sequential greedy nimble" --parts iostune \
+      --iters 300 --deadline "$(upto 75)"
+    "${run[@]}" --tag "$1-large" --precisions "$p" --models "$large" --batches "1 16" \
+      --strategies "" --baselines "sequential greedy nimble" --parts iostune --iters 300 \
+      --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call19 (see the comment at the top)" >&2
      exit 2 ;;
 esac

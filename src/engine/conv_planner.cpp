@@ -91,6 +91,7 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             g.groups, y.row_stride,
             spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
         if (spec.relu_input) step.signature += "|relu-in";
+        if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
         const std::string process_key = fmt::format("dev{}|{}", options.device, step.signature);
         if (auto it = options.conv_choices.find(step.signature);
             it != options.conv_choices.end() && configure(step, it->second)) {
@@ -117,6 +118,24 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
 // Sets the step to run `choice`; false when it cannot run here (unknown to this cuDNN, a math
 // type the precision forbids, a workspace over the limit, an unsupported fusion).
 bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuffer* scratch) {
+    if (choice.path == choice_name(ConvPath::Gemm)) {
+        const std::string& name = choice.algorithm;
+        const size_t prefix = std::string_view(kGemmAlgorithmPrefix).size();
+        if (name.rfind(kGemmAlgorithmPrefix, 0) != 0 || name.size() == prefix ||
+            name.find_first_not_of("0123456789", prefix) != std::string::npos)
+            return false;
+        GemmConv* gemm = nullptr;
+        try {
+            gemm = step.gemm(cublaslt.get(), options.precision, options.max_workspace_bytes);
+        } catch (const Error&) {
+            return false;  // cuBLASLt cannot describe this product: cuDNN's algorithms remain
+        }
+        if (gemm == nullptr || !gemm->select(std::stoi(name.substr(prefix)))) return false;
+        step.path = ConvPath::Gemm;
+        step.workspace_bytes = gemm->workspace_bytes();
+        step.choice = choice;
+        return true;
+    }
     if (choice.algorithm == kDepthwiseAlgorithm) {
         if (choice.path != choice_name(ConvPath::Depthwise) || !step.depthwise_capable()) return false;
         step.path = ConvPath::Depthwise;
@@ -124,7 +143,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         step.choice = choice;
         return true;
     }
-    const bool needs_epilogue = step.has_bias() || step.relu();
+    const bool needs_epilogue = step.has_bias() || step.relu() || step.has_residual();
     cudnnConvolutionFwdAlgo_t algo{};
     cudnnMathType_t math{};
     ConvPath path{};
@@ -155,7 +174,8 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
     step.choice = choice;
     step.choice.math = math_name(math);
     if (path == ConvPath::Fused) {
-        // cuDNN's fused call supports few algorithm/activation/type combinations: try it once.
+        // cuDNN's fused call supports few algorithm/activation/type combinations (without a
+        // ReLU only IMPLICIT_PRECOMP_GEMM; a residual z in fewer still): try it once.
         lane.cudnn.set_stream(lane.stream.get());
         DeviceBuffer own;
         if (scratch == nullptr || scratch->bytes() < workspace) own = DeviceBuffer(workspace);
@@ -228,9 +248,9 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     try {
         perf = ranked_algorithms(step, process_key);
     } catch (const Error&) {
-        // e.g. a strided view no cuDNN algorithm supports: only the depthwise kernel is left,
-        // else the caller stages the views.
-        if (!step.depthwise_capable()) return false;
+        // e.g. a strided view no cuDNN algorithm supports: only the depthwise kernel or the
+        // matrix product is left, else the caller stages the views.
+        if (!step.depthwise_capable() && !step.gemm_capable()) return false;
     }
     // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
     std::vector<cudnnConvolutionFwdAlgo_t> shortlist;
@@ -248,7 +268,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     }
     std::vector<const char*> paths;
     if (step.has_bias()) paths = {"fused", "conv+epilogue"};
-    else paths = {step.relu() ? "conv+epilogue" : "conv"};
+    else paths = {step.relu() || step.has_residual() ? "conv+epilogue" : "conv"};
 
     DeviceBuffer scratch;
     for (const auto& p : perf)
@@ -256,19 +276,34 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             p.memory > scratch.bytes())
             scratch = DeviceBuffer(p.memory);
     std::optional<ConvChoice> best;
-    // The engine's depthwise kernel, where it applies, times beside cuDNN's variants.
-    if (step.depthwise_capable()) {
-        ConvChoice candidate{kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0};
-        if (configure(step, candidate)) {
-            try {
-                candidate.time_ms = time_step(step, scratch);
-                timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ",
-                                     kDepthwiseAlgorithm, candidate.time_ms);
-                best = candidate;
-            } catch (const Error&) {
-                timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", kDepthwiseAlgorithm);
-            }
+    // The engine's own paths, where they apply, time beside cuDNN's variants.
+    const auto time_own = [&](ConvChoice candidate) {
+        if (!configure(step, candidate)) return;
+        try {
+            candidate.time_ms = time_step(step, scratch);
+        } catch (const Error&) {
+            timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", candidate.algorithm);
+            return;
         }
+        timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", candidate.algorithm,
+                             candidate.time_ms);
+        if (!best || candidate.time_ms < best->time_ms) best = candidate;
+    };
+    if (step.depthwise_capable())
+        time_own(ConvChoice{kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
+    if (step.gemm_capable()) {
+        int shortlist_size = 0;
+        try {
+            const GemmConv* gemm =
+                step.gemm(cublaslt.get(), options.precision, options.max_workspace_bytes);
+            shortlist_size = gemm->candidates();
+        } catch (const Error& e) {
+            timed += fmt::format("{}cuBLASLt refused: {}", timed.empty() ? "" : ", ", e.what());
+        }
+        const char* math = uses_tensor_cores(options.precision) ? "TENSOR_OP_MATH" : "FMA_MATH";
+        for (int rank = 0; rank < shortlist_size; ++rank)
+            time_own(ConvChoice{fmt::format("{}{}", kGemmAlgorithmPrefix, rank), math,
+                                choice_name(ConvPath::Gemm), 0.0});
     }
     for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
         for (const char* math : candidate_maths(options.precision)) {

@@ -24,6 +24,7 @@ const char* to_string(ConvPath path) {
         case ConvPath::ConvThenEpilogue: return "cudnnConvolutionForward + bias/relu kernel";
         case ConvPath::ConvOnly: return "cudnnConvolutionForward";
         case ConvPath::Depthwise: return "depthwise kernel (channels-last)";
+        case ConvPath::Gemm: return "cuBLASLt matmul (1x1, bias/ReLU epilogue)";
     }
     return "?";
 }
@@ -34,6 +35,7 @@ const char* choice_name(ConvPath path) {
         case ConvPath::ConvThenEpilogue: return "conv+epilogue";
         case ConvPath::ConvOnly: return "conv";
         case ConvPath::Depthwise: return "depthwise";
+        case ConvPath::Gemm: return "gemm";
     }
     return "?";
 }
@@ -43,6 +45,7 @@ ConvPath conv_path_from_name(const std::string& name) {
     if (name == "conv+epilogue") return ConvPath::ConvThenEpilogue;
     if (name == "conv") return ConvPath::ConvOnly;
     if (name == "depthwise") return ConvPath::Depthwise;
+    if (name == "gemm") return ConvPath::Gemm;
     throw Error(fmt::format("unknown convolution path '{}'", name));
 }
 
@@ -93,9 +96,12 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       staging_out_(staging_buffer(stage_output, target)),
       in_(staged_view(stage_input, source, staging_in_)),
       out_(staged_view(stage_output, target, staging_out_)),
+      residual_(spec.residual),
+      z_(spec.residual ? *spec.residual : out_),
       x_desc_(in_, context),
       y_desc_(out_, context),
       bias_desc_(target.dtype, target.c, context),
+      z_desc_(z_, context),
       w_desc_(source.dtype, source.layout, spec.out_channels, spec.in_channels_per_group,
               spec.kernel_h, spec.kernel_w, context),
       conv_desc_(spec.geometry, math, context),
@@ -105,20 +111,43 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       relu_(spec.relu),
       relu_input_(spec.relu_input),
       depthwise_weight_(spec.depthwise_weight),
+      residual_sum_(spec.residual ? std::vector<TensorView>{out_, *spec.residual}
+                                  : std::vector<TensorView>{}),
       geometry_(spec.geometry),
       kernel_h_(spec.kernel_h),
       kernel_w_(spec.kernel_w) {}
 
 cudnnStatus_t ConvStep::run_fused(cudnnHandle_t handle, void* workspace) const {
-    // Scaling factors are float for float, half and bfloat16 data alike.
-    const float one = 1.0f, zero = 0.0f;
+    // Scaling factors are float for float, half and bfloat16 data alike. y = act(conv(x) +
+    // alpha2 * z + bias): alpha2 = 1 adds the residual; without one z is y, scaled by 0.
+    const float one = 1.0f, alpha2 = residual_ ? 1.0f : 0.0f;
     return cudnnConvolutionBiasActivationForward(
         handle, &one, x_desc_.get(), in_.data, w_desc_.get(), weight_, conv_desc_.get(), algo,
-        workspace, workspace_bytes, &zero, y_desc_.get(), out_.data, bias_desc_.get(), bias_,
+        workspace, workspace_bytes, &alpha2, z_desc_.get(), z_.data, bias_desc_.get(), bias_,
         act_desc_.get(), y_desc_.get(), out_.data);
 }
 
+bool ConvStep::gemm_capable() const {
+    const ConvGeometry& g = geometry_;
+    return kernel_h_ == 1 && kernel_w_ == 1 && g.stride_h == 1 && g.stride_w == 1 &&
+           g.pad_h == 0 && g.pad_w == 0 && g.dilation_h == 1 && g.dilation_w == 1 &&
+           g.groups == 1 && source_.nhwc() && target_.nhwc() && !relu_input_;
+}
+
+GemmConv* ConvStep::gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace) {
+    if (!gemm_capable()) return nullptr;
+    if (!gemm_)
+        gemm_ = std::make_unique<GemmConv>(handle, source_, target_,
+                                           residual_ ? &*residual_ : nullptr, weight_, bias_,
+                                           relu_, precision, max_workspace, context);
+    return gemm_.get();
+}
+
 void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
+    if (path == ConvPath::Gemm) {
+        gemm_->run(workspace, workspace_bytes, stream);
+        return;
+    }
     if (path == ConvPath::Depthwise) {
         const DepthwiseGeometry g{kernel_h_,         kernel_w_,         geometry_.stride_h,
                                   geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
@@ -137,7 +166,14 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
                                                     workspace, workspace_bytes, &zero,
                                                     y_desc_.get(), out_.data),
                             context);
-        if (path == ConvPath::ConvThenEpilogue) launch_bias_activation(out_, bias_, relu_, stream);
+        if (path == ConvPath::ConvThenEpilogue) {
+            if (residual_) {
+                if (bias_) launch_bias_activation(out_, bias_, false, stream);
+                launch_add(residual_sum_, out_, relu_, stream);
+            } else {
+                launch_bias_activation(out_, bias_, relu_, stream);
+            }
+        }
     }
     if (out_ != target_) launch_copy(out_, target_, false, stream);
 }
@@ -148,10 +184,14 @@ std::string ConvStep::label() const {
 
 std::string ConvStep::staging_note() const {
     if (path == ConvPath::Depthwise) return relu_input_ ? "; pre-ReLU fused" : "";
+    if (path == ConvPath::Gemm) return residual_ ? "; residual z as cuBLASLt's C" : "";
     std::string note;
     if (relu_input_) note += "; pre-ReLU copy";
     else if (in_ != source_) note += "; input staged (strided view not supported)";
     if (out_ != target_) note += "; output staged into its slice (strided view not supported)";
+    if (residual_)
+        note += path == ConvPath::Fused ? "; residual z fused (alpha2 = 1)"
+                                        : "; residual added by the add kernel";
     return note;
 }
 

@@ -2,6 +2,10 @@
 // and path (fused conv+bias+ReLU, conv then the engine's epilogue kernel, or conv alone), and
 // the staging copies it needs when cuDNN cannot read or write the op's own view in place.
 //
+// A residual convolution (ConvAttrs::residual) adds z before the ReLU: the fused path passes it
+// as cuDNN's z with alpha2 = 1; the epilogue path adds it with the engine's add kernel after
+// the bias; the engine's depthwise kernel has no z and is never chosen for it.
+//
 // Staging: an op may read a channel slice of a merged output or write its slice of a concat.
 // cuDNN runs most convolutions on such strided views directly; when no algorithm accepts one
 // (seen for strided channels-last half tensors), the step reads or writes a packed buffer of its
@@ -12,20 +16,27 @@
 
 #include <cudnn.h>
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "src/conv_choices.h"
 #include "src/engine/cudnn_descriptors.h"
 #include "src/engine/device_buffer.h"
+#include "src/engine/gemm_conv.h"
 #include "src/engine/tensor_view.h"
 
 namespace iostune {
 
 // Depthwise: the engine's channels-last depthwise kernel (launch_depthwise_nhwc), not cuDNN.
-enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise };
+// Gemm: a 1x1 channels-last convolution as one cuBLASLt matrix product (gemm_conv.h).
+enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm };
 
 // The algorithm name of ConvPath::Depthwise in a ConvChoice.
 inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
+// The algorithm names of ConvPath::Gemm: "GEMM_<rank>", rank in cuBLASLt's heuristic shortlist.
+inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";
 
 const char* to_string(ConvPath path);       // the call(s), for plans: "cudnnConvolutionForward"
 const char* choice_name(ConvPath path);     // its name in a ConvChoice: "fused", ...
@@ -46,6 +57,8 @@ struct ConvSpec {
     // The filter as [kernel_h, kernel_w, channels] for the engine's depthwise kernel; set only for
     // a depthwise convolution (groups = channels in = channels out) in channels-last storage.
     const void* depthwise_weight = nullptr;
+    // z of a residual convolution (the op's view of its second input), added before the ReLU.
+    std::optional<TensorView> residual = std::nullopt;
 };
 
 class ConvStep {
@@ -65,9 +78,18 @@ public:
     // "; input staged" / "; output staged into its slice" / "; pre-ReLU fused" / "", for plans.
     std::string staging_note() const;
     // The convolution writes a buffer of its own and a copy moves it into the op's view.
-    bool output_staged() const { return path != ConvPath::Depthwise && out_ != target_; }
-    // The engine's depthwise kernel can run this convolution.
-    bool depthwise_capable() const { return depthwise_weight_ != nullptr && source_.nhwc(); }
+    bool output_staged() const {
+        return path != ConvPath::Depthwise && path != ConvPath::Gemm && out_ != target_;
+    }
+    // The engine's depthwise kernel can run this convolution (it has no residual input).
+    bool depthwise_capable() const {
+        return depthwise_weight_ != nullptr && source_.nhwc() && !residual_;
+    }
+    // A 1x1, stride-1, ungrouped convolution over channels-last views: a matrix product.
+    bool gemm_capable() const;
+    // That product, described for cuBLASLt on first use (on the op's own views: cuBLASLt reads
+    // and writes strided rows, so nothing is staged); null when the step is not gemm_capable().
+    GemmConv* gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace);
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
@@ -79,6 +101,7 @@ public:
     std::string candidates;  // how the choice was made (OpPlan::candidates)
     bool has_bias() const { return bias_ != nullptr; }
     bool relu() const { return relu_; }
+    bool has_residual() const { return residual_.has_value(); }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes
 
@@ -91,7 +114,9 @@ private:
     TensorView source_, target_;  // the op's own views
     DeviceBuffer staging_in_, staging_out_;
     TensorView in_, out_;
-    TensorDescriptor x_desc_, y_desc_, bias_desc_;
+    std::optional<TensorView> residual_;
+    TensorView z_;  // cuDNN's z: the residual, or the output (scaled by 0) without one
+    TensorDescriptor x_desc_, y_desc_, bias_desc_, z_desc_;
     FilterDescriptor w_desc_;
     ConvolutionDescriptor conv_desc_;
     ActivationDescriptor act_desc_;
@@ -100,8 +125,10 @@ private:
     bool relu_ = false;
     bool relu_input_ = false;
     const void* depthwise_weight_ = nullptr;
+    std::vector<TensorView> residual_sum_;  // {output, z}: the epilogue path's add
     ConvGeometry geometry_;
     int kernel_h_ = 1, kernel_w_ = 1;
+    std::unique_ptr<GemmConv> gemm_;
 };
 
 }  // namespace iostune

@@ -132,6 +132,7 @@ struct Engine::Impl {
     size_t workspace_bytes = 0;  // every lane's workspace is at least this large
     CudaStream origin;
     CudaEvent forked;
+    CublasLtHandle cublaslt;  // the 1x1 convolutions' matrix products (gemm_conv.h)
     DeviceBuffer l2_flush;  // written before each timed convolution run: twice the L2 size
     // Buffers replaced by larger ones, and re-planned convolutions (with their staging buffers):
     // kept, since CUDA graphs captured earlier still use them.

@@ -170,11 +170,12 @@ void Engine::Impl::plan_memory() {
         port.float_buffer = DeviceBuffer(size_t(in_shape.elements()) * sizeof(float));
         port.float_view = packed_view(port.float_buffer.get(), DType::F32, TensorLayout::Nchw,
                                       in_shape.n, in_shape.c, in_shape.h, in_shape.w);
+        // A residual convolution's z (its input 1) is added as it is: it must not be padded.
         bool only_dense_convs_read_input = true;
         for (const Op& op : graph.ops())
-            for (int in : op.inputs)
-                if (in == graph_input_id(k) &&
-                    (op.kind != OpKind::Conv || op.as<ConvAttrs>().groups != 1))
+            for (size_t i = 0; i < op.inputs.size(); ++i)
+                if (op.inputs[i] == graph_input_id(k) &&
+                    (op.kind != OpKind::Conv || op.as<ConvAttrs>().groups != 1 || i != 0))
                     only_dense_convs_read_input = false;
         Shape stored_in = in_shape;
         if (options.pad_input_channels && layout == TensorLayout::Nhwc && dtype != DType::F32 &&

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +17,9 @@ namespace {
 
 constexpr int kMinOpset = 11;
 constexpr int kMaxOpset = 17;
+constexpr std::uintmax_t kMaxModelBytes = std::uintmax_t(2) << 30;  // protobuf's limit
+
+namespace fs = std::filesystem;
 
 // The default-domain opset the model declares.
 int default_opset(const onnx::ModelProto& model, const std::string& source) {
@@ -57,6 +61,22 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source,
 }
 
 Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
+    // Only a regular file of a size protobuf can parse is read: a directory, a device such as
+    // /dev/zero or a pipe named .onnx would otherwise fail obscurely or never end.
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (!fs::exists(status)) throw Error(fmt::format("cannot open ONNX model '{}': no such file", path));
+    if (!fs::is_regular_file(status))
+        throw Error(fmt::format("ONNX model '{}' is not a regular file (a directory, a device or "
+                                "a pipe); pass the .onnx file itself",
+                                path));
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (ec) throw Error(fmt::format("cannot read ONNX model '{}': {}", path, ec.message()));
+    if (size == 0) throw Error(fmt::format("ONNX model '{}' is empty", path));
+    if (size > kMaxModelBytes)
+        throw Error(fmt::format("ONNX model '{}' is {} bytes; a protobuf message (an .onnx file "
+                                "without external data) is at most 2 GiB",
+                                path, size));
     std::ifstream file(path, std::ios::binary);
     if (!file) throw Error(fmt::format("cannot open ONNX model '{}'", path));
     std::ostringstream bytes;

@@ -1,8 +1,10 @@
 #include "src/onnx/onnx_tensor.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
+#include <limits>
 
 #include "onnx.pb.h"
 #include "src/error.h"
@@ -10,6 +12,8 @@
 namespace iostune::onnx_import {
 
 namespace {
+
+constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
 // Decodes `count` little-endian values of type T from raw bytes (x86 and ARM hosts are
 // little-endian, as ONNX's raw_data is).
@@ -53,9 +57,17 @@ int64_t ConstTensor::elements() const {
 ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& where) {
     ConstTensor t;
     t.name = proto.name();
+    // Checked here, so every later product of dimensions (elements(), a shape's sizes, which
+    // iostune holds as int) stays in range.
+    int64_t elements = 1;
     for (int64_t d : proto.dims()) {
         if (d < 0)
             throw Error(fmt::format("{}: tensor '{}' has a negative dimension", where, t.name));
+        if (d > kMaxElements || (d > 0 && elements > kMaxElements / d))
+            throw Error(fmt::format("{}: tensor '{}' has shape [{}], more than the {} elements "
+                                    "iostune reads in one constant",
+                                    where, t.name, fmt::join(proto.dims(), ", "), kMaxElements));
+        elements *= d;
         t.dims.push_back(d);
     }
     if (proto.data_location() == onnx::TensorProto::EXTERNAL)

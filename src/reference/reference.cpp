@@ -25,7 +25,9 @@ std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}x{}", s.n, 
 // another batch size, so the layout is derived from a one-op graph over the actual input).
 void check_params(const Op& op, const Shape& in, const std::vector<ParamTensor>& params) {
     Graph single(op.name, in);
-    single.add(op.kind, op.attrs, {kGraphInput}, op.name);
+    OpAttrs attrs = op.attrs;
+    if (auto* conv = std::get_if<ConvAttrs>(&attrs)) conv->residual = false;  // z has no parameters
+    single.add(op.kind, attrs, {kGraphInput}, op.name);
     const auto expected = param_shapes(single, 0);
     if (params.size() != expected.size())
         throw Error(fmt::format("reference: op '{}' ({}) expects {} parameter tensors, got {}",
@@ -45,11 +47,21 @@ const float* optional_param(const std::vector<ParamTensor>& params, size_t index
     return present ? params[index].values.data() : nullptr;
 }
 
-HostTensor run_conv(const Op& op, const HostTensor& in, const std::vector<ParamTensor>& params,
-                    const Shape& out_shape) {
+// A residual convolution is computed as its parts: the convolution (+ bias), the add of z, the
+// ReLU, so it equals the unfused ops bit for bit.
+HostTensor run_conv(const Op& op, const std::vector<const HostTensor*>& inputs,
+                    const std::vector<ParamTensor>& params, const Shape& out_shape) {
     const auto& a = op.as<ConvAttrs>();
     HostTensor out(out_shape);
-    conv2d(in, params[0].values.data(), optional_param(params, 1, a.bias), a, out);
+    if (!a.residual) {
+        conv2d(*inputs[0], params[0].values.data(), optional_param(params, 1, a.bias), a, out);
+        return out;
+    }
+    ConvAttrs conv_only = a;
+    conv_only.relu = false;
+    HostTensor conv(out_shape);
+    conv2d(*inputs[0], params[0].values.data(), optional_param(params, 1, a.bias), conv_only, conv);
+    add({&conv, inputs[1]}, a.relu, out);
     return out;
 }
 
@@ -142,7 +154,7 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
                                 to_string(op.kind), params.size()));
     }
     switch (op.kind) {
-        case OpKind::Conv: return run_conv(op, *inputs[0], params, out_shape);
+        case OpKind::Conv: return run_conv(op, inputs, params, out_shape);
         case OpKind::SepConv: return run_sepconv(op, *inputs[0], params, out_shape);
         case OpKind::MaxPool: {
             HostTensor out(out_shape);

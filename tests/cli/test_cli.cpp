@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/fusion.h"
 #include "src/model_json.h"
 #include "src/zoo/zoo.h"
 
@@ -251,6 +252,32 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
         const Result r = show_broken("shape.json", doc.dump());
         CHECK_THAT(r.err, Catch::Contains("]: op 'bad_add' (add): shape mismatch"));
     }
+}
+
+TEST_CASE("show, search and an exported file agree on the fused model; export writes it unfused",
+          "[cli][fusion]") {
+    const fs::path dir = scratch_dir();
+    const fs::path model = dir / "resnet50.json";
+    const std::string fused_fp =
+        iostune::fingerprint(iostune::fuse_epilogues(iostune::build_zoo_model("resnet50")).graph);
+    const Result shown = run("show resnet50");
+    REQUIRE(shown.exit_code == 0);
+    CHECK_THAT(shown.out, Catch::Contains("fused        16 ops into their producers") &&
+                              Catch::Contains("conv+add 16") && Catch::Contains(fused_fp));
+
+    REQUIRE(run("export --model resnet50 -o " + quoted(model)).exit_code == 0);
+    const iostune::Graph exported = iostune::load_model(model.string());
+    CHECK(iostune::fingerprint(exported) == iostune::fingerprint(iostune::build_zoo_model("resnet50")));
+    const Result shown_file = run("show " + quoted(model));
+    CHECK_THAT(shown_file.out, Catch::Contains(fused_fp));
+
+    const fs::path db = dir / "fusion.db";
+    fs::remove(db);
+    const Result searched = run("search --model " + quoted(model) +
+                                " --cost sim --format json --db " + quoted(db));
+    INFO(searched.err);
+    REQUIRE(searched.exit_code == 0);
+    CHECK(json::parse(searched.out)["fingerprint"] == fused_fp);
 }
 
 TEST_CASE("a model set: searched as one key, listed by report --sets, refused cleanly",

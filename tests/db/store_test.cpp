@@ -328,3 +328,40 @@ TEST_CASE("report_best gives one best measured row per key with speedup and pred
     CHECK(*rows[1].speedup == Approx(1.25));
     CHECK(*rows[1].prediction_error == Approx(0.1));
 }
+
+TEST_CASE("convolution choices of one device merge across its schedules, newest first",
+          "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    DeviceRecord other_cudnn = h100();
+    other_cudnn.cudnn_version = "9.20";
+    const auto other = store.upsert_device(other_cudnn);
+    const auto m = store.upsert_model(model("resnet50", "fp-resnet"));
+    CHECK(store.conv_choices_on(h100()) == nlohmann::json::object());
+
+    const auto choice = [](const char* algorithm) {
+        return nlohmann::json{{"algorithm", algorithm}, {"math", "DEFAULT_MATH"}, {"path", "conv"},
+                              {"time_ms", 0.1}};
+    };
+    ScheduleRecord older = schedule_row(m, device, 1.0);
+    older.conv_choices = {{"a", choice("GEMM")}, {"b", choice("FFT")}};
+    ScheduleRecord newer = schedule_row(m, device, 2.0);
+    newer.conv_choices = {{"b", choice("WINOGRAD")}, {"c", choice("IMPLICIT_GEMM")}};
+    ScheduleRecord elsewhere = schedule_row(m, other, 0.5);
+    elsewhere.conv_choices = {{"a", choice("DIRECT")}, {"d", choice("DIRECT")}};
+    store.add_schedule(older);
+    store.add_schedule(newer);
+    store.add_schedule(elsewhere);
+
+    const nlohmann::json merged = store.conv_choices_on(h100());
+    CHECK(merged.size() == 3);
+    CHECK(merged["a"]["algorithm"] == "GEMM");
+    CHECK(merged["b"]["algorithm"] == "WINOGRAD");  // the newer row's
+    CHECK(merged["c"]["algorithm"] == "IMPLICIT_GEMM");
+    CHECK_FALSE(merged.contains("d"));  // another cuDNN's choices are not this device's
+    CHECK(store.conv_choices_on(other_cudnn).size() == 2);
+    DeviceRecord unknown = h100();
+    unknown.driver_version = "999";
+    CHECK(store.conv_choices_on(unknown) == nlohmann::json::object());
+}

@@ -243,3 +243,92 @@ TEST_CASE("the channels-last depthwise kernel matches the reference: strides, di
         CHECK(plan_of(plans, "dw7x7_bias_relu").writes_into_concat);
     }
 }
+
+TEST_CASE("the channels-last depthwise kernel at sizes that take its 4-pixel strips, with any "
+          "kernel size",
+          "[gpu][engine][precision]") {
+    // 8 x 57 x 57 x 154 outputs are ~2M packs of two channels: the strip path (TX = 4), with a
+    // ragged last strip (57 = 14 x 4 + 1); 9x9 and 1x7 filters take the kernel-size-generic path.
+    Graph graph("depthwise_large", Shape{8, 154, 57, 57});
+    const int sep = graph.add(OpKind::SepConv, SepConvAttrs{16, 3, 1, 1, 1, true, true},
+                              {kGraphInput}, "sep3x3_prerelu");
+    const int dw9 = graph.add(OpKind::Conv,
+                              ConvAttrs{154, 9, 9, 2, 2, 4, 4, 1, 1, 154, true, false},
+                              {kGraphInput}, "dw9x9_s2");
+    const int dw1x7 = graph.add(OpKind::Conv,
+                                ConvAttrs{154, 1, 7, 1, 1, 0, 3, 1, 1, 154, false, true},
+                                {kGraphInput}, "dw1x7_relu");
+    const int pool_sep = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
+                                   {sep}, "gap_sep");
+    const int pool9 = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
+                                {dw9}, "gap9");
+    const int pool7 = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
+                                {dw1x7}, "gap7");
+    graph.add(OpKind::Concat, ConcatAttrs{}, {pool_sep, pool9, pool7}, "out");
+    init_random_weights(graph, 11);
+    const HostTensor input = random_input(graph.input_shape(), 12);
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : all_plans()) {
+        if (plan.layout != TensorLayout::Nhwc) continue;
+        EngineOptions options = options_for(plan);
+        for (const auto& [signature, choice] : Engine(graph, options).conv_choices())
+            options.conv_choices[signature] = ConvChoice{"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0};
+        Engine engine(graph, options);
+        CHECK(engine.pinned_conv_count() == 3);
+        engine.set_input(input);
+        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        for (const Op& op : graph.ops()) {
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
+                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
+            CHECK(err < op_error_bound(plan.precision));
+        }
+        for (const char* name : {"dw9x9_s2", "dw1x7_relu"})
+            CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("depthwise kernel"));
+    }
+}
+
+TEST_CASE("1x1 convolutions as cuBLASLt matrix products match the reference: odd channel counts, "
+          "concat slices, bias/ReLU epilogues, a residual",
+          "[gpu][engine][precision][gemm]") {
+    // 154 channels (RandWire's): rows of 308 bytes in 16-bit, which cuDNN pads around its
+    // kernels. a writes a strided concat slice, c and r read the whole concat, r adds the input.
+    Graph graph("gemm", Shape{2, 154, 13, 13});
+    const int a = graph.add(OpKind::Conv, ConvAttrs{77, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true},
+                            {kGraphInput}, "pw_bias_relu");
+    const int b = graph.add(OpKind::Conv, ConvAttrs{40, 1, 1, 1, 1, 0, 0, 1, 1, 1, false, false},
+                            {kGraphInput}, "pw_plain");
+    const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {a, b}, "cat");  // 117
+    const int c = graph.add(OpKind::Conv, ConvAttrs{154, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, false},
+                            {cat}, "pw_from_cat");
+    const int r = graph.add(OpKind::Conv,
+                            ConvAttrs{154, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true, true},
+                            {cat, kGraphInput}, "pw_residual");
+    const int out = graph.add(OpKind::Concat, ConcatAttrs{}, {c, r}, "out");
+    graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {out}, "gap");
+    init_random_weights(graph, 21);
+    const HostTensor input = random_input(graph.input_shape(), 22);
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : all_plans()) {
+        if (plan.layout != TensorLayout::Nhwc) continue;
+        EngineOptions options = options_for(plan);
+        for (const auto& [signature, choice] : Engine(graph, options).conv_choices())
+            options.conv_choices[signature] = ConvChoice{"GEMM_0", "TENSOR_OP_MATH", "gemm", 0};
+        Engine engine(graph, options);
+        CHECK(engine.pinned_conv_count() == 4);
+        engine.set_input(input);
+        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        for (const Op& op : graph.ops()) {
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
+                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
+            CHECK(err < op_error_bound(plan.precision));
+        }
+        for (const char* name : {"pw_bias_relu", "pw_plain", "pw_from_cat", "pw_residual"})
+            CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("cuBLASLt matmul"));
+        CHECK_THAT(plan_of(plans, "pw_residual").path, Catch::Contains("residual z as cuBLASLt's C"));
+        CHECK(plan_of(plans, "pw_bias_relu").writes_into_concat);
+    }
+}

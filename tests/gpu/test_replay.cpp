@@ -17,10 +17,12 @@
 #include "replay/device_match.h"
 #include "replay/model_spec.h"
 #include "tuning/tuning_job.h"
+#include "src/conv_choices.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
 #include "src/model_json.h"
+#include "src/tensor_layout.h"
 #include "src/weights.h"
 
 using namespace iostune;
@@ -201,6 +203,27 @@ TEST_CASE("a second measured search measures no stage twice", "[gpu][replay]") {
     CHECK(second.stages_costed == 0);
     CHECK(second.cache_hits >= first.stages_costed);
     CHECK(second.schedule == first.schedule);
+    // Nor times a convolution again: the choices stored with the first search's schedules are
+    // pinned (a large model's set-up is mostly that timing).
+    CHECK(first.stats["convolutions"]["pinned_from_store"] == 0);
+    CHECK(second.stats["convolutions"]["count"].get<int>() > 0);
+    CHECK(second.stats["convolutions"]["pinned_from_store"] == second.stats["convolutions"]["count"]);
+}
+
+TEST_CASE("the replay's convolution choices pin a checking engine to the same kernels",
+          "[gpu][replay]") {
+    const std::string db = fresh_db("check_pins");
+    measured_search("squeezenet1_1", db);
+    ReplayOptions options;
+    options.db_path = db;
+    Replayer replayer("squeezenet1_1", options);
+    EngineOptions check;
+    check.layout = tensor_layout_from_string(replayer.info().layout);
+    check.conv_choices = conv_choices_from_json(nlohmann::json::parse(replayer.conv_choices_json()),
+                                                "the replay");
+    Engine engine(load_model_spec("squeezenet1_1", 1), check);
+    CHECK(engine.conv_count() == replayer.info().convolutions);
+    CHECK(engine.pinned_conv_count() == engine.conv_count());
 }
 
 TEST_CASE("replay refuses another GPU, cuDNN or graph; fallback runs sequential", "[gpu][replay]") {

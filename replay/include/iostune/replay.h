@@ -132,6 +132,10 @@ public:
     Replayer& operator=(const Replayer&) = delete;
 
     const ReplayInfo& info() const;
+    // The convolution algorithms this replay runs (per convolution signature: cuDNN algorithm,
+    // math type, fused or not) as JSON, in the form the schedule store keeps: an engine that
+    // checks this replay pins them to run the same kernels without timing the candidates again.
+    std::string conv_choices_json() const;
     int input_count() const;   // 1, or a model set's number of separate inputs
     int output_count() const;  // 1, or a model set's number of models
     std::size_t input_elements(int index = 0) const;   // N*C*H*W of input `index`

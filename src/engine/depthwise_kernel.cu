@@ -1,0 +1,241 @@
+// The engine's channels-last depthwise convolution (launch_depthwise_nhwc, kernels.h).
+//
+// Layout of the work: a thread computes W consecutive channels (one vector pack) of TX
+// neighbouring output pixels of one output row; a block covers consecutive (pixel strip, pack)
+// pairs of one row, and the grid is (row pieces, out_h, batch). Neighbouring threads therefore
+// read neighbouring channels and pixels (coalesced), each weight pack a thread loads serves its
+// TX pixels, and all index arithmetic is 32-bit and per row. The first version ran one thread
+// per (pixel, pack) in a grid-stride loop and spent most of its time in 64-bit divisions
+// recovering (n, y, x, c) from a flat index: RandWire b16 fp16's depthwise convolutions ran at
+// 17x their roofline (results/device/precision/breakdown.md).
+//
+// The kernel size is a template parameter for the common 3, 5 and 7 (0: any size, read from
+// the geometry) so the taps unroll; TX is 4, 2 or 1 by how many output packs there are (batch
+// 1's small maps need every thread they can get). Square filters of stride 1 or 2 without
+// dilation take the sliding-window kernel, the rest the generic one.
+#include <cuda_runtime.h>
+
+#include "src/engine/kernel_support.cuh"
+#include "src/engine/kernels.h"
+
+namespace iostune {
+namespace {
+
+using namespace kernel_support;
+
+template <class T, int W, int K, int TX>
+__global__ void __launch_bounds__(kThreads)
+    depthwise_nhwc_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
+                          int out_stride, const T* __restrict__ weight, const T* __restrict__ bias,
+                          int channels, int in_h, int in_w, int out_h, int out_w,
+                          DepthwiseGeometry g, bool relu_input, bool relu_output) {
+    using P = Pack<T, W>;
+    const int packs = channels / W;
+    const int strips = (out_w + TX - 1) / TX;
+    const int t = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
+    if (t >= packs * strips) return;
+    const int strip = t / packs;
+    const int c0 = (t - strip * packs) * W;
+    const int oy = int(blockIdx.y);
+    const int64_t n = blockIdx.z;
+    const int kernel_h = K > 0 ? K : g.kernel_h;
+    const int kernel_w = K > 0 ? K : g.kernel_w;
+
+    float acc[TX][W];
+    for (int j = 0; j < W; ++j) {
+        const float b = bias != nullptr ? load(bias + c0 + j) : 0.0f;
+        for (int p = 0; p < TX; ++p) acc[p][j] = b;
+    }
+    const T* image = in + n * in_h * in_w * int64_t(in_stride) + c0;
+    const int iy0 = oy * g.stride_h - g.pad_h;
+    const int ix0 = strip * TX * g.stride_w - g.pad_w;
+#pragma unroll
+    for (int ky = 0; ky < kernel_h; ++ky) {
+        const int iy = iy0 + ky * g.dilation_h;
+        if (iy < 0 || iy >= in_h) continue;
+        const T* row = image + int64_t(iy) * in_w * in_stride;
+#pragma unroll
+        for (int kx = 0; kx < kernel_w; ++kx) {
+            const P w = *reinterpret_cast<const P*>(weight + (ky * kernel_w + kx) * channels + c0);
+            float wf[W];
+            for (int j = 0; j < W; ++j) wf[j] = load(&w.e[j]);
+#pragma unroll
+            for (int p = 0; p < TX; ++p) {
+                const int ix = ix0 + p * g.stride_w + kx * g.dilation_w;
+                if (ix < 0 || ix >= in_w) continue;
+                const P x = *reinterpret_cast<const P*>(row + ix * in_stride);
+                for (int j = 0; j < W; ++j) {
+                    const float v = load(&x.e[j]);
+                    acc[p][j] += (relu_input ? fmaxf(v, 0.0f) : v) * wf[j];
+                }
+            }
+        }
+    }
+    T* out_row = out + ((n * out_h + oy) * out_w) * int64_t(out_stride) + c0;
+#pragma unroll
+    for (int p = 0; p < TX; ++p) {
+        const int ox = strip * TX + p;
+        if (ox >= out_w) break;
+        P y;
+        for (int j = 0; j < W; ++j) store(&y.e[j], relu_output ? fmaxf(acc[p][j], 0.0f) : acc[p][j]);
+        *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
+    }
+}
+
+// The fast path for square K x K filters of stride S (1 or 2) and no dilation, the shapes of
+// every separable convolution in NASNet and RandWire. Each filter row is one straight line of
+// loads: the (TX - 1) * S + K input packs the thread's TX pixels touch (a sliding window, each
+// read once) and the row's K weight packs, predicated instead of branched around (an input
+// outside the image reads as zero), so they are all in flight together; then the FMAs. The
+// generic kernel above branches around each tap and loads as it goes, and measured latency-bound
+// on the H100 (L1 scoreboard stalls, 27% of memory throughput at 14x14x616, batch 16).
+template <class T, int W, int K, int S, int TX>
+__global__ void __launch_bounds__(kThreads)
+    depthwise_nhwc_window_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
+                                 int out_stride, const T* __restrict__ weight,
+                                 const T* __restrict__ bias, int channels, int in_h, int in_w,
+                                 int out_h, int out_w, int pad_h, int pad_w, bool relu_input,
+                                 bool relu_output) {
+    using P = Pack<T, W>;
+    constexpr int kSpan = (TX - 1) * S + K;
+    const int packs = channels / W;
+    const int strips = (out_w + TX - 1) / TX;
+    const int t = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
+    if (t >= packs * strips) return;
+    const int strip = t / packs;
+    const int c0 = (t - strip * packs) * W;
+    const int oy = int(blockIdx.y);
+    const int64_t n = blockIdx.z;
+
+    float acc[TX][W];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+        const float b = bias != nullptr ? load(bias + c0 + j) : 0.0f;
+#pragma unroll
+        for (int p = 0; p < TX; ++p) acc[p][j] = b;
+    }
+    const T* image = in + n * in_h * in_w * int64_t(in_stride) + c0;
+    const int iy0 = oy * S - pad_h;
+    const int ix0 = strip * TX * S - pad_w;
+#pragma unroll
+    for (int ky = 0; ky < K; ++ky) {
+        const int iy = iy0 + ky;
+        const bool row_valid = iy >= 0 && iy < in_h;
+        const T* row = image + int64_t(row_valid ? iy : 0) * in_w * in_stride;
+        P x[kSpan];
+#pragma unroll
+        for (int i = 0; i < kSpan; ++i) {
+            const int ix = ix0 + i;
+            const bool valid = row_valid && ix >= 0 && ix < in_w;
+            x[i] = valid ? *reinterpret_cast<const P*>(row + (valid ? ix : 0) * in_stride) : P{};
+        }
+        P w[K];
+#pragma unroll
+        for (int kx = 0; kx < K; ++kx)
+            w[kx] = *reinterpret_cast<const P*>(weight + (ky * K + kx) * channels + c0);
+#pragma unroll
+        for (int i = 0; i < kSpan; ++i) {
+#pragma unroll
+            for (int j = 0; j < W; ++j) {
+                float v = load(&x[i].e[j]);
+                if (relu_input) v = fmaxf(v, 0.0f);
+#pragma unroll
+                for (int p = 0; p < TX; ++p) {
+                    const int kx = i - p * S;
+                    if (kx >= 0 && kx < K) acc[p][j] += v * load(&w[kx].e[j]);
+                }
+            }
+        }
+    }
+    T* out_row = out + ((n * out_h + oy) * out_w) * int64_t(out_stride) + c0;
+#pragma unroll
+    for (int p = 0; p < TX; ++p) {
+        const int ox = strip * TX + p;
+        if (ox >= out_w) break;
+        P y;
+#pragma unroll
+        for (int j = 0; j < W; ++j)
+            store(&y.e[j], relu_output ? fmaxf(acc[p][j], 0.0f) : acc[p][j]);
+        *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
+    }
+}
+
+// Calls f(std::integral_constant<int, K>) with K the specialised kernel size, or 0.
+template <class F>
+void with_kernel_size(const DepthwiseGeometry& g, F&& f) {
+    const int k = g.kernel_h == g.kernel_w ? g.kernel_h : 0;
+    switch (k) {
+        case 3: f(std::integral_constant<int, 3>{}); return;
+        case 5: f(std::integral_constant<int, 5>{}); return;
+        case 7: f(std::integral_constant<int, 7>{}); return;
+        default: f(std::integral_constant<int, 0>{}); return;
+    }
+}
+
+// A thread takes a strip of TX output pixels when the GPU stays busy with 1/TX of the threads:
+// at least half of the device's resident threads at TX = 2 and 4. Strips share filter loads
+// and, in the window kernel, input loads between neighbouring pixels; at 7x7 a thread per pixel
+// measured 2.2x slower than PyTorch's kernel (84 channels, 42x42, batch 16, H100).
+
+template <class T, int W, int K, int TX>
+void launch(const TensorView& in, const TensorView& out, const void* weight, const void* bias,
+            const DepthwiseGeometry& g, bool relu_input, bool relu_output, cudaStream_t stream) {
+    const RowLaunch shape(in, out, W, TX);
+    const auto* x = static_cast<const T*>(in.data);
+    auto* y = static_cast<T*>(out.data);
+    const auto* w = static_cast<const T*>(weight);
+    const auto* b = static_cast<const T*>(bias);
+    const bool window = K > 0 && g.stride_h == g.stride_w && g.dilation_h == 1 &&
+                        g.dilation_w == 1 && (g.stride_h == 1 || g.stride_h == 2);
+    if constexpr (K > 0) {
+        if (window && g.stride_h == 1) {
+            depthwise_nhwc_window_kernel<T, W, K, 1, TX><<<shape.grid, shape.threads, 0, stream>>>(
+                x, int(in.row_stride), y, int(out.row_stride), w, b, out.c, in.h, in.w, out.h,
+                out.w, g.pad_h, g.pad_w, relu_input, relu_output);
+            return;
+        }
+        if (window) {
+            depthwise_nhwc_window_kernel<T, W, K, 2, TX><<<shape.grid, shape.threads, 0, stream>>>(
+                x, int(in.row_stride), y, int(out.row_stride), w, b, out.c, in.h, in.w, out.h,
+                out.w, g.pad_h, g.pad_w, relu_input, relu_output);
+            return;
+        }
+    }
+    depthwise_nhwc_kernel<T, W, K, TX><<<shape.grid, shape.threads, 0, stream>>>(
+        x, int(in.row_stride), y, int(out.row_stride), w, b, out.c, in.h, in.w, out.h, out.w, g,
+        relu_input, relu_output);
+}
+
+}  // namespace
+
+void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
+                           const void* bias, const DepthwiseGeometry& g, bool relu_input,
+                           bool relu_output, cudaStream_t stream) {
+    require_same_storage(in, out, "depthwise");
+    if (!in.nhwc() || in.c != out.c || in.n != out.n)
+        throw Error(fmt::format("depthwise kernel: needs channels-last views of equal channels, "
+                                "got {} {}x{}x{}x{} -> {}x{}x{}x{}",
+                                to_string(in.layout), in.n, in.c, in.h, in.w, out.n, out.c, out.h,
+                                out.w));
+    if (out.elements() == 0) return;
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        with_width(vector_width<T>({in, out}, {weight, bias}), [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            with_kernel_size(g, [&](auto size) {
+                constexpr int K = decltype(size)::value;
+                const int64_t packs = out.elements() / W;
+                const int64_t half_resident = resident_threads() / 2;
+                if (packs >= 4 * half_resident)
+                    launch<T, W, K, 4>(in, out, weight, bias, g, relu_input, relu_output, stream);
+                else if (packs >= 2 * half_resident)
+                    launch<T, W, K, 2>(in, out, weight, bias, g, relu_input, relu_output, stream);
+                else
+                    launch<T, W, K, 1>(in, out, weight, bias, g, relu_input, relu_output, stream);
+            });
+        });
+    });
+    check_launch("depthwise");
+}
+
+}  // namespace iostune

@@ -1,0 +1,185 @@
+#include "src/fusion.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/model_json.h"
+#include "src/model_set.h"
+
+namespace iostune {
+
+namespace {
+
+// An op while the pass rewrites it in place; dead ops were absorbed by a later one.
+struct Node {
+    OpKind kind = OpKind::Identity;
+    OpAttrs attrs;
+    std::vector<int> inputs;
+    std::string name;
+    int cell = -1;
+    std::vector<ParamTensor> params;
+    bool alive = true;
+};
+
+class Rewriter {
+public:
+    explicit Rewriter(const Graph& graph)
+        : uses_(size_t(graph.size()), 0),
+          is_output_(size_t(graph.size()), false),
+          value_of_(size_t(graph.size())) {
+        for (const Op& op : graph.ops()) {
+            Node node{op.kind, op.attrs, op.inputs, op.name, op.cell, {}, true};
+            if (graph.weights_state() != WeightsState::Absent) node.params = graph.params_of(op.id);
+            nodes_.push_back(std::move(node));
+            value_of_[size_t(op.id)] = op.id;
+            for (int src : op.inputs)
+                if (!is_graph_input(src)) ++uses_[size_t(src)];
+        }
+        for (int out : graph.outputs()) is_output_[size_t(out)] = true;
+    }
+
+    // Visits the ops in order: each op's producers are final when it is reached.
+    void run() {
+        for (int id = 0; id < int(nodes_.size()); ++id) {
+            Node& node = nodes_[size_t(id)];
+            for (int& src : node.inputs)
+                if (!is_graph_input(src)) src = value_of_[size_t(src)];
+            if (node.kind == OpKind::Relu) fuse_relu(id);
+            if (node.kind == OpKind::Add) {
+                merge_inner_adds(node);
+                fuse_residual_conv(id);
+            }
+        }
+    }
+
+    const std::vector<Node>& nodes() const { return nodes_; }
+    // The op that computes op `id`'s tensor now.
+    int value_of(int id) const { return value_of_[size_t(id)]; }
+    const FusionCounts& counts() const { return counts_; }
+
+private:
+    // A producer whose only reader is the op being visited, and which is no graph output.
+    bool absorbable(int id) const {
+        return !is_graph_input(id) && uses_[size_t(id)] == 1 && !is_output_[size_t(id)];
+    }
+
+    void fuse_relu(int id) {
+        const int producer = nodes_[size_t(id)].inputs.at(0);
+        if (!absorbable(producer)) return;
+        Node& p = nodes_[size_t(producer)];
+        bool* relu = nullptr;
+        int* count = nullptr;
+        if (p.kind == OpKind::Conv) {
+            relu = &std::get<ConvAttrs>(p.attrs).relu;
+            count = &counts_.conv_relu;
+        } else if (p.kind == OpKind::Add) {
+            relu = &std::get<AddAttrs>(p.attrs).relu;
+            count = &counts_.add_relu;
+        }
+        if (relu == nullptr || *relu) return;
+        *relu = true;
+        ++*count;
+        // The producer now computes the ReLU's tensor, for the ReLU's readers.
+        nodes_[size_t(id)].alive = false;
+        value_of_[size_t(id)] = producer;
+        uses_[size_t(producer)] = uses_[size_t(id)];
+        is_output_[size_t(producer)] = is_output_[size_t(id)];
+    }
+
+    // Add(Add(a, b), c) => Add(a, b, c): the inner add's inputs take its place.
+    void merge_inner_adds(Node& add) {
+        std::vector<int> inputs;
+        for (int src : add.inputs) {
+            Node* inner = absorbable(src) ? &nodes_[size_t(src)] : nullptr;
+            if (inner && inner->kind == OpKind::Add && !std::get<AddAttrs>(inner->attrs).relu) {
+                inputs.insert(inputs.end(), inner->inputs.begin(), inner->inputs.end());
+                inner->alive = false;
+                ++counts_.add_add;
+            } else {
+                inputs.push_back(src);
+            }
+        }
+        add.inputs = std::move(inputs);
+    }
+
+    // Add(conv(x), z) => Conv(x, z) with residual, in the add's place (after z).
+    void fuse_residual_conv(int id) {
+        Node& add = nodes_[size_t(id)];
+        if (add.inputs.size() != 2) return;
+        for (int k = 0; k < 2; ++k) {
+            const int conv_id = add.inputs[size_t(k)];
+            if (!absorbable(conv_id) || nodes_[size_t(conv_id)].kind != OpKind::Conv) continue;
+            Node& conv = nodes_[size_t(conv_id)];
+            auto attrs = std::get<ConvAttrs>(conv.attrs);
+            if (attrs.relu || attrs.residual) continue;
+            attrs.residual = true;
+            attrs.relu = std::get<AddAttrs>(add.attrs).relu;
+            Node fused{OpKind::Conv, attrs, {conv.inputs.at(0), add.inputs[size_t(1 - k)]},
+                       conv.name, add.cell, std::move(conv.params), true};
+            conv.alive = false;
+            add = std::move(fused);
+            ++counts_.conv_add;
+            return;
+        }
+    }
+
+    std::vector<Node> nodes_;
+    std::vector<int> uses_;
+    std::vector<bool> is_output_;
+    std::vector<int> value_of_;
+    FusionCounts counts_;
+};
+
+// The members of a fused model set: each keeps its ops (none moves across members), so its
+// range is that of its surviving ops; its fingerprint is that of its fused self.
+void refit_members(const Graph& original, const std::vector<int>& new_id, const Rewriter& rw,
+                   Graph& fused) {
+    std::vector<GraphMember> members = original.members();
+    for (GraphMember& m : members) {
+        int first = fused.size(), end = 0;
+        for (int id = m.first_op; id < m.end_op; ++id) {
+            if (new_id[size_t(id)] < 0) continue;
+            first = std::min(first, new_id[size_t(id)]);
+            end = std::max(end, new_id[size_t(id)] + 1);
+        }
+        m.first_op = first;
+        m.end_op = end;
+        m.output = new_id[size_t(rw.value_of(m.output))];
+    }
+    fused.set_members(members);
+    for (size_t k = 0; k < members.size(); ++k)
+        members[k].fingerprint = fingerprint(member_graph(fused, int(k)));
+    fused.set_members(std::move(members));
+}
+
+}  // namespace
+
+FusedGraph fuse_epilogues(const Graph& graph) {
+    Rewriter rw(graph);
+    rw.run();
+    if (rw.counts().total() == 0) return {graph, {}};
+
+    Graph fused(graph.name(), graph.input_shape());
+    for (int k = 1; k < graph.input_count(); ++k) fused.add_input(graph.input_shape(k));
+    std::vector<int> new_id(size_t(graph.size()), -1);
+    std::vector<std::vector<ParamTensor>> params;
+    for (int id = 0; id < graph.size(); ++id) {
+        const Node& node = rw.nodes()[size_t(id)];
+        if (!node.alive) continue;
+        std::vector<int> inputs;
+        for (int src : node.inputs) inputs.push_back(is_graph_input(src) ? src : new_id[size_t(src)]);
+        new_id[size_t(id)] = fused.add(node.kind, node.attrs, std::move(inputs), node.name, node.cell);
+        params.push_back(node.params);
+    }
+    std::vector<int> outputs;
+    for (int out : graph.outputs()) outputs.push_back(new_id[size_t(rw.value_of(out))]);
+    if (outputs.size() > 1 || outputs.front() != fused.size() - 1) fused.set_outputs(std::move(outputs));
+    if (!graph.members().empty()) refit_members(graph, new_id, rw, fused);
+    if (graph.weights_state() != WeightsState::Absent)
+        fused.set_params(std::move(params), graph.weights_state());
+    return {std::move(fused), rw.counts()};
+}
+
+}  // namespace iostune

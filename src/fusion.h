@@ -1,0 +1,38 @@
+// The epilogue fusion pass: rewrites a graph so that each op is what the engine runs as one
+// step, before search and replay see it (the DP then schedules, and the fingerprint keys, the
+// fused graph). Chains, where each producer's only consumer is the next op and the producer is
+// not a graph output:
+//   Conv -> Relu            => Conv with relu
+//   Add -> Relu             => Add with relu
+//   Conv -> Add(conv, z)    => Conv with residual, inputs [x, z]: relu?(conv(x) + bias + z),
+//                              placed where the Add was (so z is computed before it)
+//   Add -> Add              => one Add over the inner Add's inputs and the outer's others
+// Weights move with their op; graph outputs, cells and a model set's members (their op ranges,
+// outputs and fingerprints) follow the rewrite. docs/fusion.md describes it for users.
+#pragma once
+
+#include "src/graph.h"
+
+namespace iostune {
+
+// Whether a loaded model is rewritten by fuse_epilogues() (replay/model_spec.h).
+enum class Fusion { Epilogues, None };
+
+struct FusionCounts {
+    int conv_relu = 0;  // ReLUs fused into the convolution before them
+    int add_relu = 0;   // ReLUs fused into the add before them
+    int conv_add = 0;   // adds fused into a convolution as its residual
+    int add_add = 0;    // adds merged into the add after them
+    int total() const { return conv_relu + add_relu + conv_add + add_add; }  // ops removed
+};
+
+struct FusedGraph {
+    Graph graph;
+    FusionCounts counts;
+};
+
+// The graph with every fusable chain above rewritten; the outputs are the same tensors (the
+// fused ops compute their parts in order; an n-ary Add may sum in another order).
+FusedGraph fuse_epilogues(const Graph& graph);
+
+}  // namespace iostune

@@ -1,0 +1,317 @@
+// The epilogue fusion pass (src/fusion.h): which chains it rewrites, what it leaves alone, and
+// that a fused graph computes what the unfused one does (CPU reference), on small graphs and on
+// every zoo model; the residual convolution's IR, JSON and operator facts.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/error.h"
+#include "src/fusion.h"
+#include "src/model_json.h"
+#include "src/model_set.h"
+#include "src/operator_info.h"
+#include "src/reference/reference.h"
+#include "src/weights.h"
+#include "src/zoo/zoo.h"
+
+using namespace iostune;
+
+namespace {
+
+ConvAttrs conv3x3(int out_channels, bool relu = false) {
+    ConvAttrs a;
+    a.out_channels = out_channels;
+    a.kernel_h = a.kernel_w = 3;
+    a.pad_h = a.pad_w = 1;
+    a.relu = relu;
+    return a;
+}
+
+Graph with_weights(Graph g, uint64_t seed = 7) {
+    init_random_weights(g, seed);
+    return g;
+}
+
+// Largest |a - b| relative to max(1, |a|), over every output of the two graphs.
+double max_relative_difference(const Graph& a, const Graph& b, uint64_t seed) {
+    std::vector<HostTensor> inputs;
+    for (int k = 0; k < a.input_count(); ++k) inputs.push_back(random_input(a.input_shape(k), seed + k));
+    const auto out_a = reference_run_outputs(a, inputs);
+    const auto out_b = reference_run_outputs(b, inputs);
+    REQUIRE(out_a.size() == out_b.size());
+    double worst = 0.0;
+    for (size_t o = 0; o < out_a.size(); ++o) {
+        REQUIRE(out_a[o].shape == out_b[o].shape);
+        for (size_t i = 0; i < out_a[o].data.size(); ++i) {
+            const double x = out_a[o].data[i], y = out_b[o].data[i];
+            worst = std::max(worst, std::abs(x - y) / std::max(1.0, std::abs(x)));
+        }
+    }
+    return worst;
+}
+
+// The graph rebuilt on a smaller square input (the zoo's full resolutions are too slow for the
+// CPU reference in CI); weights are re-seeded after.
+std::optional<Graph> at_input_size(const Graph& g, int size) {
+    try {
+        Graph small(g.name(), Shape{1, g.input_shape().c, size, size});
+        for (const Op& op : g.ops()) small.add(op.kind, op.attrs, op.inputs, op.name, op.cell);
+        if (g.output_count() > 1 || g.output_id() != g.size() - 1) small.set_outputs(g.outputs());
+        return small;
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("fusion: Conv -> ReLU becomes a conv with relu", "[fusion]") {
+    Graph g("g", Shape{1, 4, 6, 6});
+    const int c = g.add(OpKind::Conv, conv3x3(8), {kGraphInput}, "c");
+    const int r = g.add(OpKind::Relu, ReluAttrs{}, {c}, "r");
+    g.add(OpKind::Conv, conv3x3(4), {r}, "next");
+    const Graph input = with_weights(g);
+    const FusedGraph f = fuse_epilogues(input);
+    CHECK(f.counts.conv_relu == 1);
+    CHECK(f.counts.total() == 1);
+    REQUIRE(f.graph.size() == 2);
+    CHECK(f.graph.op(0).name == "c");
+    CHECK(f.graph.op(0).as<ConvAttrs>().relu);
+    CHECK(f.graph.op(1).inputs == std::vector<int>{0});
+    // Weights move with their op.
+    CHECK(f.graph.params_of(0)[0].values == input.params_of(c)[0].values);
+    CHECK(f.graph.params_of(1)[0].values == input.params_of(2)[0].values);
+    CHECK(max_relative_difference(input, f.graph, 3) == 0.0);
+}
+
+TEST_CASE("fusion: Add -> ReLU becomes an add with relu; a graph-output ReLU still fuses", "[fusion]") {
+    Graph g("g", Shape{1, 4, 5, 5});
+    const int a = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "a");
+    const int s = g.add(OpKind::Add, AddAttrs{}, {a, kGraphInput}, "sum");
+    g.add(OpKind::Relu, ReluAttrs{}, {s}, "out");
+    const Graph input = with_weights(g);
+    const FusedGraph f = fuse_epilogues(input);
+    CHECK(f.counts.add_relu == 1);
+    REQUIRE(f.graph.size() == 2);
+    CHECK(f.graph.op(1).kind == OpKind::Add);
+    CHECK(f.graph.op(1).as<AddAttrs>().relu);
+    CHECK(f.graph.output_id() == 1);
+    CHECK(max_relative_difference(input, f.graph, 4) == 0.0);
+}
+
+TEST_CASE("fusion: Conv -> Add -> ReLU becomes one residual conv where the add was", "[fusion]") {
+    Graph g("g", Shape{1, 8, 6, 6});
+    const int stem = g.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "stem");
+    const int body = g.add(OpKind::Conv, conv3x3(8), {stem}, "body");
+    const int side = g.add(OpKind::Conv, conv3x3(8, true), {stem}, "side");  // z, after body
+    const int sum = g.add(OpKind::Add, AddAttrs{}, {side, body}, "sum");
+    const int act = g.add(OpKind::Relu, ReluAttrs{}, {sum}, "act");
+    g.add(OpKind::Conv, conv3x3(4), {act}, "head");
+    const Graph input = with_weights(g);
+    const FusedGraph f = fuse_epilogues(input);
+    CHECK(f.counts.conv_add == 1);
+    CHECK(f.counts.conv_relu == 1);
+    CHECK(f.counts.total() == 2);
+    REQUIRE(f.graph.size() == 4);
+    // stem, side, then the fused body in the add's place (so z = side is computed first).
+    CHECK(f.graph.op(1).name == "side");
+    const Op& fused = f.graph.op(2);
+    CHECK(fused.name == "body");
+    CHECK(fused.kind == OpKind::Conv);
+    CHECK(fused.inputs == std::vector<int>{0, 1});
+    CHECK(fused.as<ConvAttrs>().residual);
+    CHECK(fused.as<ConvAttrs>().relu);
+    CHECK(f.graph.op(3).inputs == std::vector<int>{2});
+    CHECK(f.graph.params_of(2)[0].values == input.params_of(body)[0].values);
+    CHECK(f.graph.params_of(2)[1].values == input.params_of(body)[1].values);
+    CHECK(max_relative_difference(input, f.graph, 5) == 0.0);
+
+    SECTION("an add that already has its ReLU (the zoo's ResNet) fuses the same way") {
+        Graph h("h", Shape{1, 8, 6, 6});
+        const int c = h.add(OpKind::Conv, conv3x3(8), {kGraphInput}, "c");
+        h.add(OpKind::Add, AddAttrs{.relu = true}, {kGraphInput, c}, "sum");
+        const Graph weighted = with_weights(h);
+        const FusedGraph g2 = fuse_epilogues(weighted);
+        REQUIRE(g2.graph.size() == 1);
+        CHECK(g2.graph.op(0).inputs == std::vector<int>{kGraphInput, kGraphInput});
+        CHECK(g2.graph.op(0).as<ConvAttrs>().relu);
+        CHECK(max_relative_difference(weighted, g2.graph, 6) == 0.0);
+    }
+}
+
+TEST_CASE("fusion: Add -> Add chains become one n-ary add", "[fusion]") {
+    Graph g("g", Shape{1, 4, 5, 5});
+    const int a = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "a");
+    const int b = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "b");
+    const int c = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "c");
+    const int d = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "d");
+    const int ab = g.add(OpKind::Add, AddAttrs{}, {a, b}, "ab");
+    const int abc = g.add(OpKind::Add, AddAttrs{}, {ab, c}, "abc");
+    const int sum = g.add(OpKind::Add, AddAttrs{}, {d, abc}, "sum");
+    g.add(OpKind::Relu, ReluAttrs{}, {sum}, "act");
+    const Graph input = with_weights(g);
+    const FusedGraph f = fuse_epilogues(input);
+    CHECK(f.counts.add_add == 2);
+    CHECK(f.counts.add_relu == 1);
+    REQUIRE(f.graph.size() == 5);
+    const Op& add = f.graph.op(4);
+    CHECK(add.kind == OpKind::Add);
+    CHECK(add.inputs == std::vector<int>{3, 0, 1, 2});
+    CHECK(add.as<AddAttrs>().relu);
+    // Another summation order: equal to rounding.
+    CHECK(max_relative_difference(input, f.graph, 8) < 1e-6);
+}
+
+TEST_CASE("fusion: graph outputs, shared producers and fused ReLUs are left alone", "[fusion]") {
+    SECTION("a producer with two readers") {
+        Graph g("g", Shape{1, 4, 5, 5});
+        const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+        const int r = g.add(OpKind::Relu, ReluAttrs{}, {c}, "r");
+        const int s = g.add(OpKind::Add, AddAttrs{}, {c, r}, "s");  // c read twice
+        g.add(OpKind::Add, AddAttrs{}, {s, s}, "t");                // s read twice by one op
+        const FusedGraph f = fuse_epilogues(g);
+        CHECK(f.counts.total() == 0);
+        CHECK(fingerprint(f.graph) == fingerprint(g));
+    }
+    SECTION("a producer that is a graph output") {
+        Graph g("g", Shape{1, 4, 5, 5});
+        const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+        const int s = g.add(OpKind::Add, AddAttrs{}, {c, kGraphInput}, "s");
+        const int r = g.add(OpKind::Relu, ReluAttrs{}, {s}, "r");
+        g.set_outputs({c, r});
+        const FusedGraph f = fuse_epilogues(g);
+        // The Add may take the ReLU; the conv, an output, keeps its own tensor.
+        CHECK(f.counts.total() == 1);
+        CHECK(f.counts.add_relu == 1);
+        CHECK(f.graph.outputs() == std::vector<int>{0, 1});
+        CHECK(f.graph.op(0).kind == OpKind::Conv);
+        CHECK_FALSE(f.graph.op(0).as<ConvAttrs>().residual);
+    }
+    SECTION("a ReLU after a conv that already has one, and a 3-input add of a conv") {
+        Graph g("g", Shape{1, 4, 5, 5});
+        const int c = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "c");
+        const int r = g.add(OpKind::Relu, ReluAttrs{}, {c}, "r");
+        const int d = g.add(OpKind::Conv, conv3x3(4), {r}, "d");
+        g.add(OpKind::Add, AddAttrs{}, {d, r, kGraphInput}, "s");
+        const FusedGraph f = fuse_epilogues(g);
+        CHECK(f.counts.total() == 0);
+    }
+    SECTION("a graph without chains is returned as it is") {
+        const Graph g = build_zoo_model("googlenet");
+        CHECK(fingerprint(fuse_epilogues(g).graph) == fingerprint(g));
+    }
+}
+
+TEST_CASE("fusion: a model set's members keep their ranges, outputs and own fingerprints", "[fusion]") {
+    Graph a("a", Shape{1, 4, 6, 6});
+    const int c = a.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+    const int s = a.add(OpKind::Add, AddAttrs{}, {c, kGraphInput}, "s");
+    a.add(OpKind::Relu, ReluAttrs{}, {s}, "r");
+    Graph b("b", Shape{1, 4, 6, 6});
+    const int p = b.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "p");
+    b.add(OpKind::Relu, ReluAttrs{}, {p}, "q");  // ReLU of a ReLU conv: not fused
+    const Graph set = combine_models({a, b}, SetInputs::Separate);
+    const FusedGraph f = fuse_epilogues(set);
+    CHECK(f.counts.total() == 2);
+    REQUIRE(f.graph.members().size() == 2);
+    const GraphMember& m0 = f.graph.members()[0];
+    const GraphMember& m1 = f.graph.members()[1];
+    CHECK(m0.first_op == 0);
+    CHECK(m0.end_op == 1);
+    CHECK(m0.output == 0);
+    CHECK(m1.first_op == 1);
+    CHECK(m1.end_op == 3);
+    CHECK(m1.output == 2);
+    CHECK(f.graph.outputs() == std::vector<int>{0, 2});
+    CHECK(m0.fingerprint == fingerprint(fuse_epilogues(a).graph));
+    CHECK(m1.fingerprint == fingerprint(b));
+    // Fusing the members first and combining them gives the same key.
+    const Graph combined_fused =
+        combine_models({fuse_epilogues(a).graph, fuse_epilogues(b).graph}, SetInputs::Separate);
+    CHECK(fingerprint(combined_fused) == fingerprint(f.graph));
+    CHECK(max_relative_difference(set, f.graph, 9) == 0.0);
+}
+
+TEST_CASE("fusion: every zoo model computes the same outputs fused (CPU reference)", "[fusion]") {
+    for (const std::string& name : zoo_model_names()) {
+        INFO(name);
+        const Graph full = build_zoo_model(name, 1);
+        std::optional<Graph> small;
+        for (int size : {64, 80, 96, 112, 128, 160, 224, 331})
+            if ((small = at_input_size(full, size))) break;
+        REQUIRE(small);
+        Graph model = with_weights(*small, 11);
+        const FusedGraph f = fuse_epilogues(model);
+        INFO(fmt::format("input {}, {} ops, {} fused (conv+relu {}, add+relu {}, conv+add {}, "
+                         "add+add {})",
+                         model.input_shape().h, model.size(), f.counts.total(), f.counts.conv_relu,
+                         f.counts.add_relu, f.counts.conv_add, f.counts.add_add));
+        CHECK(f.graph.size() == model.size() - f.counts.total());
+        if (name == "resnet50") CHECK(f.counts.conv_add == 16);
+        CHECK(max_relative_difference(model, f.graph, 12) < 1e-6);
+    }
+}
+
+TEST_CASE("residual conv: the IR checks z, JSON round-trips it, old files read unchanged", "[fusion]") {
+    Graph g("g", Shape{1, 4, 6, 6});
+    ConvAttrs residual = conv3x3(8, true);
+    residual.residual = true;
+    CHECK_THROWS_WITH(g.add(OpKind::Conv, residual, {kGraphInput}, "one_input"),
+                      Catch::Contains("expects 2 input(s), got 1"));
+    CHECK_THROWS_WITH(g.add(OpKind::Conv, residual, {kGraphInput, kGraphInput}, "wrong_z"),
+                      Catch::Contains("residual input is 1x4x6x6") && Catch::Contains("1x8x6x6"));
+    const int z = g.add(OpKind::Conv, conv3x3(8), {kGraphInput}, "z");
+    const int fused = g.add(OpKind::Conv, residual, {kGraphInput, z}, "fused");
+    init_random_weights(g, 2);
+
+    CHECK(param_shapes(g, fused) == param_shapes(g, z));
+    CHECK(flops(g, fused) == flops(g, z) + 2 * g.op(fused).output.elements());  // + z, + ReLU
+    CHECK(bytes_moved(g, fused) == bytes_moved(g, z) + g.op(fused).output.elements() * 4);
+
+    const auto doc = graph_to_json(g, "");
+    CHECK(doc["ops"][1]["attrs"]["residual"] == true);
+    CHECK_FALSE(doc["ops"][0]["attrs"].contains("residual"));  // false: left out
+    const Graph back = graph_from_json(doc, "residual.json", "");
+    CHECK(fingerprint(back) == fingerprint(g));
+    CHECK(back.op(fused).as<ConvAttrs>() == g.op(fused).as<ConvAttrs>());
+    CHECK(back.op(fused).inputs == std::vector<int>{kGraphInput, z});
+    CHECK(reference_run(g.with_batch(1), random_input(g.input_shape(), 1)).data.size() == 288);
+
+    // A conv without a residual keeps the file text and fingerprint it had before the field
+    // existed: FNV-1a 64 of "iostune-structure 1\ninput 3 8 8\nop 0 conv cell=-1 inputs=input
+    // out_channels=4 kernel_h=3 kernel_w=3 stride_h=1 stride_w=1 pad_h=1 pad_w=1 dilation_h=1
+    // dilation_w=1 groups=1 bias=1 relu=0\n" (docs/model-format.md).
+    Graph plain("p", Shape{1, 3, 8, 8});
+    plain.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+    CHECK(graph_to_json(plain, "").dump().find("residual") == std::string::npos);
+    CHECK(fingerprint(plain) == "3ca44df6fb54fcd4");
+    ConvAttrs with_z = conv3x3(4);
+    with_z.residual = true;
+    Graph other("p", Shape{1, 4, 8, 8});
+    other.add(OpKind::Conv, with_z, {kGraphInput, kGraphInput}, "c");
+    Graph without_z("p", Shape{1, 4, 8, 8});
+    without_z.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+    CHECK(fingerprint(other) != fingerprint(without_z));
+}
+
+TEST_CASE("fusion: weights seeded on the fused ResNet-50 keep activations at unit scale", "[fusion][weights]") {
+    // A graph without weights (a zoo name) is seeded after fusion: a residual conv's output
+    // scale must count its z as the add did.
+    Graph g = fuse_epilogues(*at_input_size(build_zoo_model("resnet50", 1), 64)).graph;
+    init_random_weights(g, 3);
+    const auto outputs = reference_run_all(g, random_input(g.input_shape(), 4));
+    for (const Op& op : g.ops()) {
+        if (op.kind != OpKind::Conv || !op.as<ConvAttrs>().residual) continue;
+        INFO(op.name);
+        double m = 0.0;
+        for (float v : outputs[size_t(op.id)].data) m += double(v) * double(v);
+        m /= double(outputs[size_t(op.id)].data.size());
+        CHECK(m > 0.1);
+        CHECK(m < 10.0);
+    }
+}
