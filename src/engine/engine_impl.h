@@ -4,6 +4,7 @@
 //                      the input's padded channels
 //   conv_planner.cpp   how each convolution runs: a pinned, cached or timed choice
 //   op_plans.cpp       each op's execution plan and launch
+//   deployed_ops.cpp   the same for the operators of deployed CNNs (activation, binary, resize, ...)
 //   merge_stages.cpp   operator-merge stages: stacked weights, merged outputs, where merged ops live
 #pragma once
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "src/engine/conv_step.h"
+#include "src/engine/conv_transpose_step.h"
 #include "src/engine/cublas_handle.h"
 #include "src/engine/cuda_event.h"
 #include "src/engine/cuda_stream.h"
@@ -55,6 +57,10 @@ struct OpExec {
     DeviceBuffer depthwise_scratch;  // SepConv: the depthwise output the pointwise conv reads
     DeviceBuffer linear_input;  // Linear over a strided channels-last input: packed copy
     std::vector<int> concat_copies;  // indexes of Concat inputs not written in place
+    std::optional<ConvTransposeStep> conv_transpose;
+    // ConvTranspose's packed copies of strided views cuDNN does not take (kept on re-planning,
+    // as depthwise_scratch is).
+    DeviceBuffer staged_input, staged_output;
     std::vector<TensorView> planned_views;  // inputs then output, as planned
     OpPlan plan;
 };
@@ -159,6 +165,8 @@ struct Engine::Impl {
                                   const std::string& what) const;
     void upload_weights();
     void plan_memory();
+    // Points each ChannelSlice op's view at its channels of its input's view in `v` (no copy).
+    void place_channel_slices(std::vector<TensorView>& v) const;
 
     // conv_planner.cpp
     ConvStep plan_conv(const std::string& context, const TensorView& in, const TensorView& out,
@@ -174,6 +182,10 @@ struct Engine::Impl {
     std::vector<TensorView> current_views(const Op& op) const;
     void plan_op(const Op& op);
     void run_op(int id, Lane& lane, cudaStream_t stream);
+
+    // deployed_ops.cpp
+    void plan_deployed_op(const Op& op);
+    void run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream);
 
     // merge_stages.cpp
     MergeExec& plan_merge(const Stage& stage);

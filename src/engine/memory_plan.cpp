@@ -107,9 +107,32 @@ void Engine::Impl::upload_weights() {
                 if (op.as<SepConvAttrs>().bias) w.bias = upload_vector(params.at(2).values, what);
                 break;
             }
+            case OpKind::ConvTranspose: {
+                const auto& d = dims.at(0);  // [Cin, Cout/groups, kh, kw]: cuDNN's [k, c, r, s]
+                w.weight = upload_filter(params.at(0).values, d[0], d[1], d[2], d[3], d[1], what);
+                if (op.as<ConvTransposeAttrs>().bias)
+                    w.bias = upload_vector(params.at(1).values, what);
+                break;
+            }
+            case OpKind::ChannelAffine:  // scale, shift
+            case OpKind::ChannelNorm:    // gamma, beta
+                w.weight = upload_vector(params.at(0).values, what);
+                w.bias = upload_vector(params.at(1).values, what);
+                break;
             default:
                 break;
         }
+    }
+}
+
+void Engine::Impl::place_channel_slices(std::vector<TensorView>& v) const {
+    for (const Op& op : graph.ops()) {  // in order, so a slice of a slice finds its input placed
+        if (op.kind != OpKind::ChannelSlice) continue;
+        const int in = op.inputs.at(0);
+        const TensorView& source =
+            is_graph_input(in) ? input_ports[size_t(graph_input_index(in))].view : v[size_t(in)];
+        const auto& a = op.as<ChannelSliceAttrs>();
+        v[size_t(op.id)] = source.channels(a.begin, a.end - a.begin);
     }
 }
 
@@ -126,8 +149,11 @@ void Engine::Impl::plan_memory() {
             if (op.kind != OpKind::Concat) continue;
             int offset = 0;
             for (int in : op.inputs) {
+                // A channel slice is a view of its input's buffer, never written: the concat
+                // copies it.
                 const bool sole_use =
-                    !is_graph_input(in) && consumers[size_t(in)] == std::vector<int>{op.id} &&
+                    !is_graph_input(in) && graph.op(in).kind != OpKind::ChannelSlice &&
+                    consumers[size_t(in)] == std::vector<int>{op.id} &&
                     std::count(op.inputs.begin(), op.inputs.end(), in) == 1;
                 if (sole_use) slice[size_t(in)] = {op.id, offset};
                 offset += graph.tensor_shape(in).c;
@@ -175,18 +201,20 @@ void Engine::Impl::plan_memory() {
         const Slice& sl = slice[size_t(id)];
         if (sl.concat >= 0) {
             views[size_t(id)] = views[size_t(sl.concat)].channels(sl.first_channel, s.c);
-        } else {
+        } else if (graph.op(id).kind != OpKind::ChannelSlice) {
             outputs[size_t(id)] = allocate(s);
             views[size_t(id)] = packed(outputs[size_t(id)].get(), s);
         }
     }
+    place_channel_slices(views);
     base_views = views;
 
-    // The caller's float NCHW outputs, when the storage is anything else.
+    // The caller's float NCHW outputs, when the storage is anything else or the output is a
+    // strided view (a channel slice).
     for (int id : graph.outputs()) {
         OutputPort port;
         port.op = id;
-        if (dtype != DType::F32 || layout != TensorLayout::Nchw) {
+        if (dtype != DType::F32 || layout != TensorLayout::Nchw || !views[size_t(id)].packed()) {
             const Shape& out = graph.op(id).output;
             port.float_buffer = DeviceBuffer(size_t(out.elements()) * sizeof(float));
             port.float_view = packed_view(port.float_buffer.get(), DType::F32, TensorLayout::Nchw,

@@ -113,6 +113,7 @@ void Engine::Impl::place_merged_ops(const Schedule& schedule) {
             if (!execs[size_t(id)].plan.writes_into_concat) target[size_t(id)] = m.slices[k];
         }
     }
+    place_channel_slices(target);
     views = std::move(target);
     for (const Op& op : graph.ops()) {
         if (current_views(op) == execs[size_t(op.id)].planned_views) continue;
@@ -121,6 +122,8 @@ void Engine::Impl::place_merged_ops(const Schedule& schedule) {
         fresh = OpExec{};
         fresh.depthwise_scratch = std::move(old.depthwise_scratch);
         fresh.linear_input = std::move(old.linear_input);
+        fresh.staged_input = std::move(old.staged_input);
+        fresh.staged_output = std::move(old.staged_output);
         fresh.plan.op_id = old.plan.op_id;
         fresh.plan.name = old.plan.name;
         fresh.plan.kind = old.plan.kind;

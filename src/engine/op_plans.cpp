@@ -37,14 +37,6 @@ namespace {
 
 Shape shape_of(const TensorView& v) { return Shape{v.n, v.c, v.h, v.w}; }
 
-// The operators the importer gained for deployed CNNs run on the CPU reference only, until
-// their GPU kernels exist.
-[[noreturn]] void throw_not_on_gpu(const Op& op) {
-    throw Error(fmt::format("op {} '{}' ({}) is not yet supported on the GPU engine; it runs on "
-                            "the CPU reference only (iostune show, the ONNX import checks)",
-                            op.id, op.name, to_string(op.kind)));
-}
-
 cudaDataType_t cublas_type(DType type) {
     switch (type) {
         case DType::F16: return CUDA_R_16F;
@@ -176,7 +168,8 @@ void Engine::Impl::plan_op(const Op& op) {
         case OpKind::Resize:
         case OpKind::ConvTranspose:
         case OpKind::ChannelNorm:
-            throw_not_on_gpu(op);
+            plan_deployed_op(op);
+            break;
         case OpKind::Linear:
             // cuBLAS reads each batch item as one contiguous row: a channels-last slice is not.
             if (in.nhwc() && !in.packed()) {
@@ -257,7 +250,8 @@ void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
         case OpKind::Resize:
         case OpKind::ConvTranspose:
         case OpKind::ChannelNorm:
-            throw_not_on_gpu(op);
+            run_deployed_op(op, lane, stream);
+            break;
         case OpKind::Linear: {
             const auto& a = op.as<LinearAttrs>();
             const int k = in.c * in.h * in.w;

@@ -284,18 +284,3 @@ TEST_CASE("tf32 zoo model stays within 1e-2 of the reference", "[gpu][engine][zo
                      median_ms(engine, greedy)));
     CHECK(err < kTf32Tolerance);
 }
-
-TEST_CASE("the engine refuses the importer's newer operators with one clear error",
-          "[gpu][engine]") {
-    // Activation, Binary, ChannelAffine, ... run on the CPU reference until their GPU kernels
-    // exist; an engine over them must say so, naming the op, not fail later.
-    Graph graph("sigmoid", Shape{1, 4, 8, 8});
-    graph.add(OpKind::Activation, ActivationAttrs{ActivationFunction::Sigmoid, 0.0f, 0.0f},
-              {kGraphInput}, "gate");
-    init_random_weights(graph, 3);
-    EngineOptions options;
-    options.precision = Precision::Fp32;
-    CHECK_THROWS_WITH(Engine(graph, options),
-                      Catch::Contains("op 0 'gate' (activation)") &&
-                          Catch::Contains("not yet supported on the GPU engine"));
-}

@@ -1,0 +1,70 @@
+// One planned transposed convolution (torch.nn.ConvTranspose2d) of the engine: cuDNN's
+// backward-data convolution, which is exactly a transposed convolution. The op's input plays the
+// role of dy, its output of dx, and its weight [Cin, Cout/groups, kh, kw] is the filter
+// [k = Cin, c = Cout/groups, kh, kw] of the forward convolution that maps the output back onto the
+// input (KCRS for NCHW, KRSC for NHWC: upload_filter's forms). output_padding needs nothing more:
+// it only makes dx larger, and the forward convolution still maps dx onto dy. The bias is the
+// engine's bias kernel after the call.
+//
+// When cuDNN has no algorithm for the op's strided views (a concat slice, as U-Net decoders
+// write), the step reads or writes packed buffers the caller owns and one copy kernel moves them.
+#pragma once
+
+#include <cudnn.h>
+
+#include <string>
+
+#include "src/engine/cudnn_descriptors.h"
+#include "src/engine/tensor_view.h"
+#include "src/precision.h"
+
+namespace iostune {
+
+struct ConvTransposeSpec {
+    int out_channels = 0, in_channels = 0, kernel_h = 1, kernel_w = 1;
+    ConvGeometry geometry;  // pad, stride, dilation, groups (the forward convolution's)
+    const void* weight = nullptr;  // [Cin, Cout/groups, kh, kw] in the engine's type and layout
+    const void* bias = nullptr;    // Cout elements of the type, or nullptr
+};
+
+class ConvTransposeStep {
+public:
+    // Reads `source` and writes `target` (the op's views), through `staged_in` / `staged_out`
+    // (packed views of the same shapes, or null data for none) when given. Throws iostune::Error
+    // when cuDNN's geometry does not give back the input's shape.
+    ConvTransposeStep(std::string context, const TensorView& source, const TensorView& target,
+                      const TensorView& staged_in, const TensorView& staged_out,
+                      const ConvTransposeSpec& spec, cudnnMathType_t math);
+
+    // Picks cuDNN's fastest backward-data algorithm that runs in this precision within
+    // `max_workspace` bytes (cudnnFind, which runs each on scratch memory of its own); false
+    // when none does.
+    bool choose_algorithm(cudnnHandle_t handle, Precision precision, size_t max_workspace);
+
+    // Enqueues staging copy in, the backward-data convolution, bias, copy out.
+    void run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
+
+    // "cudnnConvolutionBackwardData + bias kernel; output staged into its slice", for plans.
+    std::string path() const;
+    // "ALGO_1 (TENSOR_OP_MATH)", for plans and profiles.
+    std::string label() const;
+
+    std::string context;
+    cudnnConvolutionBwdDataAlgo_t algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    size_t workspace_bytes = 0;
+    std::string candidates;  // what cudnnFind reported
+
+private:
+    TensorView source_, target_;  // the op's own views
+    TensorView in_, out_;         // what cuDNN reads and writes
+    TensorDescriptor dy_desc_, dx_desc_;
+    FilterDescriptor w_desc_;
+    ConvolutionDescriptor conv_desc_;
+    const void* weight_ = nullptr;
+    const void* bias_ = nullptr;
+};
+
+const char* algo_name(cudnnConvolutionBwdDataAlgo_t algo);  // "ALGO_0", "FFT", ...
+
+}  // namespace iostune

@@ -1,0 +1,188 @@
+// The execution plan and launch of the operators of deployed CNNs (graph.h: Activation, Binary,
+// ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose, ChannelNorm): the engine's
+// kernels of op_kernels.h, cuDNN's backward-data convolution for ConvTranspose (the engine's
+// direct kernel where cuDNN has no algorithm), and no work at all for a channel slice, whose view
+// is its input's channels (memory_plan.cpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "src/engine/engine_impl.h"
+#include "src/engine/op_kernels.h"
+#include "src/error.h"
+
+namespace iostune {
+
+using engine_internal::op_label;
+
+namespace {
+
+PointwiseFunction pointwise_function(ActivationFunction f) {
+    switch (f) {
+        case ActivationFunction::Clip: return PointwiseFunction::Clip;
+        case ActivationFunction::Sigmoid: return PointwiseFunction::Sigmoid;
+        case ActivationFunction::Silu: return PointwiseFunction::Silu;
+        case ActivationFunction::HardSigmoid: return PointwiseFunction::HardSigmoid;
+        case ActivationFunction::HardSwish: return PointwiseFunction::HardSwish;
+        case ActivationFunction::LeakyRelu: return PointwiseFunction::LeakyRelu;
+        case ActivationFunction::Gelu: return PointwiseFunction::Gelu;
+        case ActivationFunction::Tanh: return PointwiseFunction::Tanh;
+    }
+    throw Error("unknown activation function");
+}
+
+BinaryKind binary_kind(BinaryOp op) {
+    switch (op) {
+        case BinaryOp::Add: return BinaryKind::Add;
+        case BinaryOp::Sub: return BinaryKind::Sub;
+        case BinaryOp::Mul: return BinaryKind::Mul;
+        case BinaryOp::Div: return BinaryKind::Div;
+    }
+    throw Error("unknown binary operation");
+}
+
+ConvTransposeGeometry conv_transpose_geometry(const ConvTransposeAttrs& a) {
+    return ConvTransposeGeometry{a.kernel_h, a.kernel_w,   a.stride_h,   a.stride_w, a.pad_h,
+                                 a.pad_w,    a.dilation_h, a.dilation_w, a.groups};
+}
+
+}  // namespace
+
+void Engine::Impl::plan_deployed_op(const Op& op) {
+    OpExec& exec = execs[size_t(op.id)];
+    const TensorView& out = views[size_t(op.id)];
+    const TensorView& in = tensor(op.inputs.at(0));
+    switch (op.kind) {
+        case OpKind::Activation:
+            exec.plan.path = fmt::format("activation kernel ({})",
+                                         to_string(op.as<ActivationAttrs>().function));
+            break;
+        case OpKind::Binary: {
+            const TensorView& b = tensor(op.inputs.at(1));
+            const bool broadcast = !in.same_shape(out) || !b.same_shape(out);
+            exec.plan.path = fmt::format("binary kernel ({}{})", to_string(op.as<BinaryAttrs>().op),
+                                         broadcast ? ", broadcast" : "");
+            break;
+        }
+        case OpKind::ChannelAffine:
+            exec.plan.path = "channel affine kernel";
+            break;
+        case OpKind::ChannelShuffle:
+            exec.plan.path = "channel shuffle kernel";
+            break;
+        case OpKind::ChannelSlice: {
+            const auto& a = op.as<ChannelSliceAttrs>();
+            exec.plan.path =
+                fmt::format("view of channels [{}, {}) of its input (no copy)", a.begin, a.end);
+            break;
+        }
+        case OpKind::Resize: {
+            const auto& a = op.as<ResizeAttrs>();
+            exec.plan.path = a.mode == ResizeMode::Nearest
+                                 ? "resize kernel (nearest)"
+                                 : fmt::format("resize kernel (bilinear{})",
+                                               a.align_corners ? ", align_corners" : "");
+            break;
+        }
+        case OpKind::ChannelNorm:
+            exec.plan.path = out.nhwc() ? "channel norm kernel (a warp per pixel)"
+                                        : "channel norm kernel (a thread per pixel)";
+            break;
+        case OpKind::ConvTranspose: {
+            const auto& a = op.as<ConvTransposeAttrs>();
+            const OpWeights& w = weights[size_t(op.id)];
+            const std::string context = op_label(op);
+            const ConvTransposeSpec spec{a.out_channels, in.c, a.kernel_h, a.kernel_w,
+                                         ConvGeometry{a.pad_h, a.pad_w, a.stride_h, a.stride_w,
+                                                      a.dilation_h, a.dilation_w, a.groups},
+                                         w.weight.get(), a.bias ? w.bias.get() : nullptr};
+            Lane& lane = *lanes[0];
+            lane.cudnn.set_stream(lane.stream.get());
+            // cuDNN on the op's own views first; strided ones it may refuse are staged.
+            for (const bool stage : {false, true}) {
+                const bool stage_in = stage && !in.packed(), stage_out = stage && !out.packed();
+                if (stage && !stage_in && !stage_out) break;
+                if (stage_in && exec.staged_input.bytes() == 0)
+                    exec.staged_input = allocate(Shape{in.n, in.c, in.h, in.w});
+                if (stage_out && exec.staged_output.bytes() == 0)
+                    exec.staged_output = allocate(Shape{out.n, out.c, out.h, out.w});
+                const TensorView staged_in =
+                    stage_in ? packed(exec.staged_input.get(), Shape{in.n, in.c, in.h, in.w})
+                             : TensorView{};
+                const TensorView staged_out =
+                    stage_out ? packed(exec.staged_output.get(), Shape{out.n, out.c, out.h, out.w})
+                              : TensorView{};
+                exec.conv_transpose.emplace(context, in, out, staged_in, staged_out, spec,
+                                            conv_math);
+                if (exec.conv_transpose->choose_algorithm(lane.cudnn.get(), options.precision,
+                                                          options.max_workspace_bytes))
+                    break;
+                exec.conv_transpose.reset();
+            }
+            if (!exec.conv_transpose) {
+                exec.plan.path = "conv transpose kernel (direct: cuDNN has no backward-data "
+                                 "algorithm for it)";
+                break;
+            }
+            const ConvTransposeStep& step = *exec.conv_transpose;
+            exec.plan.path = step.path();
+            exec.plan.algorithms = step.label();
+            exec.plan.candidates = "find: " + step.candidates;
+            exec.plan.workspace_bytes = step.workspace_bytes;
+            workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
+            break;
+        }
+        default:
+            throw Error(fmt::format("{}: not an operator of deployed CNNs", op_label(op)));
+    }
+}
+
+void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream) {
+    const OpExec& exec = execs[size_t(op.id)];
+    const TensorView& out = views[size_t(op.id)];
+    const TensorView& in = tensor(op.inputs.at(0));
+    const OpWeights& w = weights[size_t(op.id)];
+    switch (op.kind) {
+        case OpKind::Activation: {
+            const auto& a = op.as<ActivationAttrs>();
+            launch_activation(in, out, pointwise_function(a.function), a.alpha, a.beta, stream);
+            break;
+        }
+        case OpKind::Binary:
+            launch_binary(in, tensor(op.inputs.at(1)), out, binary_kind(op.as<BinaryAttrs>().op),
+                          stream);
+            break;
+        case OpKind::ChannelAffine:
+            launch_channel_affine(in, out, w.weight.get(), w.bias.get(), stream);
+            break;
+        case OpKind::ChannelShuffle:
+            launch_channel_shuffle(in, out, op.as<ChannelShuffleAttrs>().groups, stream);
+            break;
+        case OpKind::ChannelSlice:
+            break;  // its view is its input's channels
+        case OpKind::Resize: {
+            const auto& a = op.as<ResizeAttrs>();
+            launch_resize(in, out, a.mode == ResizeMode::Bilinear, a.align_corners, stream);
+            break;
+        }
+        case OpKind::ChannelNorm:
+            launch_channel_norm(in, out, w.weight.get(), w.bias.get(),
+                                op.as<ChannelNormAttrs>().eps, stream);
+            break;
+        case OpKind::ConvTranspose: {
+            if (exec.conv_transpose) {
+                lane.cudnn.set_stream(stream);
+                exec.conv_transpose->run(lane.cudnn.get(), lane.workspace.get(), stream);
+                break;
+            }
+            const auto& a = op.as<ConvTransposeAttrs>();
+            launch_conv_transpose(in, out, w.weight.get(), a.bias ? w.bias.get() : nullptr,
+                                  conv_transpose_geometry(a), stream);
+            break;
+        }
+        default:
+            throw Error(fmt::format("{}: not an operator of deployed CNNs", op_label(op)));
+    }
+}
+
+}  // namespace iostune

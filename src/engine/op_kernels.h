@@ -1,0 +1,67 @@
+// The engine's kernels for the operators of deployed CNNs (graph.h: Activation, Binary,
+// ChannelAffine, ChannelShuffle, Resize, ChannelNorm), beside kernels.h's:
+//   pointwise_kernels.cu     activations, broadcasting binary arithmetic, per-channel affine maps
+//   layout_kernels.cu        channel shuffle and spatial resize (nearest, bilinear)
+//   channel_norm_kernel.cu   layer normalisation over the channels of each pixel
+//   conv_transpose_kernel.cu a direct transposed convolution, where cuDNN has no algorithm
+//
+// Every kernel takes float, half or bfloat16 views of one type and one layout (NCHW or NHWC, any
+// row stride) and computes in float. Parameter vectors (`scale`, `gamma`, ...) hold one element
+// per channel in the views' type. All launches are asynchronous on `stream` and checked; none
+// allocates (capture-safe). Plain C++17 (no graph.h): the kernels' own enums mirror the graph's.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "src/engine/tensor_view.h"
+
+namespace iostune {
+
+// graph.h's ActivationFunction, with the same meaning of alpha and beta.
+enum class PointwiseFunction { Clip, Sigmoid, Silu, HardSigmoid, HardSwish, LeakyRelu, Gelu, Tanh };
+
+// out = f(in). Equal shapes.
+void launch_activation(const TensorView& in, const TensorView& out, PointwiseFunction f,
+                       float alpha, float beta, cudaStream_t stream);
+
+// graph.h's BinaryOp.
+enum class BinaryKind { Add, Sub, Mul, Div };
+
+// out = a (op) b with broadcasting: out has the batch of both, and each of a's and b's C, H and W
+// equals out's or is 1 (read at index 0 along that axis).
+void launch_binary(const TensorView& a, const TensorView& b, const TensorView& out, BinaryKind op,
+                   cudaStream_t stream);
+
+// out[n, c, y, x] = scale[c] * in[n, c, y, x] + shift[c]. Equal shapes.
+void launch_channel_affine(const TensorView& in, const TensorView& out, const void* scale,
+                           const void* shift, cudaStream_t stream);
+
+// ShuffleNet's channel shuffle: out channel k * groups + g = in channel g * (C / groups) + k.
+void launch_channel_shuffle(const TensorView& in, const TensorView& out, int groups,
+                            cudaStream_t stream);
+
+// Spatial resize of `in` to out.h x out.w (graph.h's ResizeAttrs): nearest reads source index
+// floor(dst * in / out); bilinear reads source (dst + 0.5) * in / out - 0.5 clamped at 0, or
+// dst * (in - 1) / (out - 1) with align_corners.
+void launch_resize(const TensorView& in, const TensorView& out, bool bilinear, bool align_corners,
+                   cudaStream_t stream);
+
+// Layer norm over the channels of each pixel: out = (in - mean) / sqrt(var + eps) * gamma + beta,
+// mean and (biased) variance over the C channels of one (n, y, x). Equal shapes.
+void launch_channel_norm(const TensorView& in, const TensorView& out, const void* gamma,
+                         const void* beta, float eps, cudaStream_t stream);
+
+// torch.nn.ConvTranspose2d's geometry.
+struct ConvTransposeGeometry {
+    int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+    int dilation_h = 1, dilation_w = 1, groups = 1;
+};
+
+// out[n, o] = bias[o] + sum over the input channels i of o's group and the taps (ky, kx) with
+// oy = iy * stride_h - pad_h + ky * dilation_h (and likewise x) of in[n, i, iy, ix] *
+// weight[i, o % (Cout / groups), ky, kx]. `weight` is the filter [Cin, Cout/groups, kh, kw] packed
+// in the views' layout (KCRS or KRSC); `bias` may be null. Output padding is out's extra size.
+void launch_conv_transpose(const TensorView& in, const TensorView& out, const void* weight,
+                           const void* bias, const ConvTransposeGeometry& g, cudaStream_t stream);
+
+}  // namespace iostune

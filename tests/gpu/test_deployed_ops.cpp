@@ -1,0 +1,239 @@
+// [gpu] The operators of deployed CNNs (activation, binary, channel_affine, channel_shuffle,
+// channel_slice, resize, conv_transpose, channel_norm) on the engine: every one, op by op, against
+// the fp32 CPU reference in each precision and layout, replayed as a CUDA graph, and imported
+// PyTorch exports of the families that use them (tests/fixtures/export_torchvision.py).
+#include <catch2/catch.hpp>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "src/engine/cuda_graph.h"
+#include "src/engine/device_buffer.h"
+#include "src/engine/engine.h"
+#include "src/engine/kernels.h"
+#include "src/engine/op_kernels.h"
+#include "src/onnx/onnx_import.h"
+#include "src/reference/reference.h"
+#include "src/schedule.h"
+#include "src/weights.h"
+#include "tests/gpu/deployed_ops_graph.h"
+#include "tests/gpu/engine_fixtures.h"
+
+using namespace iostune;
+using namespace iostune::test;
+
+namespace {
+
+struct Plan {
+    Precision precision;
+    TensorLayout layout;
+};
+
+const std::vector<Plan>& every_plan() {
+    static const std::vector<Plan> plans = {
+        {Precision::Fp32, TensorLayout::Nchw}, {Precision::Fp32, TensorLayout::Nhwc},
+        {Precision::Tf32, TensorLayout::Nchw}, {Precision::Tf32, TensorLayout::Nhwc},
+        {Precision::Fp16, TensorLayout::Nchw}, {Precision::Fp16, TensorLayout::Nhwc},
+        {Precision::Bf16, TensorLayout::Nchw}, {Precision::Bf16, TensorLayout::Nhwc}};
+    return plans;
+}
+
+std::string label(const Plan& plan) {
+    return fmt::format("{} {}", to_string(plan.precision), to_string(plan.layout));
+}
+
+EngineOptions options_for(const Plan& plan) {
+    EngineOptions options;
+    options.precision = plan.precision;
+    options.layout = plan.layout;
+    return options;
+}
+
+// A float NCHW host tensor as a device tensor of the given type and layout (`buffer` holds it).
+TensorView upload_as(const std::vector<float>& values, const Shape& s, DType type,
+                     TensorLayout layout, DeviceBuffer& buffer) {
+    const DeviceBuffer source(values.size() * sizeof(float));
+    REQUIRE(cudaMemcpy(source.get(), values.data(), source.bytes(), cudaMemcpyHostToDevice) ==
+            cudaSuccess);
+    buffer = DeviceBuffer(size_t(s.elements()) * size_t(dtype_bytes(type)));
+    const TensorView view = packed_view(buffer.get(), type, layout, s.n, s.c, s.h, s.w);
+    launch_convert(packed_view(source.get(), DType::F32, TensorLayout::Nchw, s.n, s.c, s.h, s.w),
+                   view, nullptr);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    return view;
+}
+
+HostTensor download(const TensorView& view) {
+    const Shape s{view.n, view.c, view.h, view.w};
+    const DeviceBuffer target(size_t(s.elements()) * sizeof(float));
+    launch_convert(view, packed_view(target.get(), DType::F32, TensorLayout::Nchw, s.n, s.c, s.h,
+                                     s.w),
+                   nullptr);
+    HostTensor host(s);
+    REQUIRE(cudaMemcpy(host.data.data(), target.get(), target.bytes(), cudaMemcpyDeviceToHost) ==
+            cudaSuccess);
+    return host;
+}
+
+Precision precision_of(DType type) {
+    return type == DType::F32 ? Precision::Fp32
+                              : (type == DType::F16 ? Precision::Fp16 : Precision::Bf16);
+}
+
+}  // namespace
+
+TEST_CASE("every deployed-CNN operator matches the CPU reference in each precision and layout, "
+          "op by op, and replays as a CUDA graph",
+          "[gpu][engine][precision][deployed]") {
+    Graph graph = deployed_ops_graph(2);
+    init_random_weights(graph, 5);
+    const HostTensor input = random_input(graph.input_shape(), 13);
+    const HostTensor input2 = random_input(graph.input_shape(), 14);
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    const HostTensor ref2 = reference_run(graph, input2);
+    for (const Plan& plan : every_plan()) {
+        Engine engine(graph, options_for(plan));
+        engine.set_input(input);
+        const Schedule sequential = sequential_schedule(graph);
+        engine.prepare(sequential);
+        engine.launch_schedule(sequential, engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        const double bound = op_error_bound(plan.precision);
+        for (const Op& op : graph.ops()) {
+            const OpPlan& p = plans[size_t(op.id)];
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op {} '{}' ({}) via {} [{}]: relative error {:.3g} (bound {:.3g})",
+                             label(plan), op.id, op.name, to_string(op.kind), p.path, p.algorithms,
+                             err, bound));
+            CHECK(err < bound);
+            if (op.kind == OpKind::ChannelSlice) CHECK(p.path.find("no copy") != std::string::npos);
+            if (op.name == "hardswish") CHECK(p.path == "activation kernel (hardswish)");
+            if (op.kind == OpKind::ConvTranspose) {
+                // cuDNN's backward data, or the direct kernel where cuDNN has no algorithm.
+                CHECK((p.path.rfind("cudnnConvolutionBackwardData", 0) == 0 ||
+                       p.path.rfind("conv transpose kernel (direct", 0) == 0));
+                WARN(label(plan) << ": '" << op.name << "' runs " << p.path << " ["
+                                 << p.algorithms << "]");
+            }
+            if (op.name == "deconv_2x2_s2") CHECK(p.writes_into_concat);
+        }
+        // The same launches captured once and replayed on another input.
+        CudaGraphExec exec = engine.capture(sequential);
+        engine.set_input(input2);
+        exec.launch(engine.origin_stream());
+        const double err = relative_error(engine.read_output(), ref2);
+        INFO(label(plan) << ": the captured graph's output errs by " << err);
+        CHECK(err < bound);
+    }
+}
+
+TEST_CASE("imported PyTorch exports of the deployed families run on the engine as on the CPU "
+          "reference",
+          "[gpu][engine][onnx][deployed]") {
+    // Exported by tests/fixtures/export_torchvision.py into the build tree (target onnx_fixtures).
+    const std::filesystem::path dir = std::filesystem::path(IOSTUNE_BINARY_DIR) / "tests" /
+                                      "onnx_fixtures";
+    std::ifstream file(dir / "manifest.json");
+    if (!file)
+        FAIL("no " << (dir / "manifest.json").string()
+                   << ": build the onnx_fixtures target first (cmake --build build --target "
+                      "onnx_fixtures)");
+    const nlohmann::json manifest = nlohmann::json::parse(file);
+    if (manifest.value("skipped", true)) {
+        WARN("the PyTorch fixtures were skipped (no torch for /usr/bin/python3); nothing checked");
+        return;
+    }
+    // One model per operator family: hardswish/SE (mobilenet_v3_small), silu/SE (efficientnet_b0),
+    // shuffle and split (shufflenet_v2_x0_5), layer norm and gelu (convnext_tiny), conv transpose
+    // and concat (unet), nearest resize and several outputs (the FPN backbone).
+    const std::vector<std::string> names = {"mobilenet_v3_small", "efficientnet_b0",
+                                            "shufflenet_v2_x0_5", "convnext_tiny", "unet",
+                                            "fasterrcnn_fpn_backbone"};
+    for (const std::string& name : names) {
+        nlohmann::json entry;
+        for (const auto& e : manifest["models"])
+            if (e["name"] == name) entry = e;
+        if (entry.is_null()) FAIL("the fixture manifest has no " << name);
+        OnnxImportOptions options;
+        options.batch = entry["batch"].get<int>();
+        Graph graph = import_onnx_file((dir / entry["onnx"].get<std::string>()).string(), options);
+        const HostTensor input = random_input(graph.input_shape(), 21);
+        const std::vector<HostTensor> ref = reference_run_outputs(graph, {input});
+        // Strict fp32 in the reference's layout, and the storages deployments use.
+        for (const Plan& plan : {Plan{Precision::Fp32, TensorLayout::Nchw},
+                                 Plan{Precision::Tf32, TensorLayout::Nhwc},
+                                 Plan{Precision::Fp16, TensorLayout::Nhwc}}) {
+            Engine engine(graph, options_for(plan));
+            engine.set_input(input);
+            const Schedule sequential = sequential_schedule(graph);
+            engine.prepare(sequential);
+            engine.launch_schedule(sequential, engine.origin_stream());
+            const std::vector<HostTensor> out = engine.read_outputs();
+            REQUIRE(out.size() == ref.size());
+            for (size_t k = 0; k < out.size(); ++k) {
+                const double err = relative_error(out[k], ref[k]);
+                INFO(fmt::format("{} {} output {}: {} ops, relative error {:.3g} (bound {:.3g})",
+                                 name, label(plan), k, graph.size(), err,
+                                 model_error_bound(plan.precision)));
+                CHECK(err < model_error_bound(plan.precision));
+            }
+        }
+    }
+}
+
+TEST_CASE("the engine's direct transposed convolution (cuDNN's stand-in) matches the reference "
+          "in each type and layout",
+          "[gpu][engine][precision][deployed]") {
+    // Stride, padding and output padding with groups and bias; dilation without bias; U-Net's
+    // 2x2 stride 2; each writing the second half of a wider (strided) output.
+    const std::vector<ConvTransposeAttrs> cases = {
+        ConvTransposeAttrs{8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true},
+        ConvTransposeAttrs{12, 3, 3, 1, 1, 2, 2, 0, 0, 2, 2, 1, false},
+        ConvTransposeAttrs{16, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, true}};
+    for (const ConvTransposeAttrs& a : cases) {
+        Graph graph("conv_transpose", Shape{2, 16, 7, 9});
+        const int id = graph.add(OpKind::ConvTranspose, a, {kGraphInput}, "deconv");
+        init_random_weights(graph, 17);
+        const HostTensor input = random_input(graph.input_shape(), 18);
+        const HostTensor ref = reference_run(graph, input);
+        const Shape out = graph.op(id).output;
+        const auto& params = graph.params_of(id);
+        for (const DType type : {DType::F32, DType::F16, DType::BF16})
+            for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
+                DeviceBuffer in_buf, w_buf, b_buf, out_buf;
+                const TensorView in =
+                    upload_as(input.data, graph.input_shape(), type, layout, in_buf);
+                const TensorView weight =
+                    upload_as(params.at(0).values,
+                              Shape{16, a.out_channels / a.groups, a.kernel_h, a.kernel_w}, type,
+                              layout, w_buf);
+                const void* bias = nullptr;
+                if (a.bias)
+                    bias = upload_as(params.at(1).values, Shape{1, a.out_channels, 1, 1}, type,
+                                     layout, b_buf)
+                               .data;
+                out_buf = DeviceBuffer(size_t(out.elements()) * 2 * size_t(dtype_bytes(type)));
+                const TensorView wide = packed_view(out_buf.get(), type, layout, out.n, 2 * out.c,
+                                                    out.h, out.w);
+                const TensorView target = wide.channels(out.c, out.c);
+                launch_conv_transpose(in, target, weight.data, bias,
+                                      ConvTransposeGeometry{a.kernel_h, a.kernel_w, a.stride_h,
+                                                            a.stride_w, a.pad_h, a.pad_w,
+                                                            a.dilation_h, a.dilation_w, a.groups},
+                                      nullptr);
+                REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+                const double err = relative_error(download(target), ref);
+                const double bound = op_error_bound(precision_of(type));
+                INFO(fmt::format("{} {} {}x{} stride {} groups {}: relative error {:.3g} (bound "
+                                 "{:.3g})",
+                                 to_string(type), to_string(layout), a.kernel_h, a.kernel_w,
+                                 a.stride_h, a.groups, err, bound));
+                CHECK(err < bound);
+            }
+    }
+}
