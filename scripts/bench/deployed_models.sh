@@ -8,7 +8,7 @@
 #       [--precisions "tf32 fp16"] [--batches "1 16"] [--parts "iostune torch"]
 #       [--r 2] [--s 4] [--iters 200] [--validate-iters 20] [--search-timeout 120]
 #       [--torch-systems "cudagraph compile"] [--compile-jobs 4] [--compile-budget 150]
-#       [--row-budget 5] [--deadline 480] [--torch-device cuda] [--small]
+#       [--row-budget 5] [--deadline 480] [--torch-deadline 0] [--torch-device cuda] [--small]
 #
 # Models (torch_peers.py DEPLOYED_SIZES): efficientnet_b0 and mobilenet_v3_large at 224x224,
 # fasterrcnn_fpn_backbone (torchvision's fasterrcnn_resnet50_fpn `model.backbone`, five outputs)
@@ -17,7 +17,7 @@
 # machine's PyTorch (TorchScript exporter) from the modules torch_peers.py times, so both sides
 # run the same architecture and weights.
 #
-# Per precision, batch and model (in that order, so a deadline cuts the big batches last):
+# iostune, per precision, batch and model (in that order: a deadline cuts the big batches last):
 #   iostune search --model M.onnx --batch B --precision P --r R --s S --cost measured --db DB
 #     (its contest times sequential, greedy and nimble beside the searched schedule and stores
 #     the fastest as the DB's best: the record's kept_strategy), recorded as iostune-ios-both
@@ -27,10 +27,14 @@
 #   fp16/bf16: the timed replay of the best with --native-io (16-bit NHWC input and output, as
 #     the peers' channels-last tensors; --validate refuses --native-io);
 #   iostune replay --schedule-source sequential (likewise --native-io in fp16/bf16).
-# Then the PyTorch peers of every row (torch_peers.py). Work folder /tmp/deployed_<tag>; at the
-# end OUT/deployed_<tag>.tar.gz holds raw/ (records for summarize.py), logs/, db/, validate.jsonl,
-# deployed.md (the table: scripts/bench/deployed_table.py) and summary/ (summarize.py), without
-# the ONNX files; OUT/deployed_<tag>.log is this script's output, written as it runs.
+# and the PyTorch peers of every row (torch_peers.py), the parts in --parts' order ("torch
+# iostune": the peers first, as h100_plan.sh's calls 18/19; --torch-deadline S: the peers start
+# no row after S seconds, leaving the rest of --deadline to iostune).
+# Work folder /tmp/bench_<tag>; at the end OUT/bench_<tag>.tar.gz (named as run_h100.sh's, so
+# unpack_results.sh merges its records) holds raw/ (records for summarize.py), logs/, db/,
+# validate.jsonl, deployed.md (the table: scripts/bench/deployed_table.py) and summary/
+# (summarize.py), without the ONNX files; OUT/bench_<tag>.log is this script's output, written
+# as it runs.
 # --deadline SECONDS: no new step after that (searches are cut off there); what was skipped is
 # listed and shown as "not run".
 set -uo pipefail
@@ -56,6 +60,7 @@ compile_jobs=4
 compile_budget=150
 row_budget=5
 deadline=480
+torch_deadline=0
 torch_device=cuda
 small=0
 
@@ -80,6 +85,7 @@ while [ $# -gt 0 ]; do
     --compile-budget) compile_budget="$2"; shift 2 ;;
     --row-budget) row_budget="$2"; shift 2 ;;
     --deadline) deadline="$2"; shift 2 ;;
+    --torch-deadline) torch_deadline="$2"; shift 2 ;;
     --torch-device) torch_device="$2"; shift 2 ;;
     --small) small=1; shift ;;
     -h|--help) usage 0 ;;
@@ -88,14 +94,17 @@ while [ $# -gt 0 ]; do
 done
 
 fail() { echo "deployed_models.sh: $*" >&2; exit 2; }
-[ -n "$tag" ] || fail "--tag NAME is required (names the tarball deployed_NAME.tar.gz)"
+[ -n "$tag" ] || fail "--tag NAME is required (names the tarball bench_NAME.tar.gz, as run_h100.sh)"
 [[ "$tag" =~ ^[A-Za-z0-9._-]+$ ]] || fail "--tag '$tag' may hold only letters, digits, '.', '_' and '-'"
-[ -n "$out" ] || fail "no --out and no \$OUT: say where deployed_$tag.tar.gz goes"
-for n in "$r" "$s" "$iters" "$validate_iters" "$search_timeout" "$deadline" "$compile_jobs"; do
+[ -n "$out" ] || fail "no --out and no \$OUT: say where bench_$tag.tar.gz goes"
+for n in "$r" "$s" "$iters" "$validate_iters" "$search_timeout" "$deadline" "$torch_deadline" "$compile_jobs"; do
   [[ "$n" =~ ^[0-9]+$ ]] || fail "'$n' is not a whole number (--r --s --iters --validate-iters --search-timeout --deadline --compile-jobs)"
 done
 for p in $precisions; do
   case "$p" in tf32|fp16|bf16|fp32) ;; *) fail "--precisions: '$p' is not tf32, fp16, bf16 or fp32" ;; esac
+done
+for part in $parts; do
+  case "$part" in iostune|torch) ;; *) fail "--parts: '$part' is not iostune or torch" ;; esac
 done
 for m in $models; do
   case "$m" in efficientnet_b0|mobilenet_v3_large|fasterrcnn_fpn_backbone|unet) ;;
@@ -114,7 +123,7 @@ export PYTHONUNBUFFERED=1
 
 mkdir -p "$out" || fail "cannot create '$out'"
 out="$(cd "$out" && pwd)"
-name="deployed_$tag"
+name="bench_$tag"
 work="/tmp/$name"
 [ -e "$work" ] && fail "'$work' exists (an earlier run with --tag $tag?); pick another tag or remove it"
 raw="$work/raw"
@@ -285,7 +294,7 @@ for model in $models; do
     echo "  $model: iostune import FAILED: $(tail -n 1 "$logs/${model}_import.log")"
 done
 
-if has "$parts" iostune; then
+iostune_part() {
   for prec in $precisions; do
     set_precision "$prec"
     for batch in $batches; do
@@ -296,14 +305,17 @@ if has "$parts" iostune; then
       done
     done
   done
-fi
+}
 
-if has "$parts" torch; then
+torch_part() {
+  local batch_list system_list stop
   read -ra batch_list <<<"$batches"
   read -ra system_list <<<"$torch_systems"
+  stop="$deadline"
+  [ "$torch_deadline" -gt 0 ] && stop="$torch_deadline"
   for prec in $precisions; do
     set_precision "$prec"
-    if past_deadline; then skipped+=("torch peers $precision"); continue; fi
+    if [ "$stop" -gt 0 ] && [ "$SECONDS" -ge "$stop" ]; then skipped+=("torch peers $precision"); continue; fi
     echo "== $(stamp) PyTorch peers, $precision: $torch_systems (${SECONDS}s)"
     peer_args=(--models "${model_list[@]}" --batches "${batch_list[@]}" --out "$raw"
                --systems "${system_list[@]}" --model-dir "$scratch/models" --warmup 20
@@ -311,7 +323,9 @@ if has "$parts" torch; then
                --compile-budget-s "$compile_budget" --compile-jobs "$compile_jobs"
                --device "$torch_device" --precision "$precision" --row-budget-s "$row_budget"
                "${small_arg[@]}")
-    [ "$deadline" -gt 0 ] && peer_args+=(--stop-after-s "$((deadline - SECONDS))")
+    [ "$stop" -gt 0 ] && peer_args+=(--stop-after-s "$((stop - SECONDS))")
     $python "$here/torch_peers.py" "${peer_args[@]}" 2>&1 | tee "$logs/torch_peers_$precision.log"
   done
-fi
+}
+
+for part in $parts; do "${part}_part"; done

@@ -17,7 +17,7 @@ if ! "$py" -c "import torch, torchvision, onnx" 2>/dev/null; then
 fi
 tmp="$(mktemp -d /tmp/iostune-deployed-dry.XXXXXX)"
 tags=()
-cleanup() { rm -rf "$tmp"; for t in "${tags[@]}"; do rm -rf "/tmp/deployed_$t"; done; }
+cleanup() { rm -rf "$tmp"; for t in "${tags[@]}"; do rm -rf "/tmp/bench_$t"; done; }
 trap cleanup EXIT
 fail() { echo "deployed dry run FAILED: $*" >&2; exit 1; }
 run() {  # run TAG ARGS...: one device call's worth
@@ -27,15 +27,17 @@ run() {  # run TAG ARGS...: one device call's worth
     --python "$py" --small --torch-device cpu --torch-systems "eager cudagraph" --iters 3 \
     --row-budget 1 "$@" >"$tmp/$tag.stdout" 2>&1 ||
     { cat "$tmp/$tag.stdout"; fail "deployed_models.sh $tag exited non-zero"; }
-  [ "$(find "$tmp/out_$tag" -type f | wc -l)" -eq 2 ] && [ -s "$tmp/out_$tag/deployed_$tag.tar.gz" ] &&
-    [ -s "$tmp/out_$tag/deployed_$tag.log" ] || fail "$tag: OUT does not hold just the tarball and the log"
+  [ "$(find "$tmp/out_$tag" -type f | wc -l)" -eq 2 ] && [ -s "$tmp/out_$tag/bench_$tag.tar.gz" ] &&
+    [ -s "$tmp/out_$tag/bench_$tag.log" ] || fail "$tag: OUT does not hold just the tarball and the log"
   mkdir -p "$tmp/unpacked_$name"
-  tar -C "$tmp/unpacked_$name" -xzf "$tmp/out_$tag/deployed_$tag.tar.gz"
+  tar -C "$tmp/unpacked_$name" -xzf "$tmp/out_$tag/bench_$tag.tar.gz"
 }
 
-run all --batches "1 2" --precisions "tf32 fp16"
+run all --batches "1 2" --precisions "tf32 fp16" --parts "torch iostune" --torch-deadline 400
 FAKE_IOSTUNE_FAIL=--validate run invalid --models unet --batches 1 --parts iostune
 run late --models unet --batches 1 --deadline 1
+"$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out_dry$$_all/bench_dry$$_all.tar.gz" |
+  grep -q "64 raw records merged" || fail "unpack_results.sh did not merge the 64 records"
 
 "$py" - "$tmp" "$$" "$bench" <<'PY'
 import glob, json, os, sys
@@ -46,7 +48,7 @@ def check(cond, what):
     if not cond:
         sys.exit(f"deployed dry run FAILED: {what}")
 def work(name):
-    return f"{tmp}/unpacked_{name}/deployed_dry{pid}_{name}"
+    return f"{tmp}/unpacked_{name}/bench_dry{pid}_{name}"
 models = ("efficientnet_b0", "mobilenet_v3_large", "fasterrcnn_fpn_backbone", "unet")
 
 w = work("all")
@@ -85,6 +87,9 @@ md = open(f"{w}/deployed.md").read()
 check("| fasterrcnn_fpn_backbone | 2 | fp16 |" in md and "(ios-both) | passed | skipped | not run |" in md,
       "the table has every row with the kept strategy and validation")
 check(os.path.isfile(f"{w}/summary/summary.md"), "summarize.py ran on the records")
+log = open(f"{w}/logs/deployed_models.log").read()
+check(log.index("PyTorch peers, fp16") < log.index("efficientnet_b0 batch 1, tf32"),
+      "--parts 'torch iostune' runs the peers first")
 
 w = work("invalid")
 vals = [json.loads(l) for l in open(f"{w}/validate.jsonl")]
