@@ -2,7 +2,8 @@
 # Dry run of scripts/bench/deployed_models.sh (issue 14's deployed models) on the CPU: the four
 # models exported to ONNX at the fixtures' small sizes with Debian's PyTorch, then searched,
 # validated and replayed by tests/bench/fake_iostune.py, and the PyTorch peers run on the CPU
-# (eager timed; cudagraph recorded as skipped). Checks what one device call returns (one
+# (eager timed; cudagraph recorded as skipped), after torch_peers.py --check-cpu of their
+# builders. Checks what one device call returns (one
 # tarball and one log), the records and validations of every row, the table, a validation
 # failure and a deadline. Prints "skipped" (CTest: Skipped) without torch, torchvision and onnx.
 set -euo pipefail
@@ -32,6 +33,14 @@ run() {  # run TAG ARGS...: one device call's worth
   mkdir -p "$tmp/unpacked_$name"
   tar -C "$tmp/unpacked_$name" -xzf "$tmp/out_$tag/bench_$tag.tar.gz"
 }
+
+# torch_peers.py's CPU self-check of the deployed builders: folding exact (float64), one
+# flattened output per sample (the FPN's five maps concatenated).
+"$py" "$bench/torch_peers.py" --check-cpu --small --models efficientnet_b0 mobilenet_v3_large \
+  fasterrcnn_fpn_backbone unet >"$tmp/check.txt" 2>&1 || { cat "$tmp/check.txt"; fail "--check-cpu"; }
+[ "$(grep -c "batch-norm folding changes outputs by .* ok$" "$tmp/check.txt")" -eq 4 ] &&
+  grep -q "fasterrcnn_fpn_backbone: export_torchvision: 26825856 parameters, output (2, 87296) ok" \
+    "$tmp/check.txt" || { cat "$tmp/check.txt"; fail "--check-cpu of the deployed models"; }
 
 run all --batches "1 2" --precisions "tf32 fp16" --parts "torch iostune" --torch-deadline 400
 FAKE_IOSTUNE_FAIL=--validate run invalid --models unet --batches 1 --parts iostune
