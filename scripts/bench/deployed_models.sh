@@ -248,14 +248,16 @@ iostune_row() {
          "${searched[@]}"; then
       validation "$model" "$batch" passed "$(grep -m1 'Validation:' "$logs/$vlog")"
     else
+      # "failed": the outputs differ; "error": the replay itself failed (see its log).
       valid=0
-      local why
-      why="$(grep -m1 'validation failed' "$logs/$vlog" || tail -n 1 "$logs/$vlog")"
-      validation "$model" "$batch" failed "$why"
-      echo "  validate: FAILED: $why"
+      local why verdict=failed
+      why="$(grep -m1 'validation failed' "$logs/$vlog")" || { verdict=error; why="$(tail -n 1 "$logs/$vlog")"; }
+      validation "$model" "$batch" "$verdict" "$why"
+      echo "  validate: $verdict: $why"
+      local vcmd=("$iostune" replay --model "$onnx/$model.onnx" --batch "$batch" "${prec_args[@]}"
+                  --db "$db" --validate --iters "$viters" --format json)
       [ "$vsystem" = - ] && record_failure "$model" "$batch" iostune-ios-both failed \
-        "$(quote "$iostune" replay --model "$onnx/$model.onnx" --batch "$batch" "${prec_args[@]}" --db "$db" --validate)" \
-        "$logs/$vlog" "${searched[@]:1}"
+        "$(quote "${vcmd[@]}")" "$logs/$vlog" "${searched[@]:1}"
     fi
     if [ ${#replay_args[@]} -gt 0 ] && [ "$valid" -eq 1 ]; then
       timed_replay "$model" "$batch" iostune-ios-both "${base}_best_replay.log" --db "$db" \

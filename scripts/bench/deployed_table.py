@@ -94,7 +94,8 @@ def table_rows(records, validations, models, batches, precisions):
 
 def markdown(rows, records, validations, note):
     lines = ["# Deployed models: iostune against PyTorch (issue 14)", ""]
-    devices = sorted({r["device"].get("name", "unknown") for r in records.values()})
+    # Failure records without an iostune JSON name the device "unknown" (no nvidia-smi).
+    devices = sorted({r["device"].get("name", "unknown") for r in records.values()} - {"unknown"})
     lines.append(f"Device: {', '.join(devices) or 'no records'}. Medians in ms; "
                  "best vs best peer = min(torch cudagraph, torch.compile) / iostune best "
                  "(above 1: iostune is faster). fp16/bf16 iostune replays use --native-io; "

@@ -11,7 +11,8 @@ only in the precision it was searched in. --precision (or --math) fp32|tf32|fp16
 auto|nchw|nhwc and replay's --native-io are accepted and reported as iostune reports them.
 --model may be a model file (.onnx or .json, named after the deployed models: its stem is the
 model), `import X.onnx -o X.json` writes a placeholder model, and `replay --validate` reports a
-passed validation on stderr (as iostune does with --format json).
+passed validation on stderr (as iostune does with --format json); FAKE_IOSTUNE_INVALID=1 makes
+it fail as a schedule whose output differs would.
 """
 
 import json
@@ -170,6 +171,10 @@ def main(args):
             if "--native-io" in args:
                 print("error: --validate compares float outputs; drop --native-io to validate "
                       "the schedule", file=sys.stderr)
+                return 1
+            if os.environ.get("FAKE_IOSTUNE_INVALID"):
+                print("error: validation failed: the replayed schedule's output differs from the "
+                      "sequential schedule's by up to 0.5 (tolerance 0.001)", file=sys.stderr)
                 return 1
             print("Validation: PASSED (output equals the sequential schedule's, max |diff| 0, "
                   "tolerance 1e-3)", file=sys.stderr)
