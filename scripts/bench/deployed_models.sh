@@ -31,10 +31,10 @@
 # iostune": the peers first, as h100_plan.sh's calls 18/19; --torch-deadline S: the peers start
 # no row after S seconds, leaving the rest of --deadline to iostune).
 # Work folder /tmp/bench_<tag>; at the end OUT/bench_<tag>.tar.gz (named as run_h100.sh's, so
-# unpack_results.sh merges its records) holds raw/ (records for summarize.py), logs/, db/,
-# validate.jsonl, deployed.md (the table: scripts/bench/deployed_table.py) and summary/
-# (summarize.py), without the ONNX files; OUT/bench_<tag>.log is this script's output, written
-# as it runs.
+# unpack_results.sh merges its records) holds raw/ (records for summarize.py), logs/, db/ (while
+# the tarball stays under 15 MiB), validate.jsonl, deployed.md (the table:
+# scripts/bench/deployed_table.py) and summary/ (summarize.py), without the ONNX files;
+# OUT/bench_<tag>.log is this script's output, written as it runs.
 # --deadline SECONDS: no new step after that (searches are cut off there); what was skipped is
 # listed and shown as "not run".
 set -uo pipefail
@@ -152,7 +152,12 @@ finish() {
     echo "summarize.py failed (see logs/summarize.log)"
   cat "$work/deployed.md" 2>/dev/null
   cp "$log" "$logs/deployed_models.log" 2>/dev/null
-  tar -C /tmp -czf "$out/$name.tar.gz" --exclude="$name/onnx/*.onnx" --exclude="$name/onnx/*.bin" "$name"
+  local skip=(--exclude="$name/onnx/*.onnx" --exclude="$name/onnx/*.bin")
+  tar -C /tmp -czf "$out/$name.tar.gz" "${skip[@]}" "$name"
+  if [ "$(stat -c %s "$out/$name.tar.gz")" -gt $((15 * 1024 * 1024)) ]; then
+    echo "tarball over 15 MiB with the schedule DBs; packing without db/"
+    tar -C /tmp -czf "$out/$name.tar.gz" "${skip[@]}" --exclude="$name/db" "$name"
+  fi
   echo "== $(stamp) done in ${SECONDS}s: $(find "$raw" -name '*.json' | wc -l) raw records in $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1))"
   rm -rf "$scratch"
 }
