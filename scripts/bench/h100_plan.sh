@@ -27,6 +27,12 @@
 #                                            # graphs; bf16 greedy/nimble of nasnet/randwire
 #   bash scripts/bench/h100_plan.sh call16   # model sets: torch.compile b1; TF32 b8
 #   bash scripts/bench/h100_plan.sh call17   # model sets: fp16 b8; the last fp16 compile row
+# Deployed models imported from ONNX (issue 14, scripts/bench/deployed_models.sh):
+#   bash scripts/bench/h100_plan.sh call20   # TF32: efficientnet_b0, mobilenet_v3_large,
+#                                            # fasterrcnn_fpn_backbone, unet b1+b16: PyTorch
+#                                            # cudagraph + compile, then iostune search (r=2 s=4),
+#                                            # replay --validate, sequential; table deployed.md
+#   bash scripts/bench/h100_plan.sh call21   # the same in fp16
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -170,6 +176,16 @@ case "${1:-}" in
     "${run[@]}" --tag call19-large --precisions fp16 --models "$large" --batches "1 16" \
       --strategies "" --baselines "sequential greedy nimble" --parts iostune --iters 300 \
       --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call19 (see the comment at the top)" >&2
+  # Deployed models (issue 14), one precision a call: the peers first (torch.compile's eight rows
+  # compiled at once, as call3; 8 rows x (3 s + 15 s) are kept for timing them, so
+  # their compiles get ~100 s), starting no row after 330 s, then iostune's searches and replays.
+  call20|call21)
+    p=tf32; [[ $1 == call21 ]] && p=fp16
+    bash scripts/bench/deployed_models.sh --tag "$1" --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --torch-device "${TORCH_DEVICE:-cuda}" --precisions "$p" \
+      --batches "1 16" --parts "torch iostune" --torch-systems "cudagraph compile" \
+      --compile-jobs 8 --compile-budget 150 --row-budget 3 --torch-deadline 330 --r 2 --s 4 \
+      --search-timeout 90 --iters 200 --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call21 (see the comment at the top)" >&2
      exit 2 ;;
 esac

@@ -14,7 +14,13 @@ Python's garbage collector is off while timing (as timeit).
 Models: inception_v3 (299x299), googlenet, squeezenet1_1, resnet50 (224x224) from
 torchvision.models; nasnet_a_large and randwire from iostune's JSON export, run by
 iostune_json_to_torch.py (--interpreter also|only runs the torchvision models that way too, as
-systems with the suffix -ir, for a like-for-like check).
+systems with the suffix -ir, for a like-for-like check). The deployed models iostune imports from
+ONNX (issue 14): efficientnet_b0, mobilenet_v3_large (224x224), fasterrcnn_fpn_backbone
+(torchvision's fasterrcnn_resnet50_fpn `model.backbone`, five outputs) and unet (256x256), built
+by tests/fixtures/export_torchvision.py with its seeded weights and calibrated, perturbed batch-norm
+statistics, so they are the modules scripts/bench/deployed_models.sh exports for iostune
+(--small: the fixtures' small CI sizes, for CPU tests). A model with several outputs is timed as
+one forward producing all of them.
 
 torch.compile runs in a child process per (model, batch) with a time budget, so a slow or failing
 compile is recorded (status timeout/failed) and the rest of the run goes on.
@@ -44,6 +50,11 @@ from iostune_json_to_torch import IostuneModule  # noqa: E402
 ALL_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50", "nasnet_a_large",
               "randwire")
 TORCHVISION_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50")
+# The deployed models (issue 14) and their benchmark input sizes, which deployed_models.sh
+# exports to ONNX with the same builders and weights; not in the default --models.
+DEPLOYED_SIZES = {"efficientnet_b0": 224, "mobilenet_v3_large": 224,
+                  "fasterrcnn_fpn_backbone": 256, "unet": 256}
+DEPLOYED_MODELS = tuple(DEPLOYED_SIZES)
 SYSTEMS = ("eager", "cudagraph", "compile")
 IR_SUFFIX = "-ir"
 # --precision -> the dtype of weights and activations; TF32 and fp32 keep float32 storage.
@@ -73,6 +84,27 @@ def torchvision_model(name):
         return tvm.resnet50(weights=None), 224
     raise PeerError(f"'{name}' is not a torchvision model here; use one of "
                     f"{', '.join(TORCHVISION_MODELS)} or the iostune interpreter")
+
+
+def fixtures_module():
+    """tests/fixtures/export_torchvision.py: the deployed models' builders and seeded weights."""
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                            "fixtures")
+    if fixtures not in sys.path:
+        sys.path.insert(0, fixtures)
+    return importlib.import_module("export_torchvision")
+
+
+def deployed_size(name, small):
+    """The deployed model's input size: the benchmark's, or with small the CI fixtures'."""
+    return fixtures_module().TORCHVISION[name][1] if small else DEPLOYED_SIZES[name]
+
+
+def deployed_model(name, small):
+    """(module, input size) as export_torchvision.py builds it for that size: the same seeded
+    weights and batch-norm statistics as the ONNX file deployed_models.sh gives iostune."""
+    size = deployed_size(name, small)
+    return fixtures_module().torchvision_model(name, size), size
 
 
 def fold_batch_norms(model):
@@ -135,6 +167,15 @@ def build_model(name, use_interpreter, args):
                    "weights": ("iostune export --seed %d" % args.seed if args.load_iostune_weights
                                else "seeded He-normal, seed %d" % args.seed),
                    "bn_folded": True, "ops": len(module.ops)}
+    elif name in DEPLOYED_MODELS:
+        module, size = deployed_model(name, getattr(args, "small", False))
+        c, h, w = 3, size, size
+        folded = 0 if args.keep_bn else fold_batch_norms(module)
+        fx = fixtures_module()
+        details = {"model_source": "export_torchvision",
+                   "weights": "export_torchvision.py torchvision_model (seed %d, calibrated and "
+                              "perturbed batch norms)" % fx.SEED,
+                   "bn_folded": not args.keep_bn, "batch_norms_folded": folded}
     else:
         module, size = torchvision_model(name)
         c, h, w = 3, size, size
@@ -146,12 +187,20 @@ def build_model(name, use_interpreter, args):
     return module.eval(), (c, h, w), details
 
 
+def interpreted_only(name):
+    """Models iostune exports as JSON (nasnet_a_large, randwire): run by the interpreter only."""
+    return name not in TORCHVISION_MODELS and name not in DEPLOYED_MODELS
+
+
 def uses_interpreter(name, mode):
-    return name not in TORCHVISION_MODELS or mode == "only"
+    return interpreted_only(name) or (mode == "only" and name in TORCHVISION_MODELS)
 
 
 def variants(name, mode):
-    """(use_interpreter, system suffix) pairs to measure for a model."""
+    """(use_interpreter, system suffix) pairs to measure for a model; the deployed models are
+    not in iostune's zoo, so they have no interpreted variant."""
+    if name in DEPLOYED_MODELS:
+        return [(False, "")]
     if name not in TORCHVISION_MODELS:
         return [(True, "")]
     if mode == "only":
@@ -412,6 +461,8 @@ def child_command(name, batch, mode, args):
         cmd += ["--iostune", args.iostune]
     if args.keep_bn:
         cmd.append("--keep-bn")
+    if args.small:
+        cmd.append("--small")
     if args.load_iostune_weights:
         cmd.append("--load-iostune-weights")
     return cmd
@@ -595,7 +646,7 @@ def check_half(name, source, model, x, y, precision):
     model, xh = to_precision(model, x, precision)
     try:
         with torch.no_grad():
-            yh = model(xh).reshape(y.shape)
+            yh = flat_output(model(xh)).reshape(y.shape)
     except RuntimeError as e:
         if "not implemented for" not in str(e):
             raise
@@ -610,6 +661,30 @@ def check_half(name, source, model, x, y, precision):
     return 0 if ok else 1
 
 
+def flat_output(output):
+    """A model's output per sample as one row: several outputs (the FPN backbone's five maps)
+    concatenated."""
+    outputs = output if isinstance(output, (tuple, list)) else (output,)
+    return torch.cat([t.reshape(t.shape[0], -1) for t in outputs], 1)
+
+
+def reference_model(name, args):
+    """The unfolded model of build_model, with non-trivial batch-norm statistics to fold: the
+    deployed models have them from export_torchvision.py already, the others get random ones."""
+    torch.manual_seed(args.seed)
+    if name in DEPLOYED_MODELS:
+        return deployed_model(name, args.small)[0]
+    reference, _ = torchvision_model(name)
+    reference.eval()
+    for m in reference.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.5, 0.5)
+    return reference
+
+
 def check_cpu(args):
     """Builds every requested model on the CPU: batch-norm folding must not change outputs, and
     where both builders exist the torchvision and interpreted models must agree in parameter
@@ -618,29 +693,28 @@ def check_cpu(args):
     failures = 0
     for name in args.models:
         built = {}
-        for use_interpreter in ((False, True) if name in TORCHVISION_MODELS else (True,)):
+        for use_interpreter in ((False, True) if name in TORCHVISION_MODELS else
+                                (False,) if name in DEPLOYED_MODELS else (True,)):
             model, chw, details = build_model(name, use_interpreter, args)
             x = torch.randn(2, *chw, generator=torch.Generator().manual_seed(0))
             with torch.no_grad():
-                y = model(x).reshape(2, -1)
+                y = flat_output(model(x))
             built[details["model_source"]] = (details["parameters"], tuple(y.shape))
             if half_precision(args.precision):
                 failures += check_half(name, details["model_source"], model, x, y,
                                        args.precision)
             if not use_interpreter and not args.keep_bn:
-                torch.manual_seed(args.seed)
-                reference, _ = torchvision_model(name)
-                reference.eval()
-                for m in reference.modules():
-                    if isinstance(m, nn.BatchNorm2d):  # non-trivial statistics to fold
-                        m.running_mean.uniform_(-0.5, 0.5)
-                        m.running_var.uniform_(0.5, 2.0)
-                        m.weight.data.uniform_(0.5, 1.5)
-                        m.bias.data.uniform_(-0.5, 0.5)
+                reference = reference_model(name, args)
+                xr = x
+                if name in DEPLOYED_MODELS:
+                    # In float64: EfficientNet's squeeze-excitation gates amplify float32's
+                    # rounding to ~1e-3 of the output (export_torchvision.py), which would hide
+                    # what this checks, that folding is exact.
+                    reference, xr = reference.double(), x.double()
                 with torch.no_grad():
-                    expected = reference(x)
+                    expected = flat_output(reference(xr))
                     fold_batch_norms(reference)
-                    got = reference(x)
+                    got = flat_output(reference(xr))
                 err = float((got - expected).abs().max() / expected.abs().max().clamp_min(1e-12))
                 ok = err < 1e-4
                 failures += not ok
@@ -657,7 +731,10 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--models", nargs="+", default=list(ALL_MODELS), choices=ALL_MODELS)
+    parser.add_argument("--models", nargs="+", default=list(ALL_MODELS),
+                        choices=ALL_MODELS + DEPLOYED_MODELS,
+                        help="default: the zoo's six; the deployed models (%s) on request"
+                             % ", ".join(DEPLOYED_MODELS))
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 16])
     parser.add_argument("--systems", nargs="+", default=["eager", "cudagraph"], choices=SYSTEMS,
                         help="default: eager cudagraph (compile is slow; add it or use --compile)")
@@ -673,6 +750,8 @@ def parse_args(argv):
                                           "(default: $IOSTUNE, build/cli/iostune, PATH)")
     parser.add_argument("--load-iostune-weights", action="store_true",
                         help="interpreted models use iostune's exported seeded weights")
+    parser.add_argument("--small", action="store_true",
+                        help="deployed models at the CI fixtures' small input sizes (CPU tests)")
     parser.add_argument("--keep-bn", action="store_true",
                         help="do not fold torchvision batch norms (not like-for-like)")
     parser.add_argument("--seed", type=int, default=1)

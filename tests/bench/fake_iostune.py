@@ -9,6 +9,10 @@ The DB is a JSON file: {"schedules": [...], "stages": {PRECISION: N}} (a shared 
 hits); as in iostune's DB, schedules and stages are keyed by precision, and a schedule replays
 only in the precision it was searched in. --precision (or --math) fp32|tf32|fp16|bf16, --layout
 auto|nchw|nhwc and replay's --native-io are accepted and reported as iostune reports them.
+--model may be a model file (.onnx or .json, named after the deployed models: its stem is the
+model), `import X.onnx -o X.json` writes a placeholder model, and `replay --validate` reports a
+passed validation on stderr (as iostune does with --format json); FAKE_IOSTUNE_INVALID=1 makes
+it fail as a schedule whose output differs would.
 """
 
 import json
@@ -19,15 +23,37 @@ import sys
 DEVICE = {"name": "Fake H100", "compute_capability": "9.0", "sm_count": 132,
           "driver": "580.0", "cuda_runtime": "13.0", "cudnn": "9.19.0"}
 STAGES = {"inception_v3": 5428, "googlenet": 1314, "squeezenet1_1": 78, "resnet50": 60,
-          "nasnet_a_large": 122012, "randwire": 131000}
+          "nasnet_a_large": 122012, "randwire": 131000, "efficientnet_b0": 900,
+          "mobilenet_v3_large": 700, "fasterrcnn_fpn_backbone": 400, "unet": 60}
 BASE_MS = {"inception_v3": 2.6, "googlenet": 1.5, "squeezenet1_1": 0.38, "resnet50": 2.2,
-           "nasnet_a_large": 7.9, "randwire": 5.1}
+           "nasnet_a_large": 7.9, "randwire": 5.1, "efficientnet_b0": 1.1,
+           "mobilenet_v3_large": 0.9, "fasterrcnn_fpn_backbone": 1.6, "unet": 0.3}
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 STORAGE = {"fp32": "float", "tf32": "float", "fp16": "half", "bf16": "bfloat16"}
 
 
 def option(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
+
+
+def model_name(spec):
+    """A zoo name as is; a model file's stem (/tmp/x/unet.onnx -> unet)."""
+    if spec and os.path.splitext(spec)[1] in (".onnx", ".json"):
+        return os.path.splitext(os.path.basename(spec))[0]
+    return spec
+
+
+def fake_import(args):
+    source, output = args[1], option(args, "-o", option(args, "--output"))
+    name = model_name(source)
+    if not os.path.isfile(source) or name not in STAGES or not output:
+        print(f"error: cannot import '{source}' (fake iostune knows {', '.join(STAGES)})",
+              file=sys.stderr)
+        return 1
+    with open(output, "w", encoding="utf-8") as f:
+        json.dump({"name": name, "fake": True}, f)
+    print(f"imported {source}: {STAGES[name] // 10} ops (fake)\nwrote {output}")
+    return 0
 
 
 def load_db(path):
@@ -59,13 +85,15 @@ def main(args):
         print("iostune 0.0.0 (fake, for dry runs)")
         return 0
     command = args[0]
+    if command == "import":
+        return fake_import(args)
     if "--help" in args:
         print(f"Usage: iostune {command} [OPTIONS]\n  --db TEXT\n  --schedule-source TEXT\n"
               "  --precision,--math TEXT\n  --layout TEXT\n  --native-io")
         if command == "replay" and not os.environ.get("FAKE_IOSTUNE_NO_SCHEDULE_ID"):
             print("  --schedule-id INT   replay exactly this schedule of --db")
         return 0
-    model = option(args, "--model")
+    model = model_name(option(args, "--model"))
     batch = int(option(args, "--batch", "1"))
     if model not in STAGES:
         print(f"error: unknown model '{model}'", file=sys.stderr)
@@ -139,6 +167,17 @@ def main(args):
                 return 1
             sid = chosen[0]["id"]
             layout = chosen[0]["layout"]  # a stored schedule runs in its own layout
+        if "--validate" in args:
+            if "--native-io" in args:
+                print("error: --validate compares float outputs; drop --native-io to validate "
+                      "the schedule", file=sys.stderr)
+                return 1
+            if os.environ.get("FAKE_IOSTUNE_INVALID"):
+                print("error: validation failed: the replayed schedule's output differs from the "
+                      "sequential schedule's by up to 0.5 (tolerance 0.001)", file=sys.stderr)
+                return 1
+            print("Validation: PASSED (output equals the sequential schedule's, max |diff| 0, "
+                  "tolerance 1e-3)", file=sys.stderr)
         iters = int(option(args, "--iters", "200"))
         samples = [base * (0.7 if source == "db" else 1) * (1 + 0.01 * rng.random())
                    for _ in range(iters)]
