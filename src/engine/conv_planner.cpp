@@ -15,6 +15,15 @@ namespace iostune {
 
 namespace {
 
+// cuDNN 9 refines "not supported" and "bad parameter" into sub-codes (3002
+// CUDNN_STATUS_NOT_SUPPORTED_SHAPE: its fused call on a 42-channel pointwise convolution writing
+// into a concat slice, H100); a whole category means "not this configuration", not an error.
+bool refused_by_cudnn(cudnnStatus_t status) {
+    const int category = int(status) / 1000;
+    return category == int(CUDNN_STATUS_NOT_SUPPORTED) / 1000 ||
+           category == int(CUDNN_STATUS_BAD_PARAM) / 1000;
+}
+
 constexpr size_t kTimedAlgorithms = 5;
 constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
 
@@ -179,7 +188,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         void* trial_workspace = own.bytes() > 0 ? own.get() : (scratch ? scratch->get() : nullptr);
         const cudnnStatus_t status = step.run_fused(lane.cudnn.get(), trial_workspace);
         IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(lane.stream.get()), step.context);
-        if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM) return false;
+        if (refused_by_cudnn(status)) return false;
         IOSTUNE_CUDNN_CHECK(status, step.context + " (trying the fused conv+bias+activation)");
     }
     return true;
