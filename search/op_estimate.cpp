@@ -127,7 +127,6 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id) {
             ConvAttrs pointwise;
             pointwise.out_channels = a.out_channels;
             pointwise.bias = a.bias;
-            pointwise.residual = a.residual;  // z is added in the pointwise epilogue
             kernels.push_back(conv_kernel(mid, out, pointwise));
             return kernels;
         }

@@ -68,7 +68,6 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("dilation", attrs.dilation);
         f("pre_relu", attrs.pre_relu);
         f("bias", attrs.bias);
-        f("residual", attrs.residual);
     } else if constexpr (std::is_same_v<A, PoolAttrs>) {
         f("kernel_h", attrs.kernel_h);
         f("kernel_w", attrs.kernel_w);

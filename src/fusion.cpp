@@ -104,34 +104,23 @@ private:
         add.inputs = std::move(inputs);
     }
 
-    // Add(conv(x), z) => Conv(x, z) with residual, in the add's place (after z); the same for
-    // a SepConv, which has no ReLU of its own, so only under an add without one. The first
-    // input that can take the add does (input 0 before input 1), so the rewrite is deterministic.
+    // Add(conv(x), z) => Conv(x, z) with residual, in the add's place (after z).
     void fuse_residual_conv(int id) {
         Node& add = nodes_[size_t(id)];
         if (add.inputs.size() != 2) return;
-        const bool add_relu = std::get<AddAttrs>(add.attrs).relu;
         for (int k = 0; k < 2; ++k) {
             const int conv_id = add.inputs[size_t(k)];
-            if (!absorbable(conv_id)) continue;
+            if (!absorbable(conv_id) || nodes_[size_t(conv_id)].kind != OpKind::Conv) continue;
             Node& conv = nodes_[size_t(conv_id)];
-            OpAttrs attrs = conv.attrs;
-            int* count = nullptr;
-            if (auto* c = std::get_if<ConvAttrs>(&attrs); c && !c->relu && !c->residual) {
-                c->residual = true;
-                c->relu = add_relu;
-                count = &counts_.conv_add;
-            } else if (auto* sep = std::get_if<SepConvAttrs>(&attrs);
-                       sep && !sep->residual && !add_relu) {
-                sep->residual = true;
-                count = &counts_.sepconv_add;
-            }
-            if (count == nullptr) continue;
-            Node fused{conv.kind, attrs, {conv.inputs.at(0), add.inputs[size_t(1 - k)]},
+            auto attrs = std::get<ConvAttrs>(conv.attrs);
+            if (attrs.relu || attrs.residual) continue;
+            attrs.residual = true;
+            attrs.relu = std::get<AddAttrs>(add.attrs).relu;
+            Node fused{OpKind::Conv, attrs, {conv.inputs.at(0), add.inputs[size_t(1 - k)]},
                        conv.name, add.cell, std::move(conv.params), true};
             conv.alive = false;
             add = std::move(fused);
-            ++*count;
+            ++counts_.conv_add;
             return;
         }
     }

@@ -6,8 +6,6 @@
 //   Add -> Relu             => Add with relu
 //   Conv -> Add(conv, z)    => Conv with residual, inputs [x, z]: relu?(conv(x) + bias + z),
 //                              placed where the Add was (so z is computed before it)
-//   SepConv -> Add(sep, z)  => SepConv with residual, inputs [x, z]: sep(x) + bias + z, in the
-//                              Add's place; only an Add without a ReLU (a SepConv has none)
 //   Add -> Add              => one Add over the inner Add's inputs and the outer's others
 // Weights move with their op; graph outputs, cells and a model set's members (their op ranges,
 // outputs and fingerprints) follow the rewrite. docs/fusion.md describes it for users.
@@ -23,11 +21,9 @@ enum class Fusion { Epilogues, None };
 struct FusionCounts {
     int conv_relu = 0;  // ReLUs fused into the convolution before them
     int add_relu = 0;   // ReLUs fused into the add before them
-    int conv_add = 0;     // adds fused into a convolution as its residual
-    int sepconv_add = 0;  // adds fused into a separable convolution as its residual
-    int add_add = 0;      // adds merged into the add after them
-    // ops removed
-    int total() const { return conv_relu + add_relu + conv_add + sepconv_add + add_add; }
+    int conv_add = 0;   // adds fused into a convolution as its residual
+    int add_add = 0;    // adds merged into the add after them
+    int total() const { return conv_relu + add_relu + conv_add + add_add; }  // ops removed
 };
 
 struct FusedGraph {

@@ -121,13 +121,6 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
     auto fail = [&](const std::string& why) -> Error {
         return Error(fmt::format("op '{}' ({}): shape mismatch: {}", op_name, to_string(kind), why));
     };
-    // z of a residual convolution is added to the output as it is.
-    auto check_residual = [&](const Shape& z, const Shape& out) {
-        if (!(z == out))
-            throw fail(fmt::format("the residual input is {}x{}x{}x{}, the output {}x{}x{}x{} "
-                                   "(they must be equal)",
-                                   z.n, z.c, z.h, z.w, out.n, out.c, out.h, out.w));
-    };
     auto positive = [&](Shape s) {
         if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0)
             throw fail(fmt::format("output would be {}x{}x{}x{}", s.n, s.c, s.h, s.w));
@@ -148,19 +141,21 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
                 {in[0].n, a.out_channels,
                  window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, false),
                  window_output(in[0].w, a.kernel_w, a.stride_w, a.pad_w, a.dilation_w, false)});
-            if (a.residual) check_residual(in[1], out);
+            if (a.residual && !(in[1] == out))
+                throw fail(fmt::format("the residual input is {}x{}x{}x{}, the output {}x{}x{}x{} "
+                                       "(they must be equal)",
+                                       in[1].n, in[1].c, in[1].h, in[1].w, out.n, out.c, out.h,
+                                       out.w));
             return out;
         }
         case OpKind::SepConv: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<SepConvAttrs>(attrs);
-            expect_inputs(op_name, kind, in.size(), a.residual ? 2 : 1, a.residual ? 2 : 1);
             if (a.kernel <= 0 || a.stride <= 0 || a.dilation <= 0 || a.pad < 0)
                 throw fail("kernel, stride and dilation must be positive and padding >= 0");
             const int h = window_output(in[0].h, a.kernel, a.stride, a.pad, a.dilation, false);
             const int w = window_output(in[0].w, a.kernel, a.stride, a.pad, a.dilation, false);
-            const Shape out = positive({in[0].n, a.out_channels, h, w});
-            if (a.residual) check_residual(in[1], out);
-            return out;
+            return positive({in[0].n, a.out_channels, h, w});
         }
         case OpKind::MaxPool:
         case OpKind::AvgPool: {

@@ -53,9 +53,7 @@ struct ConvAttrs {
 };
 
 // The "Relu-SepConv" unit of NASNet / RandWire: [ReLU] -> depthwise kxk -> pointwise 1x1 (+bias
-// from the folded batch norm). The depthwise part has no bias. With `residual` the op has a
-// second input z of the output's shape, added after the pointwise convolution (an add fused
-// into it by src/fusion.h): pointwise(depthwise(relu?(x))) + bias + z.
+// from the folded batch norm). The depthwise part has no bias.
 struct SepConvAttrs {
     int out_channels = 0;
     int kernel = 3;
@@ -64,7 +62,6 @@ struct SepConvAttrs {
     int dilation = 1;
     bool pre_relu = true;
     bool bias = true;
-    bool residual = false;
     bool operator==(const SepConvAttrs&) const = default;
 };
 

@@ -25,7 +25,7 @@ int64_t param_count(const Graph& graph, int op_id);
 int64_t flops(const Graph& graph, int op_id);
 // Minimum bytes moved through device memory: each input read once, parameters read once,
 // output written once, each element `element_bytes` wide (4: fp32; 2: fp16/bf16 storage); a
-// residual convolution's (Conv or SepConv) z is one of its inputs.
+// residual convolution's z is one of its inputs.
 int64_t bytes_moved(const Graph& graph, int op_id, int element_bytes = 4);
 
 struct GraphTotals {

@@ -109,11 +109,7 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
             const double sum = kTargetSecondMoment + bias_moment + moment_of(op.inputs[1]);
             return a.relu ? kResidualReluKeep * sum : sum;
         }
-        case OpKind::SepConv: {
-            if (!op.as<SepConvAttrs>().residual) return kTargetSecondMoment + bias_moment;
-            // sepconv + z, as the Add it fused
-            return kTargetSecondMoment + bias_moment + moment_of(op.inputs[1]);
-        }
+        case OpKind::SepConv:
         case OpKind::Linear: return kTargetSecondMoment + bias_moment;
         case OpKind::Relu: return 0.5 * moment_of(op.inputs[0]);
         case OpKind::Add: {

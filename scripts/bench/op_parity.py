@@ -6,8 +6,7 @@ iostune's side is `iostune profile --json` (profiler/model_profile.cpp): each op
 stream after a warm-up run, its kernels' durations summed as CUPTI records them, median of the
 profile's runs. PyTorch's side is the same op built with torch (conv2d with the same geometry,
 groups and bias; a fused ReLU as a separate F.relu, as eager runs it; a SepConv as its pre-ReLU,
-depthwise and pointwise convolutions; a fused residual (docs/fusion.md) as an add of z after the
-convolution; channels-last memory for nhwc; .half()/.bfloat16() for
+depthwise and pointwise convolutions; channels-last memory for nhwc; .half()/.bfloat16() for
 fp16/bf16; TF32 allowed except for fp32; cudnn.benchmark on) and timed two ways:
   kernel: the op's kernels (and copies) summed as CUPTI records them, through torch.profiler,
           median over --calls eager calls: the way iostune's side was timed, so the ratio uses it;
@@ -75,13 +74,11 @@ def shape_label(op):
             text += f" d{a['dilation_h']}x{a['dilation_w']}"
         if a["groups"] != 1:
             text += f" g{a['groups']}"
-        text += "+z" if a.get("residual") else ""
         text += "+relu" if a["relu"] else ""
     elif op["kind"] == "sepconv":
         text += f" k{a['kernel']} s{a['stride']} p{a['pad']}"
         text += f" d{a['dilation']}" if a["dilation"] != 1 else ""
         text += " pre-relu" if a["pre_relu"] else ""
-        text += "+z" if a.get("residual") else ""
     elif op["kind"] in ("maxpool", "avgpool"):
         text += " global" if a["global"] else (f" k{a['kernel_h']}x{a['kernel_w']} "
                                                f"s{a['stride_h']}x{a['stride_w']} "
@@ -116,8 +113,6 @@ class TorchOp:
 
             def conv():
                 y = F.conv2d(x, w, b, **geometry)
-                if a.get("residual"):  # a fused residual add (docs/fusion.md): z is input 1
-                    y = y + self.inputs[1]
                 return F.relu(y) if a["relu"] else y
             self.run = conv
         elif self.kind == "sepconv":
@@ -132,15 +127,10 @@ class TorchOp:
                 self.parts["pre-relu"] = lambda: F.relu(x)
             self.parts["depthwise"] = lambda: F.conv2d(dw_in, dw, None, **geometry)
             self.parts["pointwise"] = lambda: F.conv2d(pw_in, pw, b)
-            residual = self.inputs[1] if a.get("residual") else None  # z, added after pointwise
-            if residual is not None:
-                pw_out = F.conv2d(pw_in, pw, b)
-                self.parts["add z"] = lambda: pw_out + residual
 
             def sepconv():
                 y = F.relu(x) if a["pre_relu"] else x
-                y = F.conv2d(F.conv2d(y, dw, None, **geometry), pw, b)
-                return y + residual if residual is not None else y
+                return F.conv2d(F.conv2d(y, dw, None, **geometry), pw, b)
             self.run = sepconv
         elif self.kind in ("maxpool", "avgpool"):
             if a["global"]:
@@ -462,8 +452,7 @@ def parity(args):
 
 def canned_profile():
     """A small profile as `iostune profile --json` writes it: two identical convolutions, a
-    grouped one, a SepConv, a residual SepConv (z its second input), pools, an add and a ReLU
-    (times made up; iostune's side is read only)."""
+    grouped one, a SepConv, pools, an add and a ReLU (times made up; iostune's side is read only)."""
     def conv(out, k, s=1, p=0, groups=1, relu=True):
         return {"out_channels": out, "kernel_h": k, "kernel_w": k, "stride_h": s, "stride_w": s,
                 "pad_h": p, "pad_w": p, "dilation_h": 1, "dilation_w": 1, "groups": groups,
@@ -478,9 +467,6 @@ def canned_profile():
            ("conv", conv(8, 3, s=2, p=1, groups=4, relu=False), [[2, 8, 16, 16]], [2, 8, 8, 8], 9.0),
            ("sepconv", {"out_channels": 16, "kernel": 5, "stride": 1, "pad": 2, "dilation": 1,
                         "pre_relu": True, "bias": True}, [[2, 8, 8, 8]], [2, 16, 8, 8], 30.0),
-           ("sepconv", {"out_channels": 16, "kernel": 3, "stride": 1, "pad": 1, "dilation": 1,
-                        "pre_relu": True, "bias": True, "residual": True},
-            [[2, 8, 8, 8], [2, 16, 8, 8]], [2, 16, 8, 8], 20.0),
            ("maxpool", pool(3, 2, 1), [[2, 16, 8, 8]], [2, 16, 4, 4], 4.0),
            ("add", {"relu": True}, [[2, 16, 4, 4]] * 2, [2, 16, 4, 4], 3.0),
            ("relu", {}, [[2, 16, 4, 4]], [2, 16, 4, 4], 2.0),
@@ -531,24 +517,20 @@ def self_test(binary=None):
         with open(os.path.join(out, "parity_canned_b2_tf32_nhwc.json"), encoding="utf-8") as f:
             record = json.load(f)
         rows = record["rows"]
-        check(len(rows) == 8, f"8 unique shapes of 9 wanted ops (concat skipped), got {len(rows)}")
+        check(len(rows) == 7, f"7 unique shapes of 8 wanted ops (concat skipped), got {len(rows)}")
         conv = [r for r in rows if r["kind"] == "conv" and r["count"] == 2]
         check(len(conv) == 1 and conv[0]["iostune_us"] == 60.0,
               "the two identical convolutions are one row of count 2 at their median, 60 us")
         check(all(a["ratio"] >= b["ratio"] for a, b in zip(rows, rows[1:])), "worst ratio first")
-        sep = [r for r in rows if r["kind"] == "sepconv" and "+z" not in r["shape"]][0]
+        sep = [r for r in rows if r["kind"] == "sepconv"][0]
         check(list(sep["torch_parts"]) == ["pre-relu", "depthwise", "pointwise"],
               f"a SepConv's parts are timed apart: {list(sep['torch_parts'])}")
-        residual = [r for r in rows if r["kind"] == "sepconv" and "+z" in r["shape"]]
-        check(len(residual) == 1 and list(residual[0]["torch_parts"]) ==
-              ["pre-relu", "depthwise", "pointwise", "add z"],
-              f"a residual SepConv adds z after its pointwise part: {residual}")
         expected = sum(r["count"] * r["iostune_us"] for r in rows)
-        check(abs(record["totals"]["iostune_us"] - expected) < 1e-9 and expected == 190.5,
-              f"the total weighs shapes by count (190.5 us), got {record['totals']['iostune_us']}")
+        check(abs(record["totals"]["iostune_us"] - expected) < 1e-9 and expected == 170.5,
+              f"the total weighs shapes by count (170.5 us), got {record['totals']['iostune_us']}")
         with open(os.path.join(out, "parity_canned_b2_tf32_nhwc.md"), encoding="utf-8") as f:
             text = f.read()
-        check("| sepconv |" in text and "| total | 8 | 9 |" in text,
+        check("| sepconv |" in text and "| total | 7 | 8 |" in text,
               "the markdown has the rows and the total")
 
         # A budget of zero measures the costliest shape only (the two 60 us convolutions).
@@ -556,9 +538,9 @@ def self_test(binary=None):
               "--out", out])
         with open(os.path.join(out, "parity_canned_b2_tf32_nhwc.json"), encoding="utf-8") as f:
             cut = json.load(f)
-        check([r["count"] for r in cut["rows"]] == [2] and cut["totals"]["unmeasured_shapes"] == 7
-              and cut["totals"]["unmeasured_iostune_us"] == 70.5,
-              f"--budget-s 0: one shape measured, 7 (70.5 us) not: {cut['totals']}")
+        check([r["count"] for r in cut["rows"]] == [2] and cut["totals"]["unmeasured_shapes"] == 6
+              and cut["totals"]["unmeasured_iostune_us"] == 50.5,
+              f"--budget-s 0: one shape measured, 6 (50.5 us) not: {cut['totals']}")
 
         # The errors a user meets: no GPU, an old profile.
         if not torch.cuda.is_available():

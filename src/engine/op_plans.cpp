@@ -85,8 +85,6 @@ void Engine::Impl::plan_op(const Op& op) {
                                w.weight.get(), nullptr, false, a.pre_relu, w.depthwise.get()};
             ConvSpec pointwise{a.out_channels, in.c, 1, 1, ConvGeometry{}, w.weight2.get(),
                                a.bias ? w.bias.get() : nullptr, false};
-            // z is added after the pointwise convolution only: the depthwise step never sees it.
-            if (a.residual) pointwise.residual = tensor(op.inputs.at(1));
             exec.convs.push_back(plan_conv(context + " depthwise", in, dw_out, depthwise));
             exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise));
             for (const ConvStep& s : exec.convs) record_conv(exec.plan, s);

@@ -26,9 +26,7 @@ std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}x{}", s.n, 
 void check_params(const Op& op, const Shape& in, const std::vector<ParamTensor>& params) {
     Graph single(op.name, in);
     OpAttrs attrs = op.attrs;
-    // z has no parameters.
-    if (auto* conv = std::get_if<ConvAttrs>(&attrs)) conv->residual = false;
-    if (auto* sep = std::get_if<SepConvAttrs>(&attrs)) sep->residual = false;
+    if (auto* conv = std::get_if<ConvAttrs>(&attrs)) conv->residual = false;  // z has no parameters
     single.add(op.kind, attrs, {kGraphInput}, op.name);
     const auto expected = param_shapes(single, 0);
     if (params.size() != expected.size())
@@ -67,11 +65,9 @@ HostTensor run_conv(const Op& op, const std::vector<const HostTensor*>& inputs,
     return out;
 }
 
-// A residual SepConv adds z after the pointwise convolution (+ bias), as the unfused Add did.
-HostTensor run_sepconv(const Op& op, const std::vector<const HostTensor*>& inputs,
-                       const std::vector<ParamTensor>& params, const Shape& out_shape) {
+HostTensor run_sepconv(const Op& op, const HostTensor& in, const std::vector<ParamTensor>& params,
+                       const Shape& out_shape) {
     const auto& a = op.as<SepConvAttrs>();
-    const HostTensor& in = *inputs[0];
     const HostTensor* x = &in;
     HostTensor rectified;
     if (a.pre_relu) {
@@ -91,10 +87,7 @@ HostTensor run_sepconv(const Op& op, const std::vector<const HostTensor*>& input
     pointwise.out_channels = a.out_channels;
     HostTensor out(out_shape);
     conv2d(mid, params[1].values.data(), optional_param(params, 2, a.bias), pointwise, out);
-    if (!a.residual) return out;
-    HostTensor sum(out_shape);
-    add({&out, inputs[1]}, false, sum);
-    return sum;
+    return out;
 }
 
 // Runs the graph op by op. keep_all = false frees each tensor after its last consumer, so a
@@ -162,7 +155,7 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
     }
     switch (op.kind) {
         case OpKind::Conv: return run_conv(op, inputs, params, out_shape);
-        case OpKind::SepConv: return run_sepconv(op, inputs, params, out_shape);
+        case OpKind::SepConv: return run_sepconv(op, *inputs[0], params, out_shape);
         case OpKind::MaxPool: {
             HostTensor out(out_shape);
             max_pool(*inputs[0], op.as<PoolAttrs>(), out);

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,13 +29,6 @@ ConvAttrs conv3x3(int out_channels, bool relu = false) {
     a.kernel_h = a.kernel_w = 3;
     a.pad_h = a.pad_w = 1;
     a.relu = relu;
-    return a;
-}
-
-SepConvAttrs sep3x3(int out_channels, int stride = 1) {
-    SepConvAttrs a;
-    a.out_channels = out_channels;
-    a.stride = stride;
     return a;
 }
 
@@ -256,17 +248,11 @@ TEST_CASE("fusion: every zoo model computes the same outputs fused (CPU referenc
         Graph model = with_weights(*small, 11);
         const FusedGraph f = fuse_epilogues(model);
         INFO(fmt::format("input {}, {} ops, {} fused (conv+relu {}, add+relu {}, conv+add {}, "
-                         "sepconv+add {}, add+add {})",
+                         "add+add {})",
                          model.input_shape().h, model.size(), f.counts.total(), f.counts.conv_relu,
-                         f.counts.add_relu, f.counts.conv_add, f.counts.sepconv_add,
-                         f.counts.add_add));
+                         f.counts.add_relu, f.counts.conv_add, f.counts.add_add));
         CHECK(f.graph.size() == model.size() - f.counts.total());
         if (name == "resnet50") CHECK(f.counts.conv_add == 16);
-        // NASNet's cell combinations add(sep(a), sep(b)) and add(sep(a), pool(b)); RandWire's
-        // node sums whose sepconv inputs have no other reader.
-        if (name == "nasnet_a_large") CHECK(f.counts.sepconv_add == 70);
-        if (name == "randwire") CHECK(f.counts.sepconv_add == 2);
-        if (name != "nasnet_a_large" && name != "randwire") CHECK(f.counts.sepconv_add == 0);
         CHECK(max_relative_difference(model, f.graph, 12) < 1e-6);
     }
 }
@@ -328,224 +314,4 @@ TEST_CASE("fusion: weights seeded on the fused ResNet-50 keep activations at uni
         CHECK(m > 0.1);
         CHECK(m < 10.0);
     }
-}
-
-TEST_CASE("fusion: SepConv -> Add becomes one residual sepconv where the add was", "[fusion]") {
-    Graph g("g", Shape{1, 8, 8, 8});
-    const int stem = g.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "stem");
-    const int left = g.add(OpKind::SepConv, sep3x3(8), {stem}, "left");
-    const int right = g.add(OpKind::SepConv, sep3x3(8), {kGraphInput}, "right");
-    const int both = g.add(OpKind::Add, AddAttrs{}, {left, right}, "both");
-    PoolAttrs pool;
-    pool.kernel_h = pool.kernel_w = 3;
-    pool.pad_h = pool.pad_w = 1;
-    const int pooled = g.add(OpKind::MaxPool, pool, {stem}, "pool");
-    const int sep = g.add(OpKind::SepConv, sep3x3(8), {both}, "sep");
-    const int with_pool = g.add(OpKind::Add, AddAttrs{}, {pooled, sep}, "with_pool");
-    g.add(OpKind::Concat, ConcatAttrs{}, {both, with_pool}, "out");
-    const Graph input = with_weights(g);
-    const FusedGraph f = fuse_epilogues(input);
-    CHECK(f.counts.sepconv_add == 2);
-    CHECK(f.counts.total() == 2);
-    REQUIRE(f.graph.size() == 6);
-    // stem, right, the fused left (both sepconvs could take the add: input 0 does) where the
-    // add was, pool, then the fused sep (input 1: a pool cannot take it).
-    CHECK(f.graph.op(1).name == "right");
-    const Op& fused_left = f.graph.op(2);
-    CHECK(fused_left.name == "left");
-    CHECK(fused_left.kind == OpKind::SepConv);
-    CHECK(fused_left.inputs == std::vector<int>{0, 1});
-    CHECK(fused_left.as<SepConvAttrs>().residual);
-    CHECK(f.graph.op(3).name == "pool");
-    const Op& fused_sep = f.graph.op(4);
-    CHECK(fused_sep.name == "sep");
-    CHECK(fused_sep.inputs == std::vector<int>{2, 3});
-    CHECK(fused_sep.as<SepConvAttrs>().residual);
-    CHECK(f.graph.op(5).inputs == std::vector<int>{2, 4});
-    // Weights move with their op: depthwise, pointwise, bias.
-    for (size_t k = 0; k < 3; ++k) {
-        CHECK(f.graph.params_of(2)[k].values == input.params_of(left)[k].values);
-        CHECK(f.graph.params_of(4)[k].values == input.params_of(sep)[k].values);
-    }
-    CHECK(max_relative_difference(input, f.graph, 5) == 0.0);
-
-    SECTION("a conv and a sepconv: input 0 takes the add") {
-        Graph h("h", Shape{1, 8, 6, 6});
-        const int c = h.add(OpKind::Conv, conv3x3(8), {kGraphInput}, "c");
-        const int s2 = h.add(OpKind::SepConv, sep3x3(8), {kGraphInput}, "s");
-        h.add(OpKind::Add, AddAttrs{}, {s2, c}, "sum");
-        const Graph weighted = with_weights(h);
-        const FusedGraph f2 = fuse_epilogues(weighted);
-        CHECK(f2.counts.sepconv_add == 1);
-        CHECK(f2.counts.conv_add == 0);
-        REQUIRE(f2.graph.size() == 2);
-        CHECK(f2.graph.op(1).kind == OpKind::SepConv);
-        CHECK(f2.graph.op(1).inputs == std::vector<int>{kGraphInput, 0});
-        CHECK(max_relative_difference(weighted, f2.graph, 6) == 0.0);
-    }
-}
-
-TEST_CASE("fusion: sepconv adds that cannot fuse are left alone", "[fusion]") {
-    SECTION("an add with a ReLU of its own, or a ReLU after the add") {
-        // A SepConv has no output ReLU: an add that has one keeps it (and the sepconv); a
-        // standalone ReLU after the add stays once the sepconv has taken the add.
-        Graph g("g", Shape{1, 4, 6, 6});
-        const int s = g.add(OpKind::SepConv, sep3x3(4), {kGraphInput}, "s");
-        const int a = g.add(OpKind::Add, AddAttrs{.relu = true}, {s, kGraphInput}, "a");
-        const int t = g.add(OpKind::SepConv, sep3x3(4), {a}, "t");
-        const int b = g.add(OpKind::Add, AddAttrs{}, {t, a}, "b");
-        g.add(OpKind::Relu, ReluAttrs{}, {b}, "r");
-        const Graph input = with_weights(g);
-        const FusedGraph f = fuse_epilogues(input);
-        CHECK(f.counts.sepconv_add == 1);
-        CHECK(f.counts.total() == 1);
-        REQUIRE(f.graph.size() == 4);
-        CHECK(f.graph.op(1).kind == OpKind::Add);
-        CHECK(f.graph.op(2).name == "t");
-        CHECK(f.graph.op(2).as<SepConvAttrs>().residual);
-        CHECK(f.graph.op(3).kind == OpKind::Relu);
-        CHECK(max_relative_difference(input, f.graph, 7) == 0.0);
-    }
-    SECTION("a sepconv read twice, a graph-output sepconv, a 3-input add, a residual sepconv") {
-        Graph g("g", Shape{1, 4, 6, 6});
-        const int twice = g.add(OpKind::SepConv, sep3x3(4), {kGraphInput}, "twice");
-        const int a = g.add(OpKind::Add, AddAttrs{}, {twice, twice}, "a");
-        const int out = g.add(OpKind::SepConv, sep3x3(4), {a}, "out");
-        const int b = g.add(OpKind::Add, AddAttrs{}, {out, a}, "b");
-        const int three = g.add(OpKind::SepConv, sep3x3(4), {b}, "three");
-        const int c = g.add(OpKind::Add, AddAttrs{}, {three, b, a}, "c");
-        SepConvAttrs residual = sep3x3(4);
-        residual.residual = true;
-        const int res = g.add(OpKind::SepConv, residual, {c, c}, "res");
-        const int d = g.add(OpKind::Add, AddAttrs{}, {res, kGraphInput}, "d");
-        g.set_outputs({out, d});
-        const FusedGraph f = fuse_epilogues(g);
-        CHECK(f.counts.total() == 0);
-        CHECK(fingerprint(f.graph) == fingerprint(g));
-    }
-}
-
-TEST_CASE("residual sepconv: the IR checks z, JSON round-trips it, old files read unchanged",
-          "[fusion]") {
-    Graph g("g", Shape{1, 4, 8, 8});
-    SepConvAttrs residual = sep3x3(6, 2);
-    residual.residual = true;
-    CHECK_THROWS_WITH(g.add(OpKind::SepConv, residual, {kGraphInput}, "one_input"),
-                      Catch::Contains("expects 2 input(s), got 1"));
-    CHECK_THROWS_WITH(g.add(OpKind::SepConv, residual, {kGraphInput, kGraphInput}, "wrong_z"),
-                      Catch::Contains("residual input is 1x4x8x8") && Catch::Contains("1x6x4x4"));
-    const int z = g.add(OpKind::SepConv, sep3x3(6, 2), {kGraphInput}, "z");
-    const int fused = g.add(OpKind::SepConv, residual, {kGraphInput, z}, "fused");
-    init_random_weights(g, 2);
-
-    CHECK(param_shapes(g, fused) == param_shapes(g, z));
-    CHECK(flops(g, fused) == flops(g, z) + g.op(fused).output.elements());  // + z
-    CHECK(bytes_moved(g, fused) == bytes_moved(g, z) + g.op(fused).output.elements() * 4);
-
-    const auto doc = graph_to_json(g, "");
-    CHECK(doc["ops"][1]["attrs"]["residual"] == true);
-    CHECK_FALSE(doc["ops"][0]["attrs"].contains("residual"));  // false: left out
-    const Graph back = graph_from_json(doc, "residual.json", "");
-    CHECK(fingerprint(back) == fingerprint(g));
-    CHECK(back.op(fused).as<SepConvAttrs>() == g.op(fused).as<SepConvAttrs>());
-    CHECK(back.op(fused).inputs == std::vector<int>{kGraphInput, z});
-    // The reference of the residual sepconv is the sepconv's plus z.
-    const HostTensor x = random_input(g.input_shape(), 1);
-    const auto all = reference_run_all(g, x);
-    Graph plain_twin("twin", Shape{1, 4, 8, 8});
-    plain_twin.add(OpKind::SepConv, sep3x3(6, 2), {kGraphInput}, "fused");
-    plain_twin.set_params({g.params_of(fused)}, WeightsState::SeededRandom);
-    const HostTensor alone = reference_run(plain_twin, x);
-    REQUIRE(all[size_t(fused)].data.size() == 96);
-    for (size_t i = 0; i < alone.data.size(); ++i)
-        CHECK(all[size_t(fused)].data[i] == alone.data[i] + all[size_t(z)].data[i]);
-
-    // A sepconv without a residual keeps the file text and fingerprint it had before the field
-    // existed: FNV-1a 64 of "iostune-structure 1\ninput 3 8 8\nop 0 sepconv cell=-1
-    // inputs=input out_channels=4 kernel=3 stride=1 pad=1 dilation=1 pre_relu=1 bias=1\n".
-    Graph plain("p", Shape{1, 3, 8, 8});
-    plain.add(OpKind::SepConv, sep3x3(4), {kGraphInput}, "s");
-    CHECK(graph_to_json(plain, "").dump().find("residual") == std::string::npos);
-    CHECK(fingerprint(plain) == "f985a10541611334");
-    SepConvAttrs with_z = sep3x3(4);
-    with_z.residual = true;
-    Graph other("p", Shape{1, 4, 8, 8});
-    other.add(OpKind::SepConv, with_z, {kGraphInput, kGraphInput}, "s");
-    Graph without_z("p", Shape{1, 4, 8, 8});
-    without_z.add(OpKind::SepConv, sep3x3(4), {kGraphInput}, "s");
-    CHECK(fingerprint(other) != fingerprint(without_z));
-}
-
-TEST_CASE("fusion: weights seeded on the fused NASNet keep the unfused activation scales",
-          "[fusion][weights]") {
-    // A graph without weights (a zoo name) is seeded after fusion: a residual sepconv's output
-    // scale must count its z as the add did, or every op after it is seeded off scale. Each
-    // fused sepconv's output is compared with the unfused add it replaced, seeded alike.
-    std::optional<Graph> small;
-    for (int size : {64, 80, 96, 112, 128})
-        if ((small = at_input_size(build_zoo_model("nasnet_a_large", 1), size))) break;
-    REQUIRE(small);
-    Graph unfused = *small;
-    Graph fused = fuse_epilogues(unfused).graph;
-    init_random_weights(unfused, 3);
-    init_random_weights(fused, 3);
-    const HostTensor input = random_input(unfused.input_shape(), 4);
-    auto moments = [&](const Graph& g) {
-        std::map<std::string, double> by_name;  // a sepconv's output, or the add that read it
-        const auto outputs = reference_run_all(g, input);
-        for (const Op& op : g.ops()) {
-            if (op.kind != OpKind::Add && op.kind != OpKind::SepConv) continue;
-            double m = 0.0;
-            for (float v : outputs[size_t(op.id)].data) m += double(v) * double(v);
-            const double moment = m / double(outputs[size_t(op.id)].data.size());
-            if (op.kind == OpKind::SepConv) by_name[op.name] = moment;
-            if (op.kind == OpKind::Add && op.inputs.size() == 2)
-                for (int src : op.inputs)
-                    if (!is_graph_input(src) && g.op(src).kind == OpKind::SepConv)
-                        by_name[g.op(src).name + "+"] = moment;
-        }
-        return by_name;
-    };
-    const auto before = moments(unfused);
-    const auto after = moments(fused);
-    int residual = 0;
-    for (const Op& op : fused.ops()) {
-        if (op.kind != OpKind::SepConv || !op.as<SepConvAttrs>().residual) continue;
-        ++residual;
-        INFO(op.name);
-        // The add read input 0 or 1 of the fused op; the add's moment is under that name.
-        const std::string key = op.name + "+";
-        REQUIRE(before.count(key) == 1);
-        const double ratio = after.at(op.name) / before.at(key);
-        // Op ids differ once fused, so each op draws other weights: up to 3x apart on the
-        // late cells' 2x2 maps. Without z counted the later cells drift by 100x and more.
-        CHECK(ratio > 0.25);
-        CHECK(ratio < 4.0);
-    }
-    CHECK(residual == 70);
-}
-
-TEST_CASE("fusion: a model set of sepconv models fuses each member alike", "[fusion]") {
-    auto cell = [](const std::string& name) {
-        Graph g(name, Shape{1, 8, 6, 6});
-        const int a = g.add(OpKind::SepConv, sep3x3(8), {kGraphInput}, "a");
-        const int b = g.add(OpKind::SepConv, sep3x3(8), {kGraphInput}, "b");
-        g.add(OpKind::Add, AddAttrs{}, {a, b}, "sum");
-        return g;
-    };
-    const Graph a = cell("a"), b = cell("b");
-    const Graph set = with_weights(combine_models({a, b}, SetInputs::Shared));
-    const FusedGraph f = fuse_epilogues(set);
-    CHECK(f.counts.sepconv_add == 2);
-    REQUIRE(f.graph.members().size() == 2);
-    CHECK(f.graph.members()[0].first_op == 0);
-    CHECK(f.graph.members()[0].end_op == 2);
-    CHECK(f.graph.members()[1].first_op == 2);
-    CHECK(f.graph.members()[1].end_op == 4);
-    CHECK(f.graph.outputs() == std::vector<int>{1, 3});
-    CHECK(f.graph.members()[0].fingerprint == fingerprint(fuse_epilogues(a).graph));
-    const Graph combined_fused =
-        combine_models({fuse_epilogues(a).graph, fuse_epilogues(b).graph}, SetInputs::Shared);
-    CHECK(fingerprint(combined_fused) == fingerprint(f.graph));
-    CHECK(max_relative_difference(set, f.graph, 10) == 0.0);
 }

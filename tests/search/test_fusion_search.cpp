@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "search/ios_search.h"
-#include "search/op_estimate.h"
 #include "src/fusion.h"
 #include "src/schedule.h"
 #include "src/zoo/zoo.h"
@@ -52,14 +51,6 @@ TEST_CASE("fusion search: can_merge refuses a residual convolution", "[search][f
     CHECK_THAT(why, Catch::Contains("'a' is a residual convolution"));
     CHECK_FALSE(can_merge(g, {b, a}, &why));
     CHECK(can_merge(g, {z, b}));
-
-    // A residual sepconv, like every sepconv, is never merged.
-    SepConvAttrs sep;
-    sep.out_channels = 8;
-    sep.residual = true;
-    const int s = g.add(OpKind::SepConv, sep, {kGraphInput, z}, "s");
-    CHECK_FALSE(can_merge(g, {b, s}, &why));
-    CHECK_THAT(why, Catch::Contains("'s' is a sepconv, not a Conv"));
 }
 
 TEST_CASE("fusion search: schedules searched on fused graphs validate", "[search][fusion]") {
@@ -81,35 +72,4 @@ TEST_CASE("fusion search: schedules searched on fused graphs validate", "[search
     REQUIRE(has_residual_conv(resnet.graph));
     test::HashCostModel model(3);
     check_schedule(resnet.graph, ios_search(resnet.graph, model, quiet(SearchStrategy::IosBoth)).schedule);
-}
-
-TEST_CASE("fusion search: schedules of the fused NASNet and RandWire validate", "[search][fusion]") {
-    for (const char* name : {"nasnet_a_large", "randwire"}) {
-        INFO(name);
-        const FusedGraph f = fuse_epilogues(build_zoo_model(name, 1));
-        REQUIRE(f.counts.sepconv_add > 0);
-        test::HashCostModel model(5);
-        SearchOptions options = quiet(SearchStrategy::IosBoth);
-        options.max_group_ops = 1;  // small groups: the whole models in about a second
-        options.max_groups = 2;
-        check_schedule(f.graph, ios_search(f.graph, model, options).schedule);
-    }
-}
-
-TEST_CASE("fusion search: a residual sepconv's estimate counts z in its pointwise kernel",
-          "[search][fusion]") {
-    Graph g("g", Shape{1, 32, 16, 16});
-    SepConvAttrs plain;
-    plain.out_channels = 32;
-    const int z = g.add(OpKind::SepConv, plain, {kGraphInput}, "z");
-    SepConvAttrs residual = plain;
-    residual.residual = true;
-    const int fused = g.add(OpKind::SepConv, residual, {kGraphInput, z}, "fused");
-    const auto without = op_kernels(g, z);
-    const auto with = op_kernels(g, fused);
-    REQUIRE(with.size() == without.size());
-    // The pre-ReLU and depthwise kernels are the same; the pointwise one reads z too.
-    for (size_t k = 0; k + 1 < with.size(); ++k) CHECK(with[k].bytes == without[k].bytes);
-    CHECK(with.back().bytes == Approx(without.back().bytes + 32.0 * 16 * 16 * 4));
-    CHECK(with.back().flops > without.back().flops);
 }
