@@ -69,6 +69,35 @@ Graph rgb_stem_graph() {
     return g;
 }
 
+// Runs `graph` sequentially in each channels-last plan with every convolution pinned to
+// `choice` (those it cannot run are timed afresh), checks each op's output against the CPU
+// reference and `pinned` convolutions pinned; calls check(plan, op plans) for the rest.
+template <class Check>
+void run_pinned_op_by_op(const Graph& graph, const HostTensor& input, const ConvChoice& choice,
+                         int pinned, Check&& check) {
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : all_plans()) {
+        if (plan.layout != TensorLayout::Nhwc) continue;
+        EngineOptions options = options_for(plan);
+        for (const auto& entry : Engine(graph, options).conv_choices())
+            options.conv_choices[entry.first] = choice;
+        Engine engine(graph, options);
+        CHECK(engine.pinned_conv_count() == pinned);
+        engine.set_input(input);
+        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        for (const Op& op : graph.ops()) {
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
+                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
+            CHECK(err < op_error_bound(plan.precision));
+        }
+        check(plan, plans);
+    }
+}
+
+const ConvChoice kPinDepthwise{"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0};
+
 }  // namespace
 
 TEST_CASE("every op kind matches the CPU reference in each precision and layout, op by op",
@@ -220,28 +249,12 @@ TEST_CASE("the channels-last depthwise kernel matches the reference: strides, di
     graph.add(OpKind::Concat, ConcatAttrs{}, {pool, pool12}, "out");
     init_random_weights(graph, 9);
     const HostTensor input = random_input(graph.input_shape(), 10);
-    const std::vector<HostTensor> ref = reference_run_all(graph, input);
-    for (const Plan& plan : all_plans()) {
-        if (plan.layout != TensorLayout::Nhwc) continue;
-        // Pin every convolution to the depthwise kernel; those it cannot run are timed afresh.
-        EngineOptions options = options_for(plan);
-        for (const auto& [signature, choice] : Engine(graph, options).conv_choices())
-            options.conv_choices[signature] = ConvChoice{"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0};
-        Engine engine(graph, options);
-        CHECK(engine.pinned_conv_count() == 4);  // the four depthwise convolutions
-        engine.set_input(input);
-        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
-        const std::vector<OpPlan> plans = engine.op_plans();
-        for (const Op& op : graph.ops()) {
-            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
-                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
-            CHECK(err < op_error_bound(plan.precision));
-        }
+    run_pinned_op_by_op(graph, input, kPinDepthwise, 4,
+                        [](const Plan&, const std::vector<OpPlan>& plans) {
         CHECK_THAT(plan_of(plans, "sep5x5_s2_prerelu").path,
                    Catch::StartsWith("depthwise kernel (channels-last); pre-ReLU fused"));
         CHECK(plan_of(plans, "dw7x7_bias_relu").writes_into_concat);
-    }
+    });
 }
 
 TEST_CASE("the channels-last depthwise kernel at sizes that take its 4-pixel strips, with any "
@@ -267,26 +280,11 @@ TEST_CASE("the channels-last depthwise kernel at sizes that take its 4-pixel str
     graph.add(OpKind::Concat, ConcatAttrs{}, {pool_sep, pool9, pool7}, "out");
     init_random_weights(graph, 11);
     const HostTensor input = random_input(graph.input_shape(), 12);
-    const std::vector<HostTensor> ref = reference_run_all(graph, input);
-    for (const Plan& plan : all_plans()) {
-        if (plan.layout != TensorLayout::Nhwc) continue;
-        EngineOptions options = options_for(plan);
-        for (const auto& [signature, choice] : Engine(graph, options).conv_choices())
-            options.conv_choices[signature] = ConvChoice{"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0};
-        Engine engine(graph, options);
-        CHECK(engine.pinned_conv_count() == 3);
-        engine.set_input(input);
-        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
-        const std::vector<OpPlan> plans = engine.op_plans();
-        for (const Op& op : graph.ops()) {
-            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
-                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
-            CHECK(err < op_error_bound(plan.precision));
-        }
+    run_pinned_op_by_op(graph, input, kPinDepthwise, 3,
+                        [](const Plan&, const std::vector<OpPlan>& plans) {
         for (const char* name : {"dw9x9_s2", "dw1x7_relu"})
             CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("depthwise kernel"));
-    }
+    });
 }
 
 TEST_CASE("1x1 convolutions as cuBLASLt matrix products match the reference: odd channel counts, "
@@ -309,26 +307,11 @@ TEST_CASE("1x1 convolutions as cuBLASLt matrix products match the reference: odd
     graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {out}, "gap");
     init_random_weights(graph, 21);
     const HostTensor input = random_input(graph.input_shape(), 22);
-    const std::vector<HostTensor> ref = reference_run_all(graph, input);
-    for (const Plan& plan : all_plans()) {
-        if (plan.layout != TensorLayout::Nhwc) continue;
-        EngineOptions options = options_for(plan);
-        for (const auto& [signature, choice] : Engine(graph, options).conv_choices())
-            options.conv_choices[signature] = ConvChoice{"GEMM_0", "TENSOR_OP_MATH", "gemm", 0};
-        Engine engine(graph, options);
-        CHECK(engine.pinned_conv_count() == 4);
-        engine.set_input(input);
-        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
-        const std::vector<OpPlan> plans = engine.op_plans();
-        for (const Op& op : graph.ops()) {
-            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
-                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
-            CHECK(err < op_error_bound(plan.precision));
-        }
+    run_pinned_op_by_op(graph, input, ConvChoice{"GEMM_0", "TENSOR_OP_MATH", "gemm", 0}, 4,
+                        [](const Plan&, const std::vector<OpPlan>& plans) {
         for (const char* name : {"pw_bias_relu", "pw_plain", "pw_from_cat", "pw_residual"})
             CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("cuBLASLt matmul"));
         CHECK_THAT(plan_of(plans, "pw_residual").path, Catch::Contains("residual z as cuBLASLt's C"));
         CHECK(plan_of(plans, "pw_bias_relu").writes_into_concat);
-    }
+    });
 }
