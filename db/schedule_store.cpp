@@ -19,6 +19,17 @@ namespace iostune::db {
 
 namespace {
 
+// Binds a device's seven identifying columns as parameters ?1..?7 (devices' unique key).
+void bind_device(Statement& statement, const DeviceRecord& device) {
+    statement.bind_text(1, device.name)
+        .bind_int(2, device.cc_major)
+        .bind_int(3, device.cc_minor)
+        .bind_int(4, device.sm_count)
+        .bind_text(5, device.driver_version)
+        .bind_text(6, device.cuda_version)
+        .bind_text(7, device.cudnn_version);
+}
+
 namespace fs = std::filesystem;
 
 // The first 16 bytes of every SQLite 3 database file.
@@ -259,13 +270,7 @@ std::int64_t ScheduleStore::upsert_device(const DeviceRecord& device) {
                      "ON CONFLICT (name, cc_major, cc_minor, sm_count, driver_version, "
                      "cuda_version, cudnn_version) DO UPDATE SET name = excluded.name "
                      "RETURNING id");
-    upsert.bind_text(1, device.name)
-        .bind_int(2, device.cc_major)
-        .bind_int(3, device.cc_minor)
-        .bind_int(4, device.sm_count)
-        .bind_text(5, device.driver_version)
-        .bind_text(6, device.cuda_version)
-        .bind_text(7, device.cudnn_version);
+    bind_device(upsert, device);
     upsert.step();
     const std::int64_t id = upsert.column_int(0);
     upsert.run();
@@ -375,13 +380,7 @@ nlohmann::json ScheduleStore::conv_choices_on(const DeviceRecord& device) const 
                     "s.device_id WHERE d.name = ?1 AND d.cc_major = ?2 AND d.cc_minor = ?3 AND "
                     "d.sm_count = ?4 AND d.driver_version = ?5 AND d.cuda_version = ?6 AND "
                     "d.cudnn_version = ?7 ORDER BY s.id");
-    query.bind_text(1, device.name)
-        .bind_int(2, device.cc_major)
-        .bind_int(3, device.cc_minor)
-        .bind_int(4, device.sm_count)
-        .bind_text(5, device.driver_version)
-        .bind_text(6, device.cuda_version)
-        .bind_text(7, device.cudnn_version);
+    bind_device(query, device);
     nlohmann::json merged = nlohmann::json::object();
     while (query.step()) {
         const nlohmann::json row = parse_json_column(query, 0, path(), "convolution choices");
