@@ -243,6 +243,17 @@ private:
                                          what, node.input(index)));
         return *v.constant;
     }
+    // A (transposed) convolution's parameters: its 4-D filter, then the optional bias (input 2).
+    std::vector<ParamTensor> filter_and_bias(const onnx::NodeProto& node, const ConstTensor& w,
+                                             int out_channels, bool bias) {
+        std::vector<ParamTensor> params;
+        params.push_back(
+            {{int(w.dims[0]), int(w.dims[1]), int(w.dims[2]), int(w.dims[3])}, w.floats});
+        if (bias)
+            params.push_back({{out_channels}, float_input(node, 2, "bias", size_t(out_channels))});
+        return params;
+    }
+
     const std::vector<float>& float_input(const onnx::NodeProto& node, int index, const char* what,
                                           size_t count) const {
         const ConstTensor& t = constant_input(node, index, what);
@@ -409,12 +420,7 @@ private:
         a.pad_w = symmetric_pad(node, axes[1], "W", false);
         a.groups = int(group);
         a.bias = has_input(node, 2);
-        std::vector<ParamTensor> params;
-        params.push_back(
-            {{int(w.dims[0]), int(w.dims[1]), int(w.dims[2]), int(w.dims[3])}, w.floats});
-        if (a.bias)
-            params.push_back(
-                {{a.out_channels}, float_input(node, 2, "bias", size_t(a.out_channels))});
+        std::vector<ParamTensor> params = filter_and_bias(node, w, a.out_channels, a.bias);
         define_op(node, draft_.add(OpKind::Conv, a, {x.id}, op_name(node), std::move(params)));
     }
 
@@ -1275,12 +1281,7 @@ private:
         a.dilation_w = int(dilations[1]);
         a.groups = int(group);
         a.bias = has_input(node, 2);
-        std::vector<ParamTensor> params;
-        params.push_back(
-            {{int(w.dims[0]), int(w.dims[1]), int(w.dims[2]), int(w.dims[3])}, w.floats});
-        if (a.bias)
-            params.push_back(
-                {{a.out_channels}, float_input(node, 2, "bias", size_t(a.out_channels))});
+        std::vector<ParamTensor> params = filter_and_bias(node, w, a.out_channels, a.bias);
         const int id = draft_.add(OpKind::ConvTranspose, a, {x.id}, op_name(node), std::move(params));
         if (attrs.has("output_shape")) {
             const auto shape = attrs.get_ints("output_shape", {});

@@ -15,9 +15,11 @@
 #include "src/operator_info.h"
 #include "src/reference/reference.h"
 #include "src/tensor.h"
+#include "tests/core/run_op.h"
 #include "src/weights.h"
 
 using namespace iostune;
+using iostune::test::run_op;
 
 namespace {
 
@@ -28,17 +30,6 @@ HostTensor tensor(Shape shape, std::vector<float> values) {
     return t;
 }
 
-HostTensor run_op(OpKind kind, OpAttrs attrs, const std::vector<HostTensor>& inputs,
-                  const std::vector<ParamTensor>& params = {}) {
-    Op op;
-    op.name = "op";
-    op.kind = kind;
-    op.attrs = std::move(attrs);
-    std::vector<const HostTensor*> ptrs;
-    for (const HostTensor& t : inputs) ptrs.push_back(&t);
-    op.inputs.assign(inputs.size(), kGraphInput);
-    return reference_op(op, ptrs, params);
-}
 
 void require_values(const HostTensor& got, Shape shape, const std::vector<float>& expected,
                     double margin = 1e-5) {

@@ -10,8 +10,10 @@
 #include "src/graph.h"
 #include "src/reference/reference.h"
 #include "src/tensor.h"
+#include "tests/core/run_op.h"
 
 using namespace iostune;
+using iostune::test::run_op;
 
 namespace {
 
@@ -29,18 +31,6 @@ ParamTensor param(std::vector<int> dims, std::vector<float> values) {
     return ParamTensor{std::move(dims), std::move(values)};
 }
 
-// Runs an op on the given tensors; reference_op infers the output shape from them.
-HostTensor run_op(OpKind kind, OpAttrs attrs, const std::vector<HostTensor>& inputs,
-                  const std::vector<ParamTensor>& params = {}) {
-    Op op;
-    op.name = "op";
-    op.kind = kind;
-    op.attrs = std::move(attrs);
-    std::vector<const HostTensor*> ptrs;
-    for (const HostTensor& t : inputs) ptrs.push_back(&t);
-    op.inputs.assign(inputs.size(), kGraphInput);
-    return reference_op(op, ptrs, params);
-}
 
 void require_values(const HostTensor& got, Shape shape, const std::vector<float>& expected) {
     REQUIRE(got.shape == shape);
