@@ -23,21 +23,28 @@ constexpr std::array<std::string_view, 9> kAlgorithms = {
     "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED",
     "DEPTHWISE_NHWC"};
 constexpr std::array<std::string_view, 3> kMaths = {"DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"};
-constexpr std::array<std::string_view, 5> kPaths = {"fused", "conv+epilogue", "conv", "depthwise",
-                                                    "gemm"};
+constexpr std::array<std::string_view, 6> kPaths = {"fused",     "conv+epilogue", "conv",
+                                                    "depthwise", "gemm",          "graph"};
+
+// "<prefix><rank>" with a rank of one to three digits: the rank, else -1.
+int ranked_name(const std::string& name, std::string_view prefix) {
+    const size_t length = prefix.size();
+    if (name.rfind(prefix, 0) != 0 || name.size() == length || name.size() > length + 3 ||
+        name.find_first_not_of("0123456789", length) != std::string::npos)
+        return -1;
+    return std::stoi(name.substr(length));
+}
 
 }  // namespace
 
-int gemm_algorithm_rank(const std::string& name) {
-    const size_t prefix = std::string_view(kGemmAlgorithmPrefix).size();
-    if (name.rfind(kGemmAlgorithmPrefix, 0) != 0 || name.size() == prefix || name.size() > prefix + 3 ||
-        name.find_first_not_of("0123456789", prefix) != std::string::npos)
-        return -1;
-    return std::stoi(name.substr(prefix));
+int gemm_algorithm_rank(const std::string& name) { return ranked_name(name, kGemmAlgorithmPrefix); }
+int graph_algorithm_rank(const std::string& name) {
+    return ranked_name(name, kGraphAlgorithmPrefix);
 }
 
 bool is_conv_algorithm_name(const std::string& name) {
-    return contains(kAlgorithms, name) || gemm_algorithm_rank(name) >= 0;
+    return contains(kAlgorithms, name) || gemm_algorithm_rank(name) >= 0 ||
+           graph_algorithm_rank(name) >= 0;
 }
 bool is_conv_math_name(const std::string& name) { return contains(kMaths, name); }
 bool is_conv_path_name(const std::string& name) { return contains(kPaths, name); }
@@ -79,7 +86,7 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
             throw Error(fmt::format("{} names the unknown math type '{}'", context, c.math));
         if (!is_conv_path_name(c.path))
             throw Error(fmt::format("{} names the unknown path '{}' (fused, conv+epilogue, conv, "
-                                    "depthwise or gemm)",
+                                    "depthwise, gemm or graph)",
                                     context, c.path));
         choices.emplace(signature, std::move(c));
     }

@@ -19,11 +19,12 @@ namespace iostune {
 
 struct ConvChoice {
     // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix),
-    // "DEPTHWISE_NHWC" (the engine's own channels-last depthwise kernel) or "GEMM_<rank>" (a 1x1
-    // convolution as cuBLASLt's rank-th heuristic matrix product)
+    // "DEPTHWISE_NHWC" (the engine's own channels-last depthwise kernel), "GEMM_<rank>" (a 1x1
+    // convolution as cuBLASLt's rank-th heuristic matrix product) or "GRAPH_<rank>" (the rank-th
+    // usable engine configuration of cuDNN's graph API heuristics)
     std::string algorithm;
     std::string math;       // "DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"
-    std::string path;       // "fused", "conv+epilogue", "conv", "depthwise" or "gemm"
+    std::string path;       // "fused", "conv+epilogue", "conv", "depthwise", "gemm" or "graph"
     double time_ms = 0;     // the chosen variant's measured time per launch (for reports)
 
     bool operator==(const ConvChoice&) const = default;
@@ -42,6 +43,11 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
 inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";
 // The rank a "GEMM_<rank>" name holds, or -1 for any other name.
 int gemm_algorithm_rank(const std::string& name);
+// The algorithm names of the "graph" path: this prefix, then the rank in the usable heuristic
+// engine configurations (graph_conv.h).
+inline constexpr const char* kGraphAlgorithmPrefix = "GRAPH_";
+// The rank a "GRAPH_<rank>" name holds, or -1 for any other name.
+int graph_algorithm_rank(const std::string& name);
 
 // The names conv_choices_from_json accepts.
 bool is_conv_algorithm_name(const std::string& name);

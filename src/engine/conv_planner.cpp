@@ -142,6 +142,22 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         step.choice = choice;
         return true;
     }
+    if (choice.path == choice_name(ConvPath::Graph)) {
+        const int rank = graph_algorithm_rank(choice.algorithm);
+        if (rank < 0) return false;
+        GraphConv* graph_conv = nullptr;
+        try {
+            graph_conv = step.graph(lanes[0]->cudnn.get(), options.precision,
+                               options.max_workspace_bytes);
+        } catch (const Error&) {
+            return false;  // cuDNN rejects the graph: the legacy algorithms remain
+        }
+        if (!graph_conv->select(rank)) return false;
+        step.path = ConvPath::Graph;
+        step.workspace_bytes = graph_conv->workspace_bytes();
+        step.choice = choice;
+        return true;
+    }
     if (choice.algorithm == kDepthwiseAlgorithm) {
         if (choice.path != choice_name(ConvPath::Depthwise) || !step.depthwise_capable()) return false;
         step.path = ConvPath::Depthwise;
@@ -149,7 +165,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         step.choice = choice;
         return true;
     }
-    const bool needs_epilogue = step.has_bias() || step.relu() || step.has_residual();
+    const bool needs_epilogue = step.needs_epilogue();
     cudnnConvolutionFwdAlgo_t algo{};
     cudnnMathType_t math{};
     ConvPath path{};
@@ -254,9 +270,8 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     try {
         perf = ranked_algorithms(step, process_key);
     } catch (const Error&) {
-        // e.g. a strided view no cuDNN algorithm supports: only the depthwise kernel or the
-        // matrix product is left, else the caller stages the views.
-        if (!step.depthwise_capable() && !step.gemm_capable()) return false;
+        // e.g. a strided view no legacy algorithm supports: the depthwise kernel, the matrix
+        // product and the graph API are left, else the caller stages the views.
     }
     // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
     std::vector<cudnnConvolutionFwdAlgo_t> shortlist;
@@ -311,6 +326,18 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             time_own(ConvChoice{fmt::format("{}{}", kGemmAlgorithmPrefix, rank), math,
                                 choice_name(ConvPath::Gemm), 0.0});
     }
+    int graph_shortlist = 0;
+    try {
+        const GraphConv* graph_conv =
+            step.graph(lanes[0]->cudnn.get(), options.precision, options.max_workspace_bytes);
+        graph_shortlist = graph_conv->candidates();
+        timed += fmt::format("{}graph API: {}", timed.empty() ? "" : ", ", graph_conv->notes());
+    } catch (const Error& e) {
+        timed += fmt::format("{}graph API refused: {}", timed.empty() ? "" : ", ", e.what());
+    }
+    for (int rank = 0; rank < graph_shortlist; ++rank)
+        time_own(ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank), "DEFAULT_MATH",
+                            choice_name(ConvPath::Graph), 0.0});
     for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
         for (const char* math : candidate_maths(options.precision)) {
             for (const char* path : paths) {

@@ -25,6 +25,7 @@ const char* to_string(ConvPath path) {
         case ConvPath::ConvOnly: return "cudnnConvolutionForward";
         case ConvPath::Depthwise: return "depthwise kernel (channels-last)";
         case ConvPath::Gemm: return "cuBLASLt matmul (1x1, bias/ReLU epilogue)";
+        case ConvPath::Graph: return "cuDNN graph API convolution";
     }
     return "?";
 }
@@ -36,6 +37,7 @@ const char* choice_name(ConvPath path) {
         case ConvPath::ConvOnly: return "conv";
         case ConvPath::Depthwise: return "depthwise";
         case ConvPath::Gemm: return "gemm";
+        case ConvPath::Graph: return "graph";
     }
     return "?";
 }
@@ -46,6 +48,7 @@ ConvPath conv_path_from_name(const std::string& name) {
     if (name == "conv") return ConvPath::ConvOnly;
     if (name == "depthwise") return ConvPath::Depthwise;
     if (name == "gemm") return ConvPath::Gemm;
+    if (name == "graph") return ConvPath::Graph;
     throw Error(fmt::format("unknown convolution path '{}'", name));
 }
 
@@ -143,6 +146,13 @@ GemmConv* ConvStep::gemm(cublasLtHandle_t handle, Precision precision, size_t ma
     return gemm_.get();
 }
 
+GraphConv* ConvStep::graph(cudnnHandle_t handle, Precision precision, size_t max_workspace) {
+    if (!graph_)
+        graph_ = std::make_unique<GraphConv>(handle, in_, out_, weight_, kernel_h_, kernel_w_,
+                                             geometry_, precision, max_workspace, context);
+    return graph_.get();
+}
+
 void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     if (path == ConvPath::Gemm) {
         gemm_->run(workspace, workspace_bytes, stream);
@@ -160,13 +170,17 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
     if (path == ConvPath::Fused) {
         IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
     } else {
-        const float one = 1.0f, zero = 0.0f;
-        IOSTUNE_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc_.get(), in_.data,
-                                                    w_desc_.get(), weight_, conv_desc_.get(), algo,
-                                                    workspace, workspace_bytes, &zero,
-                                                    y_desc_.get(), out_.data),
-                            context);
-        if (path == ConvPath::ConvThenEpilogue) {
+        if (path == ConvPath::Graph) {
+            graph_->run(handle, workspace);
+        } else {
+            const float one = 1.0f, zero = 0.0f;
+            IOSTUNE_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc_.get(), in_.data,
+                                                        w_desc_.get(), weight_, conv_desc_.get(),
+                                                        algo, workspace, workspace_bytes, &zero,
+                                                        y_desc_.get(), out_.data),
+                                context);
+        }
+        if (path == ConvPath::ConvThenEpilogue || (path == ConvPath::Graph && needs_epilogue())) {
             if (residual_) {
                 if (bias_) launch_bias_activation(out_, bias_, false, stream);
                 launch_add(residual_sum_, out_, relu_, stream);
@@ -179,7 +193,10 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
 }
 
 std::string ConvStep::label() const {
-    return fmt::format("{} ({}{})", choice.algorithm, choice.math, pinned ? ", pinned" : "");
+    const std::string engine =
+        path == ConvPath::Graph ? fmt::format(" engine {}", graph_->engine_index()) : "";
+    return fmt::format("{}{} ({}{})", choice.algorithm, engine, choice.math,
+                       pinned ? ", pinned" : "");
 }
 
 std::string ConvStep::staging_note() const {

@@ -25,13 +25,15 @@
 #include "src/engine/cudnn_descriptors.h"
 #include "src/engine/device_buffer.h"
 #include "src/engine/gemm_conv.h"
+#include "src/engine/graph_conv.h"
 #include "src/engine/tensor_view.h"
 
 namespace iostune {
 
 // Depthwise: the engine's channels-last depthwise kernel (launch_depthwise_nhwc), not cuDNN.
 // Gemm: a 1x1 channels-last convolution as one cuBLASLt matrix product (gemm_conv.h).
-enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm };
+// Graph: cuDNN's graph API on the op's own views (graph_conv.h), then the epilogue kernels.
+enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm, Graph };
 
 // The algorithm name of ConvPath::Depthwise in a ConvChoice.
 inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
@@ -88,6 +90,10 @@ public:
     // That product, described for cuBLASLt on first use (on the op's own views: cuBLASLt reads
     // and writes strided rows, so nothing is staged); null when the step is not gemm_capable().
     GemmConv* gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace);
+    // The convolution through cuDNN's graph API, built on first use on what cuDNN reads and
+    // writes (the input staged only for a pre-ReLU); throws iostune::Error when cuDNN rejects
+    // the graph.
+    GraphConv* graph(cudnnHandle_t handle, Precision precision, size_t max_workspace);
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
@@ -100,6 +106,8 @@ public:
     bool has_bias() const { return bias_ != nullptr; }
     bool relu() const { return relu_; }
     bool has_residual() const { return residual_.has_value(); }
+    // Bias, ReLU or a residual: the fused call or the epilogue kernels after the convolution.
+    bool needs_epilogue() const { return has_bias() || relu() || has_residual(); }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes
 
@@ -127,6 +135,7 @@ private:
     ConvGeometry geometry_;
     int kernel_h_ = 1, kernel_w_ = 1;
     std::unique_ptr<GemmConv> gemm_;
+    std::unique_ptr<GraphConv> graph_;
 };
 
 }  // namespace iostune

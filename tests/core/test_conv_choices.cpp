@@ -30,8 +30,9 @@ TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
                                                     "conv+epilogue", 0.031};
     choices["fp32|x1x3x8x8/192|w4x3x3x3"] = {"GEMM", "FMA_MATH", "conv", 0.002};
     choices["fp16/nhwc|x1x154x8x8/154|w77x154x1x1"] = {"GEMM_2", "TENSOR_OP_MATH", "gemm", 0.004};
+    choices["tf32/nhwc|x16x384x8x8/384|w384x384x3x1"] = {"GRAPH_1", "DEFAULT_MATH", "graph", 0.016};
     const nlohmann::json json = iostune::conv_choices_to_json(choices);
-    CHECK(json.size() == 4);
+    CHECK(json.size() == 5);
     CHECK(json["fp32|x1x3x8x8/192|w4x3x3x3"]["algorithm"] == "GEMM");
     CHECK(iostune::conv_choices_from_json(json, "test") == choices);
     // Through text, as the schedule store keeps it.
@@ -44,11 +45,14 @@ TEST_CASE("malformed convolution choices are refused with where and what", "[con
                Catch::Contains("schedule #7") && Catch::Contains("must be a JSON object"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "WARP_SPEED"}, {"math", "FMA_MATH"}, {"path", "conv"}}}}),
                Catch::Contains("'k'") && Catch::Contains("unknown cuDNN algorithm 'WARP_SPEED'"));
-    for (const char* bad : {"GEMM_", "GEMM_x", "GEMM_-1", "GEMM_1234"})
+    for (const char* bad : {"GEMM_", "GEMM_x", "GEMM_-1", "GEMM_1234", "GRAPH_", "GRAPH_1x"})
         CHECK_THAT(error_of({{"k", {{"algorithm", bad}, {"math", "FMA_MATH"}, {"path", "gemm"}}}}),
                    Catch::Contains("unknown cuDNN algorithm"));
     CHECK(iostune::gemm_algorithm_rank("GEMM_3") == 3);
     CHECK(iostune::gemm_algorithm_rank("GEMM") == -1);
+    CHECK(iostune::graph_algorithm_rank("GRAPH_12") == 12);
+    CHECK(iostune::graph_algorithm_rank("GEMM_1") == -1);
+    CHECK(iostune::gemm_algorithm_rank("GRAPH_1") == -1);
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FP8"}, {"path", "conv"}}}}),
                Catch::Contains("unknown math type 'FP8'"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "magic"}}}}),

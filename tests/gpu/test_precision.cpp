@@ -69,15 +69,16 @@ Graph rgb_stem_graph() {
     return g;
 }
 
-// Runs `graph` sequentially in each channels-last plan with every convolution pinned to
-// `choice` (those it cannot run are timed afresh), checks each op's output against the CPU
-// reference and `pinned` convolutions pinned; calls check(plan, op plans) for the rest.
+// Runs `graph` sequentially in each channels-last plan (every plan with `any_layout`) with every
+// convolution pinned to `choice` (those it cannot run are timed afresh), checks each op's output
+// against the CPU reference and `pinned` convolutions pinned; calls check(plan, op plans) for
+// the rest.
 template <class Check>
 void run_pinned_op_by_op(const Graph& graph, const HostTensor& input, const ConvChoice& choice,
-                         int pinned, Check&& check) {
+                         int pinned, Check&& check, bool any_layout = false) {
     const std::vector<HostTensor> ref = reference_run_all(graph, input);
     for (const Plan& plan : all_plans()) {
-        if (plan.layout != TensorLayout::Nhwc) continue;
+        if (plan.layout != TensorLayout::Nhwc && !any_layout) continue;
         EngineOptions options = options_for(plan);
         for (const auto& entry : Engine(graph, options).conv_choices())
             options.conv_choices[entry.first] = choice;
@@ -314,4 +315,44 @@ TEST_CASE("1x1 convolutions as cuBLASLt matrix products match the reference: odd
         CHECK_THAT(plan_of(plans, "pw_residual").path, Catch::Contains("residual z as cuBLASLt's C"));
         CHECK(plan_of(plans, "pw_bias_relu").writes_into_concat);
     });
+}
+
+TEST_CASE("convolutions through cuDNN's graph API match the reference: strided concat slices, "
+          "asymmetric and depthwise filters, pre-ReLU, bias/ReLU and residual epilogues",
+          "[gpu][engine][precision][graph]") {
+    // 42 channels: a concat slice of the 16-bit tensors starts at an 84-byte offset, so the
+    // graph API sees 4-byte aligned, strided views, written in place.
+    Graph graph("graph_api", Shape{2, 42, 21, 21});
+    const int a = graph.add(OpKind::Conv, ConvAttrs{24, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true},
+                            {kGraphInput}, "conv3x3_bias_relu");
+    const int b = graph.add(OpKind::Conv, ConvAttrs{40, 3, 1, 1, 1, 1, 0, 1, 1, 1, true, true},
+                            {kGraphInput}, "conv3x1_bias_relu");
+    const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {a, b}, "cat");  // 64
+    const int sep = graph.add(OpKind::SepConv, SepConvAttrs{42, 7, 1, 3, 1, true, false},
+                              {kGraphInput}, "sep7x7_prerelu");
+    const int res = graph.add(OpKind::Conv,
+                              ConvAttrs{42, 1, 3, 1, 1, 0, 1, 1, 1, 1, true, true, true},
+                              {sep, kGraphInput}, "conv1x3_residual");
+    const int down = graph.add(OpKind::Conv, ConvAttrs{42, 3, 3, 2, 2, 0, 0, 1, 1, 1, false, false},
+                               {cat}, "conv3x3_s2_plain");
+    const int gap_res = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
+                                  {res}, "gap_res");
+    const int gap_down = graph.add(OpKind::AvgPool,
+                                   PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {down},
+                                   "gap_down");
+    graph.add(OpKind::Concat, ConcatAttrs{}, {gap_res, gap_down}, "out");
+    init_random_weights(graph, 31);
+    const HostTensor input = random_input(graph.input_shape(), 32);
+    // Six convolution steps: four convolutions and the separable one's depthwise and pointwise.
+    run_pinned_op_by_op(graph, input, ConvChoice{"GRAPH_0", "DEFAULT_MATH", "graph", 0}, 6,
+                        [](const Plan& plan, const std::vector<OpPlan>& plans) {
+        INFO(label(plan));
+        for (const char* name : {"conv3x3_bias_relu", "conv3x1_bias_relu", "sep7x7_prerelu",
+                                 "conv1x3_residual", "conv3x3_s2_plain"}) {
+            INFO(name << ": " << plan_of(plans, name).path);
+            CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("cuDNN graph API"));
+            CHECK_THAT(plan_of(plans, name).path, !Catch::Contains("staged"));
+        }
+        CHECK(plan_of(plans, "conv3x3_bias_relu").writes_into_concat);
+    }, true);
 }

@@ -1,0 +1,217 @@
+#include "src/engine/graph_conv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "src/engine/cudnn_descriptors.h"
+
+namespace iostune {
+
+namespace {
+
+// Tensor unique ids of the one-operation graph.
+constexpr int64_t kX = 1, kW = 2, kY = 3;
+
+cudnnDataType_t data_type(DType type) {
+    switch (type) {
+        case DType::F16: return CUDNN_DATA_HALF;
+        case DType::BF16: return CUDNN_DATA_BFLOAT16;
+        default: return CUDNN_DATA_FLOAT;
+    }
+}
+
+// The largest power of two (at most 16) dividing the address: a channel slice starts at any
+// element, and cuDNN picks vectorised kernels only for what the alignment allows.
+int64_t alignment_of(const void* p) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    int64_t a = 16;
+    while (a > 1 && address % uintptr_t(a) != 0) a /= 2;
+    return a;
+}
+
+// Dimensions are always N, C, H, W in the graph API; the strides say the layout.
+BackendDescriptor tensor(int64_t id, const TensorView& v, const std::string& context) {
+    BackendDescriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR, context);
+    const cudnnDataType_t type = data_type(v.dtype);
+    t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+    t.set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, {v.n, v.c, v.h, v.w});
+    const int64_t rs = v.row_stride;
+    t.set_int64s(CUDNN_ATTR_TENSOR_STRIDES,
+                 v.nhwc() ? std::vector<int64_t>{int64_t(v.h) * v.w * rs, 1, int64_t(v.w) * rs, rs}
+                          : std::vector<int64_t>{rs, int64_t(v.h) * v.w, v.w, 1});
+    t.set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, id);
+    t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, alignment_of(v.data));
+    t.finalize();
+    return t;
+}
+
+// The filter as a packed K x C/groups x R x S tensor of the views' type and layout.
+BackendDescriptor filter(const TensorView& in, const TensorView& out, const void* weight,
+                         int kernel_h, int kernel_w, int groups, const std::string& context) {
+    TensorView w = packed_view(const_cast<void*>(weight), in.dtype, in.layout, out.c,
+                               in.c / groups, kernel_h, kernel_w);
+    return tensor(kW, w, context);
+}
+
+template <class T, size_t N>
+std::vector<T> attribute_list(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+                              cudnnBackendAttributeType_t type) {
+    std::array<T, N> values{};
+    int64_t count = 0;
+    if (cudnnBackendGetAttribute(d, name, type, int64_t(N), &count, values.data()) !=
+        CUDNN_STATUS_SUCCESS)
+        return {};
+    return std::vector<T>(values.begin(), values.begin() + std::min<int64_t>(count, int64_t(N)));
+}
+
+bool contains(const std::vector<cudnnBackendNumericalNote_t>& notes,
+              cudnnBackendNumericalNote_t note) {
+    return std::find(notes.begin(), notes.end(), note) != notes.end();
+}
+
+// Why an engine does not keep the precision's arithmetic, or "" when it does.
+std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision) {
+    const auto numerical = attribute_list<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT>(
+        engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE);
+    const auto behaviour = attribute_list<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT>(
+        engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE);
+    const bool fp32_storage = storage_type(precision) == DType::F32;
+    if (precision == Precision::Fp32 && contains(numerical, CUDNN_NUMERICAL_NOTE_TENSOR_CORE))
+        return "tensor cores (strict fp32)";
+    if (fp32_storage && contains(numerical, CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
+        return "down-converts fp32 inputs";
+    if (contains(numerical, CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
+        return "reduced-precision accumulation";
+    if (std::find(behaviour.begin(), behaviour.end(), CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) !=
+        behaviour.end())
+        return "run-time compiled";
+    return "";
+}
+
+}  // namespace
+
+GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorView& out,
+                     const void* weight, int kernel_h, int kernel_w, const ConvGeometry& g,
+                     Precision precision, size_t max_workspace, const std::string& context)
+    : x_(in.data), w_(weight), y_(out.data), context_(context + " (cuDNN graph API convolution)") {
+    BackendDescriptor x = tensor(kX, in, context_);
+    BackendDescriptor w = filter(in, out, weight, kernel_h, kernel_w, g.groups, context_);
+    BackendDescriptor y = tensor(kY, out, context_);
+
+    BackendDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, context_);
+    const cudnnDataType_t accumulate = CUDNN_DATA_FLOAT;  // every precision accumulates in fp32
+    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &accumulate);
+    conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    conv.set_int64(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, 2);
+    conv.set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, {g.dilation_h, g.dilation_w});
+    conv.set_int64s(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, {g.stride_h, g.stride_w});
+    conv.set_int64s(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, {g.pad_h, g.pad_w});
+    conv.set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {g.pad_h, g.pad_w});
+    conv.finalize();
+
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, context_);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+    const float alpha = 1.0f, beta = 0.0f;
+    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+    op.finalize();
+
+    BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, context_);
+    cudnnBackendDescriptor_t ops = op.get();
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops);
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    graph.finalize();
+
+    BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, context_);
+    heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+    const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
+    heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
+    heuristics.finalize();
+    int64_t offered = 0;
+    IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered,
+                                                 nullptr),
+                        context_ + " (counting the heuristics' engine configurations)");
+    std::vector<BackendDescriptor> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < offered; ++i) {
+        configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, context_);
+        raw.push_back(configs.back().get());
+    }
+    int64_t returned = 0;
+    if (offered > 0)
+        IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(),
+                                                     CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, offered,
+                                                     &returned, raw.data()),
+                            context_ + " (reading the heuristics' engine configurations)");
+
+    for (int64_t i = 0; i < returned && int(plans_.size()) < kCandidates; ++i) {
+        BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context_);
+        cudnnBackendDescriptor_t engine_raw = engine.get();
+        int64_t one = 0;
+        if (cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
+            CUDNN_STATUS_SUCCESS)
+            continue;
+        int64_t index = -1;
+        cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
+                                 &one, &index);
+        if (const std::string why = unsuitable(engine_raw, precision); !why.empty()) {
+            notes_ += fmt::format("{}engine {} skipped ({})", notes_.empty() ? "" : ", ", index, why);
+            continue;
+        }
+        BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context_);
+        plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+        plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                 &raw[size_t(i)]);
+        if (const cudnnStatus_t status = plan.try_finalize(); status != CUDNN_STATUS_SUCCESS) {
+            notes_ += fmt::format("{}engine {} refused ({})", notes_.empty() ? "" : ", ", index,
+                                  cudnnGetErrorString(status));
+            continue;
+        }
+        int64_t workspace = 0;
+        IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(),
+                                                     CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                     CUDNN_TYPE_INT64, 1, &one, &workspace),
+                            context_ + " (reading an execution plan's workspace size)");
+        if (workspace < 0 || size_t(workspace) > max_workspace) {
+            notes_ += fmt::format("{}engine {} needs {} MiB of workspace",
+                                  notes_.empty() ? "" : ", ", index, workspace >> 20);
+            continue;
+        }
+        plans_.push_back(Plan{std::move(plan), index, size_t(workspace)});
+    }
+    notes_ = fmt::format("{} of {} heuristic engine configurations usable{}{}", plans_.size(),
+                         returned, notes_.empty() ? "" : ": ", notes_);
+}
+
+bool GraphConv::select(int rank) {
+    if (rank < 0 || rank >= candidates()) return false;
+    selected_ = rank;
+    return true;
+}
+
+void GraphConv::run(cudnnHandle_t handle, void* workspace) const {
+    // Built per launch: a variant pack is a few host-side attributes, and a schedule's
+    // launches are captured into a CUDA graph once.
+    BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, context_);
+    const std::array<int64_t, 3> ids = {kX, kW, kY};
+    const std::array<void*, 3> pointers = {const_cast<void*>(x_), const_cast<void*>(w_), y_};
+    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids.data());
+    pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
+    pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+    pack.finalize();
+    IOSTUNE_CUDNN_CHECK(cudnnBackendExecute(handle, plans_.at(size_t(selected_)).plan.get(),
+                                            pack.get()),
+                        context_);
+}
+
+}  // namespace iostune

@@ -1,0 +1,70 @@
+// A convolution through cuDNN's graph (backend) API: a one-operation graph y = conv(x, w) on the
+// op's own views, run by one of the engine configurations cuDNN's heuristics rank for it.
+//
+// Why: the legacy cudnnConvolutionForward reaches only the engines its eight algorithm enums map
+// to. PyTorch builds convolutions through the graph API and so gets engines the legacy call does
+// not: on the H100, TF32 channels-last convolutions ran there as one sm90 implicit GEMM where the
+// legacy call wrapped an sm80 kernel in layout-conversion kernels (inception_v3's 3x1 on 8x8x384,
+// batch 16: 32.0 us against 15.6), and fp16 depthwise 7x7 convolutions run cuDNN's specialised
+// channels-last kernel. Tensor strides are explicit in the graph API, so channel slices of a
+// concat or of a merged output are read and written in place, never staged.
+//
+// The engine times the shortlist beside its other candidates as ConvChoice "GRAPH_<rank>" (path
+// "graph"); bias, ReLU and a residual follow as the engine's epilogue kernels, as for the
+// legacy "conv+epilogue" path.
+#pragma once
+
+#include <cudnn.h>
+
+#include <string>
+#include <vector>
+
+#include "src/engine/cudnn_backend.h"
+#include "src/engine/tensor_view.h"
+#include "src/precision.h"
+
+namespace iostune {
+
+struct ConvGeometry;
+
+class GraphConv {
+public:
+    static constexpr int kCandidates = 4;
+
+    // `weight`: the filter in the views' element type and layout (KCRS for NCHW, KRSC for
+    // channels-last), out.c x (in.c / groups) x kernel_h x kernel_w. Builds the operation graph
+    // and finalizes up to kCandidates of cuDNN's heuristic engine configurations that fit
+    // `max_workspace` and keep the precision's arithmetic (no tensor cores in strict fp32, no
+    // down-conversion of fp32 inputs, no run-time compiled kernels); throws iostune::Error when
+    // cuDNN rejects the graph itself.
+    GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorView& out,
+              const void* weight, int kernel_h, int kernel_w, const ConvGeometry& geometry,
+              Precision precision, size_t max_workspace, const std::string& context);
+
+    int candidates() const { return int(plans_.size()); }
+    // Runs shortlist entry `rank` from now on; false when there is no such entry.
+    bool select(int rank);
+    size_t workspace_bytes() const { return plans_.at(size_t(selected_)).workspace; }
+    // cuDNN's global index of the selected engine (for plans: "engine 12").
+    int64_t engine_index() const { return plans_.at(size_t(selected_)).engine; }
+    // What the heuristics offered and why some were left out, for OpPlan::candidates.
+    const std::string& notes() const { return notes_; }
+    // Enqueues the convolution on `handle`'s stream (capture-safe).
+    void run(cudnnHandle_t handle, void* workspace) const;
+
+private:
+    struct Plan {
+        BackendDescriptor plan;
+        int64_t engine;
+        size_t workspace;
+    };
+    std::vector<Plan> plans_;
+    int selected_ = 0;
+    const void* x_;
+    const void* w_;
+    void* y_;
+    std::string notes_;
+    std::string context_;
+};
+
+}  // namespace iostune
