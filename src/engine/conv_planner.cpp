@@ -64,13 +64,14 @@ std::vector<const char*> candidate_maths(Precision precision) {
 }  // namespace
 
 // Chooses how this convolution runs: the caller's pinned choice if it still works here, else
-// the process's earlier choice for the same shape, else by timing the candidates. When no
-// algorithm accepts the op's strided views, the step is staged through packed buffers.
+// the process's earlier choice for the same shape, else by timing the candidates. When the op's
+// views are strided (a channel slice), the candidates on those views and on packed staging
+// buffers (with a copy) are both timed: the graph API takes strided views, but some of its
+// engines then add layout conversions that cost more than the copy (GoogLeNet TF32, H100).
 ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& in,
                                  const TensorView& out, const ConvSpec& spec) {
     const bool strided = !in.packed() || !out.packed();
-    for (const bool stage : {false, true}) {
-        if (stage && !strided) break;
+    const auto make_step = [&](bool stage) {
         // A pre-ReLU is applied while staging the input for cuDNN (the depthwise kernel fuses
         // it instead and reads the input itself).
         ConvStep step(context, in, out, spec, conv_math, spec.relu_input || (stage && !in.packed()),
@@ -101,22 +102,41 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
         if (spec.relu_input) step.signature += "|relu-in";
         if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
-        const std::string process_key = fmt::format("dev{}|{}", options.device, step.signature);
+        return step;
+    };
+    std::vector<ConvStep> steps;  // on the op's views, then staged where they are strided
+    steps.push_back(make_step(false));
+    if (strided) steps.push_back(make_step(true));
+    // A staged step's signature is that of a packed convolution of the same shape; its process
+    // choice is kept apart, since it was chosen against the unstaged alternative.
+    const auto process_key = [&](size_t i) {
+        return fmt::format("dev{}|{}{}", options.device, steps[i].signature,
+                           i > 0 ? "|staged" : "");
+    };
+    for (ConvStep& step : steps) {
         if (auto it = options.conv_choices.find(step.signature);
             it != options.conv_choices.end() && configure(step, it->second)) {
             step.pinned = true;
             step.candidates = "pinned";
-            return step;
+            return std::move(step);
         }
-        if (auto earlier = ChoiceCache::instance().find(process_key);
-            earlier && configure(step, *earlier)) {
-            step.candidates = "cached in this process";
-            return step;
+    }
+    for (size_t i = 0; i < steps.size(); ++i) {
+        if (auto earlier = ChoiceCache::instance().find(process_key(i));
+            earlier && configure(steps[i], *earlier)) {
+            steps[i].candidates = "cached in this process";
+            return std::move(steps[i]);
         }
-        if (choose_by_timing(step, process_key)) {
-            ChoiceCache::instance().store(process_key, step.choice);
-            return step;
-        }
+    }
+    std::optional<size_t> best;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        if (choose_by_timing(steps[i], process_key(i)) &&
+            (!best || steps[i].choice.time_ms < steps[*best].choice.time_ms))
+            best = i;
+    }
+    if (best) {
+        ChoiceCache::instance().store(process_key(*best), steps[*best].choice);
+        return std::move(steps[*best]);
     }
     throw Error(fmt::format("{}: cuDNN has no {} {} algorithm for this convolution within a {} "
                             "MiB workspace",

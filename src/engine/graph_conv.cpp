@@ -72,8 +72,10 @@ bool contains(const std::vector<cudnnBackendNumericalNote_t>& notes,
     return std::find(notes.begin(), notes.end(), note) != notes.end();
 }
 
-// Why an engine does not keep the precision's arithmetic, or "" when it does.
-std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision) {
+// Why an engine is not a candidate (it changes the precision's arithmetic, or compiles its kernel
+// at run time where that is not allowed), or "" when it is.
+std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
+                       bool allow_runtime_compiled) {
     const auto numerical = attribute_list<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT>(
         engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE);
     const auto behaviour = attribute_list<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT>(
@@ -85,8 +87,9 @@ std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision) {
         return "down-converts fp32 inputs";
     if (contains(numerical, CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
         return "reduced-precision accumulation";
-    if (std::find(behaviour.begin(), behaviour.end(), CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) !=
-        behaviour.end())
+    if (!allow_runtime_compiled &&
+        std::find(behaviour.begin(), behaviour.end(), CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) !=
+            behaviour.end())
         return "run-time compiled";
     return "";
 }
@@ -164,7 +167,11 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
         int64_t index = -1;
         cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
                                  &one, &index);
-        if (const std::string why = unsuitable(engine_raw, precision); !why.empty()) {
+        // Run-time compiled engines (NVRTC, a fraction of a second per shape) only for grouped
+        // convolutions: cuDNN's fast channels-last depthwise kernel is one (PyTorch's choice for
+        // NASNet's 7x7 separable convolutions in fp16, H100); dense convolutions have
+        // precompiled engines as fast.
+        if (const std::string why = unsuitable(engine_raw, precision, g.groups > 1); !why.empty()) {
             notes_ += fmt::format("{}engine {} skipped ({})", notes_.empty() ? "" : ", ", index, why);
             continue;
         }

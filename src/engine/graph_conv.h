@@ -35,8 +35,8 @@ public:
     // channels-last), out.c x (in.c / groups) x kernel_h x kernel_w. Builds the operation graph
     // and finalizes up to kCandidates of cuDNN's heuristic engine configurations that fit
     // `max_workspace` and keep the precision's arithmetic (no tensor cores in strict fp32, no
-    // down-conversion of fp32 inputs, no run-time compiled kernels); throws iostune::Error when
-    // cuDNN rejects the graph itself.
+    // down-conversion of fp32 inputs, run-time compiled kernels only for grouped convolutions);
+    // throws iostune::Error when cuDNN rejects the graph itself.
     GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorView& out,
               const void* weight, int kernel_h, int kernel_w, const ConvGeometry& geometry,
               Precision precision, size_t max_workspace, const std::string& context);
