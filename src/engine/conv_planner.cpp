@@ -136,7 +136,13 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
     }
     if (best) {
         ChoiceCache::instance().store(process_key(*best), steps[*best].choice);
-        return std::move(steps[*best]);
+        ConvStep& chosen = steps[*best];
+        if (steps.size() > 1)
+            chosen.candidates = fmt::format("{}: {} | {}: {}", *best == 0 ? "chosen, in place" : "in place",
+                                            steps[0].candidates,
+                                            *best == 1 ? "chosen, staged" : "staged",
+                                            steps[1].candidates);
+        return std::move(chosen);
     }
     throw Error(fmt::format("{}: cuDNN has no {} {} algorithm for this convolution within a {} "
                             "MiB workspace",

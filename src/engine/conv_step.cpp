@@ -204,8 +204,8 @@ std::string ConvStep::staging_note() const {
     if (path == ConvPath::Gemm) return residual_ ? "; residual z as cuBLASLt's C" : "";
     std::string note;
     if (relu_input_) note += "; pre-ReLU copy";
-    else if (in_ != source_) note += "; input staged (strided view not supported)";
-    if (out_ != target_) note += "; output staged into its slice (strided view not supported)";
+    else if (in_ != source_) note += "; input staged";
+    if (out_ != target_) note += "; output staged into its slice";
     if (residual_)
         note += path == ConvPath::Fused ? "; residual z fused (alpha2 = 1)"
                                         : "; residual added by the add kernel";

@@ -175,6 +175,10 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
             notes_ += fmt::format("{}engine {} skipped ({})", notes_.empty() ? "" : ", ", index, why);
             continue;
         }
+        // The heuristics list an engine once per knob setting, its best guess first: the
+        // shortlist takes one configuration per engine, so different kernels compete.
+        if (std::any_of(plans_.begin(), plans_.end(), [&](const Plan& p) { return p.engine == index; }))
+            continue;
         BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context_);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
@@ -196,8 +200,12 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
         }
         plans_.push_back(Plan{std::move(plan), index, size_t(workspace)});
     }
-    notes_ = fmt::format("{} of {} heuristic engine configurations usable{}{}", plans_.size(),
-                         returned, notes_.empty() ? "" : ": ", notes_);
+    std::string shortlist;
+    for (size_t rank = 0; rank < plans_.size(); ++rank)
+        shortlist += fmt::format("{}GRAPH_{} = engine {}", rank == 0 ? "" : ", ", rank,
+                                 plans_[rank].engine);
+    notes_ = fmt::format("{} of {} heuristic engine configurations ({}){}{}", plans_.size(),
+                         returned, shortlist, notes_.empty() ? "" : "; left out: ", notes_);
 }
 
 bool GraphConv::select(int rank) {

@@ -9,7 +9,7 @@
 // channels-last kernel. Tensor strides are explicit in the graph API, so channel slices of a
 // concat or of a merged output are read and written in place, never staged.
 //
-// The engine times the shortlist beside its other candidates as ConvChoice "GRAPH_<rank>" (path
+// The engine times the shortlist (one configuration per engine) beside its other candidates as ConvChoice "GRAPH_<rank>" (path
 // "graph"); bias, ReLU and a residual follow as the engine's epilogue kernels, as for the
 // legacy "conv+epilogue" path.
 #pragma once
@@ -29,7 +29,7 @@ struct ConvGeometry;
 
 class GraphConv {
 public:
-    static constexpr int kCandidates = 4;
+    static constexpr int kCandidates = 6;
 
     // `weight`: the filter in the views' element type and layout (KCRS for NCHW, KRSC for
     // channels-last), out.c x (in.c / groups) x kernel_h x kernel_w. Builds the operation graph

@@ -351,8 +351,9 @@ TEST_CASE("convolutions through cuDNN's graph API match the reference: strided c
                                  "conv1x3_residual", "conv3x3_s2_plain"}) {
             INFO(name << ": " << plan_of(plans, name).path);
             CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("cuDNN graph API"));
-            CHECK_THAT(plan_of(plans, name).path, !Catch::Contains("staged"));
         }
+        // Written into the concat in place, or staged when that timed faster (the pins are the
+        // signatures the first engine chose; both forms are checked against the reference).
         CHECK(plan_of(plans, "conv3x3_bias_relu").writes_into_concat);
     }, true);
 }
