@@ -178,10 +178,13 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         } catch (const Error&) {
             return false;  // cuDNN rejects the graph: the legacy algorithms remain
         }
+        // Strict fp32 never takes a tensor-core choice (its shortlist has no such engine).
+        if (options.precision == Precision::Fp32 && choice.math == "TENSOR_OP_MATH") return false;
         if (!graph_conv->select(rank)) return false;
         step.path = ConvPath::Graph;
         step.workspace_bytes = graph_conv->workspace_bytes();
         step.choice = choice;
+        step.choice.math = graph_conv->math(rank);
         return true;
     }
     if (choice.algorithm == kDepthwiseAlgorithm) {
@@ -352,18 +355,19 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             time_own(ConvChoice{fmt::format("{}{}", kGemmAlgorithmPrefix, rank), math,
                                 choice_name(ConvPath::Gemm), 0.0});
     }
-    int graph_shortlist = 0;
+    std::vector<ConvChoice> graph_shortlist;
     try {
         const GraphConv* graph_conv =
             step.graph(lanes[0]->cudnn.get(), options.precision, options.max_workspace_bytes);
-        graph_shortlist = graph_conv->candidates();
+        for (int rank = 0; rank < graph_conv->candidates(); ++rank)
+            graph_shortlist.push_back(ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
+                                                 graph_conv->math(rank),
+                                                 choice_name(ConvPath::Graph), 0.0});
         timed += fmt::format("{}graph API: {}", timed.empty() ? "" : ", ", graph_conv->notes());
     } catch (const Error& e) {
         timed += fmt::format("{}graph API refused: {}", timed.empty() ? "" : ", ", e.what());
     }
-    for (int rank = 0; rank < graph_shortlist; ++rank)
-        time_own(ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank), "DEFAULT_MATH",
-                            choice_name(ConvPath::Graph), 0.0});
+    for (const ConvChoice& candidate : graph_shortlist) time_own(candidate);
     for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
         for (const char* math : candidate_maths(options.precision)) {
             for (const char* path : paths) {

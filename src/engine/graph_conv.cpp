@@ -72,12 +72,16 @@ bool contains(const std::vector<cudnnBackendNumericalNote_t>& notes,
     return std::find(notes.begin(), notes.end(), note) != notes.end();
 }
 
+std::vector<cudnnBackendNumericalNote_t> numerical_notes(cudnnBackendDescriptor_t engine) {
+    return attribute_list<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT>(
+        engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE);
+}
+
 // Why an engine is not a candidate (it changes the precision's arithmetic, or compiles its kernel
 // at run time where that is not allowed), or "" when it is.
 std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
                        bool allow_runtime_compiled) {
-    const auto numerical = attribute_list<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT>(
-        engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE);
+    const auto numerical = numerical_notes(engine);
     const auto behaviour = attribute_list<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT>(
         engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE);
     const bool fp32_storage = storage_type(precision) == DType::F32;
@@ -198,7 +202,8 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
                                   notes_.empty() ? "" : ", ", index, workspace >> 20);
             continue;
         }
-        plans_.push_back(Plan{std::move(plan), index, size_t(workspace)});
+        plans_.push_back(Plan{std::move(plan), index, size_t(workspace),
+                              contains(numerical_notes(engine_raw), CUDNN_NUMERICAL_NOTE_TENSOR_CORE)});
     }
     std::string shortlist;
     for (size_t rank = 0; rank < plans_.size(); ++rank)
@@ -212,6 +217,10 @@ bool GraphConv::select(int rank) {
     if (rank < 0 || rank >= candidates()) return false;
     selected_ = rank;
     return true;
+}
+
+const char* GraphConv::math(int rank) const {
+    return plans_.at(size_t(rank)).tensor_cores ? "TENSOR_OP_MATH" : "FMA_MATH";
 }
 
 void GraphConv::run(cudnnHandle_t handle, void* workspace) const {

@@ -47,6 +47,9 @@ public:
     size_t workspace_bytes() const { return plans_.at(size_t(selected_)).workspace; }
     // cuDNN's global index of the selected engine (for plans: "engine 12").
     int64_t engine_index() const { return plans_.at(size_t(selected_)).engine; }
+    // "TENSOR_OP_MATH" when shortlist entry `rank` runs on tensor cores, else "FMA_MATH": the
+    // ConvChoice's math, so a stored choice names what it computes with.
+    const char* math(int rank) const;
     // What the heuristics offered and why some were left out, for OpPlan::candidates.
     const std::string& notes() const { return notes_; }
     // Enqueues the convolution on `handle`'s stream (capture-safe).
@@ -57,6 +60,7 @@ private:
         BackendDescriptor plan;
         int64_t engine;
         size_t workspace;
+        bool tensor_cores;
     };
     std::vector<Plan> plans_;
     int selected_ = 0;

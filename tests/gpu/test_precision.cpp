@@ -80,8 +80,11 @@ void run_pinned_op_by_op(const Graph& graph, const HostTensor& input, const Conv
     for (const Plan& plan : all_plans()) {
         if (plan.layout != TensorLayout::Nhwc && !any_layout) continue;
         EngineOptions options = options_for(plan);
+        ConvChoice pin = choice;
+        // A graph API choice names its engine's math: strict fp32 runs no tensor-core engine.
+        if (pin.path == "graph" && plan.precision == Precision::Fp32) pin.math = "FMA_MATH";
         for (const auto& entry : Engine(graph, options).conv_choices())
-            options.conv_choices[entry.first] = choice;
+            options.conv_choices[entry.first] = pin;
         Engine engine(graph, options);
         CHECK(engine.pinned_conv_count() == pinned);
         engine.set_input(input);
@@ -344,7 +347,9 @@ TEST_CASE("convolutions through cuDNN's graph API match the reference: strided c
     init_random_weights(graph, 31);
     const HostTensor input = random_input(graph.input_shape(), 32);
     // Six convolution steps: four convolutions and the separable one's depthwise and pointwise.
-    run_pinned_op_by_op(graph, input, ConvChoice{"GRAPH_0", "DEFAULT_MATH", "graph", 0}, 6,
+    // GRAPH_0's math is its engine's: tensor cores in every plan but strict fp32 (where the
+    // helper pins FMA_MATH).
+    run_pinned_op_by_op(graph, input, ConvChoice{"GRAPH_0", "TENSOR_OP_MATH", "graph", 0}, 6,
                         [](const Plan& plan, const std::vector<OpPlan>& plans) {
         INFO(label(plan));
         for (const char* name : {"conv3x3_bias_relu", "conv3x1_bias_relu", "sep7x7_prerelu",
