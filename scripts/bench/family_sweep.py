@@ -73,6 +73,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# torch_peers.py (the deployed models' builders) and tests/fixtures/export_torchvision.py
+# (seeded weights, batch-norm calibration, the export), imported when a model is built.
+sys.path[:0] = [HERE, os.path.join(REPO, "tests", "fixtures")]
 STARTED = time.monotonic()
 
 FAMILIES = ("alexnet", "vgg11_bn", "resnet50", "resnext50_32x4d", "wide_resnet50_2",
@@ -192,7 +195,6 @@ def parse_json(text):
 # ---- models ----
 
 def fixtures():
-    sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
     import export_torchvision
     return export_torchvision
 
@@ -219,7 +221,6 @@ def build_model(name, small):
                                  affine_first=squeeze_excitation)
         return model.eval(), size, opts
     opts = {k: fx.CI_EXPORTS[name][k] for k in ("opset", "keep_bn", "dynamic_batch")}
-    sys.path.insert(0, HERE)
     import torch_peers
     if name in torch_peers.DEPLOYED_MODELS:
         model, size = torch_peers.deployed_model(name, small)
