@@ -14,7 +14,8 @@ fasterrcnn_resnet50_fpn `model.backbone` with its FPN (fasterrcnn_fpn_backbone, 
 the fixtures' small U-Net (unet), and timm's nasnetalarge, inception_v4 and mixnet_s when
 `import timm` works (otherwise their rows say "timm not installed"). Weights: the fixtures'
 seeded weights with calibrated, perturbed batch-norm statistics (export_torchvision.py's
-torchvision_model and calibrate_batch_norms; timm's models get the same treatment); export: its
+torchvision_model and calibrate_batch_norms; timm.create_model(name, pretrained=False) gets the
+same calibration); export: its
 export() with the model's CI settings (opset, batch norm kept or folded by PyTorch, symbolic
 batch), TorchScript exporter (dynamo=False). Input sizes: the models' own (299 px for
 inception_v3/inception_v4, 331 px for nasnetalarge, efficientnet b1-b3/v2_s 240-384 px as
@@ -45,8 +46,10 @@ issue 14's <=20 s / <=5 s, the failures and the command that runs the rows left 
 (this output) and _logs.tar.gz (each command's output and the searches' JSON). The table is
 rewritten after every row, so a call cut off early still returns what it did.
 --deadline S: no model or row starts after S seconds from the start; a search is cut off at S
-and the validation after it at S + 60 s; rows left are "not run". Exit status: 0 when nothing failed, 1 when
-an export, import, search or validation failed, 2 for a bad command line.
+and the validation after it at S + 60 s; rows left are "not run". Exit status: 0 when nothing
+failed, 1 when an export, import, search or validation failed, 2 for a bad command line, 130
+when stopped by SIGTERM or SIGINT (the outputs are still written). On the H100:
+scripts/bench/h100_plan.sh call22, call23, call24 (results/README.md has their estimates).
 
 --dry-run (no GPU, for CI's CPU test): `search --cost sim`, and instead of replay --validate,
 `iostune run --backend cpu` on the seeded input, checked against PyTorch's output (L2 relative
@@ -102,7 +105,8 @@ MODEL_SETTINGS = {
     # Issue 14's densenet121 targets (search <= 20 s, replay --validate <= 5 s) are about the
     # default search, which times both layouts.
     "densenet121": dict(layout="auto"),
-    # NASNet's cells are too wide for r=2 s=4 in a device call (r=1 s=8: 122,012 stages, 259 s);
+    # NASNet's cells are too wide for r=2 s=4 in a device call (iostune's zoo nasnet_a_large at
+    # r=1 s=8: 122,012 stages, 259 s on the H100);
     # a search cut off here validates the greedy baseline, whose replay times every convolution.
     "nasnetalarge": dict(r=1, s=2, timeout=240, validate_timeout=240),
 }
@@ -323,8 +327,8 @@ def run_validate(sweep, row, onnx, db, searched):
                      strategy=result.get("strategy"), layout=result.get("layout"),
                      pinned_convolutions=result.get("pinned_convolutions"),
                      convolutions=result.get("convolutions"))
-    elif code == "timeout":
-        v.update(status="failed", message=f"replay --validate cut off after {limit:.0f} s")
+    elif code == "timeout":  # "error": the replay did not finish; "failed": outputs differ
+        v.update(status="error", message=f"replay --validate cut off after {limit:.0f} s")
     elif code == 0:
         v.update(status="failed", message="exit 0 without 'Validation: PASSED'")
     else:
@@ -440,7 +444,8 @@ def sweep_model(sweep, name):
         for row in rows:
             row.update(source="timm" if name in TIMM else "torchvision", **common)
         if code != 0:
-            message = last_line(err) or f"exit {code}"
+            message = (f"cut off after {wall:.0f} s" if code == "timeout" else
+                       last_line(err) or f"exit {code}")
             for row in rows:
                 row.update(status="failed", note=f"import failed: {message}")
                 sweep.finish_row(row)
@@ -578,6 +583,8 @@ def rerun_command(args, models, precisions):
         if value:
             cmd += ["--" + option.replace("_", "-"),
                     value if isinstance(value, str) else f"{value:g}"]
+    if args.search_args:
+        cmd += ["--search-args", args.search_args]
     if args.small:
         cmd.append("--small")
     if args.dry_run:
@@ -618,6 +625,7 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: search --cost sim, iostune run --backend cpu against PyTorch")
     args = ap.parse_args(argv)
+    args.models = list(dict.fromkeys(args.models))
     unknown = [m for m in args.models if m not in ALL_MODELS]
     if unknown:
         ap.error(f"--models: unknown {', '.join(unknown)}; known: {' '.join(ALL_MODELS)}")
@@ -634,6 +642,8 @@ def parse_args(argv):
     for name in ("r", "s", "iters"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name} must be >= 1")
+    if not re.fullmatch(r"[A-Za-z0-9._-]*", args.tag):
+        ap.error(f"--tag '{args.tag}' may hold only letters, digits, '.', '_' and '-'")
     if not args.out:
         ap.error("no --out and no $OUT: say where the table and records go")
     if not (os.path.isfile(args.iostune) and os.access(args.iostune, os.X_OK)):
@@ -654,6 +664,7 @@ def main(argv):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    interrupted = False
     try:
         import torch
         import torchvision
@@ -673,6 +684,7 @@ def main(argv):
             sweep_model(sweep, name)
     except Interrupted as e:
         sweep.say(f"interrupted ({e}); writing what there is")
+        interrupted = True
     finally:
         for row in sweep.rows:
             if row["status"] == "not run":
@@ -692,7 +704,7 @@ def main(argv):
                   f"{sweep.md}")
         shutil.rmtree(sweep.work, ignore_errors=True)
     print(open(sweep.md, encoding="utf-8").read())
-    return 1 if failed else 0
+    return 130 if interrupted else 1 if failed else 0
 
 
 if __name__ == "__main__":
