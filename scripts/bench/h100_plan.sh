@@ -33,6 +33,13 @@
 #                                            # cudagraph + compile, then iostune search (r=2 s=4),
 #                                            # replay --validate, sequential; table deployed.md
 #   bash scripts/bench/h100_plan.sh call21   # the same in fp16
+# Every model family from ONNX (issue 14, scripts/bench/family_sweep.py): per model exported,
+# imported, searched and replayed with --validate in TF32 and fp16 (batch 1); table families_*.md:
+#   bash scripts/bench/h100_plan.sh call22   # densenet121 (its <=20 s / <=5 s targets) and the
+#                                            # chain/branch families, FPN backbone, U-Net
+#   bash scripts/bench/h100_plan.sh call23   # mobilenet_v3, efficientnet b0-b3/v2_s, regnet_y,
+#                                            # convnext_tiny
+#   bash scripts/bench/h100_plan.sh call24   # timm: inception_v4, mixnet_s, nasnetalarge
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -186,6 +193,24 @@ case "${1:-}" in
       --batches "1 16" --parts "torch iostune" --torch-systems "cudagraph compile" \
       --compile-jobs 8 --compile-budget 150 --row-budget 3 --torch-deadline 330 --r 2 --s 4 \
       --search-timeout 90 --iters 200 --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call21 (see the comment at the top)" >&2
+  # Every model family from ONNX (issue 14), TF32 and fp16 per model, one model after another
+  # (a deadline cuts whole models; families_<call>.md prints the command for what is left). The
+  # split follows results/README.md's estimates (~400-480 s a call); --deadline 480 cuts a
+  # search there and lets its validation run 60 s more, so the call ends by ~540 s.
+  call22|call23|call24)
+    case "$1" in
+      call22) models="densenet121 alexnet vgg11_bn resnet50 resnext50_32x4d wide_resnet50_2
+                      squeezenet1_1 googlenet inception_v3 mobilenet_v2 shufflenet_v2_x1_0
+                      mnasnet1_0 regnet_x_400mf fasterrcnn_fpn_backbone unet" ;;
+      call23) models="mobilenet_v3_small mobilenet_v3_large efficientnet_b0 regnet_y_400mf
+                      convnext_tiny efficientnet_b1 efficientnet_b2 efficientnet_b3
+                      efficientnet_v2_s" ;;
+      call24) models="inception_v4 mixnet_s nasnetalarge" ;;
+    esac
+    # shellcheck disable=SC2086  # the model list is words
+    "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag "$1" \
+      --iostune "${IOSTUNE:-.devpack/iostune}" --models $models --precisions "tf32 fp16" \
+      --batches 1 --deadline 480 ;;
+  *) echo "usage: h100_plan.sh call1|...|call24 (see the comment at the top)" >&2
      exit 2 ;;
 esac
