@@ -33,7 +33,9 @@ void run_import(const ImportOptions& o) {
                           : o.weights;
     save_model(graph, o.output, weights);
     const GraphTotals t = totals(graph);
-    const auto shape = [](const Shape& s) { return fmt::format("{}x{}x{}x{}", s.n, s.c, s.h, s.w); };
+    const auto shape = [](const Shape& s) {
+        return fmt::format("{}x{}x{}x{}", s.n, s.c, s.h, s.w);
+    };
     std::vector<std::string> outputs;  // every one: a detector backbone returns one per level
     for (int id : graph.outputs()) outputs.push_back(shape(graph.op(id).output));
     fmt::print("imported {}: {} ops, input {}, output{} {}, fingerprint {}\n", o.onnx,

@@ -27,7 +27,8 @@ ReplayValidation compare_with_sequential(const Graph& graph,
     result.outputs = outputs;
     double closest_ratio = -1;
     for (int k = 0; k < outputs; ++k) {
-        const OutputAgreement a = output_agreement(replayed[size_t(k)], sequential[size_t(k)], precision);
+        const OutputAgreement a =
+            output_agreement(replayed[size_t(k)], sequential[size_t(k)], precision);
         if (!a.agrees())
             throw Error(fmt::format(
                 "validation failed: the replayed schedule's {} differs from {} by up to {:.3g} "
@@ -95,8 +96,8 @@ ReplayValidation validate_replay(Replayer& replayer, const Graph& graph) {
     options.layout = tensor_layout_from_string(info.layout);
     // The replay's own kernels: only the schedule differs, and no convolution is timed again
     // (timing densenet121's 182 afresh made --validate take 91 s on the H100 instead of ~2 s).
-    options.conv_choices = conv_choices_from_json(nlohmann::json::parse(replayer.conv_choices_json()),
-                                                  "the replay's convolution choices");
+    options.conv_choices = conv_choices_from_json(
+        nlohmann::json::parse(replayer.conv_choices_json()), "the replay's convolution choices");
     return compare_with_sequential(graph, replayed, sequential_outputs(graph, inputs, options),
                                    options.precision);
 }

@@ -78,7 +78,8 @@ Graph combine_models(const std::vector<Graph>& models, SetInputs inputs, uint64_
         members.push_back(std::move(member));
     }
     std::vector<int> outputs;
-    for (const GraphMember& m : members) outputs.insert(outputs.end(), m.outputs.begin(), m.outputs.end());
+    for (const GraphMember& m : members)
+        outputs.insert(outputs.end(), m.outputs.begin(), m.outputs.end());
     set.set_outputs(std::move(outputs));
     set.set_members(std::move(members));
     set.set_params(std::move(params), WeightsState::Loaded);
@@ -158,7 +159,8 @@ std::string describe_output(const Graph& graph, int index) {
                                 origins.size(), index));
     const GraphOutput& o = origins[size_t(index)];
     const std::string& op_name = graph.op(o.op).name;
-    const std::string op = op_name.empty() ? fmt::format("op {}", o.op) : fmt::format("'{}'", op_name);
+    const std::string op =
+        op_name.empty() ? fmt::format("op {}", o.op) : fmt::format("'{}'", op_name);
     if (graph.members().empty()) return fmt::format("output {} ({})", index, op);
     return fmt::format("output {} ({}, output {} of model {} '{}')", index, op, o.member_output,
                        o.member, graph.members()[size_t(o.member)].name);

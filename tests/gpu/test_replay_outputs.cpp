@@ -134,7 +134,8 @@ TEST_CASE("a model with three outputs replays, validates and names a corrupted o
           std::vector<std::array<int, 4>>{{1, 8, 16, 16}, {1, 8, 8, 8}, {1, 8, 4, 4}});
     for (int k = 0; k < 3; ++k) {
         CHECK(replayer.output_index(0, k) == k);
-        CHECK(replayer.output_elements(k) == size_t(graph.op(graph.outputs()[size_t(k)]).output.elements()));
+        const Shape& shape = graph.op(graph.outputs()[size_t(k)]).output;
+        CHECK(replayer.output_elements(k) == size_t(shape.elements()));
     }
     CHECK_THROWS_WITH(replayer.output_index(0, 3), Catch::Contains("has 3 output(s)"));
     // The one-output form cannot hold three outputs: refused, saying how many there are.
@@ -159,7 +160,8 @@ TEST_CASE("a model with three outputs replays, validates and names a corrupted o
     EngineOptions options;
     options.precision = precision;
     options.layout = tensor_layout_from_string(info.layout);
-    check_corruption_is_named(graph, outputs, sequential_outputs(graph, inputs, options), precision);
+    check_corruption_is_named(graph, outputs, sequential_outputs(graph, inputs, options),
+                              precision);
 }
 
 TEST_CASE("native I/O gives every output in the engine's own storage",

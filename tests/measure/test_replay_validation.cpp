@@ -108,7 +108,8 @@ TEST_CASE("validation of a set of multi-output models names the model of a bad o
     std::vector<HostTensor> replayed = sequential;
     const int k = output_index(set, 1, 1);  // b's p3
     CHECK(k == 4);
-    replayed[size_t(k)].data[0] -= float(1 + 2 * output_tolerance(sequential[size_t(k)], Precision::Fp16));
+    replayed[size_t(k)].data[0] -=
+        float(1 + 2 * output_tolerance(sequential[size_t(k)], Precision::Fp16));
     CHECK_THROWS_WITH(compare_with_sequential(set, replayed, sequential, Precision::Fp16),
                       Catch::Contains("output 4 ('m1/p3', output 1 of model 1 'b') differs from "
                                       "that model's sequential schedule run alone"));
@@ -123,7 +124,8 @@ TEST_CASE("the replay's model loader keeps every output of multi-output models a
     std::vector<std::string> files;
     for (const char* name : {"fpn_a", "fpn_b"}) {
         files.push_back((dir / (std::string(name) + ".json")).string());
-        save_model(fpn_with_weights(name, 3), files.back(), (dir / (std::string(name) + ".bin")).string());
+        save_model(fpn_with_weights(name, 3), files.back(),
+                   (dir / (std::string(name) + ".bin")).string());
     }
     const Graph one = load_model_spec(files[0], 2);
     REQUIRE(one.output_count() == 3);
@@ -132,7 +134,8 @@ TEST_CASE("the replay's model loader keeps every output of multi-output models a
     CHECK(one.op(one.outputs()[1]).output == Shape{2, 8, 8, 8});
     // The fused model computes what the file's model computes, output by output.
     const std::vector<HostTensor> fused = reference_outputs(one);
-    const std::vector<HostTensor> unfused = reference_outputs(fpn_with_weights("fpn_a", 3).with_batch(2));
+    const std::vector<HostTensor> unfused =
+        reference_outputs(fpn_with_weights("fpn_a", 3).with_batch(2));
     for (size_t k = 0; k < 3; ++k)
         CHECK(output_agreement(fused[k], unfused[k], Precision::Fp32).agrees());
 
