@@ -11,6 +11,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +101,17 @@ void check_against_reference(const std::vector<HostTensor>& outputs, const Graph
         CAPTURE(describe_output(graph, int(k)));
         CHECK(test::relative_error(outputs[k], reference[k]) < reference_bound(precision));
     }
+}
+
+std::vector<float> read_floats(const fs::path& path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    REQUIRE(file);
+    std::vector<float> values(size_t(file.tellg()) / sizeof(float));
+    file.seekg(0);
+    file.read(reinterpret_cast<char*>(values.data()),
+              std::streamsize(values.size() * sizeof(float)));
+    REQUIRE(file);
+    return values;
 }
 
 // Output k made wrong on purpose: validation must fail naming it.
@@ -255,3 +268,52 @@ TEST_CASE("a measured search of a multi-output model stores a schedule the Repla
     check_against_reference(run_all(replayer, graph, inputs), graph, inputs, Precision::Tf32);
     CHECK(validate_replay(replayer, graph).outputs == 3);
 }
+
+TEST_CASE("the Faster R-CNN FPN backbone from ONNX replays its five outputs as PyTorch computes "
+          "them",
+          "[gpu][replay][outputs][onnx]") {
+    // Exported with PyTorch's outputs by tests/fixtures/export_torchvision.py into the build tree
+    // (target onnx_fixtures), as the [gpu] deployed-families test reads them.
+    const fs::path dir = fs::path(IOSTUNE_BINARY_DIR) / "tests" / "onnx_fixtures";
+    std::ifstream file(dir / "manifest.json");
+    if (!file)
+        FAIL("no " << (dir / "manifest.json").string()
+                   << ": build the onnx_fixtures target first (cmake --build build --target "
+                      "onnx_fixtures)");
+    const nlohmann::json manifest = nlohmann::json::parse(file);
+    if (manifest.value("skipped", true)) {
+        WARN("the PyTorch fixtures were skipped (no torch for /usr/bin/python3); nothing checked");
+        return;
+    }
+    nlohmann::json entry;
+    for (const auto& e : manifest["models"])
+        if (e["name"] == "fasterrcnn_fpn_backbone") entry = e;
+    REQUIRE_FALSE(entry.is_null());
+    const std::string model = (dir / entry["onnx"].get<std::string>()).string();
+    const int batch = entry["batch"].get<int>();
+    const Graph graph = load_model_spec(model, batch);
+    REQUIRE(graph.output_count() == 5);
+    HostTensor input(graph.input_shape());
+    input.data = read_floats(dir / entry["input"].get<std::string>());
+    REQUIRE(input.data.size() == size_t(graph.input_shape().elements()));
+
+    const Precision precision = GENERATE(Precision::Tf32, Precision::Fp16);
+    CAPTURE(to_string(precision));
+    ReplayOptions options = given("greedy", make_baseline("greedy", graph), precision);
+    options.batch = batch;
+    Replayer replayer(model, options);
+    REQUIRE(replayer.output_count() == 5);
+    const std::vector<HostTensor> outputs = run_all(replayer, graph, {input});
+    for (size_t k = 0; k < 5; ++k) {
+        CAPTURE(describe_output(graph, int(k)));
+        const auto& d = replayer.info().output_shapes[k];
+        CHECK(std::vector<int>(d.begin(), d.end()) ==
+              entry["output_shapes"][k].get<std::vector<int>>());
+        HostTensor pytorch(outputs[k].shape);
+        pytorch.data = read_floats(dir / entry["outputs"][k].get<std::string>());
+        REQUIRE(pytorch.data.size() == outputs[k].data.size());
+        CHECK(test::relative_error(outputs[k], pytorch) < reference_bound(precision));
+    }
+    CHECK(validate_replay(replayer, graph).outputs == 5);
+}
+
