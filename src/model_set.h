@@ -1,9 +1,10 @@
 // Several models as one graph (HiveMind's "model batch"): an ensemble, A/B variants of one
 // model, the models of a pipeline that all see the same frame. The members' ops are appended one
 // model after another (member i's ops are one contiguous id range, GraphMember), so the combined
-// graph is an ordinary Graph with one output per member, and everything that schedules, runs or
-// stores a graph (search, engine, store, replay) takes it as it is. With shared inputs every
-// member reads the one graph input; with separate inputs member i reads graph input i.
+// graph is an ordinary Graph whose outputs are its members' outputs, member after member, and
+// everything that schedules, runs or stores a graph (search, engine, store, replay) takes it as
+// it is. With shared inputs every member reads the one graph input; with separate inputs member
+// i reads graph input i.
 #pragma once
 
 #include <cstdint>

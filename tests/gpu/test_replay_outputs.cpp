@@ -84,9 +84,8 @@ std::vector<HostTensor> run_all(Replayer& replayer, const Graph& graph,
     return outputs;
 }
 
-// Each output against the fp32 CPU reference of the graph (a set's: each model's own). The
-// bound is the zoo models' (at least 1e-2 in TF32/fp16): an output that is another level's, stale
-// or missing errs by ~1.
+// How far an output may be from the fp32 CPU reference (or PyTorch's): the zoo models' bound,
+// at least 1e-2 in TF32/fp16. An output that is another level's, stale or missing errs by ~1.
 double reference_bound(Precision precision) {
     return precision == Precision::Fp32 ? test::kFp32Tolerance
                                         : std::max(test::model_error_bound(precision), 1e-2);
