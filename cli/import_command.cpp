@@ -1,10 +1,12 @@
 // `iostune import`: converts an ONNX model into the iostune JSON model format with its
 // initializers (batch norm folded) as the weights file.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/positive_number.h"
@@ -31,11 +33,14 @@ void run_import(const ImportOptions& o) {
                           : o.weights;
     save_model(graph, o.output, weights);
     const GraphTotals t = totals(graph);
-    fmt::print("imported {}: {} ops, input {}x{}x{}x{}, output {}x{}x{}x{}, fingerprint {}\n",
-               o.onnx, graph.size(), graph.input_shape().n, graph.input_shape().c,
-               graph.input_shape().h, graph.input_shape().w, graph.output_shape().n,
-               graph.output_shape().c, graph.output_shape().h, graph.output_shape().w,
-               fingerprint(graph));
+    const auto shape = [](const Shape& s) {
+        return fmt::format("{}x{}x{}x{}", s.n, s.c, s.h, s.w);
+    };
+    std::vector<std::string> outputs;  // every one: a detector backbone returns one per level
+    for (int id : graph.outputs()) outputs.push_back(shape(graph.op(id).output));
+    fmt::print("imported {}: {} ops, input {}, output{} {}, fingerprint {}\n", o.onnx,
+               graph.size(), shape(graph.input_shape()), outputs.size() > 1 ? "s" : "",
+               fmt::join(outputs, " + "), fingerprint(graph));
     fmt::print("wrote {}\nwrote {} ({} float32 parameters from the ONNX initializers)\n", o.output,
                weights, t.params);
 }

@@ -2,8 +2,6 @@
 // Graph and report like trtexec: latency percentiles, throughput, host enqueue time, GPU time.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -17,15 +15,13 @@
 #include "iostune/replay.h"
 #include "profiler/profile_report.h"
 #include "replay/device_match.h"
+#include "replay/replay_validation.h"
 #include "replay/schedule_selection.h"
 #include "search/baselines.h"
 #include "search/model_set_baselines.h"
-#include "src/conv_choices.h"
 #include "src/engine/device_info.h"
-#include "src/engine/engine.h"
 #include "src/error.h"
 #include "src/model_set.h"
-#include "src/weights.h"
 
 namespace iostune::cli {
 
@@ -48,10 +44,6 @@ struct ReplayCommandOptions {
     int warmup = 20;
 };
 
-// The replay's outputs against separate engines running the sequential schedule on the same
-// weights and inputs, in the same precision and layout: the schedule must not change the result
-// (beyond the precision's rounding, schedule_tolerance()). A model set's outputs are each checked
-// against that model run alone.
 // A model set's models one after another, each with its best schedule stored for it alone on
 // this GPU (same batch and precision) in --db, or its sequential schedule when it has none.
 Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
@@ -76,69 +68,38 @@ Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
     return schedule;
 }
 
+// Every output of the replay (every output of every model) against its model's sequential
+// schedule run alone on the same weights and inputs, in the same precision and layout
+// (replay/replay_validation.h): the schedule must not change the result beyond the precision's
+// rounding.
 void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
     if (o.native_io)
         throw Error("--validate compares float outputs; drop --native-io to validate the schedule");
     const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
-    std::vector<HostTensor> inputs;
-    for (int k = 0; k < graph.input_count(); ++k)
-        inputs.push_back(random_input(graph.input_shape(k), 11 + uint64_t(k)));
-    std::vector<std::vector<float>> outputs;
-    for (int k = 0; k < replayer.output_count(); ++k)
-        outputs.emplace_back(replayer.output_elements(k));
-    std::vector<const float*> in_ptrs;
-    for (const HostTensor& t : inputs) in_ptrs.push_back(t.data.data());
-    std::vector<float*> out_ptrs;
-    for (auto& out : outputs) out_ptrs.push_back(out.data());
-    replayer.run_host(in_ptrs, out_ptrs, nullptr);
-
-    EngineOptions engine_options;
-    engine_options.precision = precision_from_string(o.precision);
-    engine_options.layout = tensor_layout_from_string(replayer.info().layout);
-    // The replay's own kernels: only the schedule differs, and no convolution is timed again
-    // (timing densenet121's 182 afresh made --validate take 91 s on the H100 instead of ~2 s).
-    engine_options.conv_choices = conv_choices_from_json(
-        nlohmann::json::parse(replayer.conv_choices_json()), "the replay's convolution choices");
-    // Each model on its own: the graph itself, or a set's member with the input it reads.
-    const int models = graph.members().empty() ? 1 : int(graph.members().size());
-    double worst_ratio = 0, worst = 0, worst_tolerance = 0;
-    for (int m = 0; m < models; ++m) {
-        Graph alone = graph.members().empty() ? graph : member_graph(graph, m);
-        const int input = graph.members().empty()
-                              ? 0
-                              : graph_input_index(graph.members()[size_t(m)].input);
-        Engine sequential(std::move(alone), engine_options);
-        sequential.set_input(inputs[size_t(input)]);
-        sequential.launch_schedule(sequential_schedule(sequential.graph()),
-                                   sequential.origin_stream());
-        const HostTensor reference = sequential.read_output();
-        const std::vector<float>& output = outputs[size_t(m)];
-        double diff = 0, magnitude = 0;
-        for (size_t i = 0; i < output.size(); ++i) {
-            diff = std::max(diff, double(std::fabs(output[i] - reference.data[i])));
-            magnitude = std::max(magnitude, double(std::fabs(reference.data[i])));
-        }
-        const double tolerance =
-            schedule_tolerance(engine_options.precision) * std::max(1.0, magnitude);
-        if (!(diff <= tolerance))
-            throw Error(fmt::format(
-                "validation failed: the replayed schedule's output{} differs from {} by up to "
-                "{:.3g} (tolerance {:.3g})",
-                models > 1 ? fmt::format(" {} ({})", m, graph.members()[size_t(m)].name) : "",
-                models > 1 ? "that model's sequential schedule run alone"
-                           : "the sequential schedule's",
-                diff, tolerance));
-        if (diff / tolerance >= worst_ratio)
-            worst_ratio = diff / tolerance, worst = diff, worst_tolerance = tolerance;
-    }
+    const ReplayValidation v = validate_replay(replayer, graph);
+    const bool set = !graph.members().empty();
     // With --format json, stdout carries only the JSON object.
     fmt::print(o.format == "json" ? stderr : stdout,
-               "Validation: PASSED ({}, max |diff| {:.3g}, tolerance {:.3g})\n",
-               models > 1 ? fmt::format("each of the {} outputs equals its model's sequential "
-                                        "schedule run alone",
-                                        models)
-                          : std::string("output equals the sequential schedule's"),
-               worst, worst_tolerance);
+               "Validation: PASSED ({}, max |diff| {:.3g}, tolerance {:.3g}{})\n",
+               v.outputs == 1 ? std::string("output equals the sequential schedule's")
+               : set ? fmt::format("each of the {} outputs equals its model's sequential "
+                                   "schedule run alone",
+                                   v.outputs)
+                     : fmt::format("each of the {} outputs equals the sequential schedule's",
+                                   v.outputs),
+               v.max_abs_diff, v.tolerance,
+               v.outputs == 1 ? std::string() : ", in " + describe_output(graph, v.closest));
+}
+
+// "'p2' 1x256x56x56, 'p3' 1x256x28x28, ...": a model's outputs in order.
+std::string output_list(const ReplayInfo& info) {
+    std::string list;
+    for (size_t k = 0; k < info.output_shapes.size(); ++k) {
+        const auto& d = info.output_shapes[k];
+        list += fmt::format("{}'{}' {}x{}x{}x{}", k == 0 ? "" : ", ", info.output_names[k], d[0],
+                            d[1], d[2], d[3]);
+    }
+    return list;
 }
 
 void print_report(const ReplayInfo& info, const ReplayTiming& t) {
@@ -252,8 +213,12 @@ void run_replay(const ReplayCommandOptions& o) {
         fmt::print("model      {} (batch {}, {}, fingerprint {})\n", info.model, info.batch,
                    info.precision, info.fingerprint);
         if (!info.members.empty())
-            fmt::print("set        {} models, {} input{}, one CUDA Graph, one output per model\n",
-                       info.members.size(), info.set_inputs, info.set_inputs == "shared" ? "" : "s");
+            fmt::print("set        {} models, {} input{}, one CUDA Graph, {} outputs (every "
+                       "model's, model after model)\n",
+                       info.members.size(), info.set_inputs, info.set_inputs == "shared" ? "" : "s",
+                       info.output_shapes.size());
+        else if (info.output_shapes.size() > 1)
+            fmt::print("outputs    {}: {}\n", info.output_shapes.size(), output_list(info));
         fmt::print("engine     {} activations in {}; input/output {}\n", info.storage, info.layout,
                    info.native_io ? "in that storage (--native-io, no conversion)"
                                   : "float NCHW (converted inside the graph)");

@@ -106,10 +106,7 @@ std::vector<HostTensor> run_gpu_best(const RunOptions& o, const Graph& graph,
     std::vector<float*> buffers;
     for (int id : graph.outputs()) outputs.emplace_back(graph.op(id).output);
     for (HostTensor& t : outputs) buffers.push_back(t.data.data());
-    if (outputs.size() == 1)
-        replayer.run_host(input.data.data(), buffers[0], nullptr);
-    else
-        replayer.run_host({input.data.data()}, buffers, nullptr);
+    replayer.run_host({input.data.data()}, buffers, nullptr);
     return outputs;
 }
 

@@ -30,7 +30,11 @@ void describe_graph(const Graph& graph, ReplayInfo& info) {
     info.input_shape = dims(graph.input_shape());
     info.output_shape = dims(graph.output_shape());
     for (int k = 0; k < graph.input_count(); ++k) info.input_shapes.push_back(dims(graph.input_shape(k)));
-    for (int id : graph.outputs()) info.output_shapes.push_back(dims(graph.op(id).output));
+    for (const GraphOutput& out : output_origins(graph)) {
+        info.output_shapes.push_back(dims(graph.op(out.op).output));
+        info.output_names.push_back(graph.op(out.op).name);
+        info.output_models.push_back(out.member);
+    }
     for (const GraphMember& m : graph.members()) info.members.push_back(m.name);
     if (const auto inputs = set_inputs_of(graph)) info.set_inputs = to_string(*inputs);
 }
@@ -170,8 +174,8 @@ struct Replayer::Impl {
                 "Replayer::{} got {} input(s) and {} output(s); '{}' takes {} and returns {}{}",
                 call, inputs, outputs, info.model, input_elements.size(), output_elements.size(),
                 info.members.empty() ? ""
-                                     : " (a model set: one output per model; one input per "
-                                       "model unless shared_input)"));
+                                     : " (a model set: every output of every model, model after "
+                                       "model; one input per model unless shared_input)"));
     }
 };
 
@@ -283,6 +287,9 @@ std::string Replayer::conv_choices_json() const {
 }
 int Replayer::input_count() const { return int(impl_->input_elements.size()); }
 int Replayer::output_count() const { return int(impl_->output_elements.size()); }
+int Replayer::output_index(int model, int output) const {
+    return iostune::output_index(impl_->engine.graph(), model, output);
+}
 size_t Replayer::input_elements(int index) const { return impl_->input_size(index); }
 size_t Replayer::output_elements(int index) const { return impl_->output_size(index); }
 

@@ -146,7 +146,7 @@ void refit_members(const Graph& original, const std::vector<int>& new_id, const 
         }
         m.first_op = first;
         m.end_op = end;
-        m.output = new_id[size_t(rw.value_of(m.output))];
+        for (int& out : m.outputs) out = new_id[size_t(rw.value_of(out))];
     }
     fused.set_members(members);
     for (size_t k = 0; k < members.size(); ++k)

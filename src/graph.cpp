@@ -1,6 +1,7 @@
 #include "src/graph.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -322,18 +323,33 @@ void Graph::set_outputs(std::vector<int> outputs) {
 
 void Graph::set_members(std::vector<GraphMember> members) {
     int next = 0;
+    std::vector<int> member_outputs;  // every member's outputs, member after member
     for (const GraphMember& m : members) {
-        if (m.first_op != next || m.end_op <= m.first_op || m.end_op > size() ||
-            m.output < m.first_op || m.output >= m.end_op || !is_graph_input(m.input) ||
-            graph_input_index(m.input) >= input_count())
-            throw Error(fmt::format("model '{}': member '{}' (ops {}..{}, output {}) does not "
+        const bool outputs_inside =
+            !m.outputs.empty() && std::all_of(m.outputs.begin(), m.outputs.end(), [&](int id) {
+                return id >= m.first_op && id < m.end_op;
+            });
+        if (m.first_op != next || m.end_op <= m.first_op || m.end_op > size() || !outputs_inside ||
+            !is_graph_input(m.input) || graph_input_index(m.input) >= input_count())
+            throw Error(fmt::format("model '{}': member '{}' (ops {}..{}, outputs {}) does not "
                                     "tile the graph's ops in order",
-                                    name_, m.name, m.first_op, m.end_op - 1, m.output));
+                                    name_, m.name, m.first_op, m.end_op - 1,
+                                    fmt::join(m.outputs, ",")));
         next = m.end_op;
+        member_outputs.insert(member_outputs.end(), m.outputs.begin(), m.outputs.end());
     }
-    if (!members.empty() && next != size())
+    if (members.empty()) {
+        members_.clear();
+        return;
+    }
+    if (next != size())
         throw Error(fmt::format("model '{}': the members cover ops 0..{} of 0..{}", name_,
                                 next - 1, size() - 1));
+    // Output k of a set is then found from its members alone (model_set.h, output_origins).
+    if (member_outputs != outputs())
+        throw Error(fmt::format("model '{}': the graph's outputs ({}) are not its members' "
+                                "outputs in member order ({})",
+                                name_, fmt::join(outputs(), ","), fmt::join(member_outputs, ",")));
     members_ = std::move(members);
 }
 

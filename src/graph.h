@@ -3,9 +3,10 @@
 // Ops are stored in a topological order and identified by dense ids (their index). Each op
 // produces exactly one tensor; an op's inputs are ids of earlier ops or graph inputs (kGraphInput,
 // the image; a model set with separate inputs has more, graph_input_id(k)). The graph's output
-// is its last op unless set_outputs() names several (a model set returns one per model). Shapes
-// are inferred when an op is added, so a Graph is always shape-consistent; the batch size is a
-// parameter of the graph (see with_batch()).
+// is its last op unless set_outputs() names several (a detector backbone's FPN levels; a model
+// set returns every output of every model, model after model). Shapes are inferred when an op is
+// added, so a Graph is always shape-consistent; the batch size is a parameter of the graph (see
+// with_batch()).
 #pragma once
 
 #include <cstdint>
@@ -219,7 +220,7 @@ struct GraphMember {
     std::string fingerprint;  // the model's own structural fingerprint
     int first_op = 0, end_op = 0;
     int input = kGraphInput;  // the graph input it reads
-    int output = 0;           // its output op
+    std::vector<int> outputs;  // its output ops, in its own order (most models have one)
     bool operator==(const GraphMember&) const = default;
 };
 

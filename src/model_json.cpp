@@ -160,6 +160,22 @@ std::optional<int> parse_input_ref(const std::string& text, int input_count) {
     return std::nullopt;
 }
 
+// A member's output ops: "outputs", an array of op ids; files written before members could have
+// several outputs name one as "output".
+std::vector<int> read_member_outputs(const Reader& r, const json& member, const std::string& loc) {
+    const auto many = member.find("outputs");
+    const auto one = member.find("output");
+    if ((many == member.end()) == (one == member.end()))
+        r.fail(loc, "give the member's output ops as \"outputs\": [op ids] (or one \"output\")");
+    if (one != member.end()) return {r.integer(*one, loc + ".output")};
+    if (!many->is_array() || many->empty())
+        r.fail(loc + ".outputs", "expected a non-empty array of op ids");
+    std::vector<int> outputs;
+    for (size_t k = 0; k < many->size(); ++k)
+        outputs.push_back(r.integer((*many)[k], fmt::format("{}.outputs[{}]", loc, k)));
+    return outputs;
+}
+
 // A model set's extra inputs, outputs and members (graph.h); absent for a single model.
 void read_set_fields(const Reader& r, const json& doc, Graph& graph) {
     if (auto it = doc.find("outputs"); it != doc.end()) {
@@ -181,7 +197,8 @@ void read_set_fields(const Reader& r, const json& doc, Graph& graph) {
             const json& m = (*it)[i];
             const std::string loc = fmt::format("members[{}]", i);
             r.expect_object(m, loc);
-            r.only_keys(m, loc, {"name", "fingerprint", "first_op", "end_op", "input", "output"});
+            r.only_keys(m, loc, {"name", "fingerprint", "first_op", "end_op", "input", "outputs",
+                                 "output"});
             GraphMember member;
             member.name = r.string(r.field(m, "name", loc), loc + ".name");
             member.fingerprint = r.string(r.field(m, "fingerprint", loc), loc + ".fingerprint");
@@ -191,7 +208,7 @@ void read_set_fields(const Reader& r, const json& doc, Graph& graph) {
             const auto input_id = parse_input_ref(input, graph.input_count());
             if (!input_id) r.fail(loc + ".input", fmt::format("unknown input \"{}\"", input));
             member.input = *input_id;
-            member.output = r.integer(r.field(m, "output", loc), loc + ".output");
+            member.outputs = read_member_outputs(r, m, loc);
             members.push_back(std::move(member));
         }
         try {
@@ -474,7 +491,7 @@ json graph_to_json(const Graph& graph, const std::string& weights_file) {
         for (const GraphMember& m : graph.members())
             members.push_back({{"name", m.name}, {"fingerprint", m.fingerprint},
                                {"first_op", m.first_op}, {"end_op", m.end_op},
-                               {"input", input_ref(m.input)}, {"output", m.output}});
+                               {"input", input_ref(m.input)}, {"outputs", m.outputs}});
         doc["members"] = std::move(members);
     }
     if (!weights_file.empty())

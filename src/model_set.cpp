@@ -36,10 +36,10 @@ Graph combine_models(const std::vector<Graph>& models, SetInputs inputs, uint64_
         if (!g.members().empty())
             throw Error(fmt::format("model set '{}': member {} ('{}') is a model set itself", name,
                                     i, g.name()));
-        if (g.input_count() != 1 || g.output_count() != 1)
-            throw Error(fmt::format("model set '{}': member {} ('{}') has {} inputs and {} "
-                                    "outputs; members take one input and return one output",
-                                    name, i, g.name(), g.input_count(), g.output_count()));
+        if (g.input_count() != 1)
+            throw Error(fmt::format("model set '{}': member {} ('{}') has {} inputs; members "
+                                    "take one input each",
+                                    name, i, g.name(), g.input_count()));
         if (g.batch() != models[0].batch())
             throw Error(fmt::format("model set '{}': member {} ('{}') has batch {}, member 0 "
                                     "has {}",
@@ -73,12 +73,13 @@ Graph combine_models(const std::vector<Graph>& models, SetInputs inputs, uint64_
             set.add(op.kind, op.attrs, std::move(ins), member_prefix(int(i)) + op.name, op.cell);
         }
         member.end_op = set.size();
-        member.output = model.output_id() + member.first_op;
+        for (int id : model.outputs()) member.outputs.push_back(id + member.first_op);
         for (const auto& p : model.params()) params.push_back(p);
         members.push_back(std::move(member));
     }
     std::vector<int> outputs;
-    for (const GraphMember& m : members) outputs.push_back(m.output);
+    for (const GraphMember& m : members)
+        outputs.insert(outputs.end(), m.outputs.begin(), m.outputs.end());
     set.set_outputs(std::move(outputs));
     set.set_members(std::move(members));
     set.set_params(std::move(params), WeightsState::Loaded);
@@ -106,13 +107,63 @@ Graph member_graph(const Graph& set, int index) {
         std::string name = op.name.rfind(prefix, 0) == 0 ? op.name.substr(prefix.size()) : op.name;
         model.add(op.kind, op.attrs, std::move(ins), std::move(name), op.cell);
     }
-    if (m.output != m.end_op - 1) model.set_outputs({m.output - m.first_op});
+    if (m.outputs != std::vector<int>{m.end_op - 1}) {
+        std::vector<int> outputs;
+        for (int id : m.outputs) outputs.push_back(id - m.first_op);
+        model.set_outputs(std::move(outputs));
+    }
     if (set.weights_state() != WeightsState::Absent) {
         std::vector<std::vector<ParamTensor>> params(set.params().begin() + m.first_op,
                                                      set.params().begin() + m.end_op);
         model.set_params(std::move(params), set.weights_state());
     }
     return model;
+}
+
+std::vector<GraphOutput> output_origins(const Graph& graph) {
+    std::vector<GraphOutput> origins;
+    if (graph.members().empty()) {
+        const std::vector<int> outputs = graph.outputs();
+        for (size_t k = 0; k < outputs.size(); ++k) origins.push_back({outputs[k], 0, int(k)});
+        return origins;
+    }
+    // Graph::set_members keeps the graph's outputs equal to its members' outputs in order.
+    for (size_t m = 0; m < graph.members().size(); ++m) {
+        const std::vector<int>& outputs = graph.members()[m].outputs;
+        for (size_t k = 0; k < outputs.size(); ++k)
+            origins.push_back({outputs[k], int(m), int(k)});
+    }
+    return origins;
+}
+
+int output_index(const Graph& graph, int member, int member_output) {
+    const int models = graph.members().empty() ? 1 : int(graph.members().size());
+    if (member < 0 || member >= models)
+        throw Error(fmt::format("'{}' has {} model(s); there is no model {}", graph.name(), models,
+                                member));
+    const std::vector<GraphOutput> origins = output_origins(graph);
+    int outputs = 0;  // of that model
+    for (size_t k = 0; k < origins.size(); ++k) {
+        if (origins[k].member != member) continue;
+        if (origins[k].member_output == member_output) return int(k);
+        ++outputs;
+    }
+    throw Error(fmt::format("model {} of '{}' has {} output(s); there is no output {}", member,
+                            graph.name(), outputs, member_output));
+}
+
+std::string describe_output(const Graph& graph, int index) {
+    const std::vector<GraphOutput> origins = output_origins(graph);
+    if (index < 0 || index >= int(origins.size()))
+        throw Error(fmt::format("'{}' has {} output(s); there is no output {}", graph.name(),
+                                origins.size(), index));
+    const GraphOutput& o = origins[size_t(index)];
+    const std::string& op_name = graph.op(o.op).name;
+    const std::string op =
+        op_name.empty() ? fmt::format("op {}", o.op) : fmt::format("'{}'", op_name);
+    if (graph.members().empty()) return fmt::format("output {} ({})", index, op);
+    return fmt::format("output {} ({}, output {} of model {} '{}')", index, op, o.member_output,
+                       o.member, graph.members()[size_t(o.member)].name);
 }
 
 }  // namespace iostune

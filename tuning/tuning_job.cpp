@@ -22,6 +22,7 @@
 #include "src/error.h"
 #include "src/model_json.h"
 #include "src/model_set.h"
+#include "src/output_agreement.h"
 #include "src/precision.h"
 #include "src/stopwatch.h"
 #include "src/weights.h"
@@ -34,22 +35,6 @@ namespace iostune {
 namespace {
 
 using Clock = SteadyClock;
-
-// Largest |a - b| over two outputs of the same shape.
-double max_abs_difference(const HostTensor& a, const HostTensor& b) {
-    if (a.data.size() != b.data.size())
-        throw Error("schedule and sequential outputs differ in size; the engine is inconsistent");
-    double worst = 0;
-    for (size_t i = 0; i < a.data.size(); ++i)
-        worst = std::max(worst, double(std::fabs(a.data[i] - b.data[i])));
-    return worst;
-}
-
-double max_magnitude(const HostTensor& t) {
-    double m = 0;
-    for (float v : t.data) m = std::max(m, double(std::fabs(v)));
-    return m;
-}
 
 nlohmann::json timing_json(const LatencyStats& s) {
     return {{"median_ms", s.median_ms},
@@ -148,10 +133,8 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
     EndToEnd result;
     baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
 
-    // Per graph output (a model set has one per member): the sequential schedule's result and
-    // the tolerance scaled to its magnitude.
+    // The sequential schedule's result: every graph output (an FPN's levels, a set's models').
     std::vector<HostTensor> reference;
-    std::vector<double> tolerance;
     // Captures, runs once for the outputs, then times; returns the outputs.
     const auto run = [&](const Schedule& s, LatencyStats& timing) {
         const CudaGraphExec exec = engine.capture(s);
@@ -162,28 +145,27 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
     };
     const auto check = [&](const std::vector<HostTensor>& outputs, const std::string& what) {
         for (size_t k = 0; k < outputs.size(); ++k) {
-            const double diff = max_abs_difference(outputs[k], reference[k]);
-            result.max_abs_diff = std::max(result.max_abs_diff, diff);
-            if (!(diff <= tolerance[k]))
+            const OutputAgreement a =
+                output_agreement(outputs[k], reference[k], engine_options.precision);
+            result.max_abs_diff = std::max(result.max_abs_diff, a.max_abs_diff);
+            if (!a.agrees())
                 throw Error(fmt::format(
                     "the {} schedule of '{}' computes a different result than the sequential "
                     "schedule{} (max |difference| {:.3g}, tolerance {:.3g}); nothing was stored. "
                     "This is a bug in the engine or the merge rules: please report it with the "
                     "model.",
                     what, graph.name(),
-                    outputs.size() > 1 ? fmt::format(" in output {}", k) : std::string(), diff,
-                    tolerance[k]));
+                    outputs.size() > 1 ? " in " + describe_output(graph, int(k)) : std::string(),
+                    a.max_abs_diff, a.tolerance));
         }
     };
     for (Baseline& baseline : baselines) {
         std::vector<HostTensor> outputs = run(baseline.schedule, baseline.timing);
         if (baseline.name == "sequential") {
             reference = std::move(outputs);
-            for (const HostTensor& out : reference) {
-                tolerance.push_back(schedule_tolerance(engine_options.precision) *
-                                    std::max(1.0, max_magnitude(out)));
-                result.tolerance = std::max(result.tolerance, tolerance.back());
-            }
+            for (const HostTensor& out : reference)
+                result.tolerance = std::max(result.tolerance,
+                                            output_tolerance(out, engine_options.precision));
         } else {
             check(outputs, baseline.name);
         }

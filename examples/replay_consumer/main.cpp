@@ -25,8 +25,13 @@ int main(int argc, char** argv) {
             return 1;
         }
         std::vector<float> input(replayer.input_elements(), 0.5f);
-        std::vector<float> output(replayer.output_elements());
-        replayer.run_host(input.data(), output.data(), stream);
+        // Every output (a detector backbone with an FPN has one per level; most models one).
+        std::vector<std::vector<float>> outputs;
+        std::vector<float*> output_ptrs;
+        for (int k = 0; k < replayer.output_count(); ++k)
+            outputs.emplace_back(replayer.output_elements(k));
+        for (std::vector<float>& output : outputs) output_ptrs.push_back(output.data());
+        replayer.run_host({input.data()}, output_ptrs, stream);
         const iostune::ReplayTiming timing = replayer.benchmark(100, stream);
         cudaStreamDestroy(stream);
 
@@ -34,7 +39,9 @@ int main(int argc, char** argv) {
         std::printf("%s batch %d: schedule #%lld (%s), %d stages, median %.4f ms\n",
                     info.model.c_str(), info.batch, static_cast<long long>(info.schedule_id),
                     info.strategy.c_str(), info.stages, timing.median_ms);
-        std::printf("output[0..3] = %g %g %g\n", output[0], output[1], output[2]);
+        for (size_t k = 0; k < outputs.size(); ++k)
+            std::printf("output %zu (%s) [0..3] = %g %g %g\n", k, info.output_names[k].c_str(),
+                        outputs[k][0], outputs[k][1], outputs[k][2]);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "replay_consumer: %s\n", e.what());
         return 1;

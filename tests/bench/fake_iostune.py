@@ -173,8 +173,9 @@ def main(args):
                       "the schedule", file=sys.stderr)
                 return 1
             if os.environ.get("FAKE_IOSTUNE_INVALID"):
-                print("error: validation failed: the replayed schedule's output differs from the "
-                      "sequential schedule's by up to 0.5 (tolerance 0.001)", file=sys.stderr)
+                print("error: validation failed: the replayed schedule's output 0 ('fc') differs "
+                      "from the sequential schedule's by up to 0.5 (tolerance 0.001)",
+                      file=sys.stderr)
                 return 1
             print("Validation: PASSED (output equals the sequential schedule's, max |diff| 0, "
                   "tolerance 1e-3)", file=sys.stderr)

@@ -30,6 +30,14 @@ Graph small_model(const std::string& name, int channels, int size) {
     return g;
 }
 
+// small_model with a second output: the branch 'c' (op 2) before the last op, as a detector
+// backbone returns its FPN levels. Outputs in this order: e, c.
+Graph two_output_model(const std::string& name, int channels, int size) {
+    Graph g = small_model(name, channels, size);
+    g.set_outputs({g.size() - 1, 2});
+    return g;
+}
+
 }  // namespace
 
 TEST_CASE("a shared-input set: members read the one input, one output each", "[model_set]") {
@@ -179,3 +187,97 @@ TEST_CASE("a set's blocks align its members by latency", "[model_set][blocks]") 
                 CHECK(b.ops[i] == b.ops[i - 1] + 1);
     }
 }
+
+TEST_CASE("a set of multi-output models returns every output, member after member",
+          "[model_set][outputs]") {
+    const Graph a = two_output_model("a", 3, 8);  // outputs: op 4, op 2
+    const Graph b = small_model("b", 5, 6);       // output: its last op
+    const Graph set = combine_models({a, b, a}, SetInputs::Separate);
+    const int n = a.size();  // a and b have the same op count
+    REQUIRE(set.members().size() == 3);
+    CHECK(set.members()[0].outputs == std::vector<int>{4, 2});
+    CHECK(set.members()[1].outputs == std::vector<int>{2 * n - 1});
+    CHECK(set.members()[2].outputs == std::vector<int>{2 * n + 4, 2 * n + 2});
+    CHECK(set.outputs() == std::vector<int>{4, 2, 2 * n - 1, 2 * n + 4, 2 * n + 2});
+
+    // Graph output k <-> (model, its output j), both ways.
+    const std::vector<GraphOutput> origins = output_origins(set);
+    CHECK(origins == std::vector<GraphOutput>{{4, 0, 0},
+                                              {2, 0, 1},
+                                              {2 * n - 1, 1, 0},
+                                              {2 * n + 4, 2, 0},
+                                              {2 * n + 2, 2, 1}});
+    for (size_t k = 0; k < origins.size(); ++k)
+        CHECK(output_index(set, origins[k].member, origins[k].member_output) == int(k));
+    CHECK_THROWS_WITH(output_index(set, 1, 1),
+                      Catch::Contains("model 1 of 'a+b+a' has 1 output(s); there is no output 1"));
+    CHECK_THROWS_WITH(output_index(set, 3, 0), Catch::Contains("there is no model 3"));
+    CHECK(describe_output(set, 4) == "output 4 ('m2/c', output 1 of model 2 'a')");
+    CHECK_THROWS_WITH(describe_output(set, 5), Catch::Contains("has 5 output(s)"));
+
+    // Each member comes back with its own outputs, in its own order.
+    const Graph a2 = member_graph(set, 2);
+    CHECK(a2.outputs() == a.outputs());
+    CHECK(fingerprint(a2) == fingerprint(a));
+    CHECK(member_graph(set, 1).outputs() == b.outputs());
+
+    // The CPU reference of the set is each member's own outputs, in the set's order.
+    const std::vector<HostTensor> inputs = {random_input(set.input_shape(0), 3),
+                                            random_input(set.input_shape(1), 4),
+                                            random_input(set.input_shape(2), 5)};
+    const std::vector<HostTensor> outs = reference_run_outputs(set, inputs);
+    REQUIRE(outs.size() == 5);
+    for (size_t k = 0; k < origins.size(); ++k) {
+        const int m = origins[k].member;
+        const std::vector<HostTensor> alone =
+            reference_run_outputs(member_graph(set, m), {inputs[size_t(m)]});
+        CHECK(outs[k].data == alone[size_t(origins[k].member_output)].data);
+    }
+}
+
+TEST_CASE("one model with several outputs: outputs enumerated in graph order",
+          "[model_set][outputs]") {
+    const Graph a = two_output_model("a", 3, 8);
+    CHECK(output_origins(a) == std::vector<GraphOutput>{{4, 0, 0}, {2, 0, 1}});
+    CHECK(output_index(a, 0, 1) == 1);
+    CHECK_THROWS_WITH(output_index(a, 1, 0), Catch::Contains("'a' has 1 model(s)"));
+    CHECK(describe_output(a, 1) == "output 1 ('c')");
+    const Graph single = small_model("s", 3, 8);
+    CHECK(output_origins(single) == std::vector<GraphOutput>{{single.size() - 1, 0, 0}});
+}
+
+TEST_CASE("a set of multi-output models: JSON, fusion and bad member outputs",
+          "[model_set][outputs]") {
+    const Graph set =
+        combine_models({two_output_model("a", 3, 8), small_model("b", 3, 8)}, SetInputs::Shared);
+    const nlohmann::json doc = graph_to_json(set);
+    CHECK(doc["members"][0]["outputs"] == nlohmann::json{4, 2});
+    const Graph back = graph_from_json(doc, "set.json");
+    CHECK(back.members() == set.members());
+    CHECK(back.outputs() == set.outputs());
+    CHECK(fingerprint(back) == fingerprint(set));
+
+    // Files written when a member had one output name it as "output".
+    nlohmann::json legacy = graph_to_json(combine_models(
+        {small_model("a", 3, 8), small_model("b", 3, 8)}, SetInputs::Shared));
+    for (auto& m : legacy["members"]) {
+        m["output"] = m["outputs"][0];
+        m.erase("outputs");
+    }
+    CHECK(graph_from_json(legacy, "legacy.json").members()[1].outputs ==
+          std::vector<int>{2 * small_model("b", 3, 8).size() - 1});
+    nlohmann::json both = doc;
+    both["members"][0]["output"] = 4;
+    CHECK_THROWS_WITH(graph_from_json(both, "both.json"), Catch::Contains("members[0]"));
+
+    // The graph's outputs must be the members' outputs in member order.
+    nlohmann::json swapped = doc;
+    swapped["outputs"] = nlohmann::json{2, 4, set.outputs().back()};
+    CHECK_THROWS_WITH(graph_from_json(swapped, "swapped.json"),
+                      Catch::Contains("not its members' outputs in member order"));
+    nlohmann::json outside = doc;
+    outside["members"][0]["outputs"] = nlohmann::json{4, set.outputs().back()};
+    CHECK_THROWS_WITH(graph_from_json(outside, "outside.json"),
+                      Catch::Contains("does not tile"));
+}
+

@@ -108,6 +108,17 @@ TEST_CASE("iostune run writes every output of a model with several, one after an
     const std::vector<float> got = read_floats(out);
     REQUIRE(got.size() == expected.size());
     CHECK(relative_error(got, expected) <= 1e-4);
+
+    // `iostune import` names every output's shape, and its JSON keeps all five in order.
+    const std::string json = (work_dir() / "fpn.json").string();
+    const Result imported = iostune_cli(fmt::format(
+        "import '{}' -o '{}'", fixture_path("fasterrcnn_fpn_backbone.onnx"), json));
+    INFO(imported.output);
+    REQUIRE(imported.status == 0);
+    CHECK_THAT(imported.output, Catch::Matchers::Contains("outputs 1x256x16x16 + 1x256x8x8 + "
+                                                          "1x256x4x4 + 1x256x2x2 + 1x256x1x1"));
+    CHECK(load_model(json).outputs() ==
+          import_onnx_file(fixture_path("fasterrcnn_fpn_backbone.onnx")).outputs());
 }
 
 TEST_CASE("iostune run refuses an input of the wrong size and a non-ONNX .onnx file",

@@ -1,6 +1,8 @@
 // Small hand-built graphs shared by the search tests.
 #pragma once
 
+#include <string>
+
 #include "src/graph.h"
 
 namespace iostune::test {
@@ -12,6 +14,32 @@ inline ConvAttrs conv(int out_channels, int kernel, bool relu = true) {
     a.pad_h = a.pad_w = kernel / 2;
     a.relu = relu;
     return a;
+}
+
+// A detector backbone with an FPN in miniature, as torchvision's returns it: three stages
+// (strides 1, 2, 4), a lateral 1x1 convolution on each, a top-down path (nearest upsampling
+// added to the finer lateral) and a 3x3 convolution per level. Three outputs of different
+// shapes, finest first (p2 8x16x16, p3 8x8x8, p4 8x4x4), computed in the opposite order.
+inline Graph fpn_like(const std::string& name = "fpn_like") {
+    Graph g(name, Shape{1, 3, 16, 16});
+    ConvAttrs down = conv(16, 3);
+    down.stride_h = down.stride_w = 2;
+    const int c2 = g.add(OpKind::Conv, conv(8, 3), {kGraphInput}, "c2");
+    const int c3 = g.add(OpKind::Conv, down, {c2}, "c3");
+    down.out_channels = 32;
+    const int c4 = g.add(OpKind::Conv, down, {c3}, "c4");
+    const int lat4 = g.add(OpKind::Conv, conv(8, 1, false), {c4}, "lat4");
+    const int lat3 = g.add(OpKind::Conv, conv(8, 1, false), {c3}, "lat3");
+    const int lat2 = g.add(OpKind::Conv, conv(8, 1, false), {c2}, "lat2");
+    const int up4 = g.add(OpKind::Resize, ResizeAttrs{ResizeMode::Nearest, 8, 8}, {lat4}, "up4");
+    const int m3 = g.add(OpKind::Add, AddAttrs{}, {lat3, up4}, "m3");
+    const int up3 = g.add(OpKind::Resize, ResizeAttrs{ResizeMode::Nearest, 16, 16}, {m3}, "up3");
+    const int m2 = g.add(OpKind::Add, AddAttrs{}, {lat2, up3}, "m2");
+    const int p4 = g.add(OpKind::Conv, conv(8, 3, false), {lat4}, "p4");
+    const int p3 = g.add(OpKind::Conv, conv(8, 3, false), {m3}, "p3");
+    const int p2 = g.add(OpKind::Conv, conv(8, 3, false), {m2}, "p2");
+    g.set_outputs({p2, p3, p4});
+    return g;
 }
 
 // a -> {b, c} -> d (add). Blocks: {a}, {b, c, d}.

@@ -23,7 +23,10 @@
 //   iostune::Replayer set({"resnet50", "resnet50_variant.onnx"}, options);  // options.shared_input
 //   set.run({d_input}, {d_out_a, d_out_b}, stream);  // one input if shared, else one per model
 //
-// runs every model in one CUDA Graph and returns one output per model, in the order given.
+// runs every model in one CUDA Graph and returns every output of every model: the models in the
+// order given, each model's outputs in its own order (most models have one; a detector backbone
+// with an FPN returns one per level, and so does a single such model: output_count() of them).
+// output_index(model, output) says which output that is; ReplayInfo::output_names names them.
 //
 // One Replayer owns one set of activation buffers: runs on different streams must be ordered by
 // the caller (or use one Replayer per stream).
@@ -97,9 +100,14 @@ struct ReplayInfo {
     int pinned_convolutions = 0;
     std::array<int, 4> input_shape{};   // N, C, H, W (the first input's)
     std::array<int, 4> output_shape{};  // N, C, H, W (the first output's)
-    // Every input and output (a model set has one output per model, and one input per model
-    // unless shared); one each for a single model.
+    // Every input and output: every output of every model (models in order, each model's
+    // outputs in its own order; most models have one), and one input per model of a set unless
+    // shared.
     std::vector<std::array<int, 4>> input_shapes, output_shapes;
+    // Per output, in the same order: the name of the op computing it, and the model it belongs
+    // to (its index in `members`; 0 for a single model).
+    std::vector<std::string> output_names;
+    std::vector<int> output_models;
     std::vector<std::string> members;  // a model set's models, in order; empty for one model
     std::string set_inputs;            // a model set's "shared" or "separate"; "" for one model
 };
@@ -137,17 +145,24 @@ public:
     // checks this replay pins them to run the same kernels without timing the candidates again.
     std::string conv_choices_json() const;
     int input_count() const;   // 1, or a model set's number of separate inputs
-    int output_count() const;  // 1, or a model set's number of models
+    // Every output of every model: 1 for most models, one per level for a detector backbone
+    // with an FPN, a model set's members' outputs one model after another.
+    int output_count() const;
+    // The index (for output_elements(), output_buffer(), run()) of output `output` of model
+    // `model` (0 for a single model); throws iostune::Error when there is none.
+    int output_index(int model, int output = 0) const;
     std::size_t input_elements(int index = 0) const;   // N*C*H*W of input `index`
     std::size_t output_elements(int index = 0) const;  // N*C*H*W of output `index`
 
     // Device buffers: copies `input` in, launches the graph, copies the output to `output`, all
-    // enqueued on `stream` (returns without waiting). One input and one output only.
+    // enqueued on `stream` (returns without waiting). One input and one output only (a model
+    // with several outputs takes the vector form below).
     void run(const float* input, float* output, cudaStream_t stream);
     // Host data: as run(), and returns once `output` holds the result.
     void run_host(const float* input, float* output, cudaStream_t stream);
-    // Any number of inputs and outputs (a model set): input_count() inputs, output_count()
-    // outputs, device buffers (run) or host buffers (run_host, which waits).
+    // Any number of inputs and outputs (a model set, a model with several outputs):
+    // input_count() inputs, output_count() outputs in output order, device buffers (run) or
+    // host buffers (run_host, which waits).
     void run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs,
              cudaStream_t stream);
     void run_host(const std::vector<const float*>& inputs, const std::vector<float*>& outputs,
