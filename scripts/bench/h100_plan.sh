@@ -159,30 +159,32 @@ case "${1:-}" in
   # large ones' sequential/greedy/nimble (their r=1 searches take ~8 minutes of a call each).
   # call18 (TF32) left the large models' compile rows to the deadline; they were measured in the
   # next device call as call18-compile-large (same binary). call19 (fp16) compiles six at a time.
-  call18)
-    "${run[@]}" --tag call18-torch --precisions tf32 --models "$small $large" --batches "1 16" \
+  call18|call25)
+    "${run[@]}" --tag "$1"-torch --precisions tf32 --models "$small $large" --batches "1 16" \
       --parts torch --torch-systems "cudagraph compile" --compile-jobs 4 --compile-budget 150 \
       --row-budget 5 --iters 300 --deadline 250
-    "${run[@]}" --tag call18 --precisions tf32 --models "$small" --batches "1 16" --shared-db \
+    "${run[@]}" --tag "$1" --precisions tf32 --models "$small" --batches "1 16" --shared-db \
       --r 3 --s 8 --strategies ios-both --baselines "sequential greedy nimble" --parts iostune \
       --iters 300 --deadline "$(upto 75)"
-    "${run[@]}" --tag call18-large --precisions tf32 --models "$large" --batches "1 16" \
+    "${run[@]}" --tag "$1"-large --precisions tf32 --models "$large" --batches "1 16" \
       --strategies "" --baselines "sequential greedy nimble" --parts iostune --iters 300 \
       --deadline "$(left)" ;;
   call18-compile-large)
     "${run[@]}" --tag call18-compile-large --precisions tf32 --models "$large" --batches "1 16" \
       --parts torch --torch-systems compile --compile-jobs 4 --compile-budget 150 \
       --row-budget 5 --iters 300 --deadline 230 ;;
-  call19)
-    "${run[@]}" --tag call19-torch --precisions fp16 --models "$small $large" --batches "1 16" \
+  call19|call26)
+    "${run[@]}" --tag "$1"-torch --precisions fp16 --models "$small $large" --batches "1 16" \
       --parts torch --torch-systems "cudagraph compile" --compile-jobs 6 --compile-budget 150 \
       --row-budget 5 --iters 300 --deadline 320
-    "${run[@]}" --tag call19 --precisions fp16 --models "$small" --batches "1 16" --shared-db \
+    "${run[@]}" --tag "$1" --precisions fp16 --models "$small" --batches "1 16" --shared-db \
       --r 3 --s 8 --strategies ios-both --baselines "sequential nimble" --parts iostune \
       --iters 300 --deadline "$(upto 62)"
-    "${run[@]}" --tag call19-large --precisions fp16 --models "$large" --batches "1 16" \
+    "${run[@]}" --tag "$1"-large --precisions fp16 --models "$large" --batches "1 16" \
       --strategies "" --baselines "sequential greedy nimble" --parts iostune --iters 300 \
       --deadline "$(left)" ;;
+  # call25 / call26 (2026-11-24, second session): call18 / call19 again, same steps, after the
+  # engine took cuDNN's graph API engines as convolution candidates (src/engine/graph_conv.h).
   # Deployed models (issue 14), one precision a call: the peers first (torch.compile's eight rows
   # compiled at once, as call3; 8 rows x (3 s + 15 s) are kept for timing them, so
   # their compiles get ~100 s), starting no row after 330 s, then iostune's searches and replays.
