@@ -33,8 +33,9 @@ constexpr const char* kSupportedOps =
     "a per-channel or scalar constant), Sum, Gemm, MatMul, Flatten, Reshape (flattening, channel "
     "shuffle), Transpose (channels-last blocks, channel shuffle), Resize (nearest, bilinear), "
     "Softmax, Dropout, Identity, Constant, and any subgraph of constants or static shapes (Shape, "
-    "Gather, Unsqueeze, Squeeze, Concat, Cast, Ceil, Floor, arithmetic, Range, "
-    "ConstantOfShape, Slice, Reshape, Transpose, Expand, Where, ...), which is folded at import";
+    "Gather, Unsqueeze, Squeeze, Concat, Cast, Ceil, Floor, arithmetic, Max, Min, Clip, Mod, "
+    "comparisons, Range, ConstantOfShape, Slice, Reshape, Transpose, Expand, Where, ...), which is "
+    "folded at import";
 
 // What an ONNX tensor name stands for during conversion.
 struct Value {
