@@ -24,8 +24,8 @@ const std::set<std::string>& foldable_ops() {
         "Identity", "Cast",   "Ceil",      "Floor",           "Round",     "Neg",   "Sqrt",
         "Abs",      "Reciprocal", "Add",   "Sub",             "Mul",       "Div",   "Mod",
         "Pow",      "Max",    "Min",       "Clip",            "Equal",     "Less",  "Greater",
-        "LessOrEqual", "GreaterOrEqual", "Not", "And",        "Or",        "Where", "Gather",
-        "Unsqueeze", "Squeeze", "Concat",  "Reshape",         "Flatten",   "Range",
+        "LessOrEqual", "GreaterOrEqual", "Not", "And",        "Or",        "Xor",   "Where",
+        "Gather",   "Unsqueeze", "Squeeze", "Concat",     "Reshape",   "Flatten", "Range",
         "ConstantOfShape", "Slice", "Transpose", "Expand", "Shape", "Size", "ReduceProd",
     };
     return ops;
@@ -76,7 +76,7 @@ bool is_comparison(const std::string& op) {
     return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
            op == "GreaterOrEqual";
 }
-bool is_logical(const std::string& op) { return op == "And" || op == "Or"; }
+bool is_logical(const std::string& op) { return op == "And" || op == "Or" || op == "Xor"; }
 
 template <typename T>
 bool compare(const std::string& op, T x, T y) {
@@ -86,6 +86,7 @@ bool compare(const std::string& op, T x, T y) {
     if (op == "LessOrEqual") return x <= y;
     if (op == "GreaterOrEqual") return x >= y;
     if (op == "And") return x != 0 && y != 0;
+    if (op == "Xor") return (x != 0) != (y != 0);
     return x != 0 || y != 0;  // Or
 }
 

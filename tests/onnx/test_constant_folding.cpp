@@ -312,7 +312,7 @@ TEST_CASE("Clip folds with attribute bounds (opset 6) and optional input bounds 
     }
 }
 
-TEST_CASE("Mod, Round, ordered comparisons and logic fold", "[onnx][folding]") {
+TEST_CASE("Mod, Round, ordered comparisons and And/Or/Xor fold", "[onnx][folding]") {
     const ConstTensor a = int_tensor({-7, 7, -7, 7}), b = int_tensor({3, -3, -3, 3});
     auto mod = folding_node("Mod");
     CHECK(fold(mod, {&a, &b}).ints == std::vector<int64_t>{2, -2, -1, 1});  // Python's %
@@ -336,6 +336,7 @@ TEST_CASE("Mod, Round, ordered comparisons and logic fold", "[onnx][folding]") {
     const ConstTensor t = int_tensor({1, 1, 0, 0}), f = int_tensor({1, 0, 1, 0});
     CHECK(fold(folding_node("And"), {&t, &f}).ints == std::vector<int64_t>{1, 0, 0, 0});
     CHECK(fold(folding_node("Or"), {&t, &f}).ints == std::vector<int64_t>{1, 1, 1, 0});
+    CHECK(fold(folding_node("Xor"), {&t, &f}).ints == std::vector<int64_t>{0, 1, 1, 0});
 }
 
 TEST_CASE("an op over folded constants that folding does not know is one clear error",
