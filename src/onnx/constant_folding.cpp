@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "onnx.pb.h"
@@ -20,10 +21,11 @@ namespace {
 
 const std::set<std::string>& foldable_ops() {
     static const std::set<std::string> ops = {
-        "Identity", "Cast",   "Ceil",      "Floor",           "Neg",       "Sqrt",  "Abs",
-        "Reciprocal", "Add",  "Sub",       "Mul",             "Div",       "Pow",   "Max",
-        "Min",      "Equal",  "Less",      "Greater",         "Not",       "Where", "Gather",
-        "Unsqueeze", "Squeeze", "Concat",  "Reshape",         "Flatten",   "Range",
+        "Identity", "Cast",   "Ceil",      "Floor",           "Round",     "Neg",   "Sqrt",
+        "Abs",      "Reciprocal", "Add",   "Sub",             "Mul",       "Div",   "Mod",
+        "Pow",      "Max",    "Min",       "Clip",            "Equal",     "Less",  "Greater",
+        "LessOrEqual", "GreaterOrEqual", "Not", "And",        "Or",        "Xor",   "Where",
+        "Gather",   "Unsqueeze", "Squeeze", "Concat",     "Reshape",   "Flatten", "Range",
         "ConstantOfShape", "Slice", "Transpose", "Expand", "Shape", "Size", "ReduceProd",
     };
     return ops;
@@ -69,6 +71,25 @@ int64_t count(const std::vector<int64_t>& dims) {
 // model, refused before it takes the machine's memory.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 28;
 
+// Ops whose result is a boolean (stored as integers 0 and 1).
+bool is_comparison(const std::string& op) {
+    return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+           op == "GreaterOrEqual";
+}
+bool is_logical(const std::string& op) { return op == "And" || op == "Or" || op == "Xor"; }
+
+template <typename T>
+bool compare(const std::string& op, T x, T y) {
+    if (op == "Equal") return x == y;
+    if (op == "Less") return x < y;
+    if (op == "Greater") return x > y;
+    if (op == "LessOrEqual") return x <= y;
+    if (op == "GreaterOrEqual") return x >= y;
+    if (op == "And") return x != 0 && y != 0;
+    if (op == "Xor") return (x != 0) != (y != 0);
+    return x != 0 || y != 0;  // Or
+}
+
 std::vector<int64_t> strides(const std::vector<int64_t>& dims) {
     std::vector<int64_t> s(dims.size(), 1);
     for (int k = int(dims.size()) - 2; k >= 0; --k) s[size_t(k)] = s[size_t(k) + 1] * dims[size_t(k) + 1];
@@ -87,12 +108,13 @@ public:
         Tensor out;
         if (op == "Identity") out = in(0);
         else if (op == "Cast") out = cast();
-        else if (op == "Ceil" || op == "Floor" || op == "Neg" || op == "Sqrt" || op == "Abs" ||
-                 op == "Reciprocal" || op == "Not")
+        else if (op == "Ceil" || op == "Floor" || op == "Round" || op == "Neg" || op == "Sqrt" ||
+                 op == "Abs" || op == "Reciprocal" || op == "Not")
             out = unary(op);
-        else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
-                 op == "Max" || op == "Min" || op == "Equal" || op == "Less" || op == "Greater")
+        else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" ||
+                 op == "Pow" || op == "Max" || op == "Min" || is_comparison(op) || is_logical(op))
             out = binary_chain(op);
+        else if (op == "Clip") out = clip();
         else if (op == "Where") out = where();
         else if (op == "Gather") out = gather();
         else if (op == "Unsqueeze") out = unsqueeze();
@@ -197,6 +219,7 @@ private:
         for (double& v : t.f) {
             if (op == "Ceil") v = std::ceil(v);
             else if (op == "Floor") v = std::floor(v);
+            else if (op == "Round") v = std::nearbyint(v);  // halves to even, as ONNX rounds
             else if (op == "Neg") v = -v;
             else if (op == "Sqrt") v = std::sqrt(v);
             else if (op == "Abs") v = std::abs(v);
@@ -238,25 +261,32 @@ private:
         Tensor out;
         out.dims = broadcast(a.dims, b.dims);
         const int64_t n = count(out.dims);
-        const bool compare = op == "Equal" || op == "Less" || op == "Greater";
-        out.is_float = (a.is_float || b.is_float) && !compare;
+        const bool boolean = is_comparison(op) || is_logical(op);
+        out.is_float = (a.is_float || b.is_float) && !boolean;
+        // Mod's fmod=0 takes the divisor's sign (Python's %), fmod=1 the dividend's (C's %);
+        // ONNX allows only fmod=1 on floats.
+        const bool fmod = attrs_.get_int("fmod", 0) != 0;
+        if (op == "Mod" && out.is_float && !fmod)
+            throw fail("Mod of floats needs fmod=1 (the ONNX rule)");
         for (int64_t k = 0; k < n; ++k) {
             const int64_t ia = source(k, out.dims, a.dims), ib = source(k, out.dims, b.dims);
             if (!a.is_float && !b.is_float) {
                 const int64_t x = a.i[size_t(ia)], y = b.i[size_t(ib)];
                 int64_t v = 0;
+                if ((op == "Div" || op == "Mod") && y == 0)
+                    throw fail(fmt::format("integer {} by zero",
+                                           op == "Div" ? "division" : "modulo"));
                 if (op == "Add") v = x + y;
                 else if (op == "Sub") v = x - y;
                 else if (op == "Mul") v = x * y;
-                else if (op == "Div") {
-                    if (y == 0) throw fail("integer division by zero");
-                    v = x / y;  // ONNX integer Div truncates, as C++ does
+                else if (op == "Div") v = x / y;  // ONNX integer Div truncates, as C++ does
+                else if (op == "Mod") {
+                    v = x % y;
+                    if (!fmod && v != 0 && (v < 0) != (y < 0)) v += y;
                 } else if (op == "Pow") v = int64_t(std::llround(std::pow(double(x), double(y))));
                 else if (op == "Max") v = std::max(x, y);
                 else if (op == "Min") v = std::min(x, y);
-                else if (op == "Equal") v = x == y;
-                else if (op == "Less") v = x < y;
-                else if (op == "Greater") v = x > y;
+                else if (boolean) v = compare(op, x, y);
                 out.i.push_back(v);
                 continue;
             }
@@ -266,10 +296,11 @@ private:
             else if (op == "Sub") v = x - y;
             else if (op == "Mul") v = x * y;
             else if (op == "Div") v = x / y;
+            else if (op == "Mod") v = std::fmod(x, y);
             else if (op == "Pow") v = std::pow(x, y);
             else if (op == "Max") v = std::max(x, y);
             else if (op == "Min") v = std::min(x, y);
-            if (compare) out.i.push_back(op == "Equal" ? x == y : op == "Less" ? x < y : x > y);
+            if (boolean) out.i.push_back(compare(op, x, y));
             else out.f.push_back(v);
         }
         return out;
@@ -280,6 +311,38 @@ private:
         Tensor acc = in(0);
         for (int k = 1; k < int(inputs_.size()); ++k) acc = binary(op, acc, in(k));
         return acc;
+    }
+
+    // Clip: bounds from the min/max attributes before opset 11, from optional scalar inputs
+    // 1 and 2 since; a missing bound leaves that side open. min > max gives max everywhere.
+    Tensor clip() const {
+        Tensor t = in(0);
+        const auto low = clip_bound(t, 1, "min"), high = clip_bound(t, 2, "max");
+        for (double& v : t.f) {
+            if (low) v = std::max(v, low->f[0]);
+            if (high) v = std::min(v, high->f[0]);
+        }
+        for (int64_t& v : t.i) {
+            if (low) v = std::max(v, low->i[0]);
+            if (high) v = std::min(v, high->i[0]);
+        }
+        return t;
+    }
+    std::optional<Tensor> clip_bound(const Tensor& data, int k, const char* name) const {
+        Tensor b;
+        if (opset_ < 11) {
+            if (!attrs_.has(name)) return std::nullopt;
+            b.is_float = true;
+            b.f = {double(attrs_.get_float(name, 0.0f))};
+        } else {
+            if (!has(k)) return std::nullopt;
+            b = in(k);
+        }
+        if (b.size() != 1) throw fail(fmt::format("Clip's {} must be a scalar", name));
+        if (b.is_float != data.is_float)
+            throw fail(fmt::format("Clip's {} and its input differ in type (float and integer)",
+                                   name));
+        return b;
     }
 
     Tensor where() const {

@@ -33,8 +33,9 @@ constexpr const char* kSupportedOps =
     "a per-channel or scalar constant), Sum, Gemm, MatMul, Flatten, Reshape (flattening, channel "
     "shuffle), Transpose (channels-last blocks, channel shuffle), Resize (nearest, bilinear), "
     "Softmax, Dropout, Identity, Constant, and any subgraph of constants or static shapes (Shape, "
-    "Gather, Unsqueeze, Squeeze, Concat, Cast, Ceil, Floor, arithmetic, Range, "
-    "ConstantOfShape, Slice, Reshape, Transpose, Expand, Where, ...), which is folded at import";
+    "Gather, Unsqueeze, Squeeze, Concat, Cast, Ceil, Floor, arithmetic, Max, Min, Clip, Mod, "
+    "comparisons, Range, ConstantOfShape, Slice, Reshape, Transpose, Expand, Where, ...), which is "
+    "folded at import";
 
 // What an ONNX tensor name stands for during conversion.
 struct Value {
@@ -53,6 +54,7 @@ struct Value {
     Form form = Form::Tensor;
     int id = kGraphInput;
     std::array<int64_t, 4> pads{};  // Padded: begin_h, begin_w, end_h, end_w
+    bool pad_lowest = false;        // Padded with -inf (timm's MaxPool2dSame), for a MaxPool only
     int groups = 0;                 // Grouped, Shuffled
     Form pre_form = Form::Tensor;   // GELU steps: the form of x, whose op `id` is
     std::shared_ptr<const ConstTensor> constant;
@@ -263,12 +265,18 @@ private:
                                    t.name, count, t.is_float ? t.floats.size() : t.ints.size()));
         return t.floats;
     }
-    // A 4-D activation; Padded is accepted only where the caller folds the padding itself.
+    // A 4-D activation; Padded (with zeros) is accepted only where the caller folds the padding
+    // itself.
     const Value& activation(const onnx::NodeProto& node, int index,
                             bool allow_padded = false) const {
         const Value& v = input(node, index);
-        if (v.form == Value::Form::Tensor || (allow_padded && v.form == Value::Form::Padded))
+        if (v.form == Value::Form::Tensor ||
+            (allow_padded && v.form == Value::Form::Padded && !v.pad_lowest))
             return v;
+        if (v.form == Value::Form::Padded && v.pad_lowest)
+            throw fail(node, fmt::format("input '{}' comes from a Pad node with -inf; iostune "
+                                         "folds such a Pad only into a following MaxPool",
+                                         node.input(index)));
         if (v.form == Value::Form::Padded)
             throw fail(node, fmt::format("input '{}' comes from a Pad node; iostune folds Pad only "
                                          "into a following Conv or AveragePool",
@@ -470,7 +478,10 @@ private:
         const NodeAttributes attrs(node, where(node));
         require_unused_outputs(node, 1);
         const bool average = kind == OpKind::AvgPool;
-        const Value& x = activation(node, 0, average);
+        // A MaxPool takes a -inf Pad as its own padding, which never wins a window's maximum.
+        const Value& in = input(node, 0);
+        const bool lowest_pad = !average && in.form == Value::Form::Padded && in.pad_lowest;
+        const Value& x = lowest_pad ? in : activation(node, 0, average);
         const bool padded = x.form == Value::Form::Padded;
         const auto kernel = attrs.get_ints("kernel_shape", {});
         if (kernel.size() != 2) throw fail(node, "kernel_shape must have 2 values (NCHW input)");
@@ -479,13 +490,13 @@ private:
         const bool ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
         bool count_include_pad = attrs.get_int("count_include_pad", 0) != 0;
         if (padded) {
-            // Pad wrote real zeros, which the average counts: count_include_pad over the union.
             if (ceil_mode ||
                 attrs.get_ints("pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0})
-                throw fail(node,
-                           "an AveragePool after a Pad node must have no pads of its own and "
-                           "ceil_mode=0");
-            count_include_pad = true;
+                throw fail(node, fmt::format("{} after a Pad node must have no pads of its own "
+                                             "and ceil_mode=0",
+                                             node.op_type()));
+            // Pad wrote real zeros, which the average counts: count_include_pad over the union.
+            count_include_pad = average;
         }
         const auto axes = window(node, attrs, draft_.shape(x.id), {kernel[0], kernel[1]}, x.pads);
         PoolAttrs a;
@@ -522,11 +533,16 @@ private:
         const ConstTensor& pads = constant_input(node, 1, "pads");
         if (pads.is_float || pads.ints.size() != 8)
             throw fail(node, "pads must be 8 integers (begin and end of N, C, H, W)");
+        bool lowest = false;
         if (has_input(node, 2)) {
             const ConstTensor& value = constant_input(node, 2, "constant_value");
             const bool zero = value.is_float ? (value.floats.size() == 1 && value.floats[0] == 0.0f)
                                              : (value.ints.size() == 1 && value.ints[0] == 0);
-            if (!zero) throw fail(node, "only padding with zeros is supported");
+            lowest = value.is_float && value.floats.size() == 1 &&
+                     value.floats[0] == -std::numeric_limits<float>::infinity();
+            if (!zero && !lowest)
+                throw fail(node, "only padding with zeros (or with -inf before a MaxPool) is "
+                                 "supported");
         }
         const auto& p = pads.ints;
         if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0)
@@ -537,6 +553,7 @@ private:
         v.form = Value::Form::Padded;
         v.id = x.id;
         v.pads = {p[2], p[3], p[6], p[7]};
+        v.pad_lowest = lowest;
         define(node, 0, v);
     }
 

@@ -5,8 +5,9 @@
 // (folded into the Conv before it, or a ChannelAffine map when there is none), Relu (fused into a
 // Conv or Add that has no other consumer), Clip (ReLU6), Sigmoid, HardSigmoid, HardSwish,
 // LeakyRelu, Tanh, Gelu and its decomposed erf form, SiLU (x * sigmoid(x)), MaxPool,
-// AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, Pad (zeros,
-// into a following Conv or AveragePool), Concat, Split and Slice (channels), Add/Sub/Mul/Div
+// AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, Pad (zeros
+// into a following Conv or AveragePool, -inf into a following MaxPool), Concat, Split and Slice
+// (channels), Add/Sub/Mul/Div
 // (tensors with broadcasting such as squeeze-excitation scales, or per-channel and scalar
 // constants, folded into the Conv before them where possible), Sum, Gemm, MatMul (+ Add of a
 // bias), Flatten/Reshape (before the classifier), channel shuffle (Reshape -> Transpose ->

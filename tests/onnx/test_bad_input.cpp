@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 
 #include "src/error.h"
 #include "src/onnx/onnx_import.h"
@@ -111,6 +112,38 @@ TEST_CASE("asymmetric pads are accepted when the windows are the same and refuse
     CHECK_THROWS_WITH(
         import_onnx_bytes(model(4, {0, 0, 0, 1}), "m.onnx"),
         Contains("'conv_asym'") && Contains("asymmetric padding along W") && Contains("opset 13"));
+}
+
+TEST_CASE("a Pad with -inf feeds only a MaxPool; other pad values are refused",
+          "[onnx][errors]") {
+    // x -> Pad(value) -> `consumer` (a 3x3 window of stride 1): the pad is 1 on every side.
+    auto model = [](float value, const std::string& consumer) {
+        ModelBuilder b(1, 1, 5, 5);
+        b.initializer("w", {1, 1, 3, 3}, ramp(9));
+        b.initializer("value", {}, {value});
+        b.int_initializer("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+        b.node("Pad", {"x", "pads", "value"}, "padded", "pad");
+        if (consumer == "Conv") {
+            b.node("Conv", {"padded", "w"}, "y", "consumer");
+        } else {
+            auto& pool = b.node(consumer, {"padded"}, "y", "consumer");
+            ModelBuilder::ints(pool, "kernel_shape", {3, 3});
+        }
+        return b.bytes();
+    };
+    const float lowest = -std::numeric_limits<float>::infinity();
+    const Graph pooled = import_onnx_bytes(model(lowest, "MaxPool"), "m.onnx");
+    REQUIRE(pooled.size() == 1);
+    CHECK(pooled.op(0).kind == OpKind::MaxPool);
+    CHECK(pooled.op(0).as<PoolAttrs>().pad_h == 1);
+    CHECK(pooled.output_shape() == Shape{1, 1, 5, 5});
+    CHECK_THROWS_WITH(import_onnx_bytes(model(lowest, "Conv"), "m.onnx"),
+                      Contains("'consumer'") && Contains("Pad node with -inf") &&
+                          Contains("only into a following MaxPool"));
+    CHECK_THROWS_WITH(import_onnx_bytes(model(lowest, "AveragePool"), "m.onnx"),
+                      Contains("'consumer'") && Contains("Pad node with -inf"));
+    CHECK_THROWS_WITH(import_onnx_bytes(model(1.0f, "MaxPool"), "m.onnx"),
+                      Contains("'pad'") && Contains("only padding with zeros (or with -inf"));
 }
 
 TEST_CASE("used MaxPool indices and non-channel concat and dangling inputs are refused",

@@ -79,6 +79,18 @@ TEST_CASE("asymmetric padding that yields the same windows is accepted and exact
     error_against_pytorch("pad_conv_fits");
 }
 
+TEST_CASE("timm-style 'same' padding (torch.clamp over traced sizes) folds and matches PyTorch",
+          "[onnx][pytorch][folding]") {
+    error_against_pytorch("same_padding_opset11");
+    error_against_pytorch("same_padding_opset17");
+}
+
+TEST_CASE("pads from integer arithmetic on a traced size (//, %, torch.div, clamp) fold and match "
+          "PyTorch",
+          "[onnx][pytorch][folding]") {
+    error_against_pytorch("integer_pad_opset13");
+}
+
 TEST_CASE("the models PyTorch exports that iostune must refuse give one clear error each",
           "[onnx][pytorch]") {
     const auto manifest = load_manifest();
