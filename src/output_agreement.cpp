@@ -9,6 +9,23 @@
 
 namespace iostune {
 
+void require_finite_reference(const HostTensor& reference, Precision precision,
+                              const std::string& what) {
+    const auto bad = std::find_if(reference.data.begin(), reference.data.end(),
+                                  [](float v) { return !std::isfinite(v); });
+    if (bad == reference.data.end()) return;
+    throw Error(fmt::format(
+        "the sequential schedule's {} holds {} ({} of {} values are not finite) in {}, so no "
+        "schedule can be checked against it; nothing was stored. The model's activations "
+        "overflow this precision{} or its weights or input are not finite: try --precision {}",
+        what, std::isnan(*bad) ? "NaN" : "an infinity",
+        std::count_if(reference.data.begin(), reference.data.end(),
+                      [](float v) { return !std::isfinite(v); }),
+        reference.data.size(), to_string(precision),
+        precision == Precision::Fp16 ? " (fp16's largest value is 65504)" : "",
+        precision == Precision::Fp16 ? "bf16 or tf32" : "fp32"));
+}
+
 double output_tolerance(const HostTensor& reference, Precision precision) {
     double magnitude = 0;
     for (float v : reference.data) magnitude = std::max(magnitude, double(std::fabs(v)));

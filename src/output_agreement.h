@@ -4,6 +4,8 @@
 // contest and `iostune replay --validate` check, output by output.
 #pragma once
 
+#include <string>
+
 #include "src/precision.h"
 #include "src/tensor.h"
 
@@ -14,6 +16,12 @@ struct OutputAgreement {
     double tolerance = 0;     // schedule_tolerance(precision) * max(1, largest |reference|)
     bool agrees() const { return max_abs_diff <= tolerance; }  // false for NaN
 };
+
+// Throws iostune::Error when the sequential schedule's own output (`what`, e.g. "output 2
+// ('p4')" of model 'm') holds a NaN or an infinity: then no schedule can be checked against it,
+// and the cause is the model in this precision (fp16 overflows past 65504), not a schedule.
+void require_finite_reference(const HostTensor& reference, Precision precision,
+                              const std::string& what);
 
 // schedule_tolerance(precision) * max(1, largest |reference|).
 double output_tolerance(const HostTensor& reference, Precision precision);

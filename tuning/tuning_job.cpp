@@ -163,9 +163,14 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
         std::vector<HostTensor> outputs = run(baseline.schedule, baseline.timing);
         if (baseline.name == "sequential") {
             reference = std::move(outputs);
-            for (const HostTensor& out : reference)
-                result.tolerance = std::max(result.tolerance,
-                                            output_tolerance(out, engine_options.precision));
+            for (size_t k = 0; k < reference.size(); ++k) {
+                require_finite_reference(
+                    reference[k], engine_options.precision,
+                    reference.size() > 1 ? describe_output(graph, int(k))
+                                         : fmt::format("output of '{}'", graph.name()));
+                result.tolerance = std::max(
+                    result.tolerance, output_tolerance(reference[k], engine_options.precision));
+            }
         } else {
             check(outputs, baseline.name);
         }

@@ -58,6 +58,26 @@ TEST_CASE("output agreement: the precision's tolerance scaled to the output, NaN
                       Catch::Contains("1x3x1x1") && Catch::Contains("1x2x1x1"));
 }
 
+TEST_CASE("a sequential reference that is not finite is the model's overflow, not a schedule's "
+          "error", "[measure][validate]") {
+    HostTensor reference(Shape{1, 3, 1, 1});
+    reference.data = {1.0f, 2.0f, 3.0f};
+    CHECK_NOTHROW(require_finite_reference(reference, Precision::Fp16, "output of 'm'"));
+    reference.data[1] = std::numeric_limits<float>::infinity();
+    CHECK_THROWS_WITH(require_finite_reference(reference, Precision::Fp16, "output of 'm'"),
+                      Catch::Contains("output of 'm' holds an infinity") &&
+                          Catch::Contains("1 of 3 values") && Catch::Contains("65504") &&
+                          Catch::Contains("try --precision bf16 or tf32"));
+    // Validation says so before comparing: the replayed output is fine, the reference is not.
+    const Graph graph = fpn_with_weights("fpn_like", 3);
+    std::vector<HostTensor> sequential = reference_outputs(graph);
+    const std::vector<HostTensor> replayed = sequential;
+    sequential[2].data[0] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_THROWS_WITH(compare_with_sequential(graph, replayed, sequential, Precision::Tf32),
+                      Catch::Contains("sequential schedule's output 2") &&
+                          Catch::Contains("holds NaN") && Catch::Contains("try --precision fp32"));
+}
+
 TEST_CASE("validation compares every output of a multi-output model and names a bad one",
           "[measure][validate]") {
     const Graph graph = fpn_with_weights("fpn_like", 3);
