@@ -155,6 +155,7 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id) {
         case OpKind::ChannelShuffle:
         case OpKind::ChannelSlice:
         case OpKind::Resize:
+        case OpKind::SpatialPad:
         case OpKind::ChannelNorm: {
             // One pass over the output; operator_info's counts spread over its elements (a
             // broadcast or per-channel operand adds little, a channel norm reads its input twice).

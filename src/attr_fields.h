@@ -115,6 +115,11 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("bias", attrs.bias);
     } else if constexpr (std::is_same_v<A, ChannelNormAttrs>) {
         f("eps", attrs.eps);
+    } else if constexpr (std::is_same_v<A, SpatialPadAttrs>) {
+        f("top", attrs.top);
+        f("bottom", attrs.bottom);
+        f("left", attrs.left);
+        f("right", attrs.right);
     } else {
         static_assert(std::is_same_v<A, ConcatAttrs> || std::is_same_v<A, ReluAttrs> ||
                           std::is_same_v<A, SoftmaxAttrs> || std::is_same_v<A, IdentityAttrs> ||
@@ -154,6 +159,7 @@ inline OpAttrs default_attrs(OpKind kind) {
         case OpKind::Resize: return ResizeAttrs{};
         case OpKind::ConvTranspose: return ConvTransposeAttrs{};
         case OpKind::ChannelNorm: return ChannelNormAttrs{};
+        case OpKind::SpatialPad: return SpatialPadAttrs{};
     }
     return IdentityAttrs{};
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <utility>
 
 #include "src/error.h"
@@ -33,6 +34,7 @@ constexpr std::array<std::pair<OpKind, const char*>, kOpKindCount> kKindNames{{
     {OpKind::Resize, "resize"},
     {OpKind::ConvTranspose, "conv_transpose"},
     {OpKind::ChannelNorm, "channel_norm"},
+    {OpKind::SpatialPad, "spatial_pad"},
 }};
 
 constexpr std::array<const char*, kActivationFunctionCount> kActivationNames{
@@ -90,6 +92,7 @@ bool attrs_match_kind(OpKind kind, const OpAttrs& attrs) {
         case OpKind::Resize: return std::holds_alternative<ResizeAttrs>(attrs);
         case OpKind::ConvTranspose: return std::holds_alternative<ConvTransposeAttrs>(attrs);
         case OpKind::ChannelNorm: return std::holds_alternative<ChannelNormAttrs>(attrs);
+        case OpKind::SpatialPad: return std::holds_alternative<SpatialPadAttrs>(attrs);
     }
     return false;
 }
@@ -253,6 +256,19 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             if (a.align_corners && a.mode != ResizeMode::Bilinear)
                 throw fail("align_corners applies to bilinear resizing only");
             return positive({in[0].n, in[0].c, a.out_h, a.out_w});
+        }
+        case OpKind::SpatialPad: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<SpatialPadAttrs>(attrs);
+            const int64_t h = int64_t(in[0].h) + a.top + a.bottom;
+            const int64_t w = int64_t(in[0].w) + a.left + a.right;
+            if (h < 1 || w < 1 || h > std::numeric_limits<int>::max() ||
+                w > std::numeric_limits<int>::max())
+                throw fail(fmt::format("padding {}x{} by top {}, bottom {}, left {}, right {} "
+                                       "leaves {}x{}; the output must keep at least one row and "
+                                       "column",
+                                       in[0].h, in[0].w, a.top, a.bottom, a.left, a.right, h, w));
+            return {in[0].n, in[0].c, int(h), int(w)};
         }
         case OpKind::ConvTranspose: {
             expect_inputs(op_name, kind, in.size(), 1, 1);

@@ -33,9 +33,9 @@ enum class OpKind {
     Conv, SepConv, MaxPool, AvgPool, Concat, Add, Relu, Linear, Softmax, Identity,
     // The operators of deployed CNNs (MobileNet, EfficientNet, ShuffleNet, ConvNeXt, U-Net, FPN).
     Activation, Binary, ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose,
-    ChannelNorm,
+    ChannelNorm, SpatialPad,
 };
-constexpr int kOpKindCount = int(OpKind::ChannelNorm) + 1;
+constexpr int kOpKindCount = int(OpKind::SpatialPad) + 1;
 
 // Convolution with optional bias (batch norm folded in), an optional residual and fused ReLU:
 // relu?(conv(x) + bias + z). With `residual` the op has a second input z (a residual add fused
@@ -186,11 +186,21 @@ struct ChannelNormAttrs {
     bool operator==(const ChannelNormAttrs&) const = default;
 };
 
+// Zero padding and cropping of the spatial axes (ONNX Pad with zeros, PyTorch's ZeroPad2d and
+// F.pad, a Slice of H or W): `top` rows are added above the map (removed when negative), `bottom`
+// below, `left` and `right` columns likewise. Output H = h + top + bottom, W = w + left + right;
+// out[n, c, y, x] = in[n, c, y - top, x - left], or 0 where that lies outside the input.
+// NASNet's ZeroPad2d((-1, 1, -1, 1)) is top = left = -1, bottom = right = 1: a shift by a pixel.
+struct SpatialPadAttrs {
+    int top = 0, bottom = 0, left = 0, right = 0;
+    bool operator==(const SpatialPadAttrs&) const = default;
+};
+
 using OpAttrs = std::variant<ConvAttrs, SepConvAttrs, PoolAttrs, ConcatAttrs, AddAttrs, ReluAttrs,
                              LinearAttrs, SoftmaxAttrs, IdentityAttrs, ActivationAttrs,
                              BinaryAttrs, ChannelAffineAttrs, ChannelShuffleAttrs,
                              ChannelSliceAttrs, ResizeAttrs, ConvTransposeAttrs,
-                             ChannelNormAttrs>;
+                             ChannelNormAttrs, SpatialPadAttrs>;
 
 struct Op {
     int id = 0;

@@ -104,7 +104,8 @@ int64_t flops(const Graph& graph, int op_id) {
         case OpKind::Concat:
         case OpKind::Identity:
         case OpKind::ChannelShuffle:
-        case OpKind::ChannelSlice: return 0;
+        case OpKind::ChannelSlice:
+        case OpKind::SpatialPad: return 0;
         case OpKind::Activation: return out_elems * activation_flops(op.as<ActivationAttrs>());
         case OpKind::Binary:
         case OpKind::ChannelAffine: return out_elems * (op.kind == OpKind::Binary ? 1 : 2);

@@ -130,6 +130,7 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
         case OpKind::Identity:
         case OpKind::ChannelShuffle:
         case OpKind::ChannelSlice:
+        case OpKind::SpatialPad:
         case OpKind::Resize:
         case OpKind::ChannelAffine: return moment_of(op.inputs[0]);
         case OpKind::ConvTranspose: return kTargetSecondMoment + bias_moment;

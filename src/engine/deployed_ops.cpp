@@ -1,6 +1,6 @@
 // The execution plan and launch of the operators of deployed CNNs (graph.h: Activation, Binary,
-// ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose, ChannelNorm): the engine's
-// kernels of op_kernels.h, cuDNN's backward-data convolution for ConvTranspose (the engine's
+// ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose, ChannelNorm, SpatialPad):
+// the engine's kernels of op_kernels.h, cuDNN's backward-data convolution for ConvTranspose (the engine's
 // direct kernel where cuDNN has no algorithm), and no work at all for a channel slice, whose view
 // is its input's channels (memory_plan.cpp).
 #include <fmt/format.h>
@@ -84,6 +84,12 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
                                                a.align_corners ? ", align_corners" : "");
             break;
         }
+        case OpKind::SpatialPad: {
+            const auto& a = op.as<SpatialPadAttrs>();
+            exec.plan.path = fmt::format("spatial pad kernel (top {}, bottom {}, left {}, right {})",
+                                         a.top, a.bottom, a.left, a.right);
+            break;
+        }
         case OpKind::ChannelNorm:
             exec.plan.path = out.nhwc() ? "channel norm kernel (a warp per pixel)"
                                         : "channel norm kernel (a thread per pixel)";
@@ -163,6 +169,11 @@ void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream
         case OpKind::Resize: {
             const auto& a = op.as<ResizeAttrs>();
             launch_resize(in, out, a.mode == ResizeMode::Bilinear, a.align_corners, stream);
+            break;
+        }
+        case OpKind::SpatialPad: {
+            const auto& a = op.as<SpatialPadAttrs>();
+            launch_spatial_pad(in, out, a.top, a.bottom, a.left, a.right, stream);
             break;
         }
         case OpKind::ChannelNorm:

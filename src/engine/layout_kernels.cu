@@ -1,5 +1,5 @@
-// Kernels that move elements between positions: ShuffleNet's channel shuffle and spatial resize
-// (nearest, bilinear). See op_kernels.h.
+// Kernels that move elements between positions: ShuffleNet's channel shuffle, spatial resize
+// (nearest, bilinear) and spatial zero padding / cropping. See op_kernels.h.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <fmt/format.h>
@@ -100,6 +100,27 @@ __global__ void resize_kernel(const T* in, Indexer in_ix, T* out, Indexer out_ix
     }
 }
 
+// One thread per output (n, y, x) and pack of W channels (W = 1 in NCHW): the input element
+// `top` rows up and `left` columns left of it, or zero where that lies outside the input.
+template <class T, int W>
+__global__ void spatial_pad_kernel(const T* in, Indexer in_ix, T* out, Indexer out_ix,
+                                   int64_t total, int top, int left) {
+    using P = Pack<T, W>;
+    IOSTUNE_GRID_LOOP(i, total) {
+        int64_t n = 0;
+        int ch = 0, y = 0, x = 0;
+        out_ix.coordinates(i * W, n, ch, y, x);
+        const int sy = y - top, sx = x - left;
+        P r;
+        if (sy >= 0 && sy < in_ix.h && sx >= 0 && sx < in_ix.w) {
+            r = *reinterpret_cast<const P*>(in + in_ix.at(n, ch, sy, sx));
+        } else {
+            for (int j = 0; j < W; ++j) store(&r.e[j], 0.0f);
+        }
+        *reinterpret_cast<P*>(out + out_ix.at(n, ch, y, x)) = r;
+    }
+}
+
 }  // namespace
 
 void launch_channel_shuffle(const TensorView& in, const TensorView& out, int groups,
@@ -153,6 +174,31 @@ void launch_resize(const TensorView& in, const TensorView& out, bool bilinear, b
         });
     });
     check_launch("resize");
+}
+
+void launch_spatial_pad(const TensorView& in, const TensorView& out, int top, int bottom, int left,
+                        int right, cudaStream_t stream) {
+    require_same_storage(in, out, "spatial pad");
+    if (in.n != out.n || in.c != out.c || int64_t(in.h) + top + bottom != out.h ||
+        int64_t(in.w) + left + right != out.w)
+        throw Error(fmt::format("spatial pad: input {}x{}x{}x{} padded by top {}, bottom {}, left "
+                                "{}, right {} is not the output {}x{}x{}x{}",
+                                in.n, in.c, in.h, in.w, top, bottom, left, right, out.n, out.c,
+                                out.h, out.w));
+    const int64_t total = out.elements();
+    if (total == 0) return;
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        // Channels-last: a thread moves W consecutive channels of one pixel.
+        const int width = out.nhwc() ? vector_width<T>({in, out}) : 1;
+        with_width(width, [&](auto w) {
+            constexpr int W = decltype(w)::value;
+            spatial_pad_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+                static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
+                indexer_of(out), total / W, top, left);
+        });
+    });
+    check_launch("spatial pad");
 }
 
 }  // namespace iostune

@@ -1,7 +1,7 @@
 // The engine's kernels for the operators of deployed CNNs (graph.h: Activation, Binary,
-// ChannelAffine, ChannelShuffle, Resize, ChannelNorm), beside kernels.h's:
+// ChannelAffine, ChannelShuffle, Resize, ChannelNorm, SpatialPad), beside kernels.h's:
 //   pointwise_kernels.cu     activations, broadcasting binary arithmetic, per-channel affine maps
-//   layout_kernels.cu        channel shuffle and spatial resize (nearest, bilinear)
+//   layout_kernels.cu        channel shuffle, spatial resize (nearest, bilinear), spatial pad
 //   channel_norm_kernel.cu   layer normalisation over the channels of each pixel
 //   conv_transpose_kernel.cu a direct transposed convolution, where cuDNN has no algorithm
 //
@@ -45,6 +45,12 @@ void launch_channel_shuffle(const TensorView& in, const TensorView& out, int gro
 // dst * (in - 1) / (out - 1) with align_corners.
 void launch_resize(const TensorView& in, const TensorView& out, bool bilinear, bool align_corners,
                    cudaStream_t stream);
+
+// Zero padding and cropping of H and W (graph.h's SpatialPadAttrs): out[n, c, y, x] =
+// in[n, c, y - top, x - left], or 0 outside the input. A negative side crops; out.h must be
+// in.h + top + bottom and out.w in.w + left + right.
+void launch_spatial_pad(const TensorView& in, const TensorView& out, int top, int bottom, int left,
+                        int right, cudaStream_t stream);
 
 // Layer norm over the channels of each pixel: out = (in - mean) / sqrt(var + eps) * gamma + beta,
 // mean and (biased) variance over the C channels of one (n, y, x). Equal shapes.

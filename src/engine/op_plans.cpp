@@ -166,6 +166,7 @@ void Engine::Impl::plan_op(const Op& op) {
         case OpKind::Resize:
         case OpKind::ConvTranspose:
         case OpKind::ChannelNorm:
+        case OpKind::SpatialPad:
             plan_deployed_op(op);
             break;
         case OpKind::Linear:
@@ -248,6 +249,7 @@ void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
         case OpKind::Resize:
         case OpKind::ConvTranspose:
         case OpKind::ChannelNorm:
+        case OpKind::SpatialPad:
             run_deployed_op(op, lane, stream);
             break;
         case OpKind::Linear: {

@@ -28,8 +28,9 @@ namespace {
 constexpr const char* kSupportedOps =
     "Conv, ConvTranspose, BatchNormalization, LayerNormalization (over channels), Relu, Clip, "
     "Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh, Gelu, Erf (in GELU's erf form), MaxPool, "
-    "AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean and ReduceMax (over H and W), Pad, "
-    "Concat, Split and Slice (along channels), Add, Sub, Mul, Div (tensors with broadcasting, or "
+    "AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean and ReduceMax (over H and W), Pad "
+    "(zeros, any pads: negative ones crop), Concat, Split (along channels), Slice (along channels, "
+    "H and W, step 1), Add, Sub, Mul, Div (tensors with broadcasting, or "
     "a per-channel or scalar constant), Sum, Gemm, MatMul, Flatten, Reshape (flattening, channel "
     "shuffle), Transpose (channels-last blocks, channel shuffle), Resize (nearest, bilinear), "
     "Softmax, Dropout, Identity, Constant, and any subgraph of constants or static shapes (Shape, "
@@ -42,7 +43,8 @@ struct Value {
     enum class Form {
         Tensor,    // the NCHW output of a draft op (or the graph input)
         Flat,      // the same tensor viewed as [N, C*H*W] (after Flatten/Reshape)
-        Padded,    // a tensor zero-padded by a Pad node, waiting for the Conv/AveragePool it feeds
+        Padded,    // a tensor padded (or cropped) by Pad or Slice nodes: a Conv or pool after it
+                   // folds the padding into its own, any other reader gets a spatial_pad op
         Constant,  // an initializer or Constant output
         ChannelsLast,  // the tensor transposed to [N, H, W, C] (ConvNeXt's blocks)
         Grouped,   // the tensor viewed as [N, groups, C/groups, H, W] (channel shuffle, step 1)
@@ -53,8 +55,9 @@ struct Value {
     };
     Form form = Form::Tensor;
     int id = kGraphInput;
-    std::array<int64_t, 4> pads{};  // Padded: begin_h, begin_w, end_h, end_w
+    std::array<int64_t, 4> pads{};  // Padded: begin_h, begin_w, end_h, end_w; negative crops
     bool pad_lowest = false;        // Padded with -inf (timm's MaxPool2dSame), for a MaxPool only
+    std::string pad_node;           // Padded: the last Pad or Slice node, which names its op
     int groups = 0;                 // Grouped, Shuffled
     Form pre_form = Form::Tensor;   // GELU steps: the form of x, whose op `id` is
     std::shared_ptr<const ConstTensor> constant;
@@ -98,7 +101,7 @@ public:
             if (it == values_.end())
                 throw Error(fmt::format("{}: the graph output '{}' is not produced by any node",
                                         source_, output));
-            const Value& out = it->second;
+            const Value& out = settle(output);
             if (out.form != Value::Form::Tensor && out.form != Value::Form::Flat)
                 throw Error(fmt::format(
                     "{}: the graph output '{}' is a constant, a padded tensor or a view iostune "
@@ -265,21 +268,28 @@ private:
                                    t.name, count, t.is_float ? t.floats.size() : t.ints.size()));
         return t.floats;
     }
-    // A 4-D activation; Padded (with zeros) is accepted only where the caller folds the padding
-    // itself.
-    const Value& activation(const onnx::NodeProto& node, int index,
-                            bool allow_padded = false) const {
+    // A value padded with zeros (or cropped) that no Conv or pool folds: from now on the output
+    // of its own spatial_pad op, which every later reader shares.
+    const Value& settle(const std::string& name) {
+        Value& v = values_.at(name);
+        if (v.form != Value::Form::Padded || v.pad_lowest) return v;
+        const auto& p = v.pads;
+        const SpatialPadAttrs a{int(p[0]), int(p[2]), int(p[1]), int(p[3])};
+        Value settled;
+        settled.id = draft_.add(OpKind::SpatialPad, a, {v.id}, v.pad_node, {});
+        v = settled;
+        return v;
+    }
+
+    // A 4-D activation.
+    const Value& activation(const onnx::NodeProto& node, int index) {
+        if (has_input(node, index) && input(node, index).form == Value::Form::Padded)
+            settle(node.input(index));
         const Value& v = input(node, index);
-        if (v.form == Value::Form::Tensor ||
-            (allow_padded && v.form == Value::Form::Padded && !v.pad_lowest))
-            return v;
-        if (v.form == Value::Form::Padded && v.pad_lowest)
+        if (v.form == Value::Form::Tensor) return v;
+        if (v.form == Value::Form::Padded)
             throw fail(node, fmt::format("input '{}' comes from a Pad node with -inf; iostune "
                                          "folds such a Pad only into a following MaxPool",
-                                         node.input(index)));
-        if (v.form == Value::Form::Padded)
-            throw fail(node, fmt::format("input '{}' comes from a Pad node; iostune folds Pad only "
-                                         "into a following Conv or AveragePool",
                                          node.input(index)));
         if (v.form == Value::Form::Flat)
             throw fail(node, fmt::format("input '{}' is a flattened (2-D) tensor; this op needs an "
@@ -306,7 +316,7 @@ private:
     }
     // A tensor an elementwise or per-channel op can take as it is: NCHW, flattened [N, C] or
     // channels-last; the result keeps its form.
-    const Value& pointwise_input(const onnx::NodeProto& node, int index) const {
+    const Value& pointwise_input(const onnx::NodeProto& node, int index) {
         const Value& v = input(node, index);
         if (v.form == Value::Form::Flat || v.form == Value::Form::ChannelsLast) return v;
         return activation(node, index);
@@ -338,10 +348,9 @@ private:
 
     // ---- window geometry (Conv, pools) ----
 
-    // Reads kernel/stride/dilation/pads/auto_pad; `extra` is padding from a preceding Pad node.
+    // Reads kernel/stride/dilation/pads/auto_pad of a window over an input of extent `in`.
     std::array<Axis, 2> window(const onnx::NodeProto& node, const NodeAttributes& attrs,
-                               const Shape& in, std::array<int64_t, 2> kernel,
-                               const std::array<int64_t, 4>& extra) const {
+                               const Shape& in, std::array<int64_t, 2> kernel) const {
         const auto strides = attrs.get_ints("strides", {1, 1});
         const auto dilations = attrs.get_ints("dilations", {1, 1});
         auto pads = attrs.get_ints("pads", {0, 0, 0, 0});
@@ -369,42 +378,146 @@ private:
         } else if (auto_pad != "NOTSET") {
             throw fail(node, fmt::format("auto_pad '{}' is not a valid value", auto_pad));
         }
-        for (int a = 0; a < 2; ++a) {
-            axes[a].begin += extra[a];
-            axes[a].end += extra[a + 2];
-        }
         return axes;
     }
 
-    // iostune pads both sides of an axis equally. Asymmetric ONNX padding is accepted when it
-    // yields the same windows: same output size with `begin` on both sides (the extra padding at
-    // the end is then never read).
-    int symmetric_pad(const onnx::NodeProto& node, const Axis& axis, const char* axis_name,
-                      bool ceil_mode) const {
-        if (axis.begin == axis.end) return int(axis.begin);
-        const bool same_windows =
-            !ceil_mode &&
-            window_count(axis.in, axis.kernel, axis.stride, axis.dilation, axis.begin + axis.end) ==
-                window_count(axis.in, axis.kernel, axis.stride, axis.dilation, 2 * axis.begin);
-        if (!same_windows)
-            throw fail(node, fmt::format("asymmetric padding along {} (begin {}, end {}) cannot be "
-                                         "expressed with iostune's symmetric padding; re-export "
-                                         "the model with equal padding on both sides",
-                                         axis_name, axis.begin, axis.end));
-        return int(axis.begin);
+    // Which padded input a Conv or pool takes as part of its own padding.
+    enum class Fold {
+        Zeros,               // zeros (a Conv)
+        ZerosWithoutOwnPads, // zeros, where the op has no padding of its own (an AveragePool:
+                             // it then counts them, as it must count the Pad's real zeros)
+        Lowest,              // -inf (a MaxPool)
+        Never,
+    };
+    // The input and the window of a Conv or pool: the op's own padding plus, where they fold, the
+    // pads of the Pad and Slice nodes before it.
+    struct Window {
+        int input = kGraphInput;
+        bool folded = false;  // the input's pads are in `axes`
+        std::array<Axis, 2> axes;
+    };
+    Window window_of(const onnx::NodeProto& node, const NodeAttributes& attrs,
+                     std::array<int64_t, 2> kernel, Fold fold) {
+        const Value& v = input(node, 0);
+        if (v.form == Value::Form::Padded && fold != Fold::Never) {
+            const Shape s = draft_.shape(v.id);
+            const Shape padded{s.n, s.c, int(s.h + v.pads[0] + v.pads[2]),
+                               int(s.w + v.pads[1] + v.pads[3])};
+            bool folds = padded.h > 0 && padded.w > 0 && v.pad_lowest == (fold == Fold::Lowest);
+            Window win{v.id, true, {}};
+            if (folds) win.axes = window(node, attrs, padded, kernel);
+            for (int a = 0; a < 2 && folds; ++a) {
+                Axis& axis = win.axes[size_t(a)];
+                if (fold == Fold::ZerosWithoutOwnPads && (axis.begin != 0 || axis.end != 0))
+                    folds = false;
+                // A side cropped and then padded by the op is no padding: the op's zeros would
+                // stand where the cropped rows were.
+                if ((v.pads[size_t(a)] < 0 && axis.begin > 0) ||
+                    (v.pads[size_t(a) + 2] < 0 && axis.end > 0))
+                    folds = false;
+                axis.in = a == 0 ? s.h : s.w;
+                axis.begin += v.pads[size_t(a)];
+                axis.end += v.pads[size_t(a) + 2];
+            }
+            if (folds) return win;
+        }
+        const Value& x = activation(node, 0);  // a padded value not folded gets its op
+        return {x.id, false, window(node, attrs, draft_.shape(x.id), kernel)};
+    }
+
+    // What the op's own padding reads as.
+    enum class PadFill { Zeros, Lowest, Uncounted };
+
+    // iostune pads both sides of an axis equally; ONNX's (begin, end) along an axis becomes:
+    //  - that padding, when begin = end or `begin` on both sides gives the same windows (the extra
+    //    padding at the end is never read);
+    //  - for a MaxPool whose padding is -inf and longer at the end: `begin` with ceil_mode, when
+    //    that gives the same windows (torch's ceil-mode windows ignore what lies past the input);
+    //  - for zeros: the equal part min(begin, end) (never negative), and the rest (a crop where
+    //    negative) as a spatial_pad op before the op, named after it.
+    struct Padding {
+        int input = kGraphInput;
+        int h = 0, w = 0;
+    };
+    Padding fit_padding(const onnx::NodeProto& node, const Window& win, PadFill fill,
+                        bool& ceil_mode) {
+        std::array<int64_t, 2> own{};
+        std::array<int64_t, 4> rest{};  // begin_h, begin_w, end_h, end_w, as Value::pads
+        bool needs_ceil = false;
+        for (size_t a = 0; a < 2; ++a) {
+            const Axis& axis = win.axes[a];
+            const int64_t begin = axis.begin, end = axis.end;
+            const bool same_windows =
+                begin >= 0 &&
+                (begin == end ||
+                 (!ceil_mode && end >= 0 &&
+                  window_count(axis.in, axis.kernel, axis.stride, axis.dilation, begin + end) ==
+                      window_count(axis.in, axis.kernel, axis.stride, axis.dilation, 2 * begin)));
+            if (same_windows) {
+                own[a] = begin;
+            } else if (fill == PadFill::Lowest && !ceil_mode && begin >= 0 && end > begin &&
+                       ceil_windows(axis, begin) ==
+                           window_count(axis.in, axis.kernel, axis.stride, 1, begin + end)) {
+                own[a] = begin;
+                needs_ceil = true;
+            } else if (fill == PadFill::Zeros && !ceil_mode) {
+                own[a] = std::max<int64_t>(0, std::min(begin, end));
+                rest[a] = begin - own[a];
+                rest[a + 2] = end - own[a];
+            } else {
+                throw fail(node, fmt::format(
+                                     "asymmetric padding along {} (begin {}, end {}) cannot be "
+                                     "expressed: iostune pads both sides equally, and takes the "
+                                     "rest as zeros of its own only before a Conv or an "
+                                     "AveragePool that counts padding, without ceil_mode; "
+                                     "re-export the model with equal padding on both sides",
+                                     a == 0 ? "H" : "W", begin, end));
+            }
+        }
+        if (needs_ceil) {
+            // ceil_mode holds for both axes: the other one must keep its windows under it.
+            for (size_t a = 0; a < 2; ++a) {
+                const Axis& axis = win.axes[a];
+                if (ceil_windows(axis, own[a]) !=
+                    window_count(axis.in, axis.kernel, axis.stride, 1, axis.begin + axis.end))
+                    throw fail(node, fmt::format("asymmetric -inf padding (begin {}, end {} along "
+                                                 "H; {}, {} along W) cannot be expressed with "
+                                                 "one ceil_mode for both axes",
+                                                 win.axes[0].begin, win.axes[0].end,
+                                                 win.axes[1].begin, win.axes[1].end));
+            }
+            ceil_mode = true;
+        }
+        Padding p{win.input, int(own[0]), int(own[1])};
+        if (rest != std::array<int64_t, 4>{}) {
+            const SpatialPadAttrs a{int(rest[0]), int(rest[2]), int(rest[1]), int(rest[3])};
+            p.input = draft_.add(OpKind::SpatialPad, a, {win.input},
+                                 fmt::format("{}:pad", op_name(node)), {});
+        }
+        return p;
+    }
+
+    // torch's window count of a ceil_mode pool with `pad` on both sides: the last window must
+    // start inside the input or its left padding.
+    static int64_t ceil_windows(const Axis& axis, int64_t pad) {
+        const int64_t span = axis.in + 2 * pad - axis.dilation * (axis.kernel - 1) - 1;
+        if (span < 0) return 0;
+        int64_t out = (span + axis.stride - 1) / axis.stride + 1;
+        if ((out - 1) * axis.stride >= axis.in + pad) --out;
+        return out;
     }
 
     // ---- handlers ----
 
     void conv(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
-        const Value& x = activation(node, 0, true);
-        const Shape in = draft_.shape(x.id);
         const ConstTensor& w = constant_input(node, 1, "weight");
         if (w.dims.size() != 4 || !w.is_float)
             throw fail(node,
                        "only 2-D convolutions with float weights [M, C/group, kH, kW] are "
                        "supported");
+        const Window win = window_of(node, attrs, {w.dims[2], w.dims[3]}, Fold::Zeros);
+        const Shape in = draft_.shape(win.input);
         const int64_t group = attrs.get_int("group", 1);
         if (group <= 0 || w.dims[1] * group != in.c || w.dims[0] % group != 0)
             throw fail(node, fmt::format("weight shape [{}] and group {} do not fit an input with "
@@ -414,7 +527,9 @@ private:
         if (kernel != std::vector<int64_t>{w.dims[2], w.dims[3]})
             throw fail(node, fmt::format("kernel_shape [{}] disagrees with the weight shape [{}]",
                                          fmt::join(kernel, ", "), fmt::join(w.dims, ", ")));
-        const auto axes = window(node, attrs, in, {w.dims[2], w.dims[3]}, x.pads);
+        const auto& axes = win.axes;
+        bool ceil_mode = false;
+        const Padding padding = fit_padding(node, win, PadFill::Zeros, ceil_mode);
 
         ConvAttrs a;
         a.out_channels = int(w.dims[0]);
@@ -424,12 +539,13 @@ private:
         a.stride_w = int(axes[1].stride);
         a.dilation_h = int(axes[0].dilation);
         a.dilation_w = int(axes[1].dilation);
-        a.pad_h = symmetric_pad(node, axes[0], "H", false);
-        a.pad_w = symmetric_pad(node, axes[1], "W", false);
+        a.pad_h = padding.h;
+        a.pad_w = padding.w;
         a.groups = int(group);
         a.bias = has_input(node, 2);
         std::vector<ParamTensor> params = filter_and_bias(node, w, a.out_channels, a.bias);
-        define_op(node, draft_.add(OpKind::Conv, a, {x.id}, op_name(node), std::move(params)));
+        define_op(node,
+                  draft_.add(OpKind::Conv, a, {padding.input}, op_name(node), std::move(params)));
     }
 
     void batch_norm(const onnx::NodeProto& node) {
@@ -478,41 +594,38 @@ private:
         const NodeAttributes attrs(node, where(node));
         require_unused_outputs(node, 1);
         const bool average = kind == OpKind::AvgPool;
-        // A MaxPool takes a -inf Pad as its own padding, which never wins a window's maximum.
-        const Value& in = input(node, 0);
-        const bool lowest_pad = !average && in.form == Value::Form::Padded && in.pad_lowest;
-        const Value& x = lowest_pad ? in : activation(node, 0, average);
-        const bool padded = x.form == Value::Form::Padded;
         const auto kernel = attrs.get_ints("kernel_shape", {});
         if (kernel.size() != 2) throw fail(node, "kernel_shape must have 2 values (NCHW input)");
         if (attrs.get_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
             throw fail(node, "dilated pooling is not supported");
-        const bool ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
+        bool ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
         bool count_include_pad = attrs.get_int("count_include_pad", 0) != 0;
-        if (padded) {
-            if (ceil_mode ||
-                attrs.get_ints("pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0})
-                throw fail(node, fmt::format("{} after a Pad node must have no pads of its own "
-                                             "and ceil_mode=0",
-                                             node.op_type()));
-            // Pad wrote real zeros, which the average counts: count_include_pad over the union.
-            count_include_pad = average;
-        }
-        const auto axes = window(node, attrs, draft_.shape(x.id), {kernel[0], kernel[1]}, x.pads);
+        // A MaxPool takes a -inf Pad as its own padding, which never wins a window's maximum; an
+        // AveragePool takes zeros as padding it counts. Other padded inputs get their own op.
+        const Fold fold = !average ? Fold::Lowest
+                                   : (ceil_mode ? Fold::Never : Fold::ZerosWithoutOwnPads);
+        const Window win = window_of(node, attrs, {kernel[0], kernel[1]}, fold);
+        if (win.folded && ceil_mode)
+            throw fail(node, "a MaxPool after a Pad node with -inf must have ceil_mode=0");
+        // Pad wrote real zeros, which the average counts: count_include_pad over the union.
+        if (win.folded && average) count_include_pad = true;
+        const PadFill fill = !average ? PadFill::Lowest
+                                      : (count_include_pad ? PadFill::Zeros : PadFill::Uncounted);
+        const Padding padding = fit_padding(node, win, fill, ceil_mode);
         PoolAttrs a;
         a.kernel_h = int(kernel[0]);
         a.kernel_w = int(kernel[1]);
-        a.stride_h = int(axes[0].stride);
-        a.stride_w = int(axes[1].stride);
-        a.pad_h = symmetric_pad(node, axes[0], "H", ceil_mode);
-        a.pad_w = symmetric_pad(node, axes[1], "W", ceil_mode);
+        a.stride_h = int(win.axes[0].stride);
+        a.stride_w = int(win.axes[1].stride);
+        a.pad_h = padding.h;
+        a.pad_w = padding.w;
         a.ceil_mode = ceil_mode;
         a.count_include_pad = count_include_pad;
         if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w)
             throw fail(node, fmt::format("padding {}x{} is more than half the kernel {}x{}, which "
                                          "PyTorch (and iostune) does not allow",
                                          a.pad_h, a.pad_w, a.kernel_h, a.kernel_w));
-        define_op(node, draft_.add(kind, a, {x.id}, op_name(node), {}));
+        define_op(node, draft_.add(kind, a, {padding.input}, op_name(node), {}));
     }
     void max_pool(const onnx::NodeProto& node) { pool(node, OpKind::MaxPool); }
     void average_pool(const onnx::NodeProto& node) { pool(node, OpKind::AvgPool); }
@@ -527,7 +640,6 @@ private:
 
     void pad(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
-        const Value& x = activation(node, 0);
         if (attrs.get_string("mode", "constant") != "constant")
             throw fail(node, "only constant (zero) padding is supported");
         const ConstTensor& pads = constant_input(node, 1, "pads");
@@ -547,13 +659,34 @@ private:
         const auto& p = pads.ints;
         if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0)
             throw fail(node, "only spatial (H, W) padding is supported");
-        for (int64_t v : p)
-            if (v < 0) throw fail(node, "negative pads (cropping) are not supported");
-        Value v;
-        v.form = Value::Form::Padded;
-        v.id = x.id;
-        v.pads = {p[2], p[3], p[6], p[7]};
+        const std::array<int64_t, 4> spatial{p[2], p[3], p[6], p[7]};
+        if (lowest && std::any_of(spatial.begin(), spatial.end(), [](int64_t v) { return v < 0; }))
+            throw fail(node, "negative pads (cropping) with -inf are not supported; crop with "
+                             "zero padding or a Slice");
+        define_padded(node, spatial, lowest);
+    }
+
+    // Defines the node's output as its input 0 padded by `pads` (begin_h, begin_w, end_h, end_w;
+    // negative crops), for the op that reads it to fold or settle. Zero padding of a value padded
+    // with zeros joins it, except where a side was cropped and is now padded (which would put
+    // zeros where the cropped rows were).
+    void define_padded(const onnx::NodeProto& node, std::array<int64_t, 4> pads, bool lowest) {
+        const Value& in = input(node, 0);
+        bool joins = in.form == Value::Form::Padded && !in.pad_lowest && !lowest;
+        for (size_t k = 0; k < 4 && joins; ++k) joins = !(in.pads[k] < 0 && pads[k] > 0);
+        define_padded(node, joins ? in : activation(node, 0), pads, lowest);
+    }
+    void define_padded(const onnx::NodeProto& node, const Value& x, std::array<int64_t, 4> pads,
+                       bool lowest) {
+        Value v = x;
+        if (x.form == Value::Form::Padded)
+            for (size_t k = 0; k < 4; ++k) v.pads[k] += pads[k];
+        else
+            v.pads = pads;
+        const bool none = v.pads == std::array<int64_t, 4>{};
+        v.form = none && !lowest ? Value::Form::Tensor : Value::Form::Padded;
         v.pad_lowest = lowest;
+        v.pad_node = op_name(node);
         define(node, 0, v);
     }
 
@@ -925,6 +1058,7 @@ private:
 
     void transpose(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
+        if (input(node, 0).form == Value::Form::Padded) activation(node, 0);
         const Value& x = input(node, 0);
         const auto perm = attrs.get_ints("perm", {});
         using P = std::vector<int64_t>;
@@ -986,6 +1120,7 @@ private:
     void layer_norm(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
         require_unused_outputs(node, 1);
+        if (input(node, 0).form == Value::Form::Padded) activation(node, 0);
         const Value& x = input(node, 0);
         const int64_t axis = attrs.get_int("axis", -1);
         const Shape s = draft_.shape(x.id);
@@ -1134,8 +1269,10 @@ private:
         }
     }
 
+    // Slice along channels (a channel_slice op), along H and W (a crop, as negative padding), or
+    // both.
     void slice(const onnx::NodeProto& node) {
-        const Value& x = pointwise_input(node, 0);
+        const Value& x = input(node, 0);
         if (x.form == Value::Form::Flat)
             throw fail(node, "slicing a flattened tensor is not supported");
         const auto& starts = constant_input(node, 1, "starts").ints;
@@ -1146,10 +1283,16 @@ private:
         if (axes.empty())
             for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
         const Shape s = draft_.shape(x.id);
+        const auto& p = x.pads;
+        const bool padded = x.form == Value::Form::Padded;
         const std::array<int64_t, 4> extent =
-            x.form == Value::Form::ChannelsLast ? std::array<int64_t, 4>{s.n, s.h, s.w, s.c}
-                                                : std::array<int64_t, 4>{s.n, s.c, s.h, s.w};
+            x.form == Value::Form::ChannelsLast
+                ? std::array<int64_t, 4>{s.n, s.h, s.w, s.c}
+                : std::array<int64_t, 4>{s.n, s.c, s.h + (padded ? p[0] + p[2] : 0),
+                                         s.w + (padded ? p[1] + p[3] : 0)};
+        const bool spatial_ok = x.form == Value::Form::Tensor || padded;
         int begin = 0, end = s.c;
+        std::array<int64_t, 4> crop{};  // as Value::pads: begin_h, begin_w, end_h, end_w
         for (size_t k = 0; k < axes.size(); ++k) {
             const int64_t axis = axes[k] < 0 ? axes[k] + 4 : axes[k];
             if (axis < 0 || axis > 3 || k >= starts.size() || k >= ends.size())
@@ -1161,14 +1304,33 @@ private:
             e = std::clamp<int64_t>(e, 0, size);
             const bool whole = b == 0 && e == size && (steps.empty() || steps[k] == 1);
             if (whole) continue;
-            if (!is_channel_axis(x, axis) || (!steps.empty() && steps[k] != 1) || e <= b)
-                throw fail(node, fmt::format("slicing axis {} [{}, {}) is not supported (only a "
-                                             "non-empty range of channels, step 1)",
-                                             axes[k], starts[k], ends[k]));
-            begin = int(b);
-            end = int(e);
+            const bool spatial = spatial_ok && (axis == 2 || axis == 3);
+            if ((!is_channel_axis(x, axis) && !spatial) || (!steps.empty() && steps[k] != 1) ||
+                e <= b)
+                throw fail(node, fmt::format("slicing axis {} [{}, {}){} is not supported (only a "
+                                             "non-empty range of channels, H or W of an NCHW "
+                                             "tensor, step 1)",
+                                             axes[k], starts[k], ends[k],
+                                             steps.empty() ? "" : fmt::format(" step {}", steps[k])));
+            if (spatial) {
+                crop[size_t(axis) - 2] = -b;
+                crop[size_t(axis)] = -(size - e);
+            } else {
+                begin = int(b);
+                end = int(e);
+            }
         }
-        slice_channels(node, 0, x, begin, end);
+        const bool channels_sliced = begin != 0 || end != s.c;
+        if (crop == std::array<int64_t, 4>{}) {
+            slice_channels(node, 0, pointwise_input(node, 0), begin, end);
+        } else if (channels_sliced) {
+            Value sliced;
+            sliced.id = draft_.add(OpKind::ChannelSlice, ChannelSliceAttrs{begin, end},
+                                   {activation(node, 0).id}, op_name(node) + ":channels", {});
+            define_padded(node, sliced, crop, false);
+        } else {
+            define_padded(node, crop, false);
+        }
     }
 
     void resize(const onnx::NodeProto& node) {

@@ -35,6 +35,9 @@ void channel_slice(const HostTensor& in, int begin, HostTensor& out);
 void channel_norm(const HostTensor& in, float eps, const float* gamma, const float* beta,
                   HostTensor& out);
 
+// spatial_pad.cpp: zero padding (positive sides) and cropping (negative sides) of H and W.
+void spatial_pad(const HostTensor& in, const SpatialPadAttrs& attrs, HostTensor& out);
+
 // resize.cpp: weight is [in, out/groups, kh, kw]; bias (nullptr = none) is [out].
 void resize(const HostTensor& in, const ResizeAttrs& attrs, HostTensor& out);
 void conv_transpose2d(const HostTensor& in, const float* weight, const float* bias,

@@ -230,6 +230,11 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
                              op.as<ConvTransposeAttrs>(), out);
             return out;
         }
+        case OpKind::SpatialPad: {
+            HostTensor out(out_shape);
+            spatial_pad(*inputs[0], op.as<SpatialPadAttrs>(), out);
+            return out;
+        }
         case OpKind::ChannelNorm: {
             HostTensor out(out_shape);
             channel_norm(*inputs[0], op.as<ChannelNormAttrs>().eps, params[0].values.data(),

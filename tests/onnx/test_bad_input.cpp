@@ -93,7 +93,7 @@ TEST_CASE("opsets outside 11..17 are refused", "[onnx][errors]") {
     CHECK_THROWS_WITH(import_onnx_bytes(conv_relu(18).bytes(), "m"), Contains("opset 18"));
 }
 
-TEST_CASE("asymmetric pads are accepted when the windows are the same and refused otherwise",
+TEST_CASE("asymmetric pads fold when the windows are the same and keep the rest otherwise",
           "[onnx][errors]") {
     auto model = [](int64_t width, std::vector<int64_t> pads) {
         ModelBuilder b(1, 1, 4, width);
@@ -108,10 +108,106 @@ TEST_CASE("asymmetric pads are accepted when the windows are the same and refuse
     const Graph ok = import_onnx_bytes(model(5, {0, 0, 0, 1}), "m");
     CHECK(ok.op(0).as<ConvAttrs>().pad_w == 0);
     CHECK(ok.output_shape().w == 2);
-    // W = 4: the padded column adds a window.
-    CHECK_THROWS_WITH(
-        import_onnx_bytes(model(4, {0, 0, 0, 1}), "m.onnx"),
-        Contains("'conv_asym'") && Contains("asymmetric padding along W") && Contains("opset 13"));
+    // W = 4: the padded column adds a window, so it is a spatial_pad op of its own; H's equal
+    // padding stays the convolution's.
+    const Graph padded = import_onnx_bytes(model(4, {1, 0, 1, 1}), "m");
+    REQUIRE(padded.size() == 2);
+    CHECK(padded.op(0).kind == OpKind::SpatialPad);
+    CHECK(padded.op(0).as<SpatialPadAttrs>() == SpatialPadAttrs{0, 0, 0, 1});
+    CHECK(padded.op(0).name == "conv_asym:pad");
+    CHECK(padded.op(1).as<ConvAttrs>().pad_h == 1);
+    CHECK(padded.op(1).as<ConvAttrs>().pad_w == 0);
+    CHECK(padded.output_shape() == Shape{1, 1, 2, 2});
+}
+
+TEST_CASE("padding a pool cannot take as zeros of its own is refused with the axis and pads",
+          "[onnx][errors][spatial_pad]") {
+    // x (1x1xSxS) -> `op` with pads (begin_h, begin_w, end_h, end_w), 3x3 of stride 2.
+    auto model = [](const std::string& op, std::vector<int64_t> pads, int64_t count_include_pad,
+                    int64_t ceil_mode, int64_t size = 4) {
+        ModelBuilder b(1, 1, size, size);
+        auto& pool = b.node(op, {"x"}, "y", "pool_asym");
+        ModelBuilder::ints(pool, "kernel_shape", {3, 3});
+        ModelBuilder::ints(pool, "strides", {2, 2});
+        ModelBuilder::ints(pool, "pads", pads);
+        if (op == "AveragePool") ModelBuilder::integer(pool, "count_include_pad", count_include_pad);
+        ModelBuilder::integer(pool, "ceil_mode", ceil_mode);
+        return b.bytes();
+    };
+    // An average that counts its padding takes the rest as zeros; one that does not cannot.
+    const Graph counted = import_onnx_bytes(model("AveragePool", {0, 0, 1, 1}, 1, 0), "m");
+    REQUIRE(counted.size() == 2);
+    CHECK(counted.op(0).kind == OpKind::SpatialPad);
+    CHECK_THROWS_WITH(import_onnx_bytes(model("AveragePool", {0, 0, 1, 1}, 0, 0), "m.onnx"),
+                      Contains("'pool_asym'") && Contains("asymmetric padding along H (begin 0, "
+                                                          "end 1)"));
+    CHECK_THROWS_WITH(import_onnx_bytes(model("AveragePool", {0, 0, 1, 1}, 1, 1), "m.onnx"),
+                      Contains("'pool_asym'") && Contains("asymmetric padding along H"));
+    // -inf longer at the end is ceil_mode; longer at the start is not expressible.
+    const Graph ceil = import_onnx_bytes(model("MaxPool", {0, 0, 1, 1}, 0, 0), "m");
+    REQUIRE(ceil.size() == 1);
+    CHECK(ceil.op(0).as<PoolAttrs>().ceil_mode);
+    CHECK(ceil.op(0).as<PoolAttrs>().pad_h == 0);
+    CHECK(ceil.output_shape() == Shape{1, 1, 2, 2});
+    CHECK_THROWS_WITH(import_onnx_bytes(model("MaxPool", {1, 1, 0, 0}, 0, 0, 5), "m.onnx"),
+                      Contains("'pool_asym'") && Contains("asymmetric padding along H (begin 1, "
+                                                          "end 0)"));
+}
+
+TEST_CASE("pads and slices that are not a zero spatial pad or crop are refused",
+          "[onnx][errors][spatial_pad]") {
+    auto pad_model = [](std::vector<int64_t> pads, float value, const std::string& mode) {
+        ModelBuilder b(1, 1, 5, 5);
+        b.int_initializer("pads", pads);
+        b.initializer("value", {}, {value});
+        auto& pad = b.node("Pad", {"x", "pads", "value"}, "padded", "pad");
+        if (!mode.empty()) {
+            auto* a = pad.add_attribute();
+            a->set_name("mode");
+            a->set_type(onnx::AttributeProto::STRING);
+            a->set_s(mode);
+        }
+        b.node("Relu", {"padded"}, "y", "relu");
+        return b.bytes();
+    };
+    const Graph cropped = import_onnx_bytes(pad_model({0, 0, -1, 2, 0, 0, 1, -3}, 0.0f, ""), "m");
+    REQUIRE(cropped.size() == 2);
+    CHECK(cropped.op(0).as<SpatialPadAttrs>() == SpatialPadAttrs{-1, 1, 2, -3});
+    CHECK(cropped.op(0).name == "pad");
+    CHECK(cropped.output_shape() == Shape{1, 1, 5, 4});
+    CHECK_THROWS_WITH(import_onnx_bytes(pad_model({0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, "reflect"), "m"),
+                      Contains("'pad'") && Contains("only constant (zero) padding"));
+    CHECK_THROWS_WITH(import_onnx_bytes(pad_model({0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, ""), "m"),
+                      Contains("'pad'") && Contains("only padding with zeros"));
+    CHECK_THROWS_WITH(import_onnx_bytes(pad_model({0, 1, 0, 0, 0, 0, 0, 0}, 0.0f, ""), "m"),
+                      Contains("'pad'") && Contains("only spatial (H, W) padding"));
+    CHECK_THROWS_WITH(import_onnx_bytes(pad_model({0, 0, -3, 0, 0, 0, -2, 0}, 0.0f, ""), "m"),
+                      Contains("'pad'") && Contains("leaves 0x5"));
+    const float lowest = -std::numeric_limits<float>::infinity();
+    CHECK_THROWS_WITH(import_onnx_bytes(pad_model({0, 0, -1, 0, 0, 0, 1, 0}, lowest, ""), "m"),
+                      Contains("'pad'") && Contains("cropping) with -inf"));
+
+    auto slice_model = [](std::vector<int64_t> starts, std::vector<int64_t> ends,
+                          std::vector<int64_t> axes, std::vector<int64_t> steps) {
+        ModelBuilder b(1, 4, 6, 6);
+        b.int_initializer("starts", starts);
+        b.int_initializer("ends", ends);
+        b.int_initializer("axes", axes);
+        b.int_initializer("steps", steps);
+        b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, "y", "slice");
+        return b.bytes();
+    };
+    const Graph sliced = import_onnx_bytes(slice_model({1, 1, -2}, {3, 100, 5}, {1, 2, 3}, {1, 1, 1}), "m");
+    REQUIRE(sliced.size() == 2);
+    CHECK(sliced.op(0).kind == OpKind::ChannelSlice);
+    CHECK(sliced.op(1).as<SpatialPadAttrs>() == SpatialPadAttrs{-1, 0, -4, -1});
+    CHECK(sliced.output_shape() == Shape{1, 2, 5, 1});
+    CHECK_THROWS_WITH(import_onnx_bytes(slice_model({0}, {6}, {2}, {2}), "m"),
+                      Contains("'slice'") && Contains("slicing axis 2 [0, 6) step 2"));
+    CHECK_THROWS_WITH(import_onnx_bytes(slice_model({1}, {2}, {0}, {1}), "m"),
+                      Contains("'slice'") && Contains("slicing axis 0"));
+    CHECK_THROWS_WITH(import_onnx_bytes(slice_model({4}, {2}, {3}, {1}), "m"),
+                      Contains("'slice'") && Contains("slicing axis 3 [4, 2)"));
 }
 
 TEST_CASE("a Pad with -inf feeds only a MaxPool; other pad values are refused",
