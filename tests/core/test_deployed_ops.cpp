@@ -1,5 +1,5 @@
 // The operators of deployed CNNs (activation, binary, channel_affine, channel_shuffle,
-// channel_slice, resize, conv_transpose, channel_norm): shape inference and its errors, the CPU
+// channel_slice, resize, conv_transpose, channel_norm, spatial_pad): shape inference and its errors, the CPU
 // reference against PyTorch 1.13's results (values printed by torch.nn.functional on the same
 // inputs, or hand-checked where stated), the JSON model format and the fingerprint.
 #include <catch2/catch.hpp>
@@ -86,7 +86,8 @@ Graph deployed_graph(int batch = 1) {
     const int resized =
         g.add(OpKind::Resize, ResizeAttrs{ResizeMode::Bilinear, 12, 12, false}, {slice}, "resize");
     const int cat = g.add(OpKind::Concat, ConcatAttrs{}, {upsampled, resized}, "cat");
-    g.add(OpKind::ChannelNorm, ChannelNormAttrs{1e-6f}, {cat}, "norm");
+    const int norm = g.add(OpKind::ChannelNorm, ChannelNormAttrs{1e-6f}, {cat}, "norm");
+    g.add(OpKind::SpatialPad, SpatialPadAttrs{-1, 2, 1, -3}, {norm}, "shift");
     return g;
 }
 
@@ -172,6 +173,28 @@ TEST_CASE("channel shuffle and slice move whole planes", "[reference][deployed]"
                Catch::Contains("do not split into 4 groups"));
     CHECK_THAT(add_error(g, OpKind::ChannelSlice, ChannelSliceAttrs{2, 7}, {kGraphInput}),
                Catch::Contains("channels [2, 7)"));
+}
+
+TEST_CASE("spatial pad pads with zeros and crops", "[reference][deployed][spatial_pad]") {
+    // Hand-checked: out[y][x] = in[y - top][x - left], zero outside the input.
+    const HostTensor x = tensor({1, 2, 2, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+    require_values(run_op(OpKind::SpatialPad, SpatialPadAttrs{-1, 1, 1, -2}, {x}), {1, 2, 2, 2},
+                   {0, 4, 0, 0, 0, 10, 0, 0});
+    require_values(run_op(OpKind::SpatialPad, SpatialPadAttrs{1, 0, 0, 1}, {x}), {1, 2, 3, 4},
+                   {0, 0, 0, 0, 1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0, 7, 8, 9, 0, 10, 11, 12, 0});
+    // nasnet's shift by a pixel: ZeroPad2d((-1, 1, -1, 1)).
+    require_values(run_op(OpKind::SpatialPad, SpatialPadAttrs{-1, 1, -1, 1}, {x}), {1, 2, 2, 3},
+                   {5, 6, 0, 0, 0, 0, 11, 12, 0, 0, 0, 0});
+    // Cropped past the input along W: zeros only.
+    require_values(run_op(OpKind::SpatialPad, SpatialPadAttrs{0, 0, -3, 2}, {x}), {1, 2, 2, 2},
+                   {0, 0, 0, 0, 0, 0, 0, 0});
+    Graph g("g", {1, 2, 2, 3});
+    CHECK_THAT(add_error(g, OpKind::SpatialPad, SpatialPadAttrs{-2, 0, 0, 0}, {kGraphInput}),
+               Catch::Contains("leaves 0x3") && Catch::Contains("'bad'"));
+    CHECK_THAT(add_error(g, OpKind::SpatialPad, SpatialPadAttrs{0, 0, -1, -2}, {kGraphInput}),
+               Catch::Contains("leaves 2x0"));
+    const int ok = g.add(OpKind::SpatialPad, SpatialPadAttrs{3, -1, 0, 0}, {kGraphInput}, "ok");
+    CHECK(g.op(ok).output == Shape{1, 2, 4, 3});
 }
 
 TEST_CASE("resize matches torch's interpolate", "[reference][deployed]") {
@@ -272,6 +295,9 @@ TEST_CASE("the deployed-CNN kinds round-trip through the model format", "[model_
     CHECK(doc["ops"][0]["attrs"]["function"] == "hardsigmoid");
     CHECK(doc["ops"][2]["attrs"]["op"] == "mul");
     CHECK(doc["ops"][7]["attrs"]["mode"] == "bilinear");
+    CHECK(doc["ops"][10]["op"] == "spatial_pad");
+    CHECK(doc["ops"][10]["attrs"]["left"] == 1);
+    CHECK(doc["ops"][10]["attrs"]["right"] == -3);
 
     SECTION("an unknown enum value names the valid ones") {
         auto bad = doc;
@@ -292,7 +318,7 @@ TEST_CASE("the deployed-CNN kinds round-trip through the model format", "[model_
     SECTION("the reference runs the whole graph at another batch") {
         const Graph two = original.with_batch(2);
         const HostTensor out = reference_run(two, random_input(two.input_shape(), 3));
-        CHECK(out.shape == Shape{2, 5, 12, 12});
+        CHECK(out.shape == Shape{2, 5, 13, 10});
         for (float v : out.data) REQUIRE(std::isfinite(v));
     }
 }

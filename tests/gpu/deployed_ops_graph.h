@@ -24,7 +24,9 @@ inline ResizeAttrs resize(ResizeMode mode, int h, int w, bool align_corners = fa
 // slices of a map and of a concat, read by a convolution, a concat and a norm; nearest and both
 // bilinear resizes up by 2, to a non-integer size and down; transposed convolutions with stride,
 // padding, output padding, dilation, groups and bias, one written into a concat slice (a U-Net
-// decoder); the channel norm of a map and of a slice.
+// decoder); the channel norm of a map and of a slice; spatial pads and crops (nasnet's shift by a
+// pixel before a 1x1 stride-2 pool, of a channel slice, past the input, written into a concat
+// slice, of the 6-channel graph input).
 inline Graph deployed_ops_graph(int batch) {
     Graph g("deployed_ops", Shape{batch, 6, 9, 11});
     const int relu6_in = g.add(OpKind::Activation, act(ActivationFunction::Clip, 0.0f, 6.0f),
@@ -86,6 +88,17 @@ inline Graph deployed_ops_graph(int batch) {
           "bilinear_x2_align_corners");
     g.add(OpKind::Resize, resize(ResizeMode::Bilinear, 13, 17, true), {stem},
           "bilinear_13x17_align_corners");
+
+    const int shift = g.add(OpKind::SpatialPad, SpatialPadAttrs{-1, 1, -1, 1}, {stem},
+                            "nasnet_shift");
+    g.add(OpKind::AvgPool, PoolAttrs{1, 1, 2, 2, 0, 0, false, false, false}, {shift},
+          "nasnet_path_2");
+    g.add(OpKind::SpatialPad, SpatialPadAttrs{1, 2, 0, 3}, {slice}, "pad_of_slice");
+    g.add(OpKind::SpatialPad, SpatialPadAttrs{0, -3, -12, 4}, {silu}, "crop_past_input");
+    const int recrop = g.add(OpKind::SpatialPad, SpatialPadAttrs{2, -2, -1, 1}, {tanh},
+                             "pad_into_concat");  // 9x11, written into its concat slice
+    g.add(OpKind::Concat, ConcatAttrs{}, {recrop, gelu}, "cat_of_pad");
+    g.add(OpKind::SpatialPad, SpatialPadAttrs{3, 0, 1, 2}, {kGraphInput}, "pad_input");
 
     // (9 - 1) * 2 - 2 + (3 - 1) + 1 + 1 = 18, (11 - 1) * 2 - 2 + 2 + 1 + 1 = 22.
     const int deconv = g.add(OpKind::ConvTranspose,

@@ -1,5 +1,5 @@
 // [gpu] The operators of deployed CNNs (activation, binary, channel_affine, channel_shuffle,
-// channel_slice, resize, conv_transpose, channel_norm) on the engine: every one, op by op, against
+// channel_slice, resize, conv_transpose, channel_norm, spatial_pad) on the engine: every one, op by op, against
 // the fp32 CPU reference in each precision and layout, replayed as a CUDA graph, and imported
 // PyTorch exports of the families that use them (tests/fixtures/export_torchvision.py).
 #include <catch2/catch.hpp>
@@ -120,7 +120,10 @@ TEST_CASE("every deployed-CNN operator matches the CPU reference in each precisi
                 WARN(label(plan) << ": '" << op.name << "' runs " << p.path << " ["
                                  << p.algorithms << "]");
             }
-            if (op.name == "deconv_2x2_s2") CHECK(p.writes_into_concat);
+            if (op.name == "deconv_2x2_s2" || op.name == "pad_into_concat")
+                CHECK(p.writes_into_concat);
+            if (op.kind == OpKind::SpatialPad)
+                CHECK(p.path.rfind("spatial pad kernel (top ", 0) == 0);
         }
         // The same launches captured once and replayed on another input.
         CudaGraphExec exec = engine.capture(sequential);
@@ -236,4 +239,57 @@ TEST_CASE("the engine's direct transposed convolution (cuDNN's stand-in) matches
                 CHECK(err < bound);
             }
     }
+}
+
+TEST_CASE("the spatial pad kernel pads and crops strided views like the reference in each type "
+          "and layout",
+          "[gpu][engine][precision][deployed][spatial_pad]") {
+    // nasnet's shift by a pixel, "same" padding one longer at the end, a crop of every side,
+    // padding on one side only; from channels [3, 3 + c) of a wider input into the second half
+    // of a wider output. 8 channels take 16-byte packs in half NHWC, 3 channels single elements.
+    const std::vector<SpatialPadAttrs> cases = {
+        {-1, 1, -1, 1}, {1, 2, 1, 2}, {-2, -1, -3, -1}, {0, 3, 0, 0}};
+    for (const int channels : {8, 3})
+        for (const SpatialPadAttrs& a : cases) {
+            Graph graph("spatial_pad", Shape{2, channels, 6, 7});
+            const int id = graph.add(OpKind::SpatialPad, a, {kGraphInput}, "pad");
+            const HostTensor input = random_input(graph.input_shape(), 19);
+            const HostTensor ref = reference_run(graph, input);
+            const Shape out = graph.op(id).output;
+            // The input as channels [3, 3 + c) of a wider tensor whose other channels differ.
+            const Shape wide_in{2, channels + 5, 6, 7};
+            HostTensor wide_input = random_input(wide_in, 20);
+            for (int n = 0; n < 2; ++n)
+                for (int c = 0; c < channels; ++c)
+                    for (int y = 0; y < 6; ++y)
+                        for (int x = 0; x < 7; ++x) wide_input.at(n, c + 3, y, x) = input.at(n, c, y, x);
+            for (const DType type : {DType::F32, DType::F16, DType::BF16})
+                for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
+                    DeviceBuffer in_buf, out_buf;
+                    const TensorView in =
+                        upload_as(wide_input.data, wide_in, type, layout, in_buf)
+                            .channels(3, channels);
+                    out_buf = DeviceBuffer(size_t(out.elements()) * 2 * size_t(dtype_bytes(type)));
+                    // Garbage in the output: every element must be written, zeros included.
+                    REQUIRE(cudaMemset(out_buf.get(), 0x7f, out_buf.bytes()) == cudaSuccess);
+                    const TensorView wide = packed_view(out_buf.get(), type, layout, out.n,
+                                                        2 * out.c, out.h, out.w);
+                    const TensorView target = wide.channels(out.c, out.c);
+                    launch_spatial_pad(in, target, a.top, a.bottom, a.left, a.right, nullptr);
+                    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+                    const double err = relative_error(download(target), ref);
+                    const double bound = op_error_bound(precision_of(type));
+                    INFO(fmt::format("{} {} {} channels, top {} bottom {} left {} right {}: "
+                                     "relative error {:.3g} (bound {:.3g})",
+                                     to_string(type), to_string(layout), channels, a.top,
+                                     a.bottom, a.left, a.right, err, bound));
+                    CHECK(err < bound);
+                }
+        }
+    // A mismatched output extent is refused before any launch.
+    DeviceBuffer a_buf(size_t(2 * 3 * 6 * 7) * sizeof(float)), b_buf(a_buf.bytes());
+    const TensorView in = packed_view(a_buf.get(), DType::F32, TensorLayout::Nchw, 2, 3, 6, 7);
+    const TensorView bad = packed_view(b_buf.get(), DType::F32, TensorLayout::Nchw, 2, 3, 6, 7);
+    CHECK_THROWS_WITH(launch_spatial_pad(in, bad, 1, 0, 0, 0, nullptr),
+                      Catch::Contains("spatial pad") && Catch::Contains("top 1"));
 }
