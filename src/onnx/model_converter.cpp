@@ -684,7 +684,7 @@ private:
         else
             v.pads = pads;
         const bool none = v.pads == std::array<int64_t, 4>{};
-        v.form = none && !lowest ? Value::Form::Tensor : Value::Form::Padded;
+        v.form = none ? Value::Form::Tensor : Value::Form::Padded;
         v.pad_lowest = lowest;
         v.pad_node = op_name(node);
         define(node, 0, v);

@@ -5,15 +5,19 @@
 // (folded into the Conv before it, or a ChannelAffine map when there is none), Relu (fused into a
 // Conv or Add that has no other consumer), Clip (ReLU6), Sigmoid, HardSigmoid, HardSwish,
 // LeakyRelu, Tanh, Gelu and its decomposed erf form, SiLU (x * sigmoid(x)), MaxPool,
-// AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, Pad (zeros
-// into a following Conv or AveragePool, -inf into a following MaxPool), Concat, Split and Slice
-// (channels), Add/Sub/Mul/Div
+// AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, Pad (zeros,
+// any sign: negative pads crop; -inf before a MaxPool), Concat, Split (channels), Slice
+// (channels, H and W, step 1), Add/Sub/Mul/Div
 // (tensors with broadcasting such as squeeze-excitation scales, or per-channel and scalar
 // constants, folded into the Conv before them where possible), Sum, Gemm, MatMul (+ Add of a
 // bias), Flatten/Reshape (before the classifier), channel shuffle (Reshape -> Transpose ->
 // Reshape), channels-last blocks (Transpose -> LayerNormalization / MatMul / arithmetic ->
 // Transpose back, as ConvNeXt), Resize (nearest as PyTorch exports it, bilinear with half-pixel
-// or aligned corners), Softmax, Dropout and Identity (as identity), Constant; any node whose
+// or aligned corners), Softmax, Dropout and Identity (as identity), Constant. Zero padding and
+// crops (Pad, Slice of H/W) fold into the padding of the Conv or pool they feed where that is
+// exact, and are a spatial_pad op elsewhere; a Conv's or pool's asymmetric padding keeps its equal
+// part and puts the rest in a spatial_pad op (zeros: Conv, an AveragePool that counts padding),
+// or becomes ceil_mode (-inf longer at the end: timm's MaxPool2dSame at even sizes). Any node whose
 // inputs are all constants or static shapes is evaluated at import (src/onnx/constant_folding.h),
 // with the batch as imported (every operator is per sample, so Graph::with_batch() still
 // rebinds it). One float32 NCHW input whose batch dimension may be symbolic; one or more
