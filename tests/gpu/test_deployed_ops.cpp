@@ -153,10 +153,13 @@ TEST_CASE("imported PyTorch exports of the deployed families run on the engine a
     }
     // One model per operator family: hardswish/SE (mobilenet_v3_small), silu/SE (efficientnet_b0),
     // shuffle and split (shufflenet_v2_x0_5), layer norm and gelu (convnext_tiny), conv transpose
-    // and concat (unet), nearest resize and several outputs (the FPN backbone).
+    // and concat (unet), nearest resize and several outputs (the FPN backbone); spatial pads and
+    // crops: timm's "same" padding at an even size, F.pad of any sign, slices of H and W, and
+    // nasnet's path_1 / path_2.
     const std::vector<std::string> names = {"mobilenet_v3_small", "efficientnet_b0",
                                             "shufflenet_v2_x0_5", "convnext_tiny", "unet",
-                                            "fasterrcnn_fpn_backbone"};
+                                            "fasterrcnn_fpn_backbone", "same_padding_even",
+                                            "crop_pad", "spatial_slice", "nasnet_paths_odd"};
     for (const std::string& name : names) {
         nlohmann::json entry;
         for (const auto& e : manifest["models"])
