@@ -431,8 +431,9 @@ private:
     // iostune pads both sides of an axis equally; ONNX's (begin, end) along an axis becomes:
     //  - that padding, when begin = end or `begin` on both sides gives the same windows (the extra
     //    padding at the end is never read);
-    //  - for a MaxPool whose padding is -inf and longer at the end: `begin` with ceil_mode, when
-    //    that gives the same windows (torch's ceil-mode windows ignore what lies past the input);
+    //  - for padding longer at the end that is -inf (a MaxPool) or not counted (an AveragePool
+    //    with count_include_pad=0): `begin` with ceil_mode, when that gives the same windows
+    //    (torch's ceil-mode windows ignore what lies past the input, and so do such pads);
     //  - for zeros: the equal part min(begin, end) (never negative), and the rest (a crop where
     //    negative) as a spatial_pad op before the op, named after it.
     struct Padding {
@@ -455,7 +456,7 @@ private:
                       window_count(axis.in, axis.kernel, axis.stride, axis.dilation, 2 * begin)));
             if (same_windows) {
                 own[a] = begin;
-            } else if (fill == PadFill::Lowest && !ceil_mode && begin >= 0 && end > begin &&
+            } else if (fill != PadFill::Zeros && !ceil_mode && begin >= 0 && end > begin &&
                        ceil_windows(axis, begin) ==
                            window_count(axis.in, axis.kernel, axis.stride, 1, begin + end)) {
                 own[a] = begin;
@@ -480,7 +481,7 @@ private:
                 const Axis& axis = win.axes[a];
                 if (ceil_windows(axis, own[a]) !=
                     window_count(axis.in, axis.kernel, axis.stride, 1, axis.begin + axis.end))
-                    throw fail(node, fmt::format("asymmetric -inf padding (begin {}, end {} along "
+                    throw fail(node, fmt::format("asymmetric padding (begin {}, end {} along "
                                                  "H; {}, {} along W) cannot be expressed with "
                                                  "one ceil_mode for both axes",
                                                  win.axes[0].begin, win.axes[0].end,

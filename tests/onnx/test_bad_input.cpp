@@ -7,6 +7,7 @@
 
 #include "src/error.h"
 #include "src/onnx/onnx_import.h"
+#include "src/reference/reference.h"
 #include "tests/onnx/onnx_test_support.h"
 
 namespace {
@@ -134,16 +135,29 @@ TEST_CASE("padding a pool cannot take as zeros of its own is refused with the ax
         ModelBuilder::integer(pool, "ceil_mode", ceil_mode);
         return b.bytes();
     };
-    // An average that counts its padding takes the rest as zeros; one that does not cannot.
+    // An average that counts its padding takes the rest as zeros.
     const Graph counted = import_onnx_bytes(model("AveragePool", {0, 0, 1, 1}, 1, 0), "m");
     REQUIRE(counted.size() == 2);
     CHECK(counted.op(0).kind == OpKind::SpatialPad);
-    CHECK_THROWS_WITH(import_onnx_bytes(model("AveragePool", {0, 0, 1, 1}, 0, 0), "m.onnx"),
-                      Contains("'pool_asym'") && Contains("asymmetric padding along H (begin 0, "
-                                                          "end 1)"));
+    // One that does not count it, longer at the end, is ceil_mode (TensorFlow's SAME average):
+    // the last window of a 4x4 input averages its 2x2 real corner.
+    const Graph uncounted = import_onnx_bytes(model("AveragePool", {0, 0, 1, 1}, 0, 0), "m");
+    REQUIRE(uncounted.size() == 1);
+    CHECK(uncounted.op(0).as<PoolAttrs>().ceil_mode);
+    CHECK_FALSE(uncounted.op(0).as<PoolAttrs>().count_include_pad);
+    HostTensor ramp_input(uncounted.input_shape());
+    for (size_t i = 0; i < ramp_input.data.size(); ++i) ramp_input.data[i] = float(i * i % 7);
+    const HostTensor averaged = reference_run(uncounted, ramp_input);
+    REQUIRE(averaged.shape == Shape{1, 1, 2, 2});
+    const auto& v = ramp_input.data;  // rows of 4
+    CHECK(averaged.at(0, 0, 1, 1) == Approx((v[10] + v[11] + v[14] + v[15]) / 4.0f));
+    CHECK(averaged.at(0, 0, 0, 1) == Approx((v[2] + v[3] + v[6] + v[7] + v[10] + v[11]) / 6.0f));
     CHECK_THROWS_WITH(import_onnx_bytes(model("AveragePool", {0, 0, 1, 1}, 1, 1), "m.onnx"),
                       Contains("'pool_asym'") && Contains("asymmetric padding along H"));
-    // -inf longer at the end is ceil_mode; longer at the start is not expressible.
+    CHECK_THROWS_WITH(import_onnx_bytes(model("AveragePool", {1, 1, 0, 0}, 0, 0, 5), "m.onnx"),
+                      Contains("'pool_asym'") && Contains("asymmetric padding along H (begin 1, "
+                                                          "end 0)"));
+    // -inf longer at the end is ceil_mode too; longer at the start is not expressible.
     const Graph ceil = import_onnx_bytes(model("MaxPool", {0, 0, 1, 1}, 0, 0), "m");
     REQUIRE(ceil.size() == 1);
     CHECK(ceil.op(0).as<PoolAttrs>().ceil_mode);
