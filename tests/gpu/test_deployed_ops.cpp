@@ -248,7 +248,7 @@ TEST_CASE("the spatial pad kernel pads and crops strided views like the referenc
           "and layout",
           "[gpu][engine][precision][deployed][spatial_pad]") {
     // nasnet's shift by a pixel, "same" padding one longer at the end, a crop of every side,
-    // padding on one side only; from channels [3, 3 + c) of a wider input into the second half
+    // padding on one side only; from channels [8, 8 + c) of a wider input into the second half
     // of a wider output. 8 channels take 16-byte packs in half NHWC, 3 channels single elements.
     const std::vector<SpatialPadAttrs> cases = {
         {-1, 1, -1, 1}, {1, 2, 1, 2}, {-2, -1, -3, -1}, {0, 3, 0, 0}};
@@ -259,19 +259,20 @@ TEST_CASE("the spatial pad kernel pads and crops strided views like the referenc
             const HostTensor input = random_input(graph.input_shape(), 19);
             const HostTensor ref = reference_run(graph, input);
             const Shape out = graph.op(id).output;
-            // The input as channels [3, 3 + c) of a wider tensor whose other channels differ.
-            const Shape wide_in{2, channels + 5, 6, 7};
+            // The input as channels [8, 8 + c) of a wider tensor whose other channels differ.
+            const Shape wide_in{2, channels + 8, 6, 7};
             HostTensor wide_input = random_input(wide_in, 20);
             for (int n = 0; n < 2; ++n)
                 for (int c = 0; c < channels; ++c)
                     for (int y = 0; y < 6; ++y)
-                        for (int x = 0; x < 7; ++x) wide_input.at(n, c + 3, y, x) = input.at(n, c, y, x);
+                        for (int x = 0; x < 7; ++x)
+                            wide_input.at(n, c + 8, y, x) = input.at(n, c, y, x);
             for (const DType type : {DType::F32, DType::F16, DType::BF16})
                 for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
                     DeviceBuffer in_buf, out_buf;
                     const TensorView in =
                         upload_as(wide_input.data, wide_in, type, layout, in_buf)
-                            .channels(3, channels);
+                            .channels(8, channels);
                     out_buf = DeviceBuffer(size_t(out.elements()) * 2 * size_t(dtype_bytes(type)));
                     // Garbage in the output: every element must be written, zeros included.
                     REQUIRE(cudaMemset(out_buf.get(), 0x7f, out_buf.bytes()) == cudaSuccess);
