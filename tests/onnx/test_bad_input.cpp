@@ -168,6 +168,46 @@ TEST_CASE("padding a pool cannot take as zeros of its own is refused with the ax
                                                           "end 0)"));
 }
 
+TEST_CASE("a zero Pad folds into a Conv's padding, or is its own op before pools that pad "
+          "otherwise",
+          "[onnx][spatial_pad]") {
+    // x (1x1x5x5) -> Pad 1 on every side -> `op` (3x3, stride 1) with pads `own`.
+    auto model = [](const std::string& op, int64_t own, std::vector<int64_t> pads) {
+        ModelBuilder b(1, 1, 5, 5);
+        b.int_initializer("pads", pads);
+        b.node("Pad", {"x", "pads"}, "padded", "pad");
+        if (op == "Conv") b.initializer("w", {1, 1, 3, 3}, ramp(9));
+        auto& n = b.node(op, op == "Conv" ? std::vector<std::string>{"padded", "w"}
+                                          : std::vector<std::string>{"padded"},
+                         "y", "consumer");
+        ModelBuilder::ints(n, "kernel_shape", {3, 3});
+        ModelBuilder::ints(n, "pads", {own, own, own, own});
+        return b.bytes();
+    };
+    const std::vector<int64_t> one{0, 0, 1, 1, 0, 0, 1, 1};
+    const Graph conv = import_onnx_bytes(model("Conv", 1, one), "m");
+    REQUIRE(conv.size() == 1);
+    CHECK(conv.op(0).as<ConvAttrs>().pad_h == 2);
+    // An average pool with padding of its own would not count the Pad's zeros as it must.
+    const Graph avg = import_onnx_bytes(model("AveragePool", 1, one), "m");
+    REQUIRE(avg.size() == 2);
+    CHECK(avg.op(0).as<SpatialPadAttrs>() == SpatialPadAttrs{1, 1, 1, 1});
+    CHECK(avg.op(1).as<PoolAttrs>().pad_h == 1);
+    const Graph avg_alone = import_onnx_bytes(model("AveragePool", 0, one), "m");
+    REQUIRE(avg_alone.size() == 1);
+    CHECK(avg_alone.op(0).as<PoolAttrs>().count_include_pad);
+    // A max pool's padding is -inf, the Pad's zeros are values.
+    const Graph max = import_onnx_bytes(model("MaxPool", 0, one), "m");
+    REQUIRE(max.size() == 2);
+    CHECK(max.op(0).kind == OpKind::SpatialPad);
+    // A crop under the conv's own padding is its own op: the conv's zeros stand after the crop.
+    const Graph crop = import_onnx_bytes(model("Conv", 1, {0, 0, -1, 0, 0, 0, 0, 0}), "m");
+    REQUIRE(crop.size() == 2);
+    CHECK(crop.op(0).as<SpatialPadAttrs>() == SpatialPadAttrs{-1, 0, 0, 0});
+    CHECK(crop.op(0).name == "pad");
+    CHECK(crop.output_shape() == Shape{1, 1, 4, 5});
+}
+
 TEST_CASE("pads and slices that are not a zero spatial pad or crop are refused",
           "[onnx][errors][spatial_pad]") {
     auto pad_model = [](std::vector<int64_t> pads, float value, const std::string& mode) {
