@@ -127,7 +127,7 @@ void print_summary_table(const TuningSummary& t) {
             ms(t.measured_ms), ms(t.sequential_ms), *t.sequential_ms / *t.measured_ms,
             t.predicted_ms, 100.0 * (t.predicted_ms / *t.measured_ms - 1.0));
         fmt::print(
-            "check      output equals the sequential schedule's (max |diff| {:.3g}, "
+            "check      every output equals the sequential schedule's (max |diff| {:.3g}, "
             "tolerance {:.3g})\n",
             *t.max_abs_diff, *t.tolerance);
         std::string timed;

@@ -138,10 +138,10 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
         ChoiceCache::instance().store(process_key(*best), steps[*best].choice);
         ConvStep& chosen = steps[*best];
         if (steps.size() > 1)
-            chosen.candidates = fmt::format("{}: {} | {}: {}", *best == 0 ? "chosen, in place" : "in place",
-                                            steps[0].candidates,
-                                            *best == 1 ? "chosen, staged" : "staged",
-                                            steps[1].candidates);
+            chosen.candidates = fmt::format(
+                "{}: {} | {}: {}", *best == 0 ? "chosen, in place" : "in place",
+                steps[0].candidates, *best == 1 ? "chosen, staged" : "staged",
+                steps[1].candidates);
         return std::move(chosen);
     }
     throw Error(fmt::format("{}: cuDNN has no {} {} algorithm for this convolution within a {} "
@@ -174,7 +174,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         GraphConv* graph_conv = nullptr;
         try {
             graph_conv = step.graph(lanes[0]->cudnn.get(), options.precision,
-                               options.max_workspace_bytes);
+                                    options.max_workspace_bytes);
         } catch (const Error&) {
             return false;  // cuDNN rejects the graph: the legacy algorithms remain
         }

@@ -82,8 +82,9 @@ std::vector<cudnnBackendNumericalNote_t> numerical_notes(cudnnBackendDescriptor_
 std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
                        bool allow_runtime_compiled) {
     const auto numerical = numerical_notes(engine);
-    const auto behaviour = attribute_list<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT>(
-        engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE);
+    const auto behaviour =
+        attribute_list<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT>(
+            engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE);
     const bool fp32_storage = storage_type(precision) == DType::F32;
     if (precision == Precision::Fp32 && contains(numerical, CUDNN_NUMERICAL_NOTE_TENSOR_CORE))
         return "tensor cores (strict fp32)";
@@ -176,12 +177,14 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
         // NASNet's 7x7 separable convolutions in fp16, H100); dense convolutions have
         // precompiled engines as fast.
         if (const std::string why = unsuitable(engine_raw, precision, g.groups > 1); !why.empty()) {
-            notes_ += fmt::format("{}engine {} skipped ({})", notes_.empty() ? "" : ", ", index, why);
+            notes_ += fmt::format("{}engine {} skipped ({})", notes_.empty() ? "" : ", ", index,
+                                  why);
             continue;
         }
         // The heuristics list an engine once per knob setting, its best guess first: the
         // shortlist takes one configuration per engine, so different kernels compete.
-        if (std::any_of(plans_.begin(), plans_.end(), [&](const Plan& p) { return p.engine == index; }))
+        if (std::any_of(plans_.begin(), plans_.end(),
+                        [&](const Plan& p) { return p.engine == index; }))
             continue;
         BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context_);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
@@ -202,8 +205,9 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
                                   notes_.empty() ? "" : ", ", index, workspace >> 20);
             continue;
         }
-        plans_.push_back(Plan{std::move(plan), index, size_t(workspace),
-                              contains(numerical_notes(engine_raw), CUDNN_NUMERICAL_NOTE_TENSOR_CORE)});
+        const bool tensor_cores =
+            contains(numerical_notes(engine_raw), CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+        plans_.push_back(Plan{std::move(plan), index, size_t(workspace), tensor_cores});
     }
     std::string shortlist;
     for (size_t rank = 0; rank < plans_.size(); ++rank)

@@ -9,9 +9,9 @@
 // channels-last kernel. Tensor strides are explicit in the graph API, so channel slices of a
 // concat or of a merged output are read and written in place, never staged.
 //
-// The engine times the shortlist (one configuration per engine) beside its other candidates as ConvChoice "GRAPH_<rank>" (path
-// "graph"); bias, ReLU and a residual follow as the engine's epilogue kernels, as for the
-// legacy "conv+epilogue" path.
+// The engine times the shortlist (one configuration per engine) beside its other candidates as
+// ConvChoice "GRAPH_<rank>" (path "graph"); bias, ReLU and a residual follow as the engine's
+// epilogue kernels, as for the legacy "conv+epilogue" path.
 #pragma once
 
 #include <cudnn.h>

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +23,7 @@
 #include "src/weights.h"
 #include "tests/gpu/deployed_ops_graph.h"
 #include "tests/gpu/engine_fixtures.h"
+#include "tests/gpu/onnx_fixtures.h"
 
 using namespace iostune;
 using namespace iostune::test;
@@ -138,19 +139,9 @@ TEST_CASE("every deployed-CNN operator matches the CPU reference in each precisi
 TEST_CASE("imported PyTorch exports of the deployed families run on the engine as on the CPU "
           "reference",
           "[gpu][engine][onnx][deployed]") {
-    // Exported by tests/fixtures/export_torchvision.py into the build tree (target onnx_fixtures).
-    const std::filesystem::path dir = std::filesystem::path(IOSTUNE_BINARY_DIR) / "tests" /
-                                      "onnx_fixtures";
-    std::ifstream file(dir / "manifest.json");
-    if (!file)
-        FAIL("no " << (dir / "manifest.json").string()
-                   << ": build the onnx_fixtures target first (cmake --build build --target "
-                      "onnx_fixtures)");
-    const nlohmann::json manifest = nlohmann::json::parse(file);
-    if (manifest.value("skipped", true)) {
-        WARN("the PyTorch fixtures were skipped (no torch for /usr/bin/python3); nothing checked");
-        return;
-    }
+    const std::optional<nlohmann::json> manifest = onnx_fixture_manifest();
+    if (!manifest) return;
+    const std::filesystem::path dir = onnx_fixture_dir();
     // One model per operator family: hardswish/SE (mobilenet_v3_small), silu/SE (efficientnet_b0),
     // shuffle and split (shufflenet_v2_x0_5), layer norm and gelu (convnext_tiny), conv transpose
     // and concat (unet), nearest resize and several outputs (the FPN backbone); spatial pads and
@@ -161,10 +152,7 @@ TEST_CASE("imported PyTorch exports of the deployed families run on the engine a
                                             "fasterrcnn_fpn_backbone", "same_padding_even",
                                             "crop_pad", "spatial_slice", "nasnet_paths_odd"};
     for (const std::string& name : names) {
-        nlohmann::json entry;
-        for (const auto& e : manifest["models"])
-            if (e["name"] == name) entry = e;
-        if (entry.is_null()) FAIL("the fixture manifest has no " << name);
+        const nlohmann::json entry = onnx_fixture(*manifest, name);
         OnnxImportOptions options;
         options.batch = entry["batch"].get<int>();
         Graph graph = import_onnx_file((dir / entry["onnx"].get<std::string>()).string(), options);

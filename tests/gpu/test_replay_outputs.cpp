@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "src/tensor_layout.h"
 #include "src/weights.h"
 #include "tests/gpu/engine_fixtures.h"
+#include "tests/gpu/onnx_fixtures.h"
 #include "tests/search/test_graphs.h"
 #include "tuning/tuning_job.h"
 
@@ -271,23 +273,10 @@ TEST_CASE("a measured search of a multi-output model stores a schedule the Repla
 TEST_CASE("the Faster R-CNN FPN backbone from ONNX replays its five outputs as PyTorch computes "
           "them",
           "[gpu][replay][outputs][onnx]") {
-    // Exported with PyTorch's outputs by tests/fixtures/export_torchvision.py into the build tree
-    // (target onnx_fixtures), as the [gpu] deployed-families test reads them.
-    const fs::path dir = fs::path(IOSTUNE_BINARY_DIR) / "tests" / "onnx_fixtures";
-    std::ifstream file(dir / "manifest.json");
-    if (!file)
-        FAIL("no " << (dir / "manifest.json").string()
-                   << ": build the onnx_fixtures target first (cmake --build build --target "
-                      "onnx_fixtures)");
-    const nlohmann::json manifest = nlohmann::json::parse(file);
-    if (manifest.value("skipped", true)) {
-        WARN("the PyTorch fixtures were skipped (no torch for /usr/bin/python3); nothing checked");
-        return;
-    }
-    nlohmann::json entry;
-    for (const auto& e : manifest["models"])
-        if (e["name"] == "fasterrcnn_fpn_backbone") entry = e;
-    REQUIRE_FALSE(entry.is_null());
+    const std::optional<nlohmann::json> manifest = test::onnx_fixture_manifest();
+    if (!manifest) return;
+    const fs::path dir = test::onnx_fixture_dir();
+    const nlohmann::json entry = test::onnx_fixture(*manifest, "fasterrcnn_fpn_backbone");
     const std::string model = (dir / entry["onnx"].get<std::string>()).string();
     const int batch = entry["batch"].get<int>();
     const Graph graph = load_model_spec(model, batch);

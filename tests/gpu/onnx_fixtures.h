@@ -1,0 +1,44 @@
+// The PyTorch exports the build tree holds for [gpu] tests of imported models (target
+// onnx_fixtures, written by tests/fixtures/export_torchvision.py with PyTorch's own outputs).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace iostune::test {
+
+inline std::filesystem::path onnx_fixture_dir() {
+    return std::filesystem::path(IOSTUNE_BINARY_DIR) / "tests" / "onnx_fixtures";
+}
+
+// The fixtures' manifest. Fails the test when it was never built; nullopt, with a warning, when
+// the build skipped the fixtures (no torch for /usr/bin/python3).
+inline std::optional<nlohmann::json> onnx_fixture_manifest() {
+    const std::filesystem::path path = onnx_fixture_dir() / "manifest.json";
+    std::ifstream file(path);
+    if (!file)
+        FAIL("no " << path.string()
+                   << ": build the onnx_fixtures target first (cmake --build build --target "
+                      "onnx_fixtures)");
+    nlohmann::json manifest = nlohmann::json::parse(file);
+    if (manifest.value("skipped", true)) {
+        WARN("the PyTorch fixtures were skipped (no torch for /usr/bin/python3); nothing checked");
+        return std::nullopt;
+    }
+    return manifest;
+}
+
+// The manifest's entry of model `name`; fails the test when there is none.
+inline nlohmann::json onnx_fixture(const nlohmann::json& manifest, const std::string& name) {
+    for (const auto& entry : manifest["models"])
+        if (entry["name"] == name) return entry;
+    FAIL("the fixture manifest has no " << name);
+    return {};
+}
+
+}  // namespace iostune::test
