@@ -153,6 +153,21 @@ void launch_channel_shuffle(const TensorView& in, const TensorView& out, int gro
     check_launch("channel shuffle");
 }
 
+namespace {
+
+// Calls launch(T{}, integral_constant<W>) for the views' element type T and W consecutive
+// channels of one pixel per thread: the channels-last vector width, 1 in NCHW.
+template <class F>
+void with_pixel_packs(const TensorView& in, const TensorView& out, F&& launch) {
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        const int width = out.nhwc() ? vector_width<T>({in, out}) : 1;
+        with_width(width, [&](auto w) { launch(t, w); });
+    });
+}
+
+}  // namespace
+
 void launch_resize(const TensorView& in, const TensorView& out, bool bilinear, bool align_corners,
                    cudaStream_t stream) {
     require_same_storage(in, out, "resize");
@@ -162,16 +177,12 @@ void launch_resize(const TensorView& in, const TensorView& out, bool bilinear, b
                                 in.n, in.c, in.h, in.w, out.n, out.c, out.h, out.w));
     const int64_t total = out.elements();
     if (total == 0) return;
-    dispatch(out.dtype, [&](auto t) {
+    with_pixel_packs(in, out, [&](auto t, auto w) {
         using T = decltype(t);
-        // Channels-last: a thread moves W consecutive channels of one pixel.
-        const int width = out.nhwc() ? vector_width<T>({in, out}) : 1;
-        with_width(width, [&](auto w) {
-            constexpr int W = decltype(w)::value;
-            resize_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
-                static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
-                indexer_of(out), total / W, bilinear, align_corners);
-        });
+        constexpr int W = decltype(w)::value;
+        resize_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+            static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
+            indexer_of(out), total / W, bilinear, align_corners);
     });
     check_launch("resize");
 }
@@ -187,16 +198,12 @@ void launch_spatial_pad(const TensorView& in, const TensorView& out, int top, in
                                 out.h, out.w));
     const int64_t total = out.elements();
     if (total == 0) return;
-    dispatch(out.dtype, [&](auto t) {
+    with_pixel_packs(in, out, [&](auto t, auto w) {
         using T = decltype(t);
-        // Channels-last: a thread moves W consecutive channels of one pixel.
-        const int width = out.nhwc() ? vector_width<T>({in, out}) : 1;
-        with_width(width, [&](auto w) {
-            constexpr int W = decltype(w)::value;
-            spatial_pad_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
-                static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
-                indexer_of(out), total / W, top, left);
-        });
+        constexpr int W = decltype(w)::value;
+        spatial_pad_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+            static_cast<const T*>(in.data), indexer_of(in), static_cast<T*>(out.data),
+            indexer_of(out), total / W, top, left);
     });
     check_launch("spatial pad");
 }
