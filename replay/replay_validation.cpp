@@ -27,9 +27,7 @@ ReplayValidation compare_with_sequential(const Graph& graph,
     result.outputs = outputs;
     double closest_ratio = -1;
     for (int k = 0; k < outputs; ++k) {
-        require_finite_reference(sequential[size_t(k)], precision,
-                                 outputs > 1 ? describe_output(graph, k)
-                                             : fmt::format("output of '{}'", graph.name()));
+        require_finite_reference(sequential[size_t(k)], precision, name_output(graph, k));
         const OutputAgreement a =
             output_agreement(replayed[size_t(k)], sequential[size_t(k)], precision);
         if (!a.agrees())

@@ -166,4 +166,9 @@ std::string describe_output(const Graph& graph, int index) {
                        o.member, graph.members()[size_t(o.member)].name);
 }
 
+std::string name_output(const Graph& graph, int index) {
+    return graph.output_count() > 1 ? describe_output(graph, index)
+                                    : fmt::format("output of '{}'", graph.name());
+}
+
 }  // namespace iostune

@@ -54,5 +54,7 @@ int output_index(const Graph& graph, int member, int member_output);
 // Output `index` for messages: "output 2 ('fpn/p4')", or in a set
 // "output 3 ('m1/fc', output 0 of model 1 'resnet50')"; op names stand for the output's name.
 std::string describe_output(const Graph& graph, int index);
+// As describe_output, but a single-output graph's only output is "output of '<graph name>'".
+std::string name_output(const Graph& graph, int index);
 
 }  // namespace iostune

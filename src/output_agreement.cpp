@@ -16,14 +16,16 @@ void require_finite_reference(const HostTensor& reference, Precision precision,
     if (bad == reference.data.end()) return;
     throw Error(fmt::format(
         "the sequential schedule's {} holds {} ({} of {} values are not finite) in {}, so no "
-        "schedule can be checked against it; nothing was stored. The model's activations "
-        "overflow this precision{} or its weights or input are not finite: try --precision {}",
+        "schedule can be checked against it; nothing was stored. {}",
         what, std::isnan(*bad) ? "NaN" : "an infinity",
         std::count_if(reference.data.begin(), reference.data.end(),
                       [](float v) { return !std::isfinite(v); }),
         reference.data.size(), to_string(precision),
-        precision == Precision::Fp16 ? " (fp16's largest value is 65504)" : "",
-        precision == Precision::Fp16 ? "bf16 or tf32" : "fp32"));
+        precision == Precision::Fp16
+            ? "The model's activations overflow fp16 (its largest value is 65504) or its weights "
+              "or input are not finite: try --precision bf16 or tf32"
+            : "fp32, tf32 and bf16 share fp32's range, so the model's weights or input are not "
+              "finite or its activations overflow even fp32: check the model"));
 }
 
 double output_tolerance(const HostTensor& reference, Precision precision) {

@@ -19,7 +19,7 @@ struct OutputAgreement {
 
 // Throws iostune::Error when the sequential schedule's own output (`what`, e.g. "output 2
 // ('p4')" of model 'm') holds a NaN or an infinity: then no schedule can be checked against it,
-// and the cause is the model in this precision (fp16 overflows past 65504), not a schedule.
+// and the cause is the model (in fp16, activations past 65504), not a schedule.
 void require_finite_reference(const HostTensor& reference, Precision precision,
                               const std::string& what);
 

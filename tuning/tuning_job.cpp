@@ -164,10 +164,8 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
         if (baseline.name == "sequential") {
             reference = std::move(outputs);
             for (size_t k = 0; k < reference.size(); ++k) {
-                require_finite_reference(
-                    reference[k], engine_options.precision,
-                    reference.size() > 1 ? describe_output(graph, int(k))
-                                         : fmt::format("output of '{}'", graph.name()));
+                require_finite_reference(reference[k], engine_options.precision,
+                                         name_output(graph, int(k)));
                 result.tolerance = std::max(
                     result.tolerance, output_tolerance(reference[k], engine_options.precision));
             }

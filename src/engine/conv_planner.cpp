@@ -300,7 +300,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         perf = ranked_algorithms(step, process_key);
     } catch (const Error&) {
         // e.g. a strided view no legacy algorithm supports: the depthwise kernel, the matrix
-        // product and the graph API are left, else the caller stages the views.
+        // product and the graph API are left (the caller also times the staged step).
     }
     // The shortlist: cuDNN's fastest usable algorithms (it sorts by time), one per algorithm.
     std::vector<cudnnConvolutionFwdAlgo_t> shortlist;

@@ -147,9 +147,16 @@ GemmConv* ConvStep::gemm(cublasLtHandle_t handle, Precision precision, size_t ma
 }
 
 GraphConv* ConvStep::graph(cudnnHandle_t handle, Precision precision, size_t max_workspace) {
-    if (!graph_)
-        graph_ = std::make_unique<GraphConv>(handle, in_, out_, weight_, kernel_h_, kernel_w_,
-                                             geometry_, precision, max_workspace, context);
+    if (!graph_refusal_.empty()) throw Error(graph_refusal_);
+    if (!graph_) {
+        try {
+            graph_ = std::make_unique<GraphConv>(handle, in_, out_, weight_, kernel_h_, kernel_w_,
+                                                 geometry_, precision, max_workspace, context);
+        } catch (const Error& e) {
+            graph_refusal_ = e.what();
+            throw;
+        }
+    }
     return graph_.get();
 }
 

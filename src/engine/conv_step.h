@@ -7,9 +7,10 @@
 // the bias; the engine's depthwise kernel has no z and is never chosen for it.
 //
 // Staging: an op may read a channel slice of a merged output or write its slice of a concat.
-// cuDNN runs most convolutions on such strided views directly; when no algorithm accepts one
-// (seen for strided channels-last half tensors), the step reads or writes a packed buffer of its
-// own and one copy kernel moves the slice. The plan text says which. A SepConv's pre-ReLU is part
+// cuDNN runs most convolutions on such strided views directly, but some of its algorithms refuse
+// them or convert layouts around them; the planner therefore also times a step that reads or
+// writes a packed buffer of its own, with one copy kernel moving the slice, and keeps the faster.
+// The plan text says which. A SepConv's pre-ReLU is part
 // of its depthwise step: applied while staging the input for cuDNN, or fused into the load of
 // the engine's own depthwise kernel.
 #pragma once
@@ -91,8 +92,8 @@ public:
     // and writes strided rows, so nothing is staged); null when the step is not gemm_capable().
     GemmConv* gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace);
     // The convolution through cuDNN's graph API, built on first use on what cuDNN reads and
-    // writes (the input staged only for a pre-ReLU); throws iostune::Error when cuDNN rejects
-    // the graph.
+    // writes (this step's views, staged or not); throws iostune::Error when cuDNN rejects the
+    // graph, then and on every later call (the rejection is remembered, not retried).
     GraphConv* graph(cudnnHandle_t handle, Precision precision, size_t max_workspace);
 
     std::string context;
@@ -136,6 +137,7 @@ private:
     int kernel_h_ = 1, kernel_w_ = 1;
     std::unique_ptr<GemmConv> gemm_;
     std::unique_ptr<GraphConv> graph_;
+    std::string graph_refusal_;  // why cuDNN rejected the graph, once it has
 };
 
 }  // namespace iostune

@@ -7,7 +7,8 @@
 // legacy call wrapped an sm80 kernel in layout-conversion kernels (inception_v3's 3x1 on 8x8x384,
 // batch 16: 32.0 us against 15.6), and fp16 depthwise 7x7 convolutions run cuDNN's specialised
 // channels-last kernel. Tensor strides are explicit in the graph API, so channel slices of a
-// concat or of a merged output are read and written in place, never staged.
+// concat or of a merged output can be read and written in place (the planner also times the
+// staged alternative: some engines convert layouts around a strided view).
 //
 // The engine times the shortlist (one configuration per engine) beside its other candidates as
 // ConvChoice "GRAPH_<rank>" (path "graph"); bias, ReLU and a residual follow as the engine's
