@@ -269,16 +269,27 @@ private:
         return t.floats;
     }
     // A value padded with zeros (or cropped) that no Conv or pool folds: from now on the output
-    // of its own spatial_pad op, which every later reader shares.
+    // of its own spatial_pad op, which every later reader shares, also through another name for
+    // the same padding of the same tensor (Identity, Dropout, an equal Pad node).
     const Value& settle(const std::string& name) {
         Value& v = values_.at(name);
         if (v.form != Value::Form::Padded || v.pad_lowest) return v;
-        const auto& p = v.pads;
-        const SpatialPadAttrs a{int(p[0]), int(p[2]), int(p[1]), int(p[3])};
+        auto [it, fresh] = settled_pads_.try_emplace({v.id, v.pads}, kGraphInput);
+        if (fresh) {
+            const auto& p = v.pads;
+            const SpatialPadAttrs a{int(p[0]), int(p[2]), int(p[1]), int(p[3])};
+            it->second = draft_.add(OpKind::SpatialPad, a, {v.id}, v.pad_node, {});
+        }
         Value settled;
-        settled.id = draft_.add(OpKind::SpatialPad, a, {v.id}, v.pad_node, {});
+        settled.id = it->second;
         v = settled;
         return v;
+    }
+    // Input `index` for a reader that folds no padding: a padded value settled into its op (an
+    // error for -inf padding), any other value as it is.
+    const Value& unpadded_input(const onnx::NodeProto& node, int index) {
+        if (input(node, index).form == Value::Form::Padded) return activation(node, index);
+        return input(node, index);
     }
 
     // A 4-D activation.
@@ -710,8 +721,8 @@ private:
     void arithmetic(const onnx::NodeProto& node) {
         const std::string& op = node.op_type();
         if (node.input_size() != 2) throw fail(node, "needs exactly two inputs");
-        const Value& a = input(node, 0);
-        const Value& b = input(node, 1);
+        const Value& a = unpadded_input(node, 0);
+        const Value& b = unpadded_input(node, 1);
         if (gelu_step(node, a, b)) return;
         const bool a_const = a.form == Value::Form::Constant;
         const bool b_const = b.form == Value::Form::Constant;
@@ -1059,8 +1070,7 @@ private:
 
     void transpose(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
-        if (input(node, 0).form == Value::Form::Padded) activation(node, 0);
-        const Value& x = input(node, 0);
+        const Value& x = unpadded_input(node, 0);
         const auto perm = attrs.get_ints("perm", {});
         using P = std::vector<int64_t>;
         Value v = x;
@@ -1121,8 +1131,7 @@ private:
     void layer_norm(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
         require_unused_outputs(node, 1);
-        if (input(node, 0).form == Value::Form::Padded) activation(node, 0);
-        const Value& x = input(node, 0);
+        const Value& x = unpadded_input(node, 0);
         const int64_t axis = attrs.get_int("axis", -1);
         const Shape s = draft_.shape(x.id);
         // Over the channels only: the last axis of a channels-last view, or an NCHW tensor's
@@ -1200,7 +1209,7 @@ private:
     // ReduceMean / ReduceMax over the spatial axes: a global pool (keepdims=0 gives [N, C]).
     void reduce(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
-        const Value& x = input(node, 0);
+        const Value& x = unpadded_input(node, 0);
         std::vector<int64_t> axes = attrs.get_ints("axes", {});
         if (has_input(node, 1)) axes = constant_input(node, 1, "axes").ints;
         for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
@@ -1478,7 +1487,7 @@ private:
 
     void softmax(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
-        const Value& x = input(node, 0);
+        const Value& x = unpadded_input(node, 0);
         const int64_t axis = attrs.get_int("axis", opset_ < 13 ? 1 : -1);
         const Shape s = draft_.shape(x.id);
         bool ok = false;
@@ -1539,6 +1548,7 @@ private:
     DraftGraph draft_;
     std::unordered_map<std::string, Value> values_;
     std::unordered_map<std::string, int> uses_;
+    std::map<std::pair<int, std::array<int64_t, 4>>, int> settled_pads_;  // (input, pads) -> op
 };
 
 // The one graph input that is not an initializer, as an NCHW shape.

@@ -1,6 +1,8 @@
 // Inputs the importer must refuse with one clear error (naming the file, and for a node its
 // name, op type and opset), never a partial model.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -262,6 +264,101 @@ TEST_CASE("pads and slices that are not a zero spatial pad or crop are refused",
                       Contains("'slice'") && Contains("slicing axis 0"));
     CHECK_THROWS_WITH(import_onnx_bytes(slice_model({4}, {2}, {3}, {1}), "m"),
                       Contains("'slice'") && Contains("slicing axis 3 [4, 2)"));
+}
+
+TEST_CASE("a reduction after an H slice reduces the cropped tensor", "[onnx][spatial_pad]") {
+    // x (1x2x4x3) -> Slice rows [1, 3) -> ReduceMean over H and W.
+    ModelBuilder b(1, 2, 4, 3);
+    b.int_initializer("starts", {1});
+    b.int_initializer("ends", {3});
+    b.int_initializer("axes", {2});
+    b.node("Slice", {"x", "starts", "ends", "axes"}, "rows", "slice");
+    auto& mean = b.node("ReduceMean", {"rows"}, "y", "mean");
+    ModelBuilder::ints(mean, "axes", {2, 3});
+    const Graph g = import_onnx_bytes(b.bytes(), "m");
+    REQUIRE(g.size() == 2);
+    CHECK(g.op(0).as<SpatialPadAttrs>() == SpatialPadAttrs{-1, -1, 0, 0});
+    CHECK(g.op(1).as<PoolAttrs>().global);
+    REQUIRE(g.output_shape() == Shape{1, 2, 1, 1});
+    HostTensor x(g.input_shape());
+    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = float(i * i % 11);
+    const HostTensor y = reference_run(g, x);
+    for (int c = 0; c < 2; ++c) {
+        float sum = 0.0f;
+        for (int h = 1; h < 3; ++h)
+            for (int w = 0; w < 3; ++w) sum += x.at(0, c, h, w);
+        CHECK(y.at(0, c, 0, 0) == Approx(sum / 6.0f));
+    }
+}
+
+TEST_CASE("readers of a Pad and of its Identity and Dropout share one spatial_pad op",
+          "[onnx][spatial_pad]") {
+    // x (1x1x2x2) -> Pad 1 on every side -> Relu, Identity -> Sigmoid, Dropout -> Tanh; summed.
+    ModelBuilder b(1, 1, 2, 2);
+    b.int_initializer("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+    b.node("Pad", {"x", "pads"}, "padded", "pad");
+    b.node("Identity", {"padded"}, "alias", "identity");
+    b.node("Dropout", {"padded"}, "dropped", "dropout");
+    b.node("Relu", {"padded"}, "r", "relu");
+    b.node("Sigmoid", {"alias"}, "s", "sigmoid");
+    b.node("Tanh", {"dropped"}, "t", "tanh");
+    b.node("Sum", {"r", "s", "t"}, "y", "sum");
+    const Graph g = import_onnx_bytes(b.bytes(), "m");
+    int pads = 0;
+    for (int i = 0; i < g.size(); ++i) pads += g.op(i).kind == OpKind::SpatialPad;
+    CHECK(pads == 1);
+    REQUIRE(g.output_shape() == Shape{1, 1, 4, 4});
+    HostTensor x(g.input_shape());
+    x.data = {-1.0f, 2.0f, 0.5f, 3.0f};
+    const HostTensor y = reference_run(g, x);
+    auto expected = [](float v) { return std::max(v, 0.0f) + 1.0f / (1.0f + std::exp(-v)) + std::tanh(v); };
+    CHECK(y.at(0, 0, 0, 0) == Approx(expected(0.0f)));
+    CHECK(y.at(0, 0, 1, 1) == Approx(expected(-1.0f)));
+    CHECK(y.at(0, 0, 2, 2) == Approx(expected(3.0f)));
+    CHECK(y.at(0, 0, 3, 1) == Approx(expected(0.0f)));
+}
+
+TEST_CASE("Pad(x) * Pad(sigmoid(x)) keeps the padding (not fused into a SiLU of x)",
+          "[onnx][spatial_pad]") {
+    ModelBuilder b(1, 1, 2, 2);
+    b.int_initializer("pads", {0, 0, 1, 0, 0, 0, 0, 1});
+    b.node("Sigmoid", {"x"}, "gate", "sigmoid");
+    b.node("Pad", {"x", "pads"}, "px", "pad_x");
+    b.node("Pad", {"gate", "pads"}, "pgate", "pad_gate");
+    b.node("Mul", {"px", "pgate"}, "y", "mul");
+    const Graph g = import_onnx_bytes(b.bytes(), "m");
+    REQUIRE(g.output_shape() == Shape{1, 1, 3, 3});
+    HostTensor x(g.input_shape());
+    x.data = {-1.0f, 2.0f, 0.5f, 3.0f};
+    const HostTensor y = reference_run(g, x);
+    CHECK(y.at(0, 0, 0, 0) == 0.0f);
+    CHECK(y.at(0, 0, 1, 2) == 0.0f);
+    CHECK(y.at(0, 0, 2, 1) == Approx(3.0f / (1.0f + std::exp(-3.0f))));
+}
+
+TEST_CASE("a Softmax before opset 13 judges the padded or cropped map size",
+          "[onnx][errors][spatial_pad]") {
+    // x (1x3xSxS) -> Pad `pads` -> Softmax(axis 1) at opset 11: over C*H*W, iostune's channel
+    // softmax only for a 1x1 map.
+    auto model = [](int64_t size, std::vector<int64_t> pads) {
+        ModelBuilder b(1, 3, size, size, 11);
+        b.int_initializer("pads", pads);
+        b.node("Pad", {"x", "pads"}, "padded", "pad");
+        b.node("Softmax", {"padded"}, "y", "softmax");
+        return b.bytes();
+    };
+    // 3x3 cropped to its centre pixel.
+    const Graph g = import_onnx_bytes(model(3, {0, 0, -1, -1, 0, 0, -1, -1}), "m");
+    REQUIRE(g.output_shape() == Shape{1, 3, 1, 1});
+    HostTensor x(g.input_shape());
+    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = float(i % 5);
+    const HostTensor y = reference_run(g, x);
+    const float e0 = std::exp(x.at(0, 0, 1, 1)), e1 = std::exp(x.at(0, 1, 1, 1)),
+                e2 = std::exp(x.at(0, 2, 1, 1));
+    CHECK(y.at(0, 1, 0, 0) == Approx(e1 / (e0 + e1 + e2)));
+    // 1x1 padded to 3x3.
+    CHECK_THROWS_WITH(import_onnx_bytes(model(1, {0, 0, 1, 1, 0, 0, 1, 1}), "m"),
+                      Contains("'softmax'") && Contains("softmax along axis 1 of a 4-D tensor"));
 }
 
 TEST_CASE("a Pad with -inf feeds only a MaxPool; other pad values are refused",
