@@ -183,8 +183,9 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
         }
         // The heuristics list an engine once per knob setting, its best guess first: the
         // shortlist takes one configuration per engine, so different kernels compete.
-        if (std::any_of(plans_.begin(), plans_.end(),
-                        [&](const Plan& p) { return p.engine == index; }))
+        // (An engine whose index cannot be read, -1, is never taken for a repeat.)
+        if (index >= 0 && std::any_of(plans_.begin(), plans_.end(),
+                                      [&](const Plan& p) { return p.engine == index; }))
             continue;
         BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context_);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
