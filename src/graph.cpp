@@ -97,6 +97,20 @@ bool attrs_match_kind(OpKind kind, const OpAttrs& attrs) {
     return false;
 }
 
+// What a convolution and a transposed one both require of their attributes: groups dividing
+// both channel counts, a positive kernel, stride and dilation, padding >= 0. `fail` makes the
+// error.
+template <class Attrs, class Fail>
+void check_conv_window(const Attrs& a, int in_channels, const Fail& fail) {
+    if (a.groups <= 0 || in_channels % a.groups != 0 || a.out_channels % a.groups != 0)
+        throw fail(fmt::format("{} input channels / {} output channels not divisible by "
+                               "groups={}",
+                               in_channels, a.out_channels, a.groups));
+    if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
+        a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 || a.pad_w < 0)
+        throw fail("kernel, stride and dilation must be positive and padding >= 0");
+}
+
 }  // namespace
 
 const char* to_string(OpKind kind) {
@@ -134,13 +148,7 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         case OpKind::Conv: {
             const auto& a = std::get<ConvAttrs>(attrs);
             expect_inputs(op_name, kind, in.size(), a.residual ? 2 : 1, a.residual ? 2 : 1);
-            if (a.groups <= 0 || in[0].c % a.groups != 0 || a.out_channels % a.groups != 0)
-                throw fail(fmt::format("{} input channels / {} output channels not divisible by "
-                                       "groups={}",
-                                       in[0].c, a.out_channels, a.groups));
-            if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
-                a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 || a.pad_w < 0)
-                throw fail("kernel, stride and dilation must be positive and padding >= 0");
+            check_conv_window(a, in[0].c, fail);
             const Shape out = positive(
                 {in[0].n, a.out_channels,
                  window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, false),
@@ -273,13 +281,7 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         case OpKind::ConvTranspose: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<ConvTransposeAttrs>(attrs);
-            if (a.groups <= 0 || in[0].c % a.groups != 0 || a.out_channels % a.groups != 0)
-                throw fail(fmt::format("{} input channels / {} output channels not divisible by "
-                                       "groups={}",
-                                       in[0].c, a.out_channels, a.groups));
-            if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
-                a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 || a.pad_w < 0)
-                throw fail("kernel, stride and dilation must be positive and padding >= 0");
+            check_conv_window(a, in[0].c, fail);
             if (a.output_padding_h < 0 || a.output_padding_w < 0 ||
                 (a.output_padding_h >= a.stride_h && a.output_padding_h >= a.dilation_h) ||
                 (a.output_padding_w >= a.stride_w && a.output_padding_w >= a.dilation_w))
