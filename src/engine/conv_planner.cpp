@@ -104,23 +104,27 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
         if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
         return step;
     };
+    // The caller's stored choice for this step's signature, if it runs here.
+    const auto pin = [&](ConvStep& step) {
+        const auto it = options.conv_choices.find(step.signature);
+        if (it == options.conv_choices.end() || !configure(step, it->second)) return false;
+        step.pinned = true;
+        step.candidates = "pinned";
+        return true;
+    };
     std::vector<ConvStep> steps;  // on the op's views, then staged where they are strided
     steps.push_back(make_step(false));
-    if (strided) steps.push_back(make_step(true));
+    if (pin(steps[0])) return std::move(steps[0]);  // (a replay: no staging buffers to build)
+    if (strided) {
+        steps.push_back(make_step(true));
+        if (pin(steps[1])) return std::move(steps[1]);
+    }
     // A staged step's signature is that of a packed convolution of the same shape; its process
     // choice is kept apart, since it was chosen against the unstaged alternative.
     const auto process_key = [&](size_t i) {
         return fmt::format("dev{}|{}{}", options.device, steps[i].signature,
                            i > 0 ? "|staged" : "");
     };
-    for (ConvStep& step : steps) {
-        if (auto it = options.conv_choices.find(step.signature);
-            it != options.conv_choices.end() && configure(step, it->second)) {
-            step.pinned = true;
-            step.candidates = "pinned";
-            return std::move(step);
-        }
-    }
     for (size_t i = 0; i < steps.size(); ++i) {
         if (auto earlier = ChoiceCache::instance().find(process_key(i));
             earlier && configure(steps[i], *earlier)) {
