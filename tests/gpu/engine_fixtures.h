@@ -55,6 +55,33 @@ inline EngineOptions options_with(Precision precision) {
     return options;
 }
 
+// One precision and layout plan of the engine.
+struct Plan {
+    Precision precision;
+    TensorLayout layout;
+};
+
+// Every precision in both layouts.
+inline const std::vector<Plan>& every_plan() {
+    static const std::vector<Plan> plans = {
+        {Precision::Fp32, TensorLayout::Nchw}, {Precision::Fp32, TensorLayout::Nhwc},
+        {Precision::Tf32, TensorLayout::Nchw}, {Precision::Tf32, TensorLayout::Nhwc},
+        {Precision::Fp16, TensorLayout::Nchw}, {Precision::Fp16, TensorLayout::Nhwc},
+        {Precision::Bf16, TensorLayout::Nchw}, {Precision::Bf16, TensorLayout::Nhwc}};
+    return plans;
+}
+
+inline std::string label(const Plan& plan) {
+    return fmt::format("{} {}", to_string(plan.precision), to_string(plan.layout));
+}
+
+inline EngineOptions options_for(const Plan& plan) {
+    EngineOptions options;
+    options.precision = plan.precision;
+    options.layout = plan.layout;
+    return options;
+}
+
 // ||out - ref|| / ||ref||
 inline double relative_error(const HostTensor& out, const HostTensor& ref) {
     REQUIRE(out.shape == ref.shape);

@@ -30,31 +30,6 @@ using namespace iostune::test;
 
 namespace {
 
-struct Plan {
-    Precision precision;
-    TensorLayout layout;
-};
-
-const std::vector<Plan>& every_plan() {
-    static const std::vector<Plan> plans = {
-        {Precision::Fp32, TensorLayout::Nchw}, {Precision::Fp32, TensorLayout::Nhwc},
-        {Precision::Tf32, TensorLayout::Nchw}, {Precision::Tf32, TensorLayout::Nhwc},
-        {Precision::Fp16, TensorLayout::Nchw}, {Precision::Fp16, TensorLayout::Nhwc},
-        {Precision::Bf16, TensorLayout::Nchw}, {Precision::Bf16, TensorLayout::Nhwc}};
-    return plans;
-}
-
-std::string label(const Plan& plan) {
-    return fmt::format("{} {}", to_string(plan.precision), to_string(plan.layout));
-}
-
-EngineOptions options_for(const Plan& plan) {
-    EngineOptions options;
-    options.precision = plan.precision;
-    options.layout = plan.layout;
-    return options;
-}
-
 // A float NCHW host tensor as a device tensor of the given type and layout (`buffer` holds it).
 TensorView upload_as(const std::vector<float>& values, const Shape& s, DType type,
                      TensorLayout layout, DeviceBuffer& buffer) {

@@ -20,18 +20,6 @@ using namespace iostune::test;
 
 namespace {
 
-struct Plan {
-    Precision precision;
-    TensorLayout layout;
-};
-
-std::vector<Plan> every_plan() {
-    std::vector<Plan> plans;
-    for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16})
-        for (TensorLayout l : {TensorLayout::Nchw, TensorLayout::Nhwc}) plans.push_back({p, l});
-    return plans;
-}
-
 ConvAttrs conv(int out_channels, int kernel, bool bias, bool relu, bool residual, int groups = 1) {
     ConvAttrs a;
     a.out_channels = out_channels;

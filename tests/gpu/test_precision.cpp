@@ -22,28 +22,12 @@ using namespace iostune::test;
 
 namespace {
 
-struct Plan {
-    Precision precision;
-    TensorLayout layout;
-};
-
-std::string label(const Plan& plan) {
-    return fmt::format("{} {}", to_string(plan.precision), to_string(plan.layout));
-}
-
 const std::vector<Plan>& all_plans() {
     static const std::vector<Plan> plans = {
         {Precision::Fp16, TensorLayout::Nhwc}, {Precision::Bf16, TensorLayout::Nhwc},
         {Precision::Fp16, TensorLayout::Nchw}, {Precision::Bf16, TensorLayout::Nchw},
         {Precision::Fp32, TensorLayout::Nhwc}, {Precision::Tf32, TensorLayout::Nhwc}};
     return plans;
-}
-
-EngineOptions options_for(const Plan& plan) {
-    EngineOptions options;
-    options.precision = plan.precision;
-    options.layout = plan.layout;
-    return options;
 }
 
 const OpPlan& plan_of(const std::vector<OpPlan>& plans, const std::string& name) {
