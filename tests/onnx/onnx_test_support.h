@@ -3,6 +3,8 @@
 // need no PyTorch (onnx_model_builder.h).
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -12,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "src/onnx/onnx_import.h"
+#include "src/tensor.h"
 #include "tests/onnx/onnx_model_builder.h"
 
 namespace iostune::onnx_test {
@@ -45,6 +49,27 @@ inline std::vector<float> read_floats(const std::string& path) {
     std::copy(bytes.begin(), bytes.begin() + std::ptrdiff_t(values.size() * sizeof(float)),
               reinterpret_cast<char*>(values.data()));
     return values;
+}
+
+// A fixture imported as the CI exported it: the graph at the manifest's batch with PyTorch's
+// weights, and PyTorch's input.
+struct ImportedFixture {
+    Graph graph;
+    HostTensor input;
+};
+
+// Imports manifest entry `entry`, checking its input shape and that its weights were loaded.
+inline ImportedFixture import_fixture(const nlohmann::json& entry) {
+    OnnxImportOptions options;
+    options.batch = entry["batch"].get<int>();
+    Graph graph = import_onnx_file(fixture_path(entry["onnx"]), options);
+    const auto in_shape = entry["input_shape"].get<std::vector<int>>();
+    REQUIRE(graph.input_shape() == Shape{in_shape[0], in_shape[1], in_shape[2], in_shape[3]});
+    REQUIRE(graph.weights_state() == WeightsState::Loaded);
+    HostTensor input(graph.input_shape());
+    input.data = read_floats(fixture_path(entry["input"]));
+    REQUIRE(input.data.size() == size_t(graph.input_shape().elements()));
+    return {std::move(graph), std::move(input)};
 }
 
 // max |got - want| / max |want|: relative to the output's scale, so entries near zero do not

@@ -39,16 +39,7 @@ Graph check_against_pytorch(const std::string& name) {
     }
     const auto entry = manifest_entry(*manifest, name);
     REQUIRE(entry);
-    OnnxImportOptions options;
-    options.batch = (*entry)["batch"].get<int>();
-    const Graph graph = import_onnx_file(fixture_path((*entry)["onnx"]), options);
-    const auto in_shape = (*entry)["input_shape"].get<std::vector<int>>();
-    REQUIRE(graph.input_shape() == Shape{in_shape[0], in_shape[1], in_shape[2], in_shape[3]});
-    REQUIRE(graph.weights_state() == WeightsState::Loaded);
-
-    HostTensor input(graph.input_shape());
-    input.data = read_floats(fixture_path((*entry)["input"]));
-    REQUIRE(input.data.size() == size_t(graph.input_shape().elements()));
+    const auto [graph, input] = import_fixture(*entry);
     const auto files = (*entry)["outputs"].get<std::vector<std::string>>();
     REQUIRE(graph.output_count() == int(files.size()));
     const std::vector<HostTensor> outputs = reference_run_outputs(graph, {input});

@@ -27,16 +27,7 @@ double error_against_pytorch(const std::string& name) {
     }
     const auto entry = manifest_entry(*manifest, name);
     REQUIRE(entry);
-    OnnxImportOptions options;
-    options.batch = (*entry)["batch"].get<int>();
-    const Graph graph = import_onnx_file(fixture_path((*entry)["onnx"]), options);
-    const auto in_shape = (*entry)["input_shape"].get<std::vector<int>>();
-    REQUIRE(graph.input_shape() == Shape{in_shape[0], in_shape[1], in_shape[2], in_shape[3]});
-    REQUIRE(graph.weights_state() == WeightsState::Loaded);
-
-    HostTensor input(graph.input_shape());
-    input.data = read_floats(fixture_path((*entry)["input"]));
-    REQUIRE(input.data.size() == size_t(graph.input_shape().elements()));
+    const auto [graph, input] = import_fixture(*entry);
     const HostTensor output = reference_run(graph, input);
     const std::vector<float> expected = read_floats(fixture_path((*entry)["output"]));
     REQUIRE(output.data.size() == expected.size());
