@@ -1,5 +1,6 @@
 #include "src/engine/kernels.h"
 
+#include <algorithm>
 #include <cfloat>
 
 #include "src/engine/kernel_support.cuh"
@@ -171,6 +172,83 @@ __global__ void pool2d_nhwc_kernel(const T* __restrict__ in, int in_stride, T* _
     *reinterpret_cast<P*>(out + ((b * out_h + oh) * out_w + ow) * int64_t(out_stride) + c0) = r;
 }
 
+// Global pooling of channels-last rows. The windowed kernel above gives a global pool one
+// thread per channel pack, each reading every pixel in turn: four threads summing 12544 pixels
+// for EfficientNet-B0's first squeeze-and-excitation in fp16 at batch 1. Here a block covers one
+// sample's group of `lanes` consecutive packs (coalesced) by `slices` pixel slices; each thread
+// reduces its slice, and the slices meet in shared memory.
+constexpr int kGlobalPoolThreads = 1024;
+
+template <class T, int W>
+__global__ void __launch_bounds__(kGlobalPoolThreads)
+    global_pool_nhwc_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
+                            int out_stride, int packs, int pixels, bool max) {
+    using P = Pack<T, W>;
+    __shared__ float partial[kGlobalPoolThreads][W];
+    const int lanes = int(blockDim.x), slices = int(blockDim.y);
+    const int pack = int(blockIdx.x) * lanes + int(threadIdx.x);
+    const int64_t n = blockIdx.y;
+    float acc[W];
+    for (int j = 0; j < W; ++j) acc[j] = max ? -FLT_MAX : 0.0f;
+    if (pack < packs) {
+        const T* image = in + n * pixels * int64_t(in_stride) + pack * W;
+        for (int p = int(threadIdx.y); p < pixels; p += slices) {
+            const P v = *reinterpret_cast<const P*>(image + int64_t(p) * in_stride);
+            for (int j = 0; j < W; ++j)
+                acc[j] = max ? fmaxf(acc[j], load(&v.e[j])) : acc[j] + load(&v.e[j]);
+        }
+    }
+    const int me = int(threadIdx.y) * lanes + int(threadIdx.x);
+    for (int j = 0; j < W; ++j) partial[me][j] = acc[j];
+    __syncthreads();
+    for (int half = slices / 2; half > 0; half /= 2) {  // slices is a power of two
+        if (int(threadIdx.y) < half) {
+            const int other = me + half * lanes;
+            for (int j = 0; j < W; ++j)
+                partial[me][j] = max ? fmaxf(partial[me][j], partial[other][j])
+                                     : partial[me][j] + partial[other][j];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.y == 0 && pack < packs) {
+        P r;
+        for (int j = 0; j < W; ++j)
+            store(&r.e[j], max ? partial[me][j] : partial[me][j] / float(pixels));
+        *reinterpret_cast<P*>(out + n * int64_t(out_stride) + pack * W) = r;
+    }
+}
+
+// The smallest power of two at least `v` (v >= 1).
+int ceil_pow2(int v) {
+    int p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+
+// A window covering the whole unpadded input, one output pixel.
+bool is_global(const TensorView& in, const TensorView& out, const PoolWindow& w) {
+    return out.h == 1 && out.w == 1 && w.kernel_h == in.h && w.kernel_w == in.w &&
+           w.pad_h == 0 && w.pad_w == 0;
+}
+
+template <class T, int W>
+void launch_global_pool_nhwc(const TensorView& in, const TensorView& out, bool max,
+                             cudaStream_t stream) {
+    const int packs = out.c / W;
+    const int pixels = in.h * in.w;
+    if (out.n > 65535 || int64_t(pixels) * in.row_stride > INT32_MAX)
+        throw Error(fmt::format("{}x{}x{}x{} is beyond the global pooling kernel's grid", in.n,
+                                in.c, in.h, in.w));
+    // Lanes: consecutive packs, up to a warp; slices: enough for about four pixels a thread.
+    const int lanes = std::min(32, ceil_pow2(packs));
+    const int slices = std::min(kGlobalPoolThreads / lanes, ceil_pow2((pixels + 3) / 4));
+    const dim3 block{unsigned(lanes), unsigned(slices)};
+    const dim3 grid{unsigned((packs + lanes - 1) / lanes), unsigned(out.n)};
+    global_pool_nhwc_kernel<T, W><<<grid, block, 0, stream>>>(
+        static_cast<const T*>(in.data), int(in.row_stride), static_cast<T*>(out.data),
+        int(out.row_stride), packs, pixels, max);
+}
+
 }  // namespace
 
 void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow& window,
@@ -188,6 +266,10 @@ void launch_pool2d(const TensorView& in, const TensorView& out, const PoolWindow
         }
         with_width(vector_width<T>({in, out}), [&](auto width) {
             constexpr int W = decltype(width)::value;
+            if (is_global(in, out, window)) {
+                launch_global_pool_nhwc<T, W>(in, out, window.max, stream);
+                return;
+            }
             const RowLaunch shape(in, out, W, 1);
             pool2d_nhwc_kernel<T, W><<<shape.grid, shape.threads, 0, stream>>>(
                 static_cast<const T*>(in.data), int(in.row_stride), static_cast<T*>(out.data),

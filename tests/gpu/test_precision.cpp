@@ -346,3 +346,39 @@ TEST_CASE("convolutions through cuDNN's graph API match the reference: strided c
         CHECK(plan_of(plans, "conv3x3_bias_relu").writes_into_concat);
     }, true);
 }
+
+TEST_CASE("global pooling matches the reference: large maps at batch 1, odd channel counts, "
+          "concat slices", "[gpu][engine][precision][pool]") {
+    // 112x112 with 32 channels is EfficientNet-B0's first squeeze-and-excitation pool; 42
+    // channels take two-element packs, 1000 a grid of several pack groups; the concat makes
+    // the pools write strided slices.
+    for (const int batch : {1, 3}) {
+        Graph graph("global_pool", Shape{batch, 32, 112, 112});
+        const int wide = graph.add(OpKind::Conv,
+                                   ConvAttrs{42, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, false},
+                                   {kGraphInput}, "to42");
+        const int deep = graph.add(OpKind::Conv,
+                                   ConvAttrs{1000, 3, 3, 16, 16, 1, 1, 1, 1, 1, true, true},
+                                   {kGraphInput}, "to1000_7x7");
+        const PoolAttrs global{1, 1, 1, 1, 0, 0, false, true, true};
+        const int a = graph.add(OpKind::AvgPool, global, {kGraphInput}, "avg32");
+        const int b = graph.add(OpKind::MaxPool, global, {kGraphInput}, "max32");
+        const int c = graph.add(OpKind::AvgPool, global, {wide}, "avg42");
+        const int d = graph.add(OpKind::AvgPool, global, {deep}, "avg1000");
+        graph.add(OpKind::Concat, ConcatAttrs{}, {a, b, c, d}, "out");
+        init_random_weights(graph, 41);
+        const HostTensor input = random_input(graph.input_shape(), 42);
+        const std::vector<HostTensor> ref = reference_run_all(graph, input);
+        for (const Plan& plan : all_plans()) {
+            Engine engine(graph, options_for(plan));
+            engine.set_input(input);
+            engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+            for (const Op& op : graph.ops()) {
+                const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+                INFO(fmt::format("batch {} {}: op '{}': relative error {:.3g}", batch, label(plan),
+                                 op.name, err));
+                CHECK(err < op_error_bound(plan.precision));
+            }
+        }
+    }
+}
