@@ -177,8 +177,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         if (rank < 0) return false;
         GraphConv* graph_conv = nullptr;
         try {
-            graph_conv = step.graph(lanes[0]->cudnn.get(), options.precision,
-                                    options.max_workspace_bytes);
+            graph_conv = step.graph(options.precision, options.max_workspace_bytes);
         } catch (const Error&) {
             return false;  // cuDNN rejects the graph: the legacy algorithms remain
         }
@@ -361,8 +360,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     }
     std::vector<ConvChoice> graph_shortlist;
     try {
-        const GraphConv* graph_conv =
-            step.graph(lanes[0]->cudnn.get(), options.precision, options.max_workspace_bytes);
+        const GraphConv* graph_conv = step.graph(options.precision, options.max_workspace_bytes);
         for (int rank = 0; rank < graph_conv->candidates(); ++rank)
             graph_shortlist.push_back(ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
                                                  graph_conv->math(rank),

@@ -146,11 +146,11 @@ GemmConv* ConvStep::gemm(cublasLtHandle_t handle, Precision precision, size_t ma
     return gemm_.get();
 }
 
-GraphConv* ConvStep::graph(cudnnHandle_t handle, Precision precision, size_t max_workspace) {
+GraphConv* ConvStep::graph(Precision precision, size_t max_workspace) {
     if (!graph_refusal_.empty()) throw Error(graph_refusal_);
     if (!graph_) {
         try {
-            graph_ = std::make_unique<GraphConv>(handle, in_, out_, weight_, kernel_h_, kernel_w_,
+            graph_ = std::make_unique<GraphConv>(in_, out_, weight_, kernel_h_, kernel_w_,
                                                  geometry_, precision, max_workspace, context);
         } catch (const Error& e) {
             graph_refusal_ = e.what();

@@ -94,7 +94,7 @@ public:
     // The convolution through cuDNN's graph API, built on first use on what cuDNN reads and
     // writes (this step's views, staged or not); throws iostune::Error when cuDNN rejects the
     // graph, then and on every later call (the rejection is remembered, not retried).
-    GraphConv* graph(cudnnHandle_t handle, Precision precision, size_t max_workspace);
+    GraphConv* graph(Precision precision, size_t max_workspace);
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;

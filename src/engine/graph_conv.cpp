@@ -5,10 +5,24 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 #include "src/engine/cudnn_descriptors.h"
+#include "src/engine/cudnn_handle.h"
 
 namespace iostune {
+
+struct GraphConv::Shortlist {
+    struct Plan {
+        BackendDescriptor plan;
+        int64_t engine;
+        size_t workspace;
+        bool tensor_cores;
+    };
+    std::vector<Plan> plans;
+    std::string notes;
+};
 
 namespace {
 
@@ -99,17 +113,19 @@ std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
     return "";
 }
 
-}  // namespace
+// Builds the one-operation graph on `handle` and finalizes its shortlist (see the header).
+std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
+    cudnnHandle_t handle, const TensorView& in, const TensorView& out, const void* weight,
+    int kernel_h, int kernel_w, const ConvGeometry& g, Precision precision, size_t max_workspace,
+    const std::string& context) {
+    auto shortlist = std::make_shared<GraphConv::Shortlist>();
+    std::vector<GraphConv::Shortlist::Plan>& plans = shortlist->plans;
+    std::string& notes = shortlist->notes;
+    BackendDescriptor x = tensor(kX, in, context);
+    BackendDescriptor w = filter(in, out, weight, kernel_h, kernel_w, g.groups, context);
+    BackendDescriptor y = tensor(kY, out, context);
 
-GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorView& out,
-                     const void* weight, int kernel_h, int kernel_w, const ConvGeometry& g,
-                     Precision precision, size_t max_workspace, const std::string& context)
-    : x_(in.data), w_(weight), y_(out.data), context_(context + " (cuDNN graph API convolution)") {
-    BackendDescriptor x = tensor(kX, in, context_);
-    BackendDescriptor w = filter(in, out, weight, kernel_h, kernel_w, g.groups, context_);
-    BackendDescriptor y = tensor(kY, out, context_);
-
-    BackendDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, context_);
+    BackendDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, context);
     const cudnnDataType_t accumulate = CUDNN_DATA_FLOAT;  // every precision accumulates in fp32
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &accumulate);
@@ -121,7 +137,7 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
     conv.set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {g.pad_h, g.pad_w});
     conv.finalize();
 
-    BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, context_);
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, context);
     op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
     op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
     op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
@@ -131,13 +147,13 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
     op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
     op.finalize();
 
-    BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, context_);
+    BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, context);
     cudnnBackendDescriptor_t ops = op.get();
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops);
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
     graph.finalize();
 
-    BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, context_);
+    BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, context);
     heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
     const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
     heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
@@ -146,11 +162,11 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
     IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered,
                                                  nullptr),
-                        context_ + " (counting the heuristics' engine configurations)");
+                        context + " (counting the heuristics' engine configurations)");
     std::vector<BackendDescriptor> configs;
     std::vector<cudnnBackendDescriptor_t> raw;
     for (int64_t i = 0; i < offered; ++i) {
-        configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, context_);
+        configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, context);
         raw.push_back(configs.back().get());
     }
     int64_t returned = 0;
@@ -159,10 +175,10 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
                                                      CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, offered,
                                                      &returned, raw.data()),
-                            context_ + " (reading the heuristics' engine configurations)");
+                            context + " (reading the heuristics' engine configurations)");
 
-    for (int64_t i = 0; i < returned && int(plans_.size()) < kCandidates; ++i) {
-        BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context_);
+    for (int64_t i = 0; i < returned && int(plans.size()) < GraphConv::kCandidates; ++i) {
+        BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
         cudnnBackendDescriptor_t engine_raw = engine.get();
         int64_t one = 0;
         if (cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
@@ -177,22 +193,22 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
         // NASNet's 7x7 separable convolutions in fp16, H100); dense convolutions have
         // precompiled engines as fast.
         if (const std::string why = unsuitable(engine_raw, precision, g.groups > 1); !why.empty()) {
-            notes_ += fmt::format("{}engine {} skipped ({})", notes_.empty() ? "" : ", ", index,
+            notes += fmt::format("{}engine {} skipped ({})", notes.empty() ? "" : ", ", index,
                                   why);
             continue;
         }
         // The heuristics list an engine once per knob setting, its best guess first: the
         // shortlist takes one configuration per engine, so different kernels compete.
         // (An engine whose index cannot be read, -1, is never taken for a repeat.)
-        if (index >= 0 && std::any_of(plans_.begin(), plans_.end(),
-                                      [&](const Plan& p) { return p.engine == index; }))
+        if (index >= 0 && std::any_of(plans.begin(), plans.end(),
+                                      [&](const GraphConv::Shortlist::Plan& p) { return p.engine == index; }))
             continue;
-        BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context_);
+        BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                  &raw[size_t(i)]);
         if (const cudnnStatus_t status = plan.try_finalize(); status != CUDNN_STATUS_SUCCESS) {
-            notes_ += fmt::format("{}engine {} refused ({})", notes_.empty() ? "" : ", ", index,
+            notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
                                   cudnnGetErrorString(status));
             continue;
         }
@@ -200,23 +216,80 @@ GraphConv::GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorVie
         IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(),
                                                      CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                                      CUDNN_TYPE_INT64, 1, &one, &workspace),
-                            context_ + " (reading an execution plan's workspace size)");
+                            context + " (reading an execution plan's workspace size)");
         if (workspace < 0 || size_t(workspace) > max_workspace) {
-            notes_ += fmt::format("{}engine {} needs {} MiB of workspace",
-                                  notes_.empty() ? "" : ", ", index, workspace >> 20);
+            notes += fmt::format("{}engine {} needs {} MiB of workspace",
+                                 notes.empty() ? "" : ", ", index, workspace >> 20);
             continue;
         }
         const bool tensor_cores =
             contains(numerical_notes(engine_raw), CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
-        plans_.push_back(Plan{std::move(plan), index, size_t(workspace), tensor_cores});
+        plans.push_back(
+            GraphConv::Shortlist::Plan{std::move(plan), index, size_t(workspace), tensor_cores});
     }
-    std::string shortlist;
-    for (size_t rank = 0; rank < plans_.size(); ++rank)
-        shortlist += fmt::format("{}GRAPH_{} = engine {}", rank == 0 ? "" : ", ", rank,
-                                 plans_[rank].engine);
-    notes_ = fmt::format("{} of {} heuristic engine configurations ({}){}{}", plans_.size(),
-                         returned, shortlist, notes_.empty() ? "" : "; left out: ", notes_);
+    std::string ranked;
+    for (size_t rank = 0; rank < plans.size(); ++rank)
+        ranked += fmt::format("{}GRAPH_{} = engine {}", rank == 0 ? "" : ", ", rank,
+                              plans[rank].engine);
+    notes = fmt::format("{} of {} heuristic engine configurations ({}){}{}", plans.size(),
+                        returned, ranked, notes.empty() ? "" : "; left out: ", notes);
+    return shortlist;
 }
+
+// What a shortlist depends on: the descriptors without their data pointers.
+std::string view_key(const TensorView& v) {
+    return fmt::format("{} {} {}x{}x{}x{} row {} align {}", to_string(v.dtype), to_string(v.layout),
+                       v.n, v.c, v.h, v.w, v.row_stride, alignment_of(v.data));
+}
+
+// The process's finalized shortlists, and per device the handle that finalizes them (an engine's
+// handles end with the engine; a plan runs on whichever handle launches it).
+struct ShortlistCache {
+    std::mutex mutex;
+    std::map<int, CudnnHandle> handles;
+    std::map<std::string, std::shared_ptr<const GraphConv::Shortlist>> entries;
+};
+
+ShortlistCache& shortlist_cache() {
+    // Never destroyed: at exit the CUDA runtime may be gone before its plans and handles.
+    static auto* cache = new ShortlistCache;
+    return *cache;
+}
+
+}  // namespace
+
+GraphConv::GraphConv(const TensorView& in, const TensorView& out, const void* weight,
+                     int kernel_h, int kernel_w, const ConvGeometry& g, Precision precision,
+                     size_t max_workspace, const std::string& context)
+    : x_(in.data), w_(weight), y_(out.data), context_(context + " (cuDNN graph API convolution)") {
+    int device = 0;
+    IOSTUNE_CUDA_CHECK(cudaGetDevice(&device), context_);
+    const std::string key = fmt::format(
+        "dev{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
+        "workspace {}",
+        device, view_key(in), view_key(out), alignment_of(weight), kernel_h, kernel_w, g.pad_h,
+        g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, g.groups,
+        to_string(precision), max_workspace);
+    ShortlistCache& cache = shortlist_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (auto it = cache.entries.find(key); it != cache.entries.end()) {
+        shortlist_ = it->second;
+        return;
+    }
+    shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
+                                 g, precision, max_workspace, context_);
+    cache.entries.emplace(key, shortlist_);
+}
+
+int GraphConv::candidates() const { return int(shortlist_->plans.size()); }
+
+size_t GraphConv::workspace_bytes() const {
+    return shortlist_->plans.at(size_t(selected_)).workspace;
+}
+
+int64_t GraphConv::engine_index() const { return shortlist_->plans.at(size_t(selected_)).engine; }
+
+const std::string& GraphConv::notes() const { return shortlist_->notes; }
 
 bool GraphConv::select(int rank) {
     if (rank < 0 || rank >= candidates()) return false;
@@ -225,7 +298,7 @@ bool GraphConv::select(int rank) {
 }
 
 const char* GraphConv::math(int rank) const {
-    return plans_.at(size_t(rank)).tensor_cores ? "TENSOR_OP_MATH" : "FMA_MATH";
+    return shortlist_->plans.at(size_t(rank)).tensor_cores ? "TENSOR_OP_MATH" : "FMA_MATH";
 }
 
 void GraphConv::run(cudnnHandle_t handle, void* workspace) const {
@@ -238,7 +311,8 @@ void GraphConv::run(cudnnHandle_t handle, void* workspace) const {
     pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
     pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
     pack.finalize();
-    IOSTUNE_CUDNN_CHECK(cudnnBackendExecute(handle, plans_.at(size_t(selected_)).plan.get(),
+    IOSTUNE_CUDNN_CHECK(cudnnBackendExecute(handle,
+                                            shortlist_->plans.at(size_t(selected_)).plan.get(),
                                             pack.get()),
                         context_);
 }

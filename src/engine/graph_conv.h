@@ -13,10 +13,18 @@
 // The engine times the shortlist (one configuration per engine) beside its other candidates as
 // ConvChoice "GRAPH_<rank>" (path "graph"); bias, ReLU and a residual follow as the engine's
 // epilogue kernels, as for the legacy "conv+epilogue" path.
+//
+// Finalized shortlists are shared by every GraphConv of the process with the same descriptors
+// (shapes, strides, types, alignments, geometry, precision, workspace limit): an execution plan
+// holds no data pointers, and finalizing is the costly part (run-time compiled engines compile
+// a kernel there). Without sharing, each of timm's nasnetalarge's 488 convolutions finalized
+// its own plans: its sequential replay took 60 s of CPU on the H100 before its first launch
+// (9.6 s with sharing), and `replay --validate`, which builds two engines, 117 s (11.8 s).
 #pragma once
 
 #include <cudnn.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,42 +41,39 @@ public:
     static constexpr int kCandidates = 6;
 
     // `weight`: the filter in the views' element type and layout (KCRS for NCHW, KRSC for
-    // channels-last), out.c x (in.c / groups) x kernel_h x kernel_w. Builds the operation graph
-    // and finalizes up to kCandidates of cuDNN's heuristic engine configurations that fit
-    // `max_workspace` and keep the precision's arithmetic (no tensor cores in strict fp32, no
-    // down-conversion of fp32 inputs, run-time compiled kernels only for grouped convolutions);
-    // throws iostune::Error when cuDNN rejects the graph itself.
-    GraphConv(cudnnHandle_t handle, const TensorView& in, const TensorView& out,
-              const void* weight, int kernel_h, int kernel_w, const ConvGeometry& geometry,
-              Precision precision, size_t max_workspace, const std::string& context);
+    // channels-last), out.c x (in.c / groups) x kernel_h x kernel_w. Takes the process's
+    // shortlist for these descriptors, or builds the operation graph and finalizes up to
+    // kCandidates of cuDNN's heuristic engine configurations that fit `max_workspace` and keep
+    // the precision's arithmetic (no tensor cores in strict fp32, no down-conversion of fp32
+    // inputs, run-time compiled kernels only for grouped convolutions); throws iostune::Error
+    // when cuDNN rejects the graph itself.
+    GraphConv(const TensorView& in, const TensorView& out, const void* weight, int kernel_h,
+              int kernel_w, const ConvGeometry& geometry, Precision precision,
+              size_t max_workspace, const std::string& context);
 
-    int candidates() const { return int(plans_.size()); }
+    int candidates() const;
     // Runs shortlist entry `rank` from now on; false when there is no such entry.
     bool select(int rank);
-    size_t workspace_bytes() const { return plans_.at(size_t(selected_)).workspace; }
+    size_t workspace_bytes() const;
     // cuDNN's global index of the selected engine (for plans: "engine 12").
-    int64_t engine_index() const { return plans_.at(size_t(selected_)).engine; }
+    int64_t engine_index() const;
     // "TENSOR_OP_MATH" when shortlist entry `rank` runs on tensor cores, else "FMA_MATH": the
     // ConvChoice's math, so a stored choice names what it computes with.
     const char* math(int rank) const;
     // What the heuristics offered and why some were left out, for OpPlan::candidates.
-    const std::string& notes() const { return notes_; }
+    const std::string& notes() const;
     // Enqueues the convolution on `handle`'s stream (capture-safe).
     void run(cudnnHandle_t handle, void* workspace) const;
 
+    // The finalized plans for one set of descriptors and what the heuristics left out.
+    struct Shortlist;
+
 private:
-    struct Plan {
-        BackendDescriptor plan;
-        int64_t engine;
-        size_t workspace;
-        bool tensor_cores;
-    };
-    std::vector<Plan> plans_;
+    std::shared_ptr<const Shortlist> shortlist_;
     int selected_ = 0;
     const void* x_;
     const void* w_;
     void* y_;
-    std::string notes_;
     std::string context_;
 };
 

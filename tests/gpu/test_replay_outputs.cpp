@@ -272,7 +272,7 @@ TEST_CASE("a measured search of a multi-output model stores a schedule the Repla
 
 TEST_CASE("the Faster R-CNN FPN backbone from ONNX replays its five outputs as PyTorch computes "
           "them",
-          "[gpu][replay][outputs][onnx]") {
+          "[gpu][replay][outputs][onnx][fixtures]") {
     const std::optional<nlohmann::json> manifest = test::onnx_fixture_manifest();
     if (!manifest) return;
     const fs::path dir = test::onnx_fixture_dir();
