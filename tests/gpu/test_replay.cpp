@@ -133,12 +133,15 @@ TEST_CASE("search then replay: sequential's output, the search's latency", "[gpu
     cudaFree(d_out);
     CHECK(max_abs_diff(device_out, host_out) <= 1e-5 * std::max(1.0, max_magnitude(host_out)));
 
-    // The latency replay sees is the one the search measured and stored (same method).
+    // The latency replay sees is the one the search measured and stored (same method). On the
+    // H100 (inception_v3 b1, 2026-11-24) the search's per-stage prediction was 19% below its
+    // measurement, and two measurements of the same graph seconds apart differed by 6.4% (0.631
+    // ms stored, 0.671 replayed): 10% tells a different method from noise.
     const ReplayTiming timing = replayer.benchmark(200, stream);
     cudaStreamDestroy(stream);
     REQUIRE(info.stored_measured_ms);
     CAPTURE(timing.median_ms, *info.stored_measured_ms, timing.enqueue_median_ms);
-    CHECK(std::fabs(timing.median_ms / *info.stored_measured_ms - 1.0) <= 0.05);
+    CHECK(std::fabs(timing.median_ms / *info.stored_measured_ms - 1.0) <= 0.10);
     CHECK(timing.p99_ms >= timing.median_ms);
     CHECK(timing.enqueue_median_ms > 0);
 }
