@@ -23,8 +23,8 @@ constexpr std::array<std::string_view, 9> kAlgorithms = {
     "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED",
     "DEPTHWISE_NHWC"};
 constexpr std::array<std::string_view, 3> kMaths = {"DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"};
-constexpr std::array<std::string_view, 6> kPaths = {"fused",     "conv+epilogue", "conv",
-                                                    "depthwise", "gemm",          "graph"};
+constexpr std::array<std::string_view, 7> kPaths = {
+    "fused", "conv+epilogue", "conv", "depthwise", "gemm", "graph", "graph+epilogue"};
 
 // "<prefix><rank>" with a rank of one to three digits: the rank, else -1.
 int ranked_name(const std::string& name, std::string_view prefix) {

@@ -24,7 +24,8 @@ struct ConvChoice {
     // usable engine configuration of cuDNN's graph API heuristics)
     std::string algorithm;
     std::string math;       // "DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"
-    std::string path;       // "fused", "conv+epilogue", "conv", "depthwise", "gemm" or "graph"
+    std::string path;       // "fused", "conv+epilogue", "conv", "depthwise", "gemm", "graph"
+                            // or "graph+epilogue" (conv_step.h's ConvPath)
     double time_ms = 0;     // the chosen variant's measured time per launch (for reports)
 
     bool operator==(const ConvChoice&) const = default;
@@ -43,8 +44,8 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
 inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";
 // The rank a "GEMM_<rank>" name holds, or -1 for any other name.
 int gemm_algorithm_rank(const std::string& name);
-// The algorithm names of the "graph" path: this prefix, then the rank in the usable heuristic
-// engine configurations (graph_conv.h).
+// The algorithm names of the "graph" and "graph+epilogue" paths: this prefix, then the rank in
+// the usable heuristic engine configurations of that graph (graph_conv.h).
 inline constexpr const char* kGraphAlgorithmPrefix = "GRAPH_";
 // The rank a "GRAPH_<rank>" name holds, or -1 for any other name.
 int graph_algorithm_rank(const std::string& name);

@@ -172,19 +172,20 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         step.choice = choice;
         return true;
     }
-    if (choice.path == choice_name(ConvPath::Graph)) {
+    const bool fused_graph = choice.path == choice_name(ConvPath::GraphFused);
+    if (choice.path == choice_name(ConvPath::Graph) || fused_graph) {
         const int rank = graph_algorithm_rank(choice.algorithm);
-        if (rank < 0) return false;
+        if (rank < 0 || (fused_graph && !step.needs_epilogue())) return false;
         GraphConv* graph_conv = nullptr;
         try {
-            graph_conv = step.graph(options.precision, options.max_workspace_bytes);
+            graph_conv = step.graph(options.precision, options.max_workspace_bytes, fused_graph);
         } catch (const Error&) {
             return false;  // cuDNN rejects the graph: the legacy algorithms remain
         }
         // Strict fp32 never takes a tensor-core choice (its shortlist has no such engine).
         if (options.precision == Precision::Fp32 && choice.math == "TENSOR_OP_MATH") return false;
         if (!graph_conv->select(rank)) return false;
-        step.path = ConvPath::Graph;
+        step.path = fused_graph ? ConvPath::GraphFused : ConvPath::Graph;
         step.workspace_bytes = graph_conv->workspace_bytes();
         step.choice = choice;
         step.choice.math = graph_conv->math(rank);
@@ -332,14 +333,17 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     // The engine's own paths, where they apply, time beside cuDNN's variants.
     const auto time_own = [&](ConvChoice candidate) {
         if (!configure(step, candidate)) return;
+        const std::string name =
+            candidate.path == choice_name(ConvPath::GraphFused)
+                ? fmt::format("{} {}", candidate.algorithm, candidate.path)
+                : candidate.algorithm;
         try {
             candidate.time_ms = time_step(step, scratch);
         } catch (const Error&) {
-            timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", candidate.algorithm);
+            timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", name);
             return;
         }
-        timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", candidate.algorithm,
-                             candidate.time_ms);
+        timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", name, candidate.time_ms);
         if (!best || candidate.time_ms < best->time_ms) best = candidate;
     };
     if (step.depthwise_capable())
@@ -358,16 +362,24 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             time_own(ConvChoice{fmt::format("{}{}", kGemmAlgorithmPrefix, rank), math,
                                 choice_name(ConvPath::Gemm), 0.0});
     }
+    // The graph API's shortlists: the convolution alone (the epilogue kernels follow), and
+    // with its epilogue fused into the graph.
     std::vector<ConvChoice> graph_shortlist;
-    try {
-        const GraphConv* graph_conv = step.graph(options.precision, options.max_workspace_bytes);
-        for (int rank = 0; rank < graph_conv->candidates(); ++rank)
-            graph_shortlist.push_back(ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
-                                                 graph_conv->math(rank),
-                                                 choice_name(ConvPath::Graph), 0.0});
-        timed += fmt::format("{}graph API: {}", timed.empty() ? "" : ", ", graph_conv->notes());
-    } catch (const Error& e) {
-        timed += fmt::format("{}graph API refused: {}", timed.empty() ? "" : ", ", e.what());
+    for (const bool fused : {false, true}) {
+        if (fused && !step.needs_epilogue()) continue;
+        const ConvPath path = fused ? ConvPath::GraphFused : ConvPath::Graph;
+        const char* what = fused ? "fused graph API" : "graph API";
+        try {
+            const GraphConv* graph_conv =
+                step.graph(options.precision, options.max_workspace_bytes, fused);
+            for (int rank = 0; rank < graph_conv->candidates(); ++rank)
+                graph_shortlist.push_back(
+                    ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
+                               graph_conv->math(rank), choice_name(path), 0.0});
+            timed += fmt::format("{}{}: {}", timed.empty() ? "" : ", ", what, graph_conv->notes());
+        } catch (const Error& e) {
+            timed += fmt::format("{}{} refused: {}", timed.empty() ? "" : ", ", what, e.what());
+        }
     }
     for (const ConvChoice& candidate : graph_shortlist) time_own(candidate);
     for (cudnnConvolutionFwdAlgo_t algo : shortlist) {

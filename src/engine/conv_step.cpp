@@ -26,6 +26,7 @@ const char* to_string(ConvPath path) {
         case ConvPath::Depthwise: return "depthwise kernel (channels-last)";
         case ConvPath::Gemm: return "cuBLASLt matmul (1x1, bias/ReLU epilogue)";
         case ConvPath::Graph: return "cuDNN graph API convolution";
+        case ConvPath::GraphFused: return "cuDNN graph API convolution with its epilogue fused";
     }
     return "?";
 }
@@ -38,6 +39,7 @@ const char* choice_name(ConvPath path) {
         case ConvPath::Depthwise: return "depthwise";
         case ConvPath::Gemm: return "gemm";
         case ConvPath::Graph: return "graph";
+        case ConvPath::GraphFused: return "graph+epilogue";
     }
     return "?";
 }
@@ -49,6 +51,7 @@ ConvPath conv_path_from_name(const std::string& name) {
     if (name == "depthwise") return ConvPath::Depthwise;
     if (name == "gemm") return ConvPath::Gemm;
     if (name == "graph") return ConvPath::Graph;
+    if (name == "graph+epilogue") return ConvPath::GraphFused;
     throw Error(fmt::format("unknown convolution path '{}'", name));
 }
 
@@ -146,23 +149,34 @@ GemmConv* ConvStep::gemm(cublasLtHandle_t handle, Precision precision, size_t ma
     return gemm_.get();
 }
 
-GraphConv* ConvStep::graph(Precision precision, size_t max_workspace) {
-    if (!graph_refusal_.empty()) throw Error(graph_refusal_);
-    if (!graph_) {
+GraphConv* ConvStep::graph(Precision precision, size_t max_workspace, bool fused) {
+    std::unique_ptr<GraphConv>& graph = fused ? graph_fused_ : graph_;
+    std::string& refusal = fused ? graph_fused_refusal_ : graph_refusal_;
+    if (!refusal.empty()) throw Error(refusal);
+    if (!graph) {
+        const GraphEpilogue epilogue =
+            fused ? GraphEpilogue{bias_, residual_, relu_} : GraphEpilogue{};
         try {
-            graph_ = std::make_unique<GraphConv>(in_, out_, weight_, kernel_h_, kernel_w_,
-                                                 geometry_, precision, max_workspace, context);
+            graph = std::make_unique<GraphConv>(in_, out_, weight_, kernel_h_, kernel_w_,
+                                                geometry_, epilogue, precision, max_workspace,
+                                                context);
         } catch (const Error& e) {
-            graph_refusal_ = e.what();
+            refusal = e.what();
             throw;
         }
     }
-    return graph_.get();
+    return graph.get();
 }
 
 void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     if (path == ConvPath::Gemm) {
         gemm_->run(workspace, workspace_bytes, stream);
+        return;
+    }
+    if (path == ConvPath::GraphFused) {
+        if (in_ != source_) launch_copy(source_, in_, relu_input_, stream);
+        graph_fused_->run(handle, workspace);
+        if (out_ != target_) launch_copy(out_, target_, false, stream);
         return;
     }
     if (path == ConvPath::Depthwise) {
@@ -201,7 +215,9 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
 
 std::string ConvStep::label() const {
     const std::string engine =
-        path == ConvPath::Graph ? fmt::format(" engine {}", graph_->engine_index()) : "";
+        path == ConvPath::Graph        ? fmt::format(" engine {}", graph_->engine_index())
+        : path == ConvPath::GraphFused ? fmt::format(" engine {}", graph_fused_->engine_index())
+                                       : "";
     return fmt::format("{}{} ({}{})", choice.algorithm, engine, choice.math,
                        pinned ? ", pinned" : "");
 }

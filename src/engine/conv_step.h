@@ -34,7 +34,8 @@ namespace iostune {
 // Depthwise: the engine's channels-last depthwise kernel (launch_depthwise_nhwc), not cuDNN.
 // Gemm: a 1x1 channels-last convolution as one cuBLASLt matrix product (gemm_conv.h).
 // Graph: cuDNN's graph API on the op's own views (graph_conv.h), then the epilogue kernels.
-enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm, Graph };
+// GraphFused: one graph with the bias, residual and ReLU fused after the convolution.
+enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm, Graph, GraphFused };
 
 // The algorithm name of ConvPath::Depthwise in a ConvChoice.
 inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
@@ -92,9 +93,10 @@ public:
     // and writes strided rows, so nothing is staged); null when the step is not gemm_capable().
     GemmConv* gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace);
     // The convolution through cuDNN's graph API, built on first use on what cuDNN reads and
-    // writes (this step's views, staged or not); throws iostune::Error when cuDNN rejects the
-    // graph, then and on every later call (the rejection is remembered, not retried).
-    GraphConv* graph(Precision precision, size_t max_workspace);
+    // writes (this step's views, staged or not), alone or (`fused`) with the step's bias,
+    // residual and ReLU in the graph; throws iostune::Error when cuDNN rejects the graph, then
+    // and on every later call (the rejection is remembered, not retried).
+    GraphConv* graph(Precision precision, size_t max_workspace, bool fused);
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
@@ -136,8 +138,8 @@ private:
     ConvGeometry geometry_;
     int kernel_h_ = 1, kernel_w_ = 1;
     std::unique_ptr<GemmConv> gemm_;
-    std::unique_ptr<GraphConv> graph_;
-    std::string graph_refusal_;  // why cuDNN rejected the graph, once it has
+    std::unique_ptr<GraphConv> graph_, graph_fused_;
+    std::string graph_refusal_, graph_fused_refusal_;  // why cuDNN rejected a graph, once it has
 };
 
 }  // namespace iostune

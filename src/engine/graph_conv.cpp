@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 
@@ -26,8 +27,8 @@ struct GraphConv::Shortlist {
 
 namespace {
 
-// Tensor unique ids of the one-operation graph.
-constexpr int64_t kX = 1, kW = 2, kY = 3;
+// Tensor unique ids of the graph: its real tensors, then the virtual ones between its operations.
+constexpr int64_t kX = 1, kW = 2, kY = 3, kBias = 4, kZ = 5, kFirstVirtual = 100;
 
 cudnnDataType_t data_type(DType type) {
     switch (type) {
@@ -46,10 +47,12 @@ int64_t alignment_of(const void* p) {
     return a;
 }
 
-// Dimensions are always N, C, H, W in the graph API; the strides say the layout.
-BackendDescriptor tensor(int64_t id, const TensorView& v, const std::string& context) {
+// Dimensions are always N, C, H, W in the graph API; the strides say the layout. A virtual
+// tensor (an intermediate of a fused graph, never in memory) is fp32 whatever the storage.
+BackendDescriptor tensor(int64_t id, const TensorView& v, const std::string& context,
+                         bool is_virtual = false) {
     BackendDescriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR, context);
-    const cudnnDataType_t type = data_type(v.dtype);
+    const cudnnDataType_t type = is_virtual ? CUDNN_DATA_FLOAT : data_type(v.dtype);
     t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
     t.set_int64s(CUDNN_ATTR_TENSOR_DIMENSIONS, {v.n, v.c, v.h, v.w});
     const int64_t rs = v.row_stride;
@@ -57,9 +60,31 @@ BackendDescriptor tensor(int64_t id, const TensorView& v, const std::string& con
                  v.nhwc() ? std::vector<int64_t>{int64_t(v.h) * v.w * rs, 1, int64_t(v.w) * rs, rs}
                           : std::vector<int64_t>{rs, int64_t(v.h) * v.w, v.w, 1});
     t.set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, id);
-    t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, alignment_of(v.data));
+    t.set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, is_virtual ? 16 : alignment_of(v.data));
+    if (is_virtual) {
+        const bool yes = true;
+        t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &yes);
+    }
     t.finalize();
     return t;
+}
+
+// y = mode(x) or mode(x, b), computed in fp32.
+BackendDescriptor pointwise(cudnnPointwiseMode_t mode, const BackendDescriptor& x,
+                            const BackendDescriptor* b, const BackendDescriptor& y,
+                            const std::string& context) {
+    BackendDescriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, context);
+    const cudnnDataType_t math = CUDNN_DATA_FLOAT;
+    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &math);
+    pw.finalize();
+    BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, context);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    if (b != nullptr) op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+    op.finalize();
+    return op;
 }
 
 // The filter as a packed K x C/groups x R x S tensor of the views' type and layout.
@@ -113,17 +138,28 @@ std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
     return "";
 }
 
-// Builds the one-operation graph on `handle` and finalizes its shortlist (see the header).
+// Builds the graph on `handle` and finalizes its shortlist (see the header).
 std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     cudnnHandle_t handle, const TensorView& in, const TensorView& out, const void* weight,
-    int kernel_h, int kernel_w, const ConvGeometry& g, Precision precision, size_t max_workspace,
-    const std::string& context) {
+    int kernel_h, int kernel_w, const ConvGeometry& g, const GraphEpilogue& epilogue,
+    Precision precision, size_t max_workspace, const std::string& context) {
     auto shortlist = std::make_shared<GraphConv::Shortlist>();
     std::vector<GraphConv::Shortlist::Plan>& plans = shortlist->plans;
     std::string& notes = shortlist->notes;
     BackendDescriptor x = tensor(kX, in, context);
     BackendDescriptor w = filter(in, out, weight, kernel_h, kernel_w, g.groups, context);
     BackendDescriptor y = tensor(kY, out, context);
+    // The fused epilogue, y = relu?(conv + bias + z), as pointwise operations on fp32 virtual
+    // tensors: each writes the next virtual tensor, the last one writes y.
+    const int steps = int(epilogue.bias != nullptr) + int(epilogue.residual.has_value()) +
+                      int(epilogue.relu);
+    std::deque<BackendDescriptor> operands;  // bias, z and the virtual tensors (stable addresses)
+    const auto output_of_step = [&](int step) -> const BackendDescriptor& {
+        if (step == steps) return y;
+        operands.push_back(tensor(kFirstVirtual + step, out, context, true));
+        return operands.back();
+    };
+    const BackendDescriptor& conv_y = output_of_step(0);
 
     BackendDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, context);
     const cudnnDataType_t accumulate = CUDNN_DATA_FLOAT;  // every precision accumulates in fp32
@@ -140,16 +176,37 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, context);
     op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
     op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
-    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
+    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, conv_y);
     op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
     const float alpha = 1.0f, beta = 0.0f;
     op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
     op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
     op.finalize();
 
+    std::vector<BackendDescriptor> pointwise_ops;
+    const BackendDescriptor* last = &conv_y;
+    const auto then = [&](cudnnPointwiseMode_t pointwise_mode, const BackendDescriptor* operand) {
+        const BackendDescriptor& next = output_of_step(int(pointwise_ops.size()) + 1);
+        pointwise_ops.push_back(pointwise(pointwise_mode, *last, operand, next, context));
+        last = &next;
+    };
+    if (epilogue.bias != nullptr) {
+        const TensorView bias = packed_view(const_cast<void*>(epilogue.bias), out.dtype,
+                                            out.layout, 1, out.c, 1, 1);
+        operands.push_back(tensor(kBias, bias, context));
+        then(CUDNN_POINTWISE_ADD, &operands.back());
+    }
+    if (epilogue.residual) {
+        operands.push_back(tensor(kZ, *epilogue.residual, context));
+        then(CUDNN_POINTWISE_ADD, &operands.back());
+    }
+    if (epilogue.relu) then(CUDNN_POINTWISE_RELU_FWD, nullptr);
+
     BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, context);
-    cudnnBackendDescriptor_t ops = op.get();
-    graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops);
+    std::vector<cudnnBackendDescriptor_t> ops = {op.get()};
+    for (const BackendDescriptor& p : pointwise_ops) ops.push_back(p.get());
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
+              ops.data());
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
     graph.finalize();
 
@@ -188,11 +245,14 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
         int64_t index = -1;
         cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
                                  &one, &index);
-        // Run-time compiled engines (NVRTC, a fraction of a second per shape) only for grouped
-        // convolutions: cuDNN's fast channels-last depthwise kernel is one (PyTorch's choice for
-        // NASNet's 7x7 separable convolutions in fp16, H100); dense convolutions have
+        // Run-time compiled engines (NVRTC, a fraction of a second per shape, once a process)
+        // only for grouped convolutions and fused epilogues: cuDNN's fast channels-last
+        // depthwise kernel is one (PyTorch's choice for NASNet's 7x7 separable convolutions in
+        // fp16, H100), and so are its runtime-fusion engines; dense convolutions alone have
         // precompiled engines as fast.
-        if (const std::string why = unsuitable(engine_raw, precision, g.groups > 1); !why.empty()) {
+        const bool runtime_compiled_ok = g.groups > 1 || steps > 0;
+        if (const std::string why = unsuitable(engine_raw, precision, runtime_compiled_ok);
+            !why.empty()) {
             notes += fmt::format("{}engine {} skipped ({})", notes.empty() ? "" : ", ", index,
                                   why);
             continue;
@@ -259,17 +319,25 @@ ShortlistCache& shortlist_cache() {
 }  // namespace
 
 GraphConv::GraphConv(const TensorView& in, const TensorView& out, const void* weight,
-                     int kernel_h, int kernel_w, const ConvGeometry& g, Precision precision,
-                     size_t max_workspace, const std::string& context)
-    : x_(in.data), w_(weight), y_(out.data), context_(context + " (cuDNN graph API convolution)") {
+                     int kernel_h, int kernel_w, const ConvGeometry& g,
+                     const GraphEpilogue& epilogue, Precision precision, size_t max_workspace,
+                     const std::string& context)
+    : x_(in.data),
+      w_(weight),
+      y_(out.data),
+      bias_(epilogue.bias),
+      z_(epilogue.residual ? epilogue.residual->data : nullptr),
+      context_(context + " (cuDNN graph API convolution)") {
     int device = 0;
     IOSTUNE_CUDA_CHECK(cudaGetDevice(&device), context_);
     const std::string key = fmt::format(
         "dev{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
-        "workspace {}",
+        "workspace {}|bias {}|z {}|relu {}",
         device, view_key(in), view_key(out), alignment_of(weight), kernel_h, kernel_w, g.pad_h,
         g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, g.groups,
-        to_string(precision), max_workspace);
+        to_string(precision), max_workspace,
+        epilogue.bias ? fmt::format("align {}", alignment_of(epilogue.bias)) : "none",
+        epilogue.residual ? view_key(*epilogue.residual) : "none", epilogue.relu);
     ShortlistCache& cache = shortlist_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (auto it = cache.entries.find(key); it != cache.entries.end()) {
@@ -277,7 +345,7 @@ GraphConv::GraphConv(const TensorView& in, const TensorView& out, const void* we
         return;
     }
     shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
-                                 g, precision, max_workspace, context_);
+                                 g, epilogue, precision, max_workspace, context_);
     cache.entries.emplace(key, shortlist_);
 }
 
@@ -305,10 +373,20 @@ void GraphConv::run(cudnnHandle_t handle, void* workspace) const {
     // Built per launch: a variant pack is a few host-side attributes, and a schedule's
     // launches are captured into a CUDA graph once.
     BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, context_);
-    const std::array<int64_t, 3> ids = {kX, kW, kY};
-    const std::array<void*, 3> pointers = {const_cast<void*>(x_), const_cast<void*>(w_), y_};
-    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids.data());
-    pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers.data());
+    std::vector<int64_t> ids = {kX, kW, kY};
+    std::vector<void*> pointers = {const_cast<void*>(x_), const_cast<void*>(w_), y_};
+    if (bias_ != nullptr) {
+        ids.push_back(kBias);
+        pointers.push_back(const_cast<void*>(bias_));
+    }
+    if (z_ != nullptr) {
+        ids.push_back(kZ);
+        pointers.push_back(const_cast<void*>(z_));
+    }
+    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, int64_t(ids.size()),
+             ids.data());
+    pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+             int64_t(pointers.size()), pointers.data());
     pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
     pack.finalize();
     IOSTUNE_CUDNN_CHECK(cudnnBackendExecute(handle,

@@ -11,8 +11,11 @@
 // staged alternative: some engines convert layouts around a strided view).
 //
 // The engine times the shortlist (one configuration per engine) beside its other candidates as
-// ConvChoice "GRAPH_<rank>" (path "graph"); bias, ReLU and a residual follow as the engine's
-// epilogue kernels, as for the legacy "conv+epilogue" path.
+// ConvChoice "GRAPH_<rank>": path "graph" is the convolution alone, bias, ReLU and a residual
+// following as the engine's epilogue kernels (as for the legacy "conv+epilogue" path); path
+// "graph+epilogue" is one graph y = relu?(conv(x, w) + bias + z), which cuDNN's runtime-fusion
+// engines compile into one kernel (on the RandWire stem at batch 16 the separate bias/ReLU
+// kernel took 79 of 210 us, TF32, H100).
 //
 // Finalized shortlists are shared by every GraphConv of the process with the same descriptors
 // (shapes, strides, types, alignments, geometry, precision, workspace limit): an execution plan
@@ -25,6 +28,7 @@
 #include <cudnn.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +40,13 @@ namespace iostune {
 
 struct ConvGeometry;
 
+// What the graph computes after the convolution: y = relu?(conv + bias + z); empty: y = conv.
+struct GraphEpilogue {
+    const void* bias = nullptr;  // out.c elements of the output's type, or none
+    std::optional<TensorView> residual = std::nullopt;  // z, added before the ReLU
+    bool relu = false;
+};
+
 class GraphConv {
 public:
     static constexpr int kCandidates = 6;
@@ -46,10 +57,11 @@ public:
     // kCandidates of cuDNN's heuristic engine configurations that fit `max_workspace` and keep
     // the precision's arithmetic (no tensor cores in strict fp32, no down-conversion of fp32
     // inputs, run-time compiled kernels only for grouped convolutions); throws iostune::Error
-    // when cuDNN rejects the graph itself.
+    // when cuDNN rejects the graph itself. With an epilogue the graph fuses it (and run-time
+    // compiled engines are allowed: the runtime-fusion engines are).
     GraphConv(const TensorView& in, const TensorView& out, const void* weight, int kernel_h,
-              int kernel_w, const ConvGeometry& geometry, Precision precision,
-              size_t max_workspace, const std::string& context);
+              int kernel_w, const ConvGeometry& geometry, const GraphEpilogue& epilogue,
+              Precision precision, size_t max_workspace, const std::string& context);
 
     int candidates() const;
     // Runs shortlist entry `rank` from now on; false when there is no such entry.
@@ -74,6 +86,8 @@ private:
     const void* x_;
     const void* w_;
     void* y_;
+    const void* bias_;
+    const void* z_;
     std::string context_;
 };
 

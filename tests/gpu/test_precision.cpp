@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -345,6 +347,64 @@ TEST_CASE("convolutions through cuDNN's graph API match the reference: strided c
         // signatures the first engine chose; both forms are checked against the reference).
         CHECK(plan_of(plans, "conv3x3_bias_relu").writes_into_concat);
     }, true);
+}
+
+TEST_CASE("cuDNN graph API convolutions with the bias, residual and ReLU fused into the graph "
+          "match the reference",
+          "[gpu][engine][precision][graph]") {
+    // Every epilogue form: bias+ReLU, bias alone, ReLU alone, bias+residual+ReLU, and bias+ReLU
+    // written into a concat slice (a strided output), in every precision and layout.
+    Graph graph("graph_epilogue", Shape{2, 16, 14, 14});
+    const int a = graph.add(OpKind::Conv, ConvAttrs{32, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true},
+                            {kGraphInput}, "bias_relu");
+    const int b = graph.add(OpKind::Conv, ConvAttrs{16, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, false},
+                            {a}, "bias_only");
+    const int c = graph.add(OpKind::Conv, ConvAttrs{16, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, true},
+                            {b}, "relu_only");
+    const int r = graph.add(OpKind::Conv,
+                            ConvAttrs{16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true, true},
+                            {c, kGraphInput}, "bias_residual_relu");
+    const int s = graph.add(OpKind::Conv, ConvAttrs{24, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true},
+                            {r}, "into_concat");
+    const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {s, r}, "cat");
+    graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {cat}, "gap");
+    init_random_weights(graph, 41);
+    const HostTensor input = random_input(graph.input_shape(), 42);
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : every_plan()) {
+        EngineOptions options = options_for(plan);
+        // The rank-0 fused engine for every signature; its math is the engine's own, and strict
+        // fp32 takes no tensor-core engine.
+        const ConvChoice pin{"GRAPH_0",
+                             plan.precision == Precision::Fp32 ? "FMA_MATH" : "TENSOR_OP_MATH",
+                             "graph+epilogue", 0};
+        for (const auto& entry : Engine(graph, options).conv_choices())
+            options.conv_choices[entry.first] = pin;
+        Engine engine(graph, options);
+        engine.set_input(input);
+        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        std::vector<std::string> fused;
+        for (const Op& op : graph.ops()) {
+            const OpPlan& op_plan = plans[size_t(op.id)];
+            if (op_plan.path.find("epilogue fused") != std::string::npos) fused.push_back(op.name);
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan),
+                             op.name, op_plan.path, op_plan.algorithms, err));
+            CHECK(err < op_error_bound(plan.precision));
+        }
+        WARN(fmt::format("{}: {} of 5 convolutions ran with their epilogue fused into the graph "
+                         "({}; {} pinned)",
+                         label(plan), fused.size(), fmt::join(fused, ", "),
+                         engine.pinned_conv_count()));
+        // A pin is kept only where the fused graph runs (elsewhere the step is timed afresh,
+        // and may choose it too).
+        CHECK(int(fused.size()) >= engine.pinned_conv_count());
+        // cuDNN's runtime-fusion engines cover 16-bit channels-last convolutions on Hopper.
+        if (plan.layout == TensorLayout::Nhwc && plan.precision == Precision::Fp16)
+            for (const char* name : {"bias_relu", "bias_only", "relu_only", "bias_residual_relu"})
+                CHECK(std::find(fused.begin(), fused.end(), name) != fused.end());
+    }
 }
 
 TEST_CASE("global pooling matches the reference: large maps at batch 1, odd channel counts, "
