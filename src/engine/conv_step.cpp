@@ -173,12 +173,6 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
         gemm_->run(workspace, workspace_bytes, stream);
         return;
     }
-    if (path == ConvPath::GraphFused) {
-        if (in_ != source_) launch_copy(source_, in_, relu_input_, stream);
-        graph_fused_->run(handle, workspace);
-        if (out_ != target_) launch_copy(out_, target_, false, stream);
-        return;
-    }
     if (path == ConvPath::Depthwise) {
         const DepthwiseGeometry g{kernel_h_,         kernel_w_,         geometry_.stride_h,
                                   geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
@@ -191,8 +185,8 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
     if (path == ConvPath::Fused) {
         IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
     } else {
-        if (path == ConvPath::Graph) {
-            graph_->run(handle, workspace);
+        if (path == ConvPath::Graph || path == ConvPath::GraphFused) {
+            (path == ConvPath::Graph ? graph_ : graph_fused_)->run(handle, workspace);
         } else {
             const float one = 1.0f, zero = 0.0f;
             IOSTUNE_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc_.get(), in_.data,

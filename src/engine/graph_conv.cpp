@@ -254,22 +254,23 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
         if (const std::string why = unsuitable(engine_raw, precision, runtime_compiled_ok);
             !why.empty()) {
             notes += fmt::format("{}engine {} skipped ({})", notes.empty() ? "" : ", ", index,
-                                  why);
+                                 why);
             continue;
         }
         // The heuristics list an engine once per knob setting, its best guess first: the
         // shortlist takes one configuration per engine, so different kernels compete.
         // (An engine whose index cannot be read, -1, is never taken for a repeat.)
-        if (index >= 0 && std::any_of(plans.begin(), plans.end(),
-                                      [&](const GraphConv::Shortlist::Plan& p) { return p.engine == index; }))
-            continue;
+        const auto same_engine = [&](const GraphConv::Shortlist::Plan& p) {
+            return p.engine == index;
+        };
+        if (index >= 0 && std::any_of(plans.begin(), plans.end(), same_engine)) continue;
         BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
         plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                  &raw[size_t(i)]);
         if (const cudnnStatus_t status = plan.try_finalize(); status != CUDNN_STATUS_SUCCESS) {
             notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
-                                  cudnnGetErrorString(status));
+                                 cudnnGetErrorString(status));
             continue;
         }
         int64_t workspace = 0;
