@@ -102,6 +102,13 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
         if (spec.relu_input) step.signature += "|relu-in";
         if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
+        // Channel slices start at any element. The heuristics rank cuDNN's graph engines and
+        // cuBLASLt's products by alignment, so a ranked choice (GRAPH_<k>, GEMM_<k>) names one
+        // kernel only for one alignment; packed tensors (256-byte aligned) keep the plain key.
+        const uint32_t align_x = byte_alignment(x.data, 256), align_y = byte_alignment(y.data, 256),
+                       align_z = spec.residual ? byte_alignment(spec.residual->data, 256) : 256;
+        if (std::min({align_x, align_y, align_z}) < 256)
+            step.signature += fmt::format("|align {}/{}/{}", align_x, align_y, align_z);
         return step;
     };
     // The caller's stored choice for this step's signature, if it runs here.

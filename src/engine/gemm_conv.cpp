@@ -26,14 +26,8 @@ cublasComputeType_t compute_type(Precision precision) {
     return precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-// The largest power of two (at most 256) dividing the address: cuBLASLt's heuristics assume
-// 256-byte aligned matrices unless told, and channel slices start at any element.
-uint32_t alignment_of(const void* p) {
-    const auto address = reinterpret_cast<uintptr_t>(p);
-    uint32_t a = 256;
-    while (a > 1 && address % a != 0) a /= 2;
-    return a;
-}
+// cuBLASLt's heuristics assume 256-byte aligned matrices unless told.
+uint32_t alignment_of(const void* p) { return byte_alignment(p, 256); }
 
 }  // namespace
 

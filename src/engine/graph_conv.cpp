@@ -38,14 +38,8 @@ cudnnDataType_t data_type(DType type) {
     }
 }
 
-// The largest power of two (at most 16) dividing the address: a channel slice starts at any
-// element, and cuDNN picks vectorised kernels only for what the alignment allows.
-int64_t alignment_of(const void* p) {
-    const auto address = reinterpret_cast<uintptr_t>(p);
-    int64_t a = 16;
-    while (a > 1 && address % uintptr_t(a) != 0) a /= 2;
-    return a;
-}
+// cuDNN's tensor descriptors take alignments up to 16 bytes.
+int64_t alignment_of(const void* p) { return int64_t(byte_alignment(p, 16)); }
 
 // Dimensions are always N, C, H, W in the graph API; the strides say the layout. A virtual
 // tensor (an intermediate of a fused graph, never in memory) is fp32 whatever the storage.

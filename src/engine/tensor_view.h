@@ -21,6 +21,15 @@ inline int dtype_bytes(DType type) { return type == DType::F32 ? 4 : 2; }
 inline const char* to_string(DType type) {
     return type == DType::F32 ? "float" : (type == DType::F16 ? "half" : "bfloat16");
 }
+// The largest power of two, at most `at_most`, dividing the address: a channel slice starts at
+// any element, and cuDNN's and cuBLASLt's heuristics pick vectorised kernels by alignment.
+inline uint32_t byte_alignment(const void* p, uint32_t at_most) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    uint32_t a = at_most;
+    while (a > 1 && address % a != 0) a /= 2;
+    return a;
+}
+
 inline DType storage_type(Precision precision) {
     switch (precision) {
         case Precision::Fp16: return DType::F16;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "src/conv_choices.h"
+#include "src/engine/tensor_view.h"
 #include "src/error.h"
 
 using iostune::ConvChoice;
@@ -31,8 +32,10 @@ TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
     choices["fp32|x1x3x8x8/192|w4x3x3x3"] = {"GEMM", "FMA_MATH", "conv", 0.002};
     choices["fp16/nhwc|x1x154x8x8/154|w77x154x1x1"] = {"GEMM_2", "TENSOR_OP_MATH", "gemm", 0.004};
     choices["tf32/nhwc|x16x384x8x8/384|w384x384x3x1"] = {"GRAPH_1", "DEFAULT_MATH", "graph", 0.016};
+    choices["fp16/nhwc|x16x24x14x14/128|w64x24x3x3|align 32/256/256"] = {
+        "GRAPH_3", "TENSOR_OP_MATH", "graph+epilogue", 0.008};
     const nlohmann::json json = iostune::conv_choices_to_json(choices);
-    CHECK(json.size() == 5);
+    CHECK(json.size() == 6);
     CHECK(json["fp32|x1x3x8x8/192|w4x3x3x3"]["algorithm"] == "GEMM");
     CHECK(iostune::conv_choices_from_json(json, "test") == choices);
     // Through text, as the schedule store keeps it.
@@ -60,4 +63,15 @@ TEST_CASE("malformed convolution choices are refused with where and what", "[con
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"path", "conv"}}}}),
                Catch::Contains("lacks the string field 'math'"));
     CHECK_THAT(error_of({{"k", 3}}), Catch::Contains("must be an object"));
+}
+
+TEST_CASE("a channel slice's byte alignment, as convolution keys and the heuristics see it",
+          "[conv_choices]") {
+    alignas(256) static char buffer[1024];
+    CHECK(iostune::byte_alignment(buffer, 256) == 256);
+    CHECK(iostune::byte_alignment(buffer, 16) == 16);
+    CHECK(iostune::byte_alignment(buffer + 96, 256) == 32);  // 24 fp32 channels in
+    CHECK(iostune::byte_alignment(buffer + 84, 16) == 4);    // 42 fp16 channels in
+    CHECK(iostune::byte_alignment(buffer + 6, 256) == 2);
+    CHECK(iostune::byte_alignment(buffer + 1, 256) == 1);
 }
