@@ -247,10 +247,11 @@ TEST_CASE("fusion: every zoo model computes the same outputs fused (CPU referenc
         REQUIRE(small);
         Graph model = with_weights(*small, 11);
         const FusedGraph f = fuse_epilogues(model);
-        INFO(fmt::format("input {}, {} ops, {} fused (conv+relu {}, add+relu {}, conv+add {}, "
-                         "add+add {})",
+        INFO(fmt::format("input {}, {} ops, {} fused (conv+relu {}, conv+activation {}, "
+                         "add+relu {}, conv+add {}, add+add {})",
                          model.input_shape().h, model.size(), f.counts.total(), f.counts.conv_relu,
-                         f.counts.add_relu, f.counts.conv_add, f.counts.add_add));
+                         f.counts.conv_activation, f.counts.add_relu, f.counts.conv_add,
+                         f.counts.add_add));
         CHECK(f.graph.size() == model.size() - f.counts.total());
         if (name == "resnet50") CHECK(f.counts.conv_add == 16);
         CHECK(max_relative_difference(model, f.graph, 12) < 1e-6);
