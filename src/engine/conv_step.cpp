@@ -173,7 +173,7 @@ GraphConv* ConvStep::graph(Precision precision, size_t max_workspace, bool fused
 void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     convolve(handle, workspace, stream);
     const TensorView& written = output_staged() ? out_ : target_;
-    if (activation_ && path != ConvPath::GraphFused)
+    if (activation_ && !activation_fused())
         launch_activation(written, written, *activation_, stream);
     if (output_staged()) launch_copy(out_, target_, false, stream);
 }
@@ -187,8 +187,8 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
         const DepthwiseGeometry g{kernel_h_,         kernel_w_,         geometry_.stride_h,
                                   geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
                                   geometry_.dilation_h, geometry_.dilation_w};
-        launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_, relu_,
-                              stream);
+        launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_,
+                              output_activation(relu_, activation_), stream);
         return;
     }
     if (in_ != source_) launch_copy(source_, in_, relu_input_, stream);
@@ -241,8 +241,9 @@ std::string ConvStep::staging_note() const {
     }
     if (activation_)
         note += fmt::format("; {} {}", to_string(activation_->function),
-                            path == ConvPath::GraphFused ? "fused into the graph"
-                                                         : "by the activation kernel");
+                            path == ConvPath::GraphFused  ? "fused into the graph"
+                            : path == ConvPath::Depthwise ? "fused into the depthwise kernel"
+                                                          : "by the activation kernel");
     return note;
 }
 

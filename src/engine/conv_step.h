@@ -7,7 +7,8 @@
 // the bias; the engine's depthwise kernel has no z and is never chosen for it.
 //
 // A fused activation (ConvAttrs::activation: SiLU, ReLU6, ...) comes last. The fused cuDNN graph
-// computes it as one more pointwise operation where cuDNN has a mode for it; every other path
+// computes it as one more pointwise operation where cuDNN has a mode for it, the engine's
+// depthwise kernel as it writes (any function); every other path
 // runs as without it and then applies the engine's activation kernel in place on what the
 // convolution wrote, before any copy into the op's slice.
 //
@@ -124,6 +125,10 @@ public:
     const std::optional<ActivationAttrs>& activation() const { return activation_; }
     // Something for a fused graph to compute after the convolution: an epilogue or activation.
     bool has_graph_epilogue() const { return needs_epilogue() || activation_.has_value(); }
+    // The path computes the activation itself (else the activation kernel follows).
+    bool activation_fused() const {
+        return path == ConvPath::GraphFused || path == ConvPath::Depthwise;
+    }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes
 

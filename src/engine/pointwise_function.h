@@ -2,6 +2,8 @@
 // graph's enums so that the CUDA sources need not include graph.h).
 #pragma once
 
+#include <optional>
+
 #include "src/engine/op_kernels.h"
 #include "src/error.h"
 #include "src/graph.h"
@@ -20,6 +22,13 @@ inline PointwiseFunction pointwise_function(ActivationFunction f) {
         case ActivationFunction::Tanh: return PointwiseFunction::Tanh;
     }
     throw Error("unknown activation function");
+}
+
+// A convolution's ReLU or fused activation (never both) as a kernel's OutputActivation.
+inline OutputActivation output_activation(bool relu, const std::optional<ActivationAttrs>& a) {
+    if (a) return {OutputActivation::Kind::Function, pointwise_function(a->function), a->alpha,
+                   a->beta};
+    return {relu ? OutputActivation::Kind::Relu : OutputActivation::Kind::None};
 }
 
 // out = f(in) for an Activation op or a convolution's fused activation (`out` may be `in`).

@@ -441,6 +441,7 @@ TEST_CASE("convolutions with a fused activation match the reference on every pat
             const std::string& path = plan_of(plans, name).path;
             INFO(label(plan) << ": " << name << ": " << path);
             CHECK((path.find("fused into the graph") != std::string::npos ||
+                   path.find("fused into the depthwise kernel") != std::string::npos ||
                    path.find("by the activation kernel") != std::string::npos));
             if (path.find("fused into the graph") != std::string::npos) fused.push_back(name);
         }
@@ -454,6 +455,14 @@ TEST_CASE("convolutions with a fused activation match the reference on every pat
     // signatures without a fused engine, are timed afresh).
     run_pinned_op_by_op(graph, input, ConvChoice{"GRAPH_0", "TENSOR_OP_MATH", "graph+epilogue", 0},
                         -1, check_paths, true);
+    // The depthwise convolution on the engine's depthwise kernel (channels-last), which applies
+    // its GELU as it writes; the other convolutions are timed afresh.
+    run_pinned_op_by_op(graph, input, kPinDepthwise, -1, [&](const Plan& plan,
+                                                             const std::vector<OpPlan>& plans) {
+        const std::string& path = plan_of(plans, "gelu_depthwise").path;
+        INFO(label(plan) << ": gelu_depthwise: " << path);
+        CHECK(path.find("fused into the depthwise kernel") != std::string::npos);
+    });
     // As the planner chooses, in every plan.
     const std::vector<HostTensor> ref = reference_run_all(graph, input);
     for (const Plan& plan : every_plan()) {
