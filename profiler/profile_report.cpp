@@ -21,7 +21,13 @@ nlohmann::json shape_to_json(const Shape& s) { return {s.n, s.c, s.h, s.w}; }
 nlohmann::json attrs_to_json(const OpAttrs& attrs) {
     nlohmann::json out = nlohmann::json::object();
     std::visit([&](const auto& a) {
-        for_each_attr_field(a, [&](const char* name, const auto& value) { out[name] = value; });
+        for_each_attr_field(a, [&](const char* name, const auto& value) {
+            if constexpr (is_nested_attrs_v<std::remove_cvref_t<decltype(value)>>) {
+                if (value) out[name] = attrs_to_json(*value);
+            } else {
+                out[name] = value;
+            }
+        });
     }, attrs);
     return out;
 }

@@ -77,7 +77,8 @@ KernelEstimate conv_kernel(const Shape& in, const Shape& out, const ConvAttrs& a
     const int64_t k = int64_t(in.c / a.groups) * a.kernel_h * a.kernel_w;
     // A residual convolution adds z (read once, of the output's size) in its epilogue.
     const double residual = a.residual ? 1.0 : 0.0;
-    const double epilogue = (a.bias ? 1.0 : 0.0) + (a.relu ? 1.0 : 0.0) + residual;
+    const double epilogue = (a.bias ? 1.0 : 0.0) + (a.relu ? 1.0 : 0.0) + residual +
+                            (a.activation ? double(activation_flops(*a.activation)) : 0.0);
     const double weights = double(a.out_channels) * double(k) * kFloat;
     if (a.groups == 1) {
         const int64_t m = int64_t(out.n) * out.h * out.w;

@@ -1,6 +1,8 @@
 // The attribute fields of every operator kind, named once: the JSON model format, its importer
 // and the structural fingerprint all walk the same list, so a field added to an attribute
 // struct in src/graph.h needs one line here and reaches all three.
+// A field is an int, bool, float, attribute enum or an optional nested attribute struct (a
+// convolution's fused activation: an object in the JSON format, absent when unset).
 #pragma once
 
 #include <optional>
@@ -41,8 +43,12 @@ std::vector<std::string> attr_enum_names() {
     return names;
 }
 
+// Whether an attribute field is an optional nested attribute struct (ConvAttrs::activation).
+template <class T>
+constexpr bool is_nested_attrs_v = std::is_same_v<T, std::optional<ActivationAttrs>>;
+
 // Calls f(name, field) for each field of `attrs` (an attribute struct of src/graph.h, const or
-// not), in declaration order. Fields are int, bool, float or an attribute enum.
+// not), in declaration order.
 template <class Attrs, class F>
 void for_each_attr_field(Attrs& attrs, F&& f) {
     using A = std::remove_const_t<Attrs>;
@@ -60,6 +66,7 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("bias", attrs.bias);
         f("relu", attrs.relu);
         f("residual", attrs.residual);
+        f("activation", attrs.activation);
     } else if constexpr (std::is_same_v<A, SepConvAttrs>) {
         f("out_channels", attrs.out_channels);
         f("kernel", attrs.kernel);
@@ -129,12 +136,13 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
 }
 
 // A field added after models and schedules were stored: a model file and the fingerprint leave
-// it out while it is false, so older files read unchanged and keep their fingerprints (and so
-// their stored schedules).
+// it out while it is false (or unset), so older files read unchanged and keep their
+// fingerprints (and so their stored schedules).
 inline bool omitted_when_false(std::string_view field) { return field == "residual"; }
 template <class T>
 bool omitted_field(std::string_view field, const T& value) {
     if constexpr (std::is_same_v<T, bool>) return !value && omitted_when_false(field);
+    else if constexpr (is_nested_attrs_v<T>) return !value.has_value();
     else return false;
 }
 

@@ -27,12 +27,22 @@ std::string canonical_set(const Graph& graph) {
 }
 
 // Integers and booleans as integers (0/1), enums by name, floats in the shortest text that
-// reads back to the same float.
+// reads back to the same float, a nested struct as its fields in parentheses.
 template <class T>
 std::string field_text(const T& value) {
-    if constexpr (is_attr_enum_v<T>) return to_string(value);
-    else if constexpr (std::is_same_v<T, float>) return fmt::format("{}", value);
-    else return std::to_string(int(value));
+    if constexpr (is_attr_enum_v<T>) {
+        return to_string(value);
+    } else if constexpr (std::is_same_v<T, float>) {
+        return fmt::format("{}", value);
+    } else if constexpr (is_nested_attrs_v<T>) {
+        std::string text;
+        for_each_attr_field(*value, [&](const char* name, const auto& field) {
+            text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, field_text(field));
+        });
+        return "(" + text + ")";
+    } else {
+        return std::to_string(int(value));
+    }
 }
 
 std::string canonical_structure(const Graph& graph) {

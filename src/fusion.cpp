@@ -47,6 +47,7 @@ public:
             for (int& src : node.inputs)
                 if (!is_graph_input(src)) src = value_of_[size_t(src)];
             if (node.kind == OpKind::Relu) fuse_relu(id);
+            if (node.kind == OpKind::Activation) fuse_activation(id);
             if (node.kind == OpKind::Add) {
                 merge_inner_adds(node);
                 fuse_residual_conv(id);
@@ -79,9 +80,25 @@ private:
             count = &counts_.add_relu;
         }
         if (relu == nullptr || *relu) return;
+        if (p.kind == OpKind::Conv && std::get<ConvAttrs>(p.attrs).activation) return;
         *relu = true;
         ++*count;
-        // The producer now computes the ReLU's tensor, for the ReLU's readers.
+        absorb(id, producer);
+    }
+
+    // Conv -> Activation: the convolution applies the activation last.
+    void fuse_activation(int id) {
+        const int producer = nodes_[size_t(id)].inputs.at(0);
+        if (!absorbable(producer) || nodes_[size_t(producer)].kind != OpKind::Conv) return;
+        auto& attrs = std::get<ConvAttrs>(nodes_[size_t(producer)].attrs);
+        if (attrs.relu || attrs.activation) return;
+        attrs.activation = std::get<ActivationAttrs>(nodes_[size_t(id)].attrs);
+        ++counts_.conv_activation;
+        absorb(id, producer);
+    }
+
+    // The producer now computes op `id`'s tensor, for its readers.
+    void absorb(int id, int producer) {
         nodes_[size_t(id)].alive = false;
         value_of_[size_t(id)] = producer;
         uses_[size_t(producer)] = uses_[size_t(id)];
@@ -113,7 +130,7 @@ private:
             if (!absorbable(conv_id) || nodes_[size_t(conv_id)].kind != OpKind::Conv) continue;
             Node& conv = nodes_[size_t(conv_id)];
             auto attrs = std::get<ConvAttrs>(conv.attrs);
-            if (attrs.relu || attrs.residual) continue;
+            if (attrs.relu || attrs.activation || attrs.residual) continue;
             attrs.residual = true;
             attrs.relu = std::get<AddAttrs>(add.attrs).relu;
             Node fused{OpKind::Conv, attrs, {conv.inputs.at(0), add.inputs[size_t(1 - k)]},

@@ -3,6 +3,7 @@
 // fused graph). Chains, where each producer's only consumer is the next op and the producer is
 // not a graph output:
 //   Conv -> Relu            => Conv with relu
+//   Conv -> Activation      => Conv with that activation (ConvAttrs::activation), applied last
 //   Add -> Relu             => Add with relu
 //   Conv -> Add(conv, z)    => Conv with residual, inputs [x, z]: relu?(conv(x) + bias + z),
 //                              placed where the Add was (so z is computed before it)
@@ -19,11 +20,14 @@ namespace iostune {
 enum class Fusion { Epilogues, None };
 
 struct FusionCounts {
-    int conv_relu = 0;  // ReLUs fused into the convolution before them
-    int add_relu = 0;   // ReLUs fused into the add before them
-    int conv_add = 0;   // adds fused into a convolution as its residual
-    int add_add = 0;    // adds merged into the add after them
-    int total() const { return conv_relu + add_relu + conv_add + add_add; }  // ops removed
+    int conv_relu = 0;        // ReLUs fused into the convolution before them
+    int conv_activation = 0;  // other activations fused into the convolution before them
+    int add_relu = 0;         // ReLUs fused into the add before them
+    int conv_add = 0;         // adds fused into a convolution as its residual
+    int add_add = 0;          // adds merged into the add after them
+    int total() const {  // ops removed
+        return conv_relu + conv_activation + add_relu + conv_add + add_add;
+    }
 };
 
 struct FusedGraph {

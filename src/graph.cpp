@@ -111,6 +111,15 @@ void check_conv_window(const Attrs& a, int in_channels, const Fail& fail) {
         throw fail("kernel, stride and dilation must be positive and padding >= 0");
 }
 
+// What an activation requires, as an Activation op or fused into a convolution.
+template <class Fail>
+void check_activation(const ActivationAttrs& a, const Fail& fail) {
+    if (int(a.function) < 0 || int(a.function) >= kActivationFunctionCount)
+        throw fail("unknown activation function");
+    if (a.function == ActivationFunction::Clip && !(a.alpha <= a.beta))
+        throw fail(fmt::format("clip bounds [{}, {}] are empty", a.alpha, a.beta));
+}
+
 }  // namespace
 
 const char* to_string(OpKind kind) {
@@ -149,6 +158,10 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             const auto& a = std::get<ConvAttrs>(attrs);
             expect_inputs(op_name, kind, in.size(), a.residual ? 2 : 1, a.residual ? 2 : 1);
             check_conv_window(a, in[0].c, fail);
+            if (a.activation) {
+                if (a.relu) throw fail("a convolution fuses a ReLU or an activation, not both");
+                check_activation(*a.activation, fail);
+            }
             const Shape out = positive(
                 {in[0].n, a.out_channels,
                  window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, false),
@@ -215,11 +228,7 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             return in[0];
         case OpKind::Activation: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
-            const auto& a = std::get<ActivationAttrs>(attrs);
-            if (int(a.function) < 0 || int(a.function) >= kActivationFunctionCount)
-                throw fail("unknown activation function");
-            if (a.function == ActivationFunction::Clip && !(a.alpha <= a.beta))
-                throw fail(fmt::format("clip bounds [{}, {}] are empty", a.alpha, a.beta));
+            check_activation(std::get<ActivationAttrs>(attrs), fail);
             return in[0];
         }
         case OpKind::Binary: {

@@ -37,9 +37,28 @@ enum class OpKind {
 };
 constexpr int kOpKindCount = int(OpKind::SpatialPad) + 1;
 
-// Convolution with optional bias (batch norm folded in), an optional residual and fused ReLU:
-// relu?(conv(x) + bias + z). With `residual` the op has a second input z (a residual add fused
-// into the convolution by src/fusion.h) of the output's shape.
+// A pointwise nonlinearity y = f(x) (torch semantics); alpha and beta are its parameters:
+//   clip          min(max(x, alpha), beta)                 (ReLU6: alpha 0, beta 6)
+//   sigmoid       1 / (1 + exp(-x))
+//   silu          x * sigmoid(x)                             (Swish)
+//   hardsigmoid   max(0, min(1, alpha * x + beta))           (torch: alpha 1/6, beta 1/2)
+//   hardswish     x * max(0, min(1, x / 6 + 1/2))
+//   leakyrelu     x >= 0 ? x : alpha * x
+//   gelu          x / 2 * (1 + erf(x / sqrt(2)))             (the exact, erf form)
+//   tanh          tanh(x)
+// Functions that take no parameter keep alpha = beta = 0.
+enum class ActivationFunction { Clip, Sigmoid, Silu, HardSigmoid, HardSwish, LeakyRelu, Gelu, Tanh };
+constexpr int kActivationFunctionCount = int(ActivationFunction::Tanh) + 1;
+struct ActivationAttrs {
+    ActivationFunction function = ActivationFunction::Sigmoid;
+    float alpha = 0.0f, beta = 0.0f;
+    bool operator==(const ActivationAttrs&) const = default;
+};
+
+// Convolution with optional bias (batch norm folded in), an optional residual and a fused ReLU
+// or other activation: act(conv(x) + bias + z). With `residual` the op has a second input z (a
+// residual add fused into the convolution by src/fusion.h) of the output's shape. `relu` and
+// `activation` (an Activation op fused by src/fusion.h) exclude each other.
 struct ConvAttrs {
     int out_channels = 0;
     int kernel_h = 1, kernel_w = 1;
@@ -50,6 +69,7 @@ struct ConvAttrs {
     bool bias = true;
     bool relu = false;
     bool residual = false;
+    std::optional<ActivationAttrs> activation = std::nullopt;
     bool operator==(const ConvAttrs&) const = default;
 };
 
@@ -99,24 +119,6 @@ struct SoftmaxAttrs {  // over channels
 };
 struct IdentityAttrs {
     bool operator==(const IdentityAttrs&) const = default;
-};
-
-// A pointwise nonlinearity y = f(x) (torch semantics); alpha and beta are its parameters:
-//   clip          min(max(x, alpha), beta)                 (ReLU6: alpha 0, beta 6)
-//   sigmoid       1 / (1 + exp(-x))
-//   silu          x * sigmoid(x)                             (Swish)
-//   hardsigmoid   max(0, min(1, alpha * x + beta))           (torch: alpha 1/6, beta 1/2)
-//   hardswish     x * max(0, min(1, x / 6 + 1/2))
-//   leakyrelu     x >= 0 ? x : alpha * x
-//   gelu          x / 2 * (1 + erf(x / sqrt(2)))             (the exact, erf form)
-//   tanh          tanh(x)
-// Functions that take no parameter keep alpha = beta = 0.
-enum class ActivationFunction { Clip, Sigmoid, Silu, HardSigmoid, HardSwish, LeakyRelu, Gelu, Tanh };
-constexpr int kActivationFunctionCount = int(ActivationFunction::Tanh) + 1;
-struct ActivationAttrs {
-    ActivationFunction function = ActivationFunction::Sigmoid;
-    float alpha = 0.0f, beta = 0.0f;
-    bool operator==(const ActivationAttrs&) const = default;
 };
 
 // Elementwise a (op) b of two tensors with broadcasting: the batch sizes agree, and each of

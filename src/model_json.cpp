@@ -224,38 +224,65 @@ bool optional_attr(OpKind kind, const std::string& name) {
     return kind == OpKind::MaxPool && name == "count_include_pad";
 }
 
+// The "attrs" object of one attribute struct (fields added later left out while unset).
+template <class Attrs>
+json attrs_json(const Attrs& attrs) {
+    json object = json::object();
+    for_each_attr_field(attrs, [&](const char* name, const auto& value) {
+        using Field = std::remove_cvref_t<decltype(value)>;
+        if (omitted_field(name, value)) return;
+        if constexpr (is_attr_enum_v<Field>) object[name] = to_string(value);
+        else if constexpr (is_nested_attrs_v<Field>) object[name] = attrs_json(*value);
+        else object[name] = value;
+    });
+    return object;
+}
+
+// Reads the fields of one attribute struct from `object` (an op's "attrs", or a nested one).
+template <class Attrs>
+void read_fields(const Reader& r, const json& object, OpKind kind, const std::string& location,
+                 Attrs& attrs) {
+    std::vector<std::string> names;
+    for_each_attr_field(attrs, [&](const char* n, auto&) { names.emplace_back(n); });
+    r.expect_object(object, location);
+    r.only_keys(object, location, names);
+    for_each_attr_field(attrs, [&](const char* name, auto& value) {
+        using Field = std::remove_reference_t<decltype(value)>;
+        const std::string loc = Reader::join(location, name);
+        const auto found = object.find(name);
+        if (found == object.end()) {
+            if (optional_attr(kind, name) || omitted_when_false(name) || is_nested_attrs_v<Field>)
+                return;
+            r.fail(loc, "missing required field");
+        }
+        if constexpr (std::is_same_v<Field, bool>) {
+            value = r.boolean(*found, loc);
+        } else if constexpr (std::is_same_v<Field, float>) {
+            value = r.real(*found, loc);
+        } else if constexpr (is_attr_enum_v<Field>) {
+            value = r.enumerator<Field>(*found, loc);
+        } else if constexpr (is_nested_attrs_v<Field>) {
+            typename Field::value_type nested;
+            read_fields(r, *found, OpKind::Activation, loc, nested);
+            value = nested;
+        } else {
+            value = r.integer(*found, loc);
+        }
+    });
+}
+
 OpAttrs read_attrs(const Reader& r, const json& op, OpKind kind, const std::string& location) {
     OpAttrs attrs = default_attrs(kind);
     const std::string attrs_loc = Reader::join(location, "attrs");
     const auto it = op.find("attrs");
-    std::vector<std::string> names;
-    std::visit([&](auto& a) { for_each_attr_field(a, [&](const char* n, auto&) { names.emplace_back(n); }); },
-               attrs);
     if (it == op.end()) {
-        if (!names.empty()) r.fail(attrs_loc, "missing required field");
+        bool has_fields = false;
+        std::visit([&](auto& a) { for_each_attr_field(a, [&](const char*, auto&) { has_fields = true; }); },
+                   attrs);
+        if (has_fields) r.fail(attrs_loc, "missing required field");
         return attrs;
     }
-    r.expect_object(*it, attrs_loc);
-    r.only_keys(*it, attrs_loc, names);
-    std::visit([&](auto& a) {
-        for_each_attr_field(a, [&](const char* name, auto& value) {
-            const std::string loc = Reader::join(attrs_loc, name);
-            const auto found = it->find(name);
-            if (found == it->end()) {
-                if (optional_attr(kind, name) || omitted_when_false(name)) return;
-                r.fail(loc, "missing required field");
-            }
-            using Field = std::remove_reference_t<decltype(value)>;
-            if constexpr (std::is_same_v<Field, bool>)
-                value = r.boolean(*found, loc);
-            else if constexpr (std::is_same_v<Field, float>)
-                value = r.real(*found, loc);
-            else if constexpr (is_attr_enum_v<Field>)
-                value = r.enumerator<Field>(*found, loc);
-            else
-                value = r.integer(*found, loc);
-        });
-    }, attrs);
+    std::visit([&](auto& a) { read_fields(r, *it, kind, attrs_loc, a); }, attrs);
     return attrs;
 }
 
@@ -460,16 +487,7 @@ json graph_to_json(const Graph& graph, const std::string& weights_file) {
             if (is_graph_input(src)) inputs.push_back(input_ref(src));
             else inputs.push_back(src);
         }
-        json attrs = json::object();
-        std::visit([&](const auto& a) {
-            for_each_attr_field(a, [&](const char* name, const auto& value) {
-                if (omitted_field(name, value)) return;
-                if constexpr (is_attr_enum_v<std::remove_cvref_t<decltype(value)>>)
-                    attrs[name] = to_string(value);
-                else
-                    attrs[name] = value;
-            });
-        }, op.attrs);
+        json attrs = std::visit([](const auto& a) { return attrs_json(a); }, op.attrs);
         json entry = {{"id", op.id}, {"name", op.name}, {"op", to_string(op.kind)},
                       {"inputs", std::move(inputs)}, {"attrs", std::move(attrs)}};
         if (op.cell >= 0) entry["cell"] = op.cell;

@@ -2,9 +2,7 @@
 
 namespace iostune {
 
-namespace {
-
-// Floating-point operations per element of each activation (exp, erf and tanh count as ~4).
+// exp, erf and tanh count as ~4.
 int64_t activation_flops(const ActivationAttrs& a) {
     switch (a.function) {
         case ActivationFunction::Clip:
@@ -18,8 +16,6 @@ int64_t activation_flops(const ActivationAttrs& a) {
     }
     return 1;
 }
-
-}  // namespace
 
 std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id) {
     const Op& op = graph.op(op_id);
@@ -76,7 +72,8 @@ int64_t flops(const Graph& graph, int op_id) {
             const auto& a = op.as<ConvAttrs>();
             const int64_t macs = out_elems * (in.c / a.groups) * a.kernel_h * a.kernel_w;
             return 2 * macs + (a.bias ? out_elems : 0) + (a.residual ? out_elems : 0) +
-                   (a.relu ? out_elems : 0);
+                   (a.relu ? out_elems : 0) +
+                   (a.activation ? out_elems * activation_flops(*a.activation) : 0);
         }
         case OpKind::SepConv: {
             const auto& a = op.as<SepConvAttrs>();

@@ -23,6 +23,8 @@ std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id);
 int64_t param_count(const Graph& graph, int op_id);
 // Floating-point operations (a multiply-add counts as 2) at the graph's batch size.
 int64_t flops(const Graph& graph, int op_id);
+// Per element of an activation (an Activation op, or one fused into a convolution).
+int64_t activation_flops(const ActivationAttrs& a);
 // Minimum bytes moved through device memory: each input read once, parameters read once,
 // output written once, each element `element_bytes` wide (4: fp32; 2: fp16/bf16 storage); a
 // residual convolution's z is one of its inputs.

@@ -76,9 +76,11 @@ bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why
             return refuse(why, fmt::format("op '{}' has stride {}x{}, '{}' has {}x{}", op.name,
                                            a.stride_h, a.stride_w, first.name, f.stride_h,
                                            f.stride_w));
-        if (a.bias != f.bias || a.relu != f.relu)
-            return refuse(why, fmt::format("op '{}' differs from '{}' in bias or ReLU", op.name,
-                                           first.name));
+        // One epilogue for the merged output: the same bias, ReLU and activation in every slice.
+        if (a.bias != f.bias || a.relu != f.relu || a.activation != f.activation)
+            return refuse(why, fmt::format("op '{}' differs from '{}' in bias, ReLU or "
+                                           "activation",
+                                           op.name, first.name));
         if (op.output.h != first.output.h || op.output.w != first.output.w)
             return refuse(why, fmt::format("op '{}' outputs {}x{}, '{}' outputs {}x{}", op.name,
                                            op.output.h, op.output.w, first.name, first.output.h,

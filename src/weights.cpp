@@ -104,10 +104,11 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
     switch (op.kind) {
         case OpKind::Conv: {
             const auto& a = op.as<ConvAttrs>();
-            if (!a.residual) return (kTargetSecondMoment + bias_moment) * (a.relu ? 0.5 : 1.0);
-            // conv + z, as the Add it fused
-            const double sum = kTargetSecondMoment + bias_moment + moment_of(op.inputs[1]);
-            return a.relu ? kResidualReluKeep * sum : sum;
+            // conv (+ z, as the Add it fused), then its ReLU or activation
+            double moment = kTargetSecondMoment + bias_moment;
+            if (a.residual) moment += moment_of(op.inputs[1]);
+            if (a.relu) moment *= a.residual ? kResidualReluKeep : 0.5;
+            return a.activation ? activation_moment(*a.activation, moment) : moment;
         }
         case OpKind::SepConv:
         case OpKind::Linear: return kTargetSecondMoment + bias_moment;

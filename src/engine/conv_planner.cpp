@@ -102,6 +102,10 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
         if (spec.relu_input) step.signature += "|relu-in";
         if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
+        // Another epilogue is another choice (the fused graph differs, the kernel after costs).
+        if (spec.activation)
+            step.signature += fmt::format("|{}({},{})", to_string(spec.activation->function),
+                                          spec.activation->alpha, spec.activation->beta);
         // Channel slices start at any element. The heuristics rank cuDNN's graph engines and
         // cuBLASLt's products by alignment, so a ranked choice (GRAPH_<k>, GEMM_<k>) names one
         // kernel only for one alignment; packed tensors (256-byte aligned) keep the plain key.
@@ -182,7 +186,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
     const bool fused_graph = choice.path == choice_name(ConvPath::GraphFused);
     if (choice.path == choice_name(ConvPath::Graph) || fused_graph) {
         const int rank = graph_algorithm_rank(choice.algorithm);
-        if (rank < 0 || (fused_graph && !step.needs_epilogue())) return false;
+        if (rank < 0 || (fused_graph && !step.has_graph_epilogue())) return false;
         GraphConv* graph_conv = nullptr;
         try {
             graph_conv = step.graph(options.precision, options.max_workspace_bytes, fused_graph);
@@ -373,7 +377,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     // with its epilogue fused into the graph.
     std::vector<ConvChoice> graph_shortlist;
     for (const bool fused : {false, true}) {
-        if (fused && !step.needs_epilogue()) continue;
+        if (fused && !step.has_graph_epilogue()) continue;
         const ConvPath path = fused ? ConvPath::GraphFused : ConvPath::Graph;
         const char* what = fused ? "fused graph API" : "graph API";
         try {

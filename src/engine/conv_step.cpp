@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/engine/kernels.h"
+#include "src/engine/pointwise_function.h"
 
 namespace iostune {
 
@@ -116,6 +117,7 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       bias_(spec.bias),
       relu_(spec.relu),
       relu_input_(spec.relu_input),
+      activation_(spec.activation),
       depthwise_weight_(spec.depthwise_weight),
       residual_sum_(spec.residual ? std::vector<TensorView>{out_, *spec.residual}
                                   : std::vector<TensorView>{}),
@@ -155,7 +157,7 @@ GraphConv* ConvStep::graph(Precision precision, size_t max_workspace, bool fused
     if (!refusal.empty()) throw Error(refusal);
     if (!graph) {
         const GraphEpilogue epilogue =
-            fused ? GraphEpilogue{bias_, residual_, relu_} : GraphEpilogue{};
+            fused ? GraphEpilogue{bias_, residual_, relu_, activation_} : GraphEpilogue{};
         try {
             graph = std::make_unique<GraphConv>(in_, out_, weight_, kernel_h_, kernel_w_,
                                                 geometry_, epilogue, precision, max_workspace,
@@ -169,6 +171,14 @@ GraphConv* ConvStep::graph(Precision precision, size_t max_workspace, bool fused
 }
 
 void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
+    convolve(handle, workspace, stream);
+    const TensorView& written = output_staged() ? out_ : target_;
+    if (activation_ && !activation_fused())
+        launch_activation(written, written, *activation_, stream);
+    if (output_staged()) launch_copy(out_, target_, false, stream);
+}
+
+void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     if (path == ConvPath::Gemm) {
         gemm_->run(workspace, workspace_bytes, stream);
         return;
@@ -177,34 +187,33 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
         const DepthwiseGeometry g{kernel_h_,         kernel_w_,         geometry_.stride_h,
                                   geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
                                   geometry_.dilation_h, geometry_.dilation_w};
-        launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_, relu_,
-                              stream);
+        launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_,
+                              output_activation(relu_, activation_), stream);
         return;
     }
     if (in_ != source_) launch_copy(source_, in_, relu_input_, stream);
     if (path == ConvPath::Fused) {
         IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
+        return;
+    }
+    if (path == ConvPath::Graph || path == ConvPath::GraphFused) {
+        (path == ConvPath::Graph ? graph_ : graph_fused_)->run(handle, workspace);
     } else {
-        if (path == ConvPath::Graph || path == ConvPath::GraphFused) {
-            (path == ConvPath::Graph ? graph_ : graph_fused_)->run(handle, workspace);
+        const float one = 1.0f, zero = 0.0f;
+        IOSTUNE_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc_.get(), in_.data,
+                                                    w_desc_.get(), weight_, conv_desc_.get(), algo,
+                                                    workspace, workspace_bytes, &zero,
+                                                    y_desc_.get(), out_.data),
+                            context);
+    }
+    if (path == ConvPath::ConvThenEpilogue || (path == ConvPath::Graph && needs_epilogue())) {
+        if (residual_) {
+            if (bias_) launch_bias_activation(out_, bias_, false, stream);
+            launch_add(residual_sum_, out_, relu_, stream);
         } else {
-            const float one = 1.0f, zero = 0.0f;
-            IOSTUNE_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc_.get(), in_.data,
-                                                        w_desc_.get(), weight_, conv_desc_.get(),
-                                                        algo, workspace, workspace_bytes, &zero,
-                                                        y_desc_.get(), out_.data),
-                                context);
-        }
-        if (path == ConvPath::ConvThenEpilogue || (path == ConvPath::Graph && needs_epilogue())) {
-            if (residual_) {
-                if (bias_) launch_bias_activation(out_, bias_, false, stream);
-                launch_add(residual_sum_, out_, relu_, stream);
-            } else {
-                launch_bias_activation(out_, bias_, relu_, stream);
-            }
+            launch_bias_activation(out_, bias_, relu_, stream);
         }
     }
-    if (out_ != target_) launch_copy(out_, target_, false, stream);
 }
 
 std::string ConvStep::label() const {
@@ -217,15 +226,24 @@ std::string ConvStep::label() const {
 }
 
 std::string ConvStep::staging_note() const {
-    if (path == ConvPath::Depthwise) return relu_input_ ? "; pre-ReLU fused" : "";
-    if (path == ConvPath::Gemm) return residual_ ? "; residual z as cuBLASLt's C" : "";
     std::string note;
-    if (relu_input_) note += "; pre-ReLU copy";
-    else if (in_ != source_) note += "; input staged";
-    if (out_ != target_) note += "; output staged into its slice";
-    if (residual_)
-        note += path == ConvPath::Fused ? "; residual z fused (alpha2 = 1)"
-                                        : "; residual added by the add kernel";
+    if (path == ConvPath::Depthwise) {
+        if (relu_input_) note += "; pre-ReLU fused";
+    } else if (path == ConvPath::Gemm) {
+        if (residual_) note += "; residual z as cuBLASLt's C";
+    } else {
+        if (relu_input_) note += "; pre-ReLU copy";
+        else if (in_ != source_) note += "; input staged";
+        if (out_ != target_) note += "; output staged into its slice";
+        if (residual_)
+            note += path == ConvPath::Fused ? "; residual z fused (alpha2 = 1)"
+                                            : "; residual added by the add kernel";
+    }
+    if (activation_)
+        note += fmt::format("; {} {}", to_string(activation_->function),
+                            path == ConvPath::GraphFused  ? "fused into the graph"
+                            : path == ConvPath::Depthwise ? "fused into the depthwise kernel"
+                                                          : "by the activation kernel");
     return note;
 }
 

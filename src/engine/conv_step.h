@@ -6,6 +6,12 @@
 // as cuDNN's z with alpha2 = 1; the epilogue path adds it with the engine's add kernel after
 // the bias; the engine's depthwise kernel has no z and is never chosen for it.
 //
+// A fused activation (ConvAttrs::activation: SiLU, ReLU6, ...) comes last. The fused cuDNN graph
+// computes it as one more pointwise operation where cuDNN has a mode for it, the engine's
+// depthwise kernel as it writes (any function); every other path
+// runs as without it and then applies the engine's activation kernel in place on what the
+// convolution wrote, before any copy into the op's slice.
+//
 // Staging: an op may read a channel slice of a merged output or write its slice of a concat.
 // cuDNN runs most convolutions on such strided views directly, but some of its algorithms refuse
 // them or convert layouts around them; the planner therefore also times a step that reads or
@@ -28,13 +34,14 @@
 #include "src/engine/gemm_conv.h"
 #include "src/engine/graph_conv.h"
 #include "src/engine/tensor_view.h"
+#include "src/graph.h"
 
 namespace iostune {
 
 // Depthwise: the engine's channels-last depthwise kernel (launch_depthwise_nhwc), not cuDNN.
 // Gemm: a 1x1 channels-last convolution as one cuBLASLt matrix product (gemm_conv.h).
 // Graph: cuDNN's graph API on the op's own views (graph_conv.h), then the epilogue kernels.
-// GraphFused: one graph with the bias, residual and ReLU fused after the convolution.
+// GraphFused: one graph with the bias, residual, ReLU and activation fused after the convolution.
 enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm, Graph, GraphFused };
 
 // The algorithm name of ConvPath::Depthwise in a ConvChoice.
@@ -48,7 +55,7 @@ cudnnConvolutionFwdAlgo_t algo_from_name(const std::string& name);  // throws io
 const char* math_name(cudnnMathType_t math);            // "TENSOR_OP_MATH", ...
 cudnnMathType_t math_from_name(const std::string& name);  // throws iostune::Error
 
-// What to convolve: the filter (in the engine's type and layout), bias and ReLU.
+// What to convolve: the filter (in the engine's type and layout), bias, ReLU and activation.
 struct ConvSpec {
     int out_channels = 0, in_channels_per_group = 0, kernel_h = 1, kernel_w = 1;
     ConvGeometry geometry;
@@ -61,6 +68,8 @@ struct ConvSpec {
     const void* depthwise_weight = nullptr;
     // z of a residual convolution (the op's view of its second input), added before the ReLU.
     std::optional<TensorView> residual = std::nullopt;
+    // Applied last (never with `relu`).
+    std::optional<ActivationAttrs> activation = std::nullopt;
 };
 
 class ConvStep {
@@ -77,7 +86,8 @@ public:
 
     // "IMPLICIT_GEMM (TENSOR_OP_MATH, pinned)", for plans and profiles.
     std::string label() const;
-    // "; input staged" / "; output staged into its slice" / "; pre-ReLU fused" / "", for plans.
+    // "; input staged" / "; output staged into its slice" / "; pre-ReLU fused" /
+    // "; silu by the activation kernel" / "", for plans.
     std::string staging_note() const;
     // The convolution writes a buffer of its own and a copy moves it into the op's view.
     bool output_staged() const {
@@ -94,8 +104,9 @@ public:
     GemmConv* gemm(cublasLtHandle_t handle, Precision precision, size_t max_workspace);
     // The convolution through cuDNN's graph API, built on first use on what cuDNN reads and
     // writes (this step's views, staged or not), alone or (`fused`) with the step's bias,
-    // residual and ReLU in the graph; throws iostune::Error when cuDNN rejects the graph, then
-    // and on every later call (the rejection is remembered, not retried).
+    // residual, ReLU and activation in the graph; throws iostune::Error when cuDNN rejects the
+    // graph or has no pointwise mode for the activation, then and on every later call (the
+    // rejection is remembered, not retried).
     GraphConv* graph(Precision precision, size_t max_workspace, bool fused);
 
     std::string context;
@@ -111,6 +122,13 @@ public:
     bool has_residual() const { return residual_.has_value(); }
     // Bias, ReLU or a residual: the fused call or the epilogue kernels after the convolution.
     bool needs_epilogue() const { return has_bias() || relu() || has_residual(); }
+    const std::optional<ActivationAttrs>& activation() const { return activation_; }
+    // Something for a fused graph to compute after the convolution: an epilogue or activation.
+    bool has_graph_epilogue() const { return needs_epilogue() || activation_.has_value(); }
+    // The path computes the activation itself (else the activation kernel follows).
+    bool activation_fused() const {
+        return path == ConvPath::GraphFused || path == ConvPath::Depthwise;
+    }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes
 
@@ -133,6 +151,7 @@ private:
     const void* bias_ = nullptr;
     bool relu_ = false;
     bool relu_input_ = false;
+    std::optional<ActivationAttrs> activation_;
     const void* depthwise_weight_ = nullptr;
     std::vector<TensorView> residual_sum_;  // {output, z}: the epilogue path's add
     ConvGeometry geometry_;
@@ -140,6 +159,9 @@ private:
     std::unique_ptr<GemmConv> gemm_;
     std::unique_ptr<GraphConv> graph_, graph_fused_;
     std::string graph_refusal_, graph_fused_refusal_;  // why cuDNN rejected a graph, once it has
+
+    // The convolution and its bias/ReLU/residual epilogue, into output_staged() ? out_ : target_.
+    void convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
 };
 
 }  // namespace iostune

@@ -9,6 +9,7 @@
 
 #include "src/engine/engine_impl.h"
 #include "src/engine/op_kernels.h"
+#include "src/engine/pointwise_function.h"
 #include "src/error.h"
 
 namespace iostune {
@@ -16,20 +17,6 @@ namespace iostune {
 using engine_internal::op_label;
 
 namespace {
-
-PointwiseFunction pointwise_function(ActivationFunction f) {
-    switch (f) {
-        case ActivationFunction::Clip: return PointwiseFunction::Clip;
-        case ActivationFunction::Sigmoid: return PointwiseFunction::Sigmoid;
-        case ActivationFunction::Silu: return PointwiseFunction::Silu;
-        case ActivationFunction::HardSigmoid: return PointwiseFunction::HardSigmoid;
-        case ActivationFunction::HardSwish: return PointwiseFunction::HardSwish;
-        case ActivationFunction::LeakyRelu: return PointwiseFunction::LeakyRelu;
-        case ActivationFunction::Gelu: return PointwiseFunction::Gelu;
-        case ActivationFunction::Tanh: return PointwiseFunction::Tanh;
-    }
-    throw Error("unknown activation function");
-}
 
 BinaryKind binary_kind(BinaryOp op) {
     switch (op) {
@@ -150,8 +137,7 @@ void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream
     const OpWeights& w = weights[size_t(op.id)];
     switch (op.kind) {
         case OpKind::Activation: {
-            const auto& a = op.as<ActivationAttrs>();
-            launch_activation(in, out, pointwise_function(a.function), a.alpha, a.beta, stream);
+            launch_activation(in, out, op.as<ActivationAttrs>(), stream);
             break;
         }
         case OpKind::Binary:

@@ -15,6 +15,7 @@
 // dilation take the sliding-window kernel, the rest the generic one.
 #include <cuda_runtime.h>
 
+#include "src/engine/activation.cuh"
 #include "src/engine/kernel_support.cuh"
 #include "src/engine/kernels.h"
 
@@ -28,7 +29,7 @@ __global__ void __launch_bounds__(kThreads)
     depthwise_nhwc_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
                           int out_stride, const T* __restrict__ weight, const T* __restrict__ bias,
                           int channels, int in_h, int in_w, int out_h, int out_w,
-                          DepthwiseGeometry g, bool relu_input, bool relu_output) {
+                          DepthwiseGeometry g, bool relu_input, OutputActivation act) {
     using P = Pack<T, W>;
     const int packs = channels / W;
     const int strips = (out_w + TX - 1) / TX;
@@ -77,7 +78,7 @@ __global__ void __launch_bounds__(kThreads)
         const int ox = strip * TX + p;
         if (ox >= out_w) break;
         P y;
-        for (int j = 0; j < W; ++j) store(&y.e[j], relu_output ? fmaxf(acc[p][j], 0.0f) : acc[p][j]);
+        for (int j = 0; j < W; ++j) store(&y.e[j], activate(act, acc[p][j]));
         *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
     }
 }
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(kThreads)
                                  int out_stride, const T* __restrict__ weight,
                                  const T* __restrict__ bias, int channels, int in_h, int in_w,
                                  int out_h, int out_w, int pad_h, int pad_w, bool relu_input,
-                                 bool relu_output) {
+                                 OutputActivation act) {
     using P = Pack<T, W>;
     constexpr int kSpan = (TX - 1) * S + K;
     const int packs = channels / W;
@@ -155,7 +156,7 @@ __global__ void __launch_bounds__(kThreads)
         P y;
 #pragma unroll
         for (int j = 0; j < W; ++j)
-            store(&y.e[j], relu_output ? fmaxf(acc[p][j], 0.0f) : acc[p][j]);
+            store(&y.e[j], activate(act, acc[p][j]));
         *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
     }
 }
@@ -179,7 +180,8 @@ void with_kernel_size(const DepthwiseGeometry& g, F&& f) {
 
 template <class T, int W, int K, int TX>
 void launch(const TensorView& in, const TensorView& out, const void* weight, const void* bias,
-            const DepthwiseGeometry& g, bool relu_input, bool relu_output, cudaStream_t stream) {
+            const DepthwiseGeometry& g, bool relu_input, const OutputActivation& act,
+            cudaStream_t stream) {
     const RowLaunch shape(in, out, W, TX);
     const auto* x = static_cast<const T*>(in.data);
     auto* y = static_cast<T*>(out.data);
@@ -191,26 +193,26 @@ void launch(const TensorView& in, const TensorView& out, const void* weight, con
         if (window && g.stride_h == 1) {
             depthwise_nhwc_window_kernel<T, W, K, 1, TX><<<shape.grid, shape.threads, 0, stream>>>(
                 x, int(in.row_stride), y, int(out.row_stride), w, b, out.c, in.h, in.w, out.h,
-                out.w, g.pad_h, g.pad_w, relu_input, relu_output);
+                out.w, g.pad_h, g.pad_w, relu_input, act);
             return;
         }
         if (window) {
             depthwise_nhwc_window_kernel<T, W, K, 2, TX><<<shape.grid, shape.threads, 0, stream>>>(
                 x, int(in.row_stride), y, int(out.row_stride), w, b, out.c, in.h, in.w, out.h,
-                out.w, g.pad_h, g.pad_w, relu_input, relu_output);
+                out.w, g.pad_h, g.pad_w, relu_input, act);
             return;
         }
     }
     depthwise_nhwc_kernel<T, W, K, TX><<<shape.grid, shape.threads, 0, stream>>>(
         x, int(in.row_stride), y, int(out.row_stride), w, b, out.c, in.h, in.w, out.h, out.w, g,
-        relu_input, relu_output);
+        relu_input, act);
 }
 
 }  // namespace
 
 void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
-                           bool relu_output, cudaStream_t stream) {
+                           const OutputActivation& act, cudaStream_t stream) {
     require_same_storage(in, out, "depthwise");
     if (!in.nhwc() || in.c != out.c || in.n != out.n)
         throw Error(fmt::format("depthwise kernel: needs channels-last views of equal channels, "
@@ -227,11 +229,11 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
                 const int64_t packs = out.elements() / W;
                 const int64_t half_resident = resident_threads() / 2;
                 if (packs >= 4 * half_resident)
-                    launch<T, W, K, 4>(in, out, weight, bias, g, relu_input, relu_output, stream);
+                    launch<T, W, K, 4>(in, out, weight, bias, g, relu_input, act, stream);
                 else if (packs >= 2 * half_resident)
-                    launch<T, W, K, 2>(in, out, weight, bias, g, relu_input, relu_output, stream);
+                    launch<T, W, K, 2>(in, out, weight, bias, g, relu_input, act, stream);
                 else
-                    launch<T, W, K, 1>(in, out, weight, bias, g, relu_input, relu_output, stream);
+                    launch<T, W, K, 1>(in, out, weight, bias, g, relu_input, act, stream);
             });
         });
     });

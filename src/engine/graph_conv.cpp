@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "src/engine/cudnn_descriptors.h"
 #include "src/engine/cudnn_handle.h"
@@ -63,14 +66,51 @@ BackendDescriptor tensor(int64_t id, const TensorView& v, const std::string& con
     return t;
 }
 
+// A pointwise mode and the parameters it takes (attributes of type double), e.g. a ReLU's clips.
+struct PointwiseMode {
+    cudnnPointwiseMode_t mode;
+    std::vector<std::pair<cudnnBackendAttributeName_t, double>> parameters = {};
+};
+
+// The pointwise mode that computes graph.h's activation `a` exactly; throws iostune::Error
+// where cuDNN has none.
+PointwiseMode pointwise_mode(const ActivationAttrs& a, const std::string& context) {
+    // RELU_FWD: y = x < lower ? lower + slope * (x - lower) : min(x, upper).
+    const auto relu = [](double lower, double upper, double slope) {
+        return PointwiseMode{CUDNN_POINTWISE_RELU_FWD,
+                             {{CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, lower},
+                              {CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, upper},
+                              {CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, slope}}};
+    };
+    switch (a.function) {
+        case ActivationFunction::Sigmoid: return {CUDNN_POINTWISE_SIGMOID_FWD};
+        case ActivationFunction::Tanh: return {CUDNN_POINTWISE_TANH_FWD};
+        case ActivationFunction::Gelu: return {CUDNN_POINTWISE_GELU_FWD};  // the erf form
+        // x * sigmoid(beta * x); beta is 1 by default, set to say so.
+        case ActivationFunction::Silu:
+            return {CUDNN_POINTWISE_SWISH_FWD, {{CUDNN_ATTR_POINTWISE_SWISH_BETA, 1.0}}};
+        // An infinite clip bound would make lower + slope * (x - lower) a NaN.
+        case ActivationFunction::Clip:
+            if (std::isfinite(a.alpha) && std::isfinite(a.beta)) return relu(a.alpha, a.beta, 0.0);
+            break;
+        case ActivationFunction::LeakyRelu: return relu(0.0, FLT_MAX, a.alpha);
+        case ActivationFunction::HardSigmoid:
+        case ActivationFunction::HardSwish: break;
+    }
+    throw Error(fmt::format("{}: cuDNN's graph API has no pointwise mode for {}({}, {}): the "
+                            "convolution is not fused with it (its activation kernel follows)",
+                            context, to_string(a.function), a.alpha, a.beta));
+}
+
 // y = mode(x) or mode(x, b), computed in fp32.
-BackendDescriptor pointwise(cudnnPointwiseMode_t mode, const BackendDescriptor& x,
+BackendDescriptor pointwise(const PointwiseMode& mode, const BackendDescriptor& x,
                             const BackendDescriptor* b, const BackendDescriptor& y,
                             const std::string& context) {
     BackendDescriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, context);
     const cudnnDataType_t math = CUDNN_DATA_FLOAT;
-    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode.mode);
     pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &math);
+    for (const auto& [name, value] : mode.parameters) pw.set(name, CUDNN_TYPE_DOUBLE, 1, &value);
     pw.finalize();
     BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, context);
     op.set_descriptor(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
@@ -143,10 +183,10 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     BackendDescriptor x = tensor(kX, in, context);
     BackendDescriptor w = filter(in, out, weight, kernel_h, kernel_w, g.groups, context);
     BackendDescriptor y = tensor(kY, out, context);
-    // The fused epilogue, y = relu?(conv + bias + z), as pointwise operations on fp32 virtual
+    // The fused epilogue, y = act(conv + bias + z), as pointwise operations on fp32 virtual
     // tensors: each writes the next virtual tensor, the last one writes y.
     const int steps = int(epilogue.bias != nullptr) + int(epilogue.residual.has_value()) +
-                      int(epilogue.relu);
+                      int(epilogue.relu) + int(epilogue.activation.has_value());
     std::deque<BackendDescriptor> operands;  // bias, z and the virtual tensors (stable addresses)
     const auto output_of_step = [&](int step) -> const BackendDescriptor& {
         if (step == steps) return y;
@@ -179,22 +219,23 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
 
     std::vector<BackendDescriptor> pointwise_ops;
     const BackendDescriptor* last = &conv_y;
-    const auto then = [&](cudnnPointwiseMode_t pointwise_mode, const BackendDescriptor* operand) {
+    const auto then = [&](const PointwiseMode& step, const BackendDescriptor* operand) {
         const BackendDescriptor& next = output_of_step(int(pointwise_ops.size()) + 1);
-        pointwise_ops.push_back(pointwise(pointwise_mode, *last, operand, next, context));
+        pointwise_ops.push_back(pointwise(step, *last, operand, next, context));
         last = &next;
     };
     if (epilogue.bias != nullptr) {
         const TensorView bias = packed_view(const_cast<void*>(epilogue.bias), out.dtype,
                                             out.layout, 1, out.c, 1, 1);
         operands.push_back(tensor(kBias, bias, context));
-        then(CUDNN_POINTWISE_ADD, &operands.back());
+        then({CUDNN_POINTWISE_ADD}, &operands.back());
     }
     if (epilogue.residual) {
         operands.push_back(tensor(kZ, *epilogue.residual, context));
-        then(CUDNN_POINTWISE_ADD, &operands.back());
+        then({CUDNN_POINTWISE_ADD}, &operands.back());
     }
-    if (epilogue.relu) then(CUDNN_POINTWISE_RELU_FWD, nullptr);
+    if (epilogue.relu) then({CUDNN_POINTWISE_RELU_FWD}, nullptr);
+    if (epilogue.activation) then(pointwise_mode(*epilogue.activation, context), nullptr);
 
     BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, context);
     std::vector<cudnnBackendDescriptor_t> ops = {op.get()};
@@ -323,16 +364,21 @@ GraphConv::GraphConv(const TensorView& in, const TensorView& out, const void* we
       bias_(epilogue.bias),
       z_(epilogue.residual ? epilogue.residual->data : nullptr),
       context_(context + " (cuDNN graph API convolution)") {
+    // Refused before the cache is consulted: no graph of this epilogue exists to share.
+    if (epilogue.activation) pointwise_mode(*epilogue.activation, context_);
     int device = 0;
     IOSTUNE_CUDA_CHECK(cudaGetDevice(&device), context_);
     const std::string key = fmt::format(
         "dev{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
-        "workspace {}|bias {}|z {}|relu {}",
+        "workspace {}|bias {}|z {}|relu {}|activation {}",
         device, view_key(in), view_key(out), alignment_of(weight), kernel_h, kernel_w, g.pad_h,
         g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, g.groups,
         to_string(precision), max_workspace,
         epilogue.bias ? fmt::format("align {}", alignment_of(epilogue.bias)) : "none",
-        epilogue.residual ? view_key(*epilogue.residual) : "none", epilogue.relu);
+        epilogue.residual ? view_key(*epilogue.residual) : "none", epilogue.relu,
+        epilogue.activation ? fmt::format("{}({},{})", to_string(epilogue.activation->function),
+                                          epilogue.activation->alpha, epilogue.activation->beta)
+                            : "none");
     ShortlistCache& cache = shortlist_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (auto it = cache.entries.find(key); it != cache.entries.end()) {

@@ -13,9 +13,11 @@
 // The engine times the shortlist (one configuration per engine) beside its other candidates as
 // ConvChoice "GRAPH_<rank>": path "graph" is the convolution alone, bias, ReLU and a residual
 // following as the engine's epilogue kernels (as for the legacy "conv+epilogue" path); path
-// "graph+epilogue" is one graph y = relu?(conv(x, w) + bias + z), which cuDNN's runtime-fusion
-// engines compile into one kernel (on the RandWire stem at batch 16 the separate bias/ReLU
-// kernel took 79 of 210 us, TF32, H100).
+// "graph+epilogue" is one graph y = act(conv(x, w) + bias + z), the activation a ReLU or a fused
+// Activation op that cuDNN has a pointwise mode for (SiLU, sigmoid, tanh, GELU, clip/ReLU6,
+// leaky ReLU; not hard-sigmoid or hard-swish), which cuDNN's runtime-fusion engines compile into
+// one kernel (on the RandWire stem at batch 16 the separate bias/ReLU kernel took 79 of 210 us,
+// TF32, H100).
 //
 // Finalized shortlists are shared by every GraphConv of the process with the same descriptors
 // (shapes, strides, types, alignments, geometry, precision, workspace limit): an execution plan
@@ -34,17 +36,20 @@
 
 #include "src/engine/cudnn_backend.h"
 #include "src/engine/tensor_view.h"
+#include "src/graph.h"
 #include "src/precision.h"
 
 namespace iostune {
 
 struct ConvGeometry;
 
-// What the graph computes after the convolution: y = relu?(conv + bias + z); empty: y = conv.
+// What the graph computes after the convolution: y = act(conv + bias + z), act the ReLU or the
+// activation (never both); empty: y = conv.
 struct GraphEpilogue {
     const void* bias = nullptr;  // out.c elements of the output's type, or none
     std::optional<TensorView> residual = std::nullopt;  // z, added before the ReLU
     bool relu = false;
+    std::optional<ActivationAttrs> activation = std::nullopt;
 };
 
 class GraphConv {
@@ -57,8 +62,9 @@ public:
     // kCandidates of cuDNN's heuristic engine configurations that fit `max_workspace` and keep
     // the precision's arithmetic (no tensor cores in strict fp32, no down-conversion of fp32
     // inputs, run-time compiled kernels only for grouped convolutions); throws iostune::Error
-    // when cuDNN rejects the graph itself. With an epilogue the graph fuses it (and run-time
-    // compiled engines are allowed: the runtime-fusion engines are).
+    // when cuDNN rejects the graph itself, or has no pointwise mode for the epilogue's
+    // activation. With an epilogue the graph fuses it (and run-time compiled engines are
+    // allowed: the runtime-fusion engines are).
     GraphConv(const TensorView& in, const TensorView& out, const void* weight, int kernel_h,
               int kernel_w, const ConvGeometry& geometry, const GraphEpilogue& epilogue,
               Precision precision, size_t max_workspace, const std::string& context);

@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "src/engine/op_kernels.h"
 #include "src/engine/tensor_view.h"
 
 namespace iostune {
@@ -40,8 +41,8 @@ void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cu
 
 // Depthwise convolution (one filter per channel) over channels-last views, all of one type:
 // out[n, y, x, c] = act(bias[c] + sum_ij act_in(in[n, y*s - p + i*d, x*s - p + j*d, c]) * w[i, j, c])
-// with act_in = ReLU if relu_input (a SepConv's pre-ReLU, fused into the load), act = ReLU if
-// relu_output. `weight` is [kernel_h, kernel_w, c] (the taps of one channel are c apart, so a
+// with act_in = ReLU if relu_input (a SepConv's pre-ReLU, fused into the load) and act the
+// convolution's ReLU or fused activation (or none). `weight` is [kernel_h, kernel_w, c] (the taps of one channel are c apart, so a
 // warp reads each tap's weights for consecutive channels at once); `bias` may be null.
 struct DepthwiseGeometry {
     int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
@@ -49,7 +50,7 @@ struct DepthwiseGeometry {
 };
 void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
-                           bool relu_output, cudaStream_t stream);
+                           const OutputActivation& act, cudaStream_t stream);
 
 // dst = src element by element, converting the element type (round to nearest) and the layout.
 // Same logical shape; either may be strided.

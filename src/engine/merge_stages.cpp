@@ -62,11 +62,12 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
     const Shape merged_shape{s0.n, channels, s0.h, s0.w};
     m.output = allocate(merged_shape);
     const TensorView merged = packed(m.output.get(), merged_shape);
-    const ConvSpec spec{channels, in.c, kh, kw,
-                        ConvGeometry{fa.pad_h + (kh - fa.kernel_h) / 2,
-                                     fa.pad_w + (kw - fa.kernel_w) / 2, fa.stride_h, fa.stride_w,
-                                     1, 1, 1},
-                        m.weight.get(), fa.bias ? m.bias.get() : nullptr, fa.relu};
+    ConvSpec spec{channels, in.c, kh, kw,
+                  ConvGeometry{fa.pad_h + (kh - fa.kernel_h) / 2,
+                               fa.pad_w + (kw - fa.kernel_w) / 2, fa.stride_h, fa.stride_w, 1, 1,
+                               1},
+                  m.weight.get(), fa.bias ? m.bias.get() : nullptr, fa.relu};
+    spec.activation = fa.activation;  // can_merge: the same in every merged op
     m.merged = merged;
     m.spec = spec;
     m.planned_input = in;

@@ -20,6 +20,14 @@ namespace iostune {
 // graph.h's ActivationFunction, with the same meaning of alpha and beta.
 enum class PointwiseFunction { Clip, Sigmoid, Silu, HardSigmoid, HardSwish, LeakyRelu, Gelu, Tanh };
 
+// What a kernel applies to each value it writes (the depthwise kernel: a convolution's ReLU or
+// fused activation, so that no activation kernel passes over its output again).
+struct OutputActivation {
+    enum class Kind { None, Relu, Function } kind = Kind::None;
+    PointwiseFunction function = PointwiseFunction::Clip;
+    float alpha = 0.0f, beta = 0.0f;
+};
+
 // out = f(in). Equal shapes.
 void launch_activation(const TensorView& in, const TensorView& out, PointwiseFunction f,
                        float alpha, float beta, cudaStream_t stream);

@@ -70,6 +70,7 @@ void Engine::Impl::plan_op(const Op& op) {
                           w.weight.get(), a.bias ? w.bias.get() : nullptr, a.relu};
             spec.depthwise_weight = w.depthwise.get();
             if (a.residual) spec.residual = tensor(op.inputs.at(1));
+            spec.activation = a.activation;
             exec.convs.push_back(plan_conv(context, in, out, spec));
             record_conv(exec.plan, exec.convs.back());
             break;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "src/engine/activation.cuh"
 #include "src/engine/kernel_support.cuh"
 #include "src/engine/op_kernels.h"
 
@@ -14,23 +15,6 @@ namespace iostune {
 namespace {
 
 using namespace kernel_support;
-
-__device__ __forceinline__ float clamp01(float v) { return fminf(fmaxf(v, 0.0f), 1.0f); }
-
-// The CPU reference's formulas (src/reference/channel_ops.cpp), in float.
-__device__ __forceinline__ float activate(PointwiseFunction f, float alpha, float beta, float x) {
-    switch (f) {
-        case PointwiseFunction::Clip: return x < alpha ? alpha : (x > beta ? beta : x);
-        case PointwiseFunction::Sigmoid: return 1.0f / (1.0f + expf(-x));
-        case PointwiseFunction::Silu: return x / (1.0f + expf(-x));
-        case PointwiseFunction::HardSigmoid: return clamp01(alpha * x + beta);
-        case PointwiseFunction::HardSwish: return x * clamp01(x / 6.0f + 0.5f);
-        case PointwiseFunction::LeakyRelu: return x >= 0.0f ? x : alpha * x;
-        case PointwiseFunction::Gelu: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-        case PointwiseFunction::Tanh: return tanhf(x);
-    }
-    return x;
-}
 
 template <class T, int W>
 __global__ void activation_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, int64_t total,

@@ -26,6 +26,7 @@ void linear(const HostTensor& in, const float* weight, const float* bias, HostTe
 void softmax_channels(const HostTensor& in, HostTensor& out);
 
 // channel_ops.cpp: `out` has the inferred shape; params are the [C] vectors of param_shapes().
+// `out` may be `in` (a convolution's fused activation is applied in place).
 void activation(const HostTensor& in, const ActivationAttrs& attrs, HostTensor& out);
 void binary(const HostTensor& a, const HostTensor& b, BinaryOp op, HostTensor& out);
 void channel_affine(const HostTensor& in, const float* scale, const float* shift,

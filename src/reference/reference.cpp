@@ -48,20 +48,23 @@ const float* optional_param(const std::vector<ParamTensor>& params, size_t index
 }
 
 // A residual convolution is computed as its parts: the convolution (+ bias), the add of z, the
-// ReLU, so it equals the unfused ops bit for bit.
+// ReLU; a fused activation is the Activation op's own loop over the result. So a fused
+// convolution equals the unfused ops bit for bit.
 HostTensor run_conv(const Op& op, const std::vector<const HostTensor*>& inputs,
                     const std::vector<ParamTensor>& params, const Shape& out_shape) {
     const auto& a = op.as<ConvAttrs>();
     HostTensor out(out_shape);
     if (!a.residual) {
         conv2d(*inputs[0], params[0].values.data(), optional_param(params, 1, a.bias), a, out);
-        return out;
+    } else {
+        ConvAttrs conv_only = a;
+        conv_only.relu = false;
+        HostTensor conv(out_shape);
+        conv2d(*inputs[0], params[0].values.data(), optional_param(params, 1, a.bias), conv_only,
+               conv);
+        add({&conv, inputs[1]}, a.relu, out);
     }
-    ConvAttrs conv_only = a;
-    conv_only.relu = false;
-    HostTensor conv(out_shape);
-    conv2d(*inputs[0], params[0].values.data(), optional_param(params, 1, a.bias), conv_only, conv);
-    add({&conv, inputs[1]}, a.relu, out);
+    if (a.activation) activation(out, *a.activation, out);
     return out;
 }
 

@@ -1,6 +1,7 @@
 // The epilogue fusion pass (src/fusion.h): which chains it rewrites, what it leaves alone, and
 // that a fused graph computes what the unfused one does (CPU reference), on small graphs and on
-// every zoo model; the residual convolution's IR, JSON and operator facts.
+// every zoo model; the residual convolution's and the fused activation's IR, JSON and operator
+// facts.
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "src/model_set.h"
 #include "src/operator_info.h"
 #include "src/reference/reference.h"
+#include "src/schedule.h"
 #include "src/weights.h"
 #include "src/zoo/zoo.h"
 
@@ -247,10 +249,11 @@ TEST_CASE("fusion: every zoo model computes the same outputs fused (CPU referenc
         REQUIRE(small);
         Graph model = with_weights(*small, 11);
         const FusedGraph f = fuse_epilogues(model);
-        INFO(fmt::format("input {}, {} ops, {} fused (conv+relu {}, add+relu {}, conv+add {}, "
-                         "add+add {})",
+        INFO(fmt::format("input {}, {} ops, {} fused (conv+relu {}, conv+activation {}, "
+                         "add+relu {}, conv+add {}, add+add {})",
                          model.input_shape().h, model.size(), f.counts.total(), f.counts.conv_relu,
-                         f.counts.add_relu, f.counts.conv_add, f.counts.add_add));
+                         f.counts.conv_activation, f.counts.add_relu, f.counts.conv_add,
+                         f.counts.add_add));
         CHECK(f.graph.size() == model.size() - f.counts.total());
         if (name == "resnet50") CHECK(f.counts.conv_add == 16);
         CHECK(max_relative_difference(model, f.graph, 12) < 1e-6);
@@ -314,4 +317,181 @@ TEST_CASE("fusion: weights seeded on the fused ResNet-50 keep activations at uni
         CHECK(m > 0.1);
         CHECK(m < 10.0);
     }
+}
+
+namespace {
+
+// Each activation function with the parameters its models use.
+std::vector<ActivationAttrs> every_activation() {
+    return {{ActivationFunction::Clip, 0.0f, 6.0f},
+            {ActivationFunction::Sigmoid},
+            {ActivationFunction::Silu},
+            {ActivationFunction::HardSigmoid, 1.0f / 6.0f, 0.5f},
+            {ActivationFunction::HardSwish},
+            {ActivationFunction::LeakyRelu, 0.1f},
+            {ActivationFunction::Gelu},
+            {ActivationFunction::Tanh}};
+}
+
+ConvAttrs with_activation(ConvAttrs a, ActivationAttrs activation) {
+    a.activation = activation;
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("fusion: Conv -> Activation becomes a conv with that activation, bit for bit", "[fusion]") {
+    for (const ActivationAttrs& act : every_activation()) {
+        INFO(to_string(act.function));
+        Graph g("g", Shape{1, 4, 6, 6});
+        const int c = g.add(OpKind::Conv, conv3x3(8), {kGraphInput}, "c");
+        const int a = g.add(OpKind::Activation, act, {c}, "act");
+        g.add(OpKind::Conv, conv3x3(4), {a}, "next");
+        const Graph input = with_weights(g);
+        const FusedGraph f = fuse_epilogues(input);
+        CHECK(f.counts.conv_activation == 1);
+        CHECK(f.counts.total() == 1);
+        REQUIRE(f.graph.size() == 2);
+        CHECK(f.graph.op(0).name == "c");
+        CHECK(f.graph.op(0).as<ConvAttrs>().activation == act);
+        CHECK_FALSE(f.graph.op(0).as<ConvAttrs>().relu);
+        CHECK(f.graph.op(1).inputs == std::vector<int>{0});
+        CHECK(f.graph.params_of(0)[0].values == input.params_of(c)[0].values);
+        CHECK(max_relative_difference(input, f.graph, 3) == 0.0);
+        CHECK(totals(f.graph).flops == totals(input).flops);  // the activation moved, not dropped
+    }
+}
+
+TEST_CASE("fusion: a residual conv takes the SiLU after its add; an activated conv takes no add",
+          "[fusion]") {
+    const ActivationAttrs silu{ActivationFunction::Silu};
+    Graph g("g", Shape{1, 8, 6, 6});
+    const int stem = g.add(OpKind::Conv, conv3x3(8), {kGraphInput}, "stem");
+    const int stem_act = g.add(OpKind::Activation, silu, {stem}, "stem_act");
+    const int body = g.add(OpKind::Conv, conv3x3(8), {stem_act}, "body");
+    const int sum = g.add(OpKind::Add, AddAttrs{}, {body, stem_act}, "sum");
+    const int act = g.add(OpKind::Activation, silu, {sum}, "act");
+    // An activated conv then an add: the add comes after the activation, so it stays an Add.
+    const int side = g.add(OpKind::Conv, conv3x3(8), {act}, "side");
+    const int side_act = g.add(OpKind::Activation, silu, {side}, "side_act");
+    g.add(OpKind::Add, AddAttrs{}, {side_act, act}, "out");
+    const Graph input = with_weights(g);
+    const FusedGraph f = fuse_epilogues(input);
+    CHECK(f.counts.conv_add == 1);
+    CHECK(f.counts.conv_activation == 3);
+    CHECK(f.counts.total() == 4);
+    REQUIRE(f.graph.size() == 4);
+    const auto& fused = f.graph.op(1).as<ConvAttrs>();
+    CHECK(f.graph.op(1).name == "body");
+    CHECK(fused.residual);
+    CHECK(fused.activation == silu);
+    CHECK(f.graph.op(1).inputs == std::vector<int>{0, 0});
+    CHECK(f.graph.op(2).as<ConvAttrs>().activation == silu);
+    CHECK_FALSE(f.graph.op(2).as<ConvAttrs>().residual);
+    CHECK(f.graph.op(3).kind == OpKind::Add);
+    CHECK(max_relative_difference(input, f.graph, 5) == 0.0);
+}
+
+TEST_CASE("fusion: an activation stays an op after a shared, output or already activated conv",
+          "[fusion]") {
+    const ActivationAttrs swish{ActivationFunction::HardSwish};
+    SECTION("the conv has a second reader") {
+        Graph g("g", Shape{1, 4, 5, 5});
+        const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+        const int a = g.add(OpKind::Activation, swish, {c}, "a");
+        g.add(OpKind::Add, AddAttrs{}, {c, a}, "s");
+        CHECK(fuse_epilogues(g).counts.total() == 0);
+    }
+    SECTION("the conv is a graph output") {
+        Graph g("g", Shape{1, 4, 5, 5});
+        const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+        const int a = g.add(OpKind::Activation, swish, {c}, "a");
+        g.set_outputs({c, a});
+        CHECK(fuse_epilogues(g).counts.total() == 0);
+    }
+    SECTION("the conv has its ReLU, or its activation, already") {
+        Graph g("g", Shape{1, 4, 5, 5});
+        const int c = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "c");
+        const int a = g.add(OpKind::Activation, swish, {c}, "a");
+        const int d = g.add(OpKind::Conv, with_activation(conv3x3(4), swish), {a}, "d");
+        const int b = g.add(OpKind::Activation, swish, {d}, "b");
+        const int e = g.add(OpKind::Conv, with_activation(conv3x3(4), swish), {b}, "e");
+        g.add(OpKind::Relu, ReluAttrs{}, {e}, "r");
+        CHECK(fuse_epilogues(g).counts.total() == 0);
+    }
+    SECTION("the producer is not a convolution") {
+        Graph g("g", Shape{1, 4, 5, 5});
+        const int s = g.add(OpKind::Add, AddAttrs{}, {kGraphInput, kGraphInput}, "s");
+        g.add(OpKind::Activation, swish, {s}, "a");
+        CHECK(fuse_epilogues(g).counts.total() == 0);
+    }
+}
+
+TEST_CASE("conv activation: the IR checks it, JSON round-trips it, old files read unchanged",
+          "[fusion]") {
+    Graph g("g", Shape{1, 4, 6, 6});
+    ConvAttrs both = with_activation(conv3x3(8, true), {ActivationFunction::Silu});
+    CHECK_THROWS_WITH(g.add(OpKind::Conv, both, {kGraphInput}, "both"),
+                      Catch::Contains("op 'both'") &&
+                          Catch::Contains("a ReLU or an activation, not both"));
+    CHECK_THROWS_WITH(g.add(OpKind::Conv,
+                            with_activation(conv3x3(8), {ActivationFunction::Clip, 6.0f, 0.0f}),
+                            {kGraphInput}, "empty_clip"),
+                      Catch::Contains("op 'empty_clip'") && Catch::Contains("clip bounds"));
+    const ActivationAttrs relu6{ActivationFunction::Clip, 0.0f, 6.0f};
+    const int c = g.add(OpKind::Conv, with_activation(conv3x3(8), relu6), {kGraphInput}, "c");
+    g.add(OpKind::Conv, conv3x3(8), {c}, "plain");
+
+    const auto doc = graph_to_json(g, "");
+    CHECK(doc["ops"][0]["attrs"]["activation"] ==
+          nlohmann::json{{"function", "clip"}, {"alpha", 0.0}, {"beta", 6.0}});
+    CHECK_FALSE(doc["ops"][1]["attrs"].contains("activation"));  // unset: left out
+    const Graph back = graph_from_json(doc, "act.json", "");
+    CHECK(back.op(c).as<ConvAttrs>() == g.op(c).as<ConvAttrs>());
+    CHECK(fingerprint(back) == fingerprint(g));
+    Graph unfused("g", Shape{1, 4, 6, 6});
+    unfused.add(OpKind::Conv, conv3x3(8), {kGraphInput}, "c");
+    unfused.add(OpKind::Conv, conv3x3(8), {0}, "plain");
+    CHECK(fingerprint(unfused) != fingerprint(g));
+    ConvAttrs other = g.op(c).as<ConvAttrs>();
+    other.activation->beta = 5.0f;
+    Graph clipped_at_5("g", Shape{1, 4, 6, 6});
+    clipped_at_5.add(OpKind::Conv, other, {kGraphInput}, "c");
+    clipped_at_5.add(OpKind::Conv, conv3x3(8), {0}, "plain");
+    CHECK(fingerprint(clipped_at_5) != fingerprint(g));
+
+    const auto refused = [&](nlohmann::json activation) {
+        nlohmann::json bad = doc;
+        bad["ops"][0]["attrs"]["activation"] = std::move(activation);
+        try {
+            graph_from_json(bad, "bad.json", "");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK_THAT(refused({{"function", "swish"}, {"alpha", 0}, {"beta", 0}}),
+               Catch::Contains("bad.json") &&
+                   Catch::Contains("ops[0].attrs.activation.function: unknown value \"swish\"") &&
+                   Catch::Contains("silu"));
+    CHECK_THAT(refused({{"function", "silu"}}),
+               Catch::Contains("ops[0].attrs.activation.alpha: missing required field"));
+    CHECK_THAT(refused("silu"), Catch::Contains("ops[0].attrs.activation: expected an object"));
+    CHECK_THAT(refused({{"function", "clip"}, {"alpha", 6}, {"beta", 0}}),
+               Catch::Contains("op 'c'") && Catch::Contains("clip bounds [6, 0] are empty"));
+}
+
+TEST_CASE("conv activation: convolutions merge only with the same activation", "[fusion]") {
+    const ActivationAttrs silu{ActivationFunction::Silu};
+    Graph g("g", Shape{1, 4, 6, 6});
+    const int a = g.add(OpKind::Conv, with_activation(conv3x3(4), silu), {kGraphInput}, "a");
+    const int b = g.add(OpKind::Conv, with_activation(conv3x3(4), silu), {kGraphInput}, "b");
+    const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+    const int d = g.add(OpKind::Conv, with_activation(conv3x3(4), {ActivationFunction::Tanh}),
+                        {kGraphInput}, "d");
+    CHECK(can_merge(g, {a, b}));
+    std::string why;
+    CHECK_FALSE(can_merge(g, {a, c}, &why));
+    CHECK_THAT(why, Catch::Contains("activation"));
+    CHECK_FALSE(can_merge(g, {a, d}));
 }

@@ -390,6 +390,96 @@ TEST_CASE("cuDNN graph API convolutions with the bias, residual and ReLU fused i
     }, true);
 }
 
+TEST_CASE("convolutions with a fused activation match the reference on every path, fused into "
+          "the cuDNN graph where cuDNN has the activation",
+          "[gpu][engine][precision][graph][activation]") {
+    // Each activation function after a convolution, with and without bias, with a residual, on
+    // the depthwise kernel's and cuBLASLt's shapes (channels-last), and two written into a
+    // concat slice (the activation applies before a staged output's copy).
+    Graph graph("conv_activation", Shape{2, 16, 12, 12});
+    const auto conv = [&](int out, int kernel, int groups, bool bias, bool residual,
+                          ActivationAttrs activation, std::vector<int> inputs, const char* name) {
+        ConvAttrs a;
+        a.out_channels = out;
+        a.kernel_h = a.kernel_w = kernel;
+        a.pad_h = a.pad_w = kernel / 2;
+        a.groups = groups;
+        a.bias = bias;
+        a.residual = residual;
+        a.activation = activation;
+        return graph.add(OpKind::Conv, a, std::move(inputs), name);
+    };
+    const int clip = conv(24, 3, 1, true, false, {ActivationFunction::Clip, 0.0f, 6.0f},
+                          {kGraphInput}, "clip6");
+    const int sigmoid = conv(16, 1, 1, false, false, {ActivationFunction::Sigmoid}, {clip},
+                             "sigmoid_no_bias");
+    const int silu = conv(16, 3, 1, true, true, {ActivationFunction::Silu},
+                          {sigmoid, kGraphInput}, "silu_residual");
+    const int hardsigmoid = conv(16, 3, 1, true, false,
+                                 {ActivationFunction::HardSigmoid, 1.0f / 6.0f, 0.5f}, {silu},
+                                 "hardsigmoid");
+    const int leaky = conv(16, 3, 1, true, false, {ActivationFunction::LeakyRelu, 0.1f},
+                           {hardsigmoid}, "leakyrelu");
+    const int gelu = conv(16, 3, 16, true, false, {ActivationFunction::Gelu}, {leaky},
+                          "gelu_depthwise");
+    const int hardswish = conv(24, 3, 1, true, false, {ActivationFunction::HardSwish}, {gelu},
+                               "hardswish_into_concat");
+    const int tanh = conv(8, 1, 1, true, false, {ActivationFunction::Tanh}, {gelu},
+                          "tanh_1x1_into_concat");
+    const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {hardswish, tanh}, "cat");
+    graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {cat}, "gap");
+    init_random_weights(graph, 51);
+    const HostTensor input = random_input(graph.input_shape(), 52);
+    const std::vector<const char*> convs = {
+        "clip6",          "sigmoid_no_bias", "silu_residual",        "hardsigmoid",
+        "leakyrelu",      "gelu_depthwise",  "hardswish_into_concat", "tanh_1x1_into_concat"};
+    // Every activated convolution says where its activation ran; cuDNN has no hard-sigmoid or
+    // hard-swish mode, so those never run in a fused graph.
+    const auto check_paths = [&](const Plan& plan, const std::vector<OpPlan>& plans) {
+        std::vector<std::string> fused;
+        for (const char* name : convs) {
+            const std::string& path = plan_of(plans, name).path;
+            INFO(label(plan) << ": " << name << ": " << path);
+            CHECK((path.find("fused into the graph") != std::string::npos ||
+                   path.find("fused into the depthwise kernel") != std::string::npos ||
+                   path.find("by the activation kernel") != std::string::npos));
+            if (path.find("fused into the graph") != std::string::npos) fused.push_back(name);
+        }
+        for (const char* name : {"hardsigmoid", "hardswish_into_concat"})
+            CHECK(std::find(fused.begin(), fused.end(), name) == fused.end());
+        WARN(fmt::format("{}: {} of {} convolutions ran with their activation fused into the "
+                         "graph ({})",
+                         label(plan), fused.size(), convs.size(), fmt::join(fused, ", ")));
+    };
+    // Rank 0 of the fused shortlist where there is one (hard-sigmoid and hard-swish, and
+    // signatures without a fused engine, are timed afresh).
+    run_pinned_op_by_op(graph, input, ConvChoice{"GRAPH_0", "TENSOR_OP_MATH", "graph+epilogue", 0},
+                        -1, check_paths, true);
+    // The depthwise convolution on the engine's depthwise kernel (channels-last), which applies
+    // its GELU as it writes; the other convolutions are timed afresh.
+    run_pinned_op_by_op(graph, input, kPinDepthwise, -1, [&](const Plan& plan,
+                                                             const std::vector<OpPlan>& plans) {
+        const std::string& path = plan_of(plans, "gelu_depthwise").path;
+        INFO(label(plan) << ": gelu_depthwise: " << path);
+        CHECK(path.find("fused into the depthwise kernel") != std::string::npos);
+    });
+    // As the planner chooses, in every plan.
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    for (const Plan& plan : every_plan()) {
+        Engine engine(graph, options_for(plan));
+        engine.set_input(input);
+        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+        const std::vector<OpPlan> plans = engine.op_plans();
+        for (const Op& op : graph.ops()) {
+            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
+                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
+            CHECK(err < op_error_bound(plan.precision));
+        }
+        check_paths(plan, plans);
+    }
+}
+
 TEST_CASE("global pooling matches the reference: large maps at batch 1, odd channel counts, "
           "concat slices", "[gpu][engine][precision][pool]") {
     // 112x112 with 32 channels is EfficientNet-B0's first squeeze-and-excitation pool; 42

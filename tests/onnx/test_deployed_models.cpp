@@ -1,12 +1,14 @@
 // The CNN families people deploy, exported by PyTorch (tests/fixtures/export_torchvision.py:
 // seeded weights, perturbed batch-norm statistics, small images), imported and run on the CPU
 // reference against PyTorch's outputs: the L2 relative error of every output is at most 1e-4.
+// The graph run is the fused one (src/fusion.h), as every command runs it.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "src/error.h"
+#include "src/fusion.h"
 #include "src/onnx/onnx_import.h"
 #include "src/reference/reference.h"
 #include "tests/onnx/onnx_test_support.h"
@@ -29,8 +31,9 @@ double l2_relative_error(const std::vector<float>& got, const std::vector<float>
     return norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-// Imports fixture `name` with the manifest's batch, runs the CPU reference on PyTorch's input and
-// checks every output against PyTorch's. Returns the graph (empty when fixtures were skipped).
+// Imports fixture `name` with the manifest's batch, fuses it, runs the CPU reference on PyTorch's
+// input and checks every output against PyTorch's. Returns the imported graph (empty when
+// fixtures were skipped).
 Graph check_against_pytorch(const std::string& name) {
     const auto manifest = load_manifest();
     if (!manifest) {
@@ -42,14 +45,15 @@ Graph check_against_pytorch(const std::string& name) {
     const auto [graph, input] = import_fixture(*entry);
     const auto files = (*entry)["outputs"].get<std::vector<std::string>>();
     REQUIRE(graph.output_count() == int(files.size()));
-    const std::vector<HostTensor> outputs = reference_run_outputs(graph, {input});
+    const FusedGraph fused = fuse_epilogues(graph);
+    const std::vector<HostTensor> outputs = reference_run_outputs(fused.graph, {input});
     for (size_t k = 0; k < files.size(); ++k) {
         const std::vector<float> expected = read_floats(fixture_path(files[k]));
         REQUIRE(outputs[k].data.size() == expected.size());
         const double error = l2_relative_error(outputs[k].data, expected);
-        INFO(fmt::format("{} output {}: {} ops, {}x{}x{}x{}, L2 relative error {:.3g}", name, k,
-                         graph.size(), outputs[k].shape.n, outputs[k].shape.c,
-                         outputs[k].shape.h, outputs[k].shape.w, error));
+        INFO(fmt::format("{} output {}: {} ops ({} fused), {}x{}x{}x{}, L2 relative error {:.3g}",
+                         name, k, graph.size(), fused.counts.total(), outputs[k].shape.n,
+                         outputs[k].shape.c, outputs[k].shape.h, outputs[k].shape.w, error));
         CHECK(error <= kBound);
     }
     return graph;
@@ -64,6 +68,16 @@ bool has_kind(const Graph& graph, OpKind kind) {
 bool has_activation(const Graph& graph, ActivationFunction f) {
     for (const Op& op : graph.ops())
         if (op.kind == OpKind::Activation && op.as<ActivationAttrs>().function == f) return true;
+    return false;
+}
+
+// Whether the fusion pass gives some convolution the activation function `f`.
+bool fuses_activation(const Graph& graph, ActivationFunction f) {
+    const Graph fused = fuse_epilogues(graph).graph;
+    for (const Op& op : fused.ops())
+        if (op.kind == OpKind::Conv && op.as<ConvAttrs>().activation &&
+            op.as<ConvAttrs>().activation->function == f)
+            return true;
     return false;
 }
 
@@ -82,13 +96,17 @@ TEST_CASE("AlexNet, VGG, ResNeXt, Wide ResNet and DenseNet match PyTorch",
 TEST_CASE("MobileNetV2 and V3 (ReLU6, HardSwish, HardSigmoid SE) match PyTorch",
           "[onnx][pytorch][deployed]") {
     const Graph v2 = check_against_pytorch("mobilenet_v2");
-    if (v2.size() > 0) CHECK(has_activation(v2, ActivationFunction::Clip));
+    if (v2.size() > 0) {
+        CHECK(has_activation(v2, ActivationFunction::Clip));
+        CHECK(fuses_activation(v2, ActivationFunction::Clip));
+    }
     // Opset 17 has a HardSwish op; opset 13's export decomposes it (HardSigmoid and Mul).
     for (const char* name : {"mobilenet_v3_small", "mobilenet_v3_large"}) {
         const Graph v3 = check_against_pytorch(name);
         if (v3.size() == 0) continue;
         CHECK(has_activation(v3, ActivationFunction::HardSwish));
         CHECK(has_activation(v3, ActivationFunction::HardSigmoid));
+        CHECK(fuses_activation(v3, ActivationFunction::HardSwish));
         CHECK(has_kind(v3, OpKind::Binary));
     }
 }
@@ -98,7 +116,9 @@ TEST_CASE("EfficientNet B0 to B3 and V2-S (SiLU, squeeze-excitation) match PyTor
     for (const char* name : {"efficientnet_b0", "efficientnet_b1", "efficientnet_b2",
                              "efficientnet_b3", "efficientnet_v2_s"}) {
         const Graph g = check_against_pytorch(name);
-        if (g.size() > 0) CHECK(has_activation(g, ActivationFunction::Silu));
+        if (g.size() == 0) continue;
+        CHECK(has_activation(g, ActivationFunction::Silu));
+        CHECK(fuses_activation(g, ActivationFunction::Silu));
     }
 }
 
