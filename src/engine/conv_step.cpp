@@ -206,12 +206,12 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
                                                     y_desc_.get(), out_.data),
                             context);
     }
-    if (path == ConvPath::ConvThenEpilogue || (path == ConvPath::Graph && needs_epilogue())) {
+    if (epilogue_kernels()) {
         if (residual_) {
             if (bias_) launch_bias_activation(out_, bias_, false, stream);
             launch_add(residual_sum_, out_, relu_, stream);
         } else {
-            launch_bias_activation(out_, bias_, relu_, stream);
+            launch_bias_activation(out_, bias_, output_activation(relu_, activation_), stream);
         }
     }
 }
@@ -243,6 +243,7 @@ std::string ConvStep::staging_note() const {
         note += fmt::format("; {} {}", to_string(activation_->function),
                             path == ConvPath::GraphFused  ? "fused into the graph"
                             : path == ConvPath::Depthwise ? "fused into the depthwise kernel"
+                            : activation_fused()          ? "fused into the bias kernel"
                                                           : "by the activation kernel");
     return note;
 }

@@ -8,7 +8,7 @@
 //
 // A fused activation (ConvAttrs::activation: SiLU, ReLU6, ...) comes last. The fused cuDNN graph
 // computes it as one more pointwise operation where cuDNN has a mode for it, the engine's
-// depthwise kernel as it writes (any function); every other path
+// depthwise kernel and bias kernel as they write (any function); every other path
 // runs as without it and then applies the engine's activation kernel in place on what the
 // convolution wrote, before any copy into the op's slice.
 //
@@ -125,9 +125,15 @@ public:
     const std::optional<ActivationAttrs>& activation() const { return activation_; }
     // Something for a fused graph to compute after the convolution: an epilogue or activation.
     bool has_graph_epilogue() const { return needs_epilogue() || activation_.has_value(); }
-    // The path computes the activation itself (else the activation kernel follows).
+    // The bias/ReLU/residual epilogue runs as the engine's kernels after the convolution.
+    bool epilogue_kernels() const {
+        return path == ConvPath::ConvThenEpilogue || (path == ConvPath::Graph && needs_epilogue());
+    }
+    // The path computes the activation itself, else the activation kernel follows: the fused
+    // graph, the depthwise kernel, and the bias kernel of an epilogue without a residual.
     bool activation_fused() const {
-        return path == ConvPath::GraphFused || path == ConvPath::Depthwise;
+        return path == ConvPath::GraphFused || path == ConvPath::Depthwise ||
+               (epilogue_kernels() && !residual_);
     }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "src/engine/activation.cuh"
 #include "src/engine/kernel_support.cuh"
 
 namespace iostune {
@@ -44,7 +45,8 @@ __global__ void pool2d_kernel(const T* in, Indexer in_ix, T* out, Indexer out_ix
 }
 
 template <class T>
-__global__ void bias_activation_kernel(T* x, Indexer ix, int64_t total, const T* bias, bool relu) {
+__global__ void bias_activation_kernel(T* x, Indexer ix, int64_t total, const T* bias,
+                                       OutputActivation act) {
     IOSTUNE_GRID_LOOP(i, total) {
         int64_t b = 0;
         int ch = 0, y = 0, xx = 0;
@@ -52,7 +54,30 @@ __global__ void bias_activation_kernel(T* x, Indexer ix, int64_t total, const T*
         T* p = x + ix.at(b, ch, y, xx);
         float v = load(p);
         if (bias != nullptr) v += load(bias + ch);
-        store(p, relu ? fmaxf(v, 0.0f) : v);
+        store(p, activate(act, v));
+    }
+}
+
+// A contiguous tensor as flat packs of W elements, for channel counts the per-pixel packs of the
+// kernel below cannot take (RandWire's 77-channel stem ran element by element at twice its
+// memory time, TF32 b16 H100). Channels-last (plane 1): the channel steps by one per element,
+// wrapping at `channels`. NCHW: a pack lies in one channel's plane (plane % W == 0).
+template <class T, int W>
+__global__ void bias_activation_flat_kernel(T* x, int64_t packs, int plane, int channels,
+                                            const T* bias, OutputActivation act) {
+    using P = Pack<T, W>;
+    IOSTUNE_GRID_LOOP(i, packs) {
+        P* p = reinterpret_cast<P*>(x) + i;
+        P v = *p;
+        int64_t unused = 0, ch = 0;
+        index_div(index_div(i * W, plane, unused), channels, ch);  // (first element / plane) % c
+        for (int j = 0; j < W; ++j) {
+            float y = load(&v.e[j]);
+            if (bias != nullptr) y += load(bias + ch);
+            store(&v.e[j], activate(act, y));
+            if (plane == 1 && ++ch == channels) ch = 0;
+        }
+        *p = v;
     }
 }
 
@@ -108,10 +133,10 @@ __global__ void copy_kernel(const T* in, Rows in_rows, T* out, Rows out_rows, in
     }
 }
 
-// Channels-last bias (+ReLU): a pack holds W consecutive channels of one pixel.
+// Channels-last bias and activation: a pack holds W consecutive channels of one pixel.
 template <class T, int W>
 __global__ void bias_activation_nhwc_kernel(T* x, Rows rows, int64_t total, int channels,
-                                            const T* bias, bool relu) {
+                                            const T* bias, OutputActivation act) {
     using P = Pack<T, W>;
     const int per_row = channels / W;
     IOSTUNE_GRID_LOOP(i, total) {
@@ -123,7 +148,7 @@ __global__ void bias_activation_nhwc_kernel(T* x, Rows rows, int64_t total, int 
         for (int j = 0; j < W; ++j) {
             float y = load(&v.e[j]);
             if (bias != nullptr) y += load(bias + first + j);
-            store(&v.e[j], relu ? fmaxf(y, 0.0f) : y);
+            store(&v.e[j], activate(act, y));
         }
         *p = v;
     }
@@ -327,22 +352,37 @@ void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStr
     check_launch(relu ? "relu" : "copy");
 }
 
-void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cudaStream_t stream) {
+void launch_bias_activation(const TensorView& x, const void* bias, const OutputActivation& act,
+                            cudaStream_t stream) {
     const int64_t total = x.elements();
-    if (total == 0 || (bias == nullptr && !relu)) return;
+    if (total == 0 || (bias == nullptr && act.kind == OutputActivation::Kind::None)) return;
     dispatch(x.dtype, [&](auto t) {
         using T = decltype(t);
         const auto* b = static_cast<const T*>(bias);
-        if (!x.nhwc()) {
+        auto* data = static_cast<T*>(x.data);
+        const int plane = x.nhwc() ? 1 : x.h * x.w;
+        const int per_pixel = x.nhwc() ? vector_width<T>({x}) : 1;
+        int flat = 1;  // the widest pack over a packed tensor's flat elements
+        for (int w = 16 / int(sizeof(T)); w > 1 && flat == 1 && x.packed(); w /= 2)
+            if (total % w == 0 && plane % w == 0 &&
+                reinterpret_cast<uintptr_t>(x.data) % (size_t(w) * sizeof(T)) == 0)
+                flat = w;
+        if (flat > per_pixel) {
+            with_width(flat, [&](auto width) {
+                constexpr int W = decltype(width)::value;
+                bias_activation_flat_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+                    data, total / W, plane, x.c, b, act);
+            });
+        } else if (!x.nhwc()) {
             bias_activation_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-                static_cast<T*>(x.data), indexer_of(x), total, b, relu);
-            return;
+                data, indexer_of(x), total, b, act);
+        } else {
+            with_width(per_pixel, [&](auto width) {
+                constexpr int W = decltype(width)::value;
+                bias_activation_nhwc_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
+                    data, rows_of(x, W), total / W, x.c, b, act);
+            });
         }
-        with_width(vector_width<T>({x}), [&](auto width) {
-            constexpr int W = decltype(width)::value;
-            bias_activation_nhwc_kernel<T, W><<<blocks_for(total / W), kThreads, 0, stream>>>(
-                static_cast<T*>(x.data), rows_of(x, W), total / W, x.c, b, relu);
-        });
     });
     check_launch("bias_activation");
 }

@@ -35,9 +35,16 @@ void launch_add(const std::vector<TensorView>& inputs, const TensorView& out, bo
 // out = relu ? max(0, in) : in.
 void launch_copy(const TensorView& in, const TensorView& out, bool relu, cudaStream_t stream);
 
-// In place: x[n, c, ...] += bias[c] (if bias; `bias` holds x.c elements of x's type), then
-// max(0, .) if relu.
-void launch_bias_activation(const TensorView& x, const void* bias, bool relu, cudaStream_t stream);
+// In place: x[n, c, ...] += bias[c] (if bias; `bias` holds x.c elements of x's type), then the
+// activation.
+void launch_bias_activation(const TensorView& x, const void* bias, const OutputActivation& act,
+                            cudaStream_t stream);
+inline void launch_bias_activation(const TensorView& x, const void* bias, bool relu,
+                                   cudaStream_t stream) {
+    launch_bias_activation(
+        x, bias, OutputActivation{relu ? OutputActivation::Kind::Relu : OutputActivation::Kind::None},
+        stream);
+}
 
 // Depthwise convolution (one filter per channel) over channels-last views, all of one type:
 // out[n, y, x, c] = act(bias[c] + sum_ij act_in(in[n, y*s - p + i*d, x*s - p + j*d, c]) * w[i, j, c])

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -478,6 +479,41 @@ TEST_CASE("convolutions with a fused activation match the reference on every pat
         }
         check_paths(plan, plans);
     }
+}
+
+TEST_CASE("the bias kernel adds the bias and applies the activation over odd channel counts, "
+          "packed and in concat slices, in both layouts", "[gpu][engine][precision][activation]") {
+    // 77 channels (RandWire's stem): no per-pixel pack fits, so a packed output takes the flat
+    // kernel (its channel wrapping inside a pack); the concat slices take the per-pixel kernel
+    // (channels-last) or the element kernel (NCHW).
+    Graph graph("bias_kernel", Shape{2, 3, 20, 20});
+    const auto conv = [&](int out, bool relu, std::optional<ActivationAttrs> activation,
+                          const char* name) {
+        ConvAttrs a;
+        a.out_channels = out;
+        a.kernel_h = a.kernel_w = 3;
+        a.pad_h = a.pad_w = 1;
+        a.bias = true;
+        a.relu = relu;
+        a.activation = activation;
+        return graph.add(OpKind::Conv, a, {kGraphInput}, name);
+    };
+    conv(77, false, ActivationAttrs{ActivationFunction::Silu}, "silu_77");
+    conv(77, true, std::nullopt, "relu_77");
+    const int hs = conv(24, false, ActivationAttrs{ActivationFunction::HardSwish}, "hardswish_slice");
+    const int plain = conv(13, false, std::nullopt, "bias_slice");
+    graph.add(OpKind::Concat, ConcatAttrs{}, {hs, plain}, "cat");
+    init_random_weights(graph, 61);
+    const HostTensor input = random_input(graph.input_shape(), 62);
+    run_pinned_op_by_op(graph, input,
+                        ConvChoice{"IMPLICIT_GEMM", "DEFAULT_MATH", "conv+epilogue", 0}, 4,
+                        [](const Plan& plan, const std::vector<OpPlan>& plans) {
+        for (const char* name : {"silu_77", "hardswish_slice"}) {
+            INFO(label(plan) << ": " << name << ": " << plan_of(plans, name).path);
+            CHECK_THAT(plan_of(plans, name).path, Catch::Contains("fused into the bias kernel"));
+        }
+        CHECK(plan_of(plans, "hardswish_slice").writes_into_concat);
+    }, true);
 }
 
 TEST_CASE("global pooling matches the reference: large maps at batch 1, odd channel counts, "
