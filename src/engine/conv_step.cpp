@@ -236,8 +236,9 @@ std::string ConvStep::staging_note() const {
         else if (in_ != source_) note += "; input staged";
         if (out_ != target_) note += "; output staged into its slice";
         if (residual_)
-            note += path == ConvPath::Fused ? "; residual z fused (alpha2 = 1)"
-                                            : "; residual added by the add kernel";
+            note += path == ConvPath::Fused        ? "; residual z fused (alpha2 = 1)"
+                    : path == ConvPath::GraphFused ? "; residual z fused into the graph"
+                                                   : "; residual added by the add kernel";
     }
     if (activation_)
         note += fmt::format("; {} {}", to_string(activation_->function),
