@@ -278,19 +278,26 @@ std::vector<cudnnConvolutionFwdAlgoPerf_t> Engine::Impl::ranked_algorithms(
 // (timed warm, a low-parallelism FMA kernel looks fastest and then runs 4x slower in the
 // network: seen on the H100).
 double Engine::Impl::time_step(const ConvStep& step, DeviceBuffer& workspace) {
+    cudnnHandle_t handle = lanes[0]->cudnn.get();
+    return time_launch([&](cudaStream_t s, void* w) { step.run(handle, w, s); },
+                       step.workspace_bytes, workspace, step.context);
+}
+
+double Engine::Impl::time_launch(const std::function<void(cudaStream_t, void*)>& launch,
+                                 size_t launch_workspace, DeviceBuffer& workspace,
+                                 const std::string& what) {
     Lane& lane = *lanes[0];
     cudaStream_t stream = lane.stream.get();
     lane.cudnn.set_stream(stream);
-    if (workspace.bytes() < step.workspace_bytes) workspace = DeviceBuffer(step.workspace_bytes);
+    if (workspace.bytes() < launch_workspace) workspace = DeviceBuffer(launch_workspace);
     if (l2_flush.bytes() == 0) {
         int l2_bytes = 0;
         IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, options.device),
                            "querying the L2 cache size");
         l2_flush = DeviceBuffer(2 * size_t(std::max(l2_bytes, 1 << 20)));
     }
-    const CudaGraphExec exec = capture_graph(
-        stream, [&](cudaStream_t s) { step.run(lane.cudnn.get(), workspace.get(), s); },
-        step.context);
+    const CudaGraphExec exec =
+        capture_graph(stream, [&](cudaStream_t s) { launch(s, workspace.get()); }, what);
     const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);
     for (int i = 0; i < kTimingWarmup; ++i) exec.launch(stream);
     std::vector<double> samples;

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "src/conv_choices.h"
 #include "src/engine/conv_step.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/kernels.h"
@@ -47,7 +48,10 @@ ConvTransposeStep::ConvTransposeStep(std::string context_, const TensorView& sou
               spec.out_channels / spec.geometry.groups, spec.kernel_h, spec.kernel_w, context),
       conv_desc_(spec.geometry, math_, context),
       weight_(spec.weight),
-      bias_(spec.bias) {
+      bias_(spec.bias),
+      geometry_(spec.geometry),
+      kernel_h_(spec.kernel_h),
+      kernel_w_(spec.kernel_w) {
     // The forward convolution of the output must give back the input's shape.
     int n = 0, c = 0, h = 0, w = 0;
     IOSTUNE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), dx_desc_.get(),
@@ -94,24 +98,59 @@ bool ConvTransposeStep::choose_algorithm(cudnnHandle_t handle, Precision precisi
         workspace_bytes = bytes;
         found = true;
     }
-    if (found) conv_desc_.set_math(math, context);
+    legacy_found_ = found;
+    legacy_algo_ = algo;
+    legacy_math_ = math;
+    legacy_workspace_ = workspace_bytes;
+    if (found) select_legacy();
     return found;
+}
+
+const GraphConv& ConvTransposeStep::graph(Precision precision, size_t max_workspace) {
+    if (!graph_)
+        graph_ = std::make_unique<GraphConv>(in_, out_, weight_, kernel_h_, kernel_w_, geometry_,
+                                             GraphEpilogue{}, precision, max_workspace, context,
+                                             GraphConvDirection::BackwardData);
+    return *graph_;
+}
+
+bool ConvTransposeStep::select_graph(int rank) {
+    if (!graph_ || !graph_->select(rank)) return false;
+    graph_rank_ = rank;
+    math = std::string(graph_->math(rank)) == "TENSOR_OP_MATH" ? CUDNN_TENSOR_OP_MATH
+                                                               : CUDNN_FMA_MATH;
+    workspace_bytes = graph_->workspace_bytes();
+    return true;
+}
+
+void ConvTransposeStep::select_legacy() {
+    graph_rank_ = -1;
+    algo = legacy_algo_;
+    math = legacy_math_;
+    workspace_bytes = legacy_workspace_;
+    conv_desc_.set_math(math, context);
 }
 
 void ConvTransposeStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     if (in_.data != source_.data) launch_copy(source_, in_, false, stream);
-    const float one = 1.0f, zero = 0.0f;
-    IOSTUNE_CUDNN_CHECK(cudnnConvolutionBackwardData(handle, &one, w_desc_.get(), weight_,
-                                                     dy_desc_.get(), in_.data, conv_desc_.get(),
-                                                     algo, workspace, workspace_bytes, &zero,
-                                                     dx_desc_.get(), out_.data),
-                        context);
+    if (graph_rank_ >= 0) {
+        graph_->run(handle, workspace);
+    } else {
+        const float one = 1.0f, zero = 0.0f;
+        IOSTUNE_CUDNN_CHECK(cudnnConvolutionBackwardData(handle, &one, w_desc_.get(), weight_,
+                                                         dy_desc_.get(), in_.data,
+                                                         conv_desc_.get(), algo, workspace,
+                                                         workspace_bytes, &zero, dx_desc_.get(),
+                                                         out_.data),
+                            context);
+    }
     if (bias_ != nullptr) launch_bias_activation(out_, bias_, false, stream);
     if (out_.data != target_.data) launch_copy(out_, target_, false, stream);
 }
 
 std::string ConvTransposeStep::path() const {
-    std::string text = "cudnnConvolutionBackwardData";
+    std::string text = graph_rank_ >= 0 ? "cuDNN graph API backward data"
+                                        : "cudnnConvolutionBackwardData";
     if (bias_ != nullptr) text += " + bias kernel";
     if (in_.data != source_.data) text += "; input staged";
     if (out_.data != target_.data) text += "; output staged into its slice";
@@ -119,6 +158,9 @@ std::string ConvTransposeStep::path() const {
 }
 
 std::string ConvTransposeStep::label() const {
+    if (graph_rank_ >= 0)
+        return fmt::format("{}{} engine {} ({})", kGraphAlgorithmPrefix, graph_rank_,
+                           graph_->engine_index(), math_name(math));
     return fmt::format("{} ({})", algo_name(algo), math_name(math));
 }
 

@@ -6,15 +6,22 @@
 // it only makes dx larger, and the forward convolution still maps dx onto dy. The bias is the
 // engine's bias kernel after the call.
 //
+// Two ways to run it, timed against each other by the planner: the legacy
+// cudnnConvolutionBackwardData with cudnnFind's fastest algorithm, and the graph API's
+// backward-data operation (graph_conv.h) with one of its shortlisted engines. The legacy call ran
+// U-Net's 2x2 stride-2 upsampling as seven kernels at 1% of the roofline (fp16 b16, H100).
+//
 // When cuDNN has no algorithm for the op's strided views (a concat slice, as U-Net decoders
 // write), the step reads or writes packed buffers the caller owns and one copy kernel moves them.
 #pragma once
 
 #include <cudnn.h>
 
+#include <memory>
 #include <string>
 
 #include "src/engine/cudnn_descriptors.h"
+#include "src/engine/graph_conv.h"
 #include "src/engine/tensor_view.h"
 #include "src/precision.h"
 
@@ -36,17 +43,24 @@ public:
                       const TensorView& staged_in, const TensorView& staged_out,
                       const ConvTransposeSpec& spec, cudnnMathType_t math);
 
-    // Picks cuDNN's fastest backward-data algorithm that runs in this precision within
-    // `max_workspace` bytes (cudnnFind, which runs each on scratch memory of its own); false
-    // when none does.
+    // Picks cuDNN's fastest legacy backward-data algorithm that runs in this precision within
+    // `max_workspace` bytes (cudnnFind, which runs each on scratch memory of its own) and runs
+    // it from now on; false when none does.
     bool choose_algorithm(cudnnHandle_t handle, Precision precision, size_t max_workspace);
+    // The graph API's shortlist for these views (built on first use; throws iostune::Error when
+    // cuDNN rejects the graph), and running its entry `rank` from now on (false: no such entry).
+    const GraphConv& graph(Precision precision, size_t max_workspace);
+    bool select_graph(int rank);
+    // Back to the algorithm choose_algorithm picked.
+    void select_legacy();
+    bool legacy_available() const { return legacy_found_; }
 
-    // Enqueues staging copy in, the backward-data convolution, bias, copy out.
+    // Enqueues staging copy in, the backward-data convolution, bias, copy out (capture-safe).
     void run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
 
     // "cudnnConvolutionBackwardData + bias kernel; output staged into its slice", for plans.
     std::string path() const;
-    // "ALGO_1 (TENSOR_OP_MATH)", for plans and profiles.
+    // "ALGO_1 (TENSOR_OP_MATH)" or "GRAPH_0 engine 12 (TENSOR_OP_MATH)", for plans and profiles.
     std::string label() const;
 
     std::string context;
@@ -63,6 +77,14 @@ private:
     ConvolutionDescriptor conv_desc_;
     const void* weight_ = nullptr;
     const void* bias_ = nullptr;
+    ConvGeometry geometry_;
+    int kernel_h_ = 1, kernel_w_ = 1;
+    bool legacy_found_ = false;
+    cudnnConvolutionBwdDataAlgo_t legacy_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    cudnnMathType_t legacy_math_ = CUDNN_DEFAULT_MATH;
+    size_t legacy_workspace_ = 0;
+    std::unique_ptr<GraphConv> graph_;
+    int graph_rank_ = -1;  // the graph entry that runs, or -1: the legacy call
 };
 
 const char* algo_name(cudnnConvolutionBwdDataAlgo_t algo);  // "ALGO_0", "FFT", ...

@@ -107,9 +107,7 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
                               : TensorView{};
                 exec.conv_transpose.emplace(context, in, out, staged_in, staged_out, spec,
                                             conv_math);
-                if (exec.conv_transpose->choose_algorithm(lane.cudnn.get(), options.precision,
-                                                          options.max_workspace_bytes))
-                    break;
+                if (choose_conv_transpose(*exec.conv_transpose)) break;
                 exec.conv_transpose.reset();
             }
             if (!exec.conv_transpose) {
@@ -120,7 +118,7 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
             const ConvTransposeStep& step = *exec.conv_transpose;
             exec.plan.path = step.path();
             exec.plan.algorithms = step.label();
-            exec.plan.candidates = "find: " + step.candidates;
+            exec.plan.candidates = step.candidates;
             exec.plan.workspace_bytes = step.workspace_bytes;
             workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
             break;
@@ -128,6 +126,50 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
         default:
             throw Error(fmt::format("{}: not an operator of deployed CNNs", op_label(op)));
     }
+}
+
+bool Engine::Impl::choose_conv_transpose(ConvTransposeStep& step) {
+    Lane& lane = *lanes[0];
+    lane.cudnn.set_stream(lane.stream.get());
+    const bool legacy = step.choose_algorithm(lane.cudnn.get(), options.precision,
+                                              options.max_workspace_bytes);
+    std::string timed;
+    int graph_candidates = 0;
+    try {
+        const GraphConv& shortlist = step.graph(options.precision, options.max_workspace_bytes);
+        graph_candidates = shortlist.candidates();
+        timed = "graph API: " + shortlist.notes();
+    } catch (const Error& e) {
+        timed = fmt::format("graph API refused: {}", e.what());
+    }
+    // Each candidate timed as convolutions are (time_step: one launch replayed as a CUDA graph,
+    // cold L2); the legacy algorithm is cudnnFind's fastest.
+    DeviceBuffer scratch;
+    cudnnHandle_t handle = lane.cudnn.get();
+    const auto time_selected = [&](const std::string& name) -> std::optional<double> {
+        try {
+            const double ms = time_launch([&](cudaStream_t s, void* w) { step.run(handle, w, s); },
+                                          step.workspace_bytes, scratch, step.context);
+            timed += fmt::format(", {} {:.4f} ms", name, ms);
+            return ms;
+        } catch (const Error&) {
+            timed += fmt::format(", {} failed", name);
+            return std::nullopt;
+        }
+    };
+    std::optional<double> best;
+    int best_rank = -1;  // -1: the legacy algorithm
+    if (legacy) best = time_selected(step.label());
+    for (int rank = 0; rank < graph_candidates; ++rank) {
+        if (!step.select_graph(rank)) continue;
+        const std::optional<double> ms = time_selected(step.label());
+        if (ms && (!best || *ms < *best)) best = ms, best_rank = rank;
+    }
+    step.candidates = fmt::format("find: {}; timed: {}", step.candidates, timed);
+    if (!best) return false;
+    if (best_rank >= 0) return step.select_graph(best_rank);
+    step.select_legacy();
+    return true;
 }
 
 void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream) {

@@ -11,6 +11,7 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -175,8 +176,15 @@ struct Engine::Impl {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked_algorithms(ConvStep& step,
                                                                  const std::string& process_key);
     double time_step(const ConvStep& step, DeviceBuffer& workspace);
+    // time_step's measurement of any launch that takes a workspace of `workspace_bytes`.
+    double time_launch(const std::function<void(cudaStream_t, void*)>& launch,
+                       size_t launch_workspace, DeviceBuffer& workspace, const std::string& what);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);
     void record_conv(OpPlan& plan, const ConvStep& step);
+
+    // deployed_ops.cpp: times cuDNN's legacy backward-data algorithm against the graph API's
+    // shortlist and configures the step with the fastest; false when none runs.
+    bool choose_conv_transpose(ConvTransposeStep& step);
 
     // op_plans.cpp
     std::vector<TensorView> current_views(const Op& op) const;

@@ -173,13 +173,16 @@ std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
 }
 
 // Builds the graph on `handle` and finalizes its shortlist (see the header).
+// `in` and `out` are the forward convolution's x and y (for backward data: dx and dy).
 std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     cudnnHandle_t handle, const TensorView& in, const TensorView& out, const void* weight,
     int kernel_h, int kernel_w, const ConvGeometry& g, const GraphEpilogue& epilogue,
-    Precision precision, size_t max_workspace, const std::string& context) {
+    Precision precision, size_t max_workspace, const std::string& context,
+    GraphConvDirection direction) {
     auto shortlist = std::make_shared<GraphConv::Shortlist>();
     std::vector<GraphConv::Shortlist::Plan>& plans = shortlist->plans;
     std::string& notes = shortlist->notes;
+    const bool backward = direction == GraphConvDirection::BackwardData;
     BackendDescriptor x = tensor(kX, in, context);
     BackendDescriptor w = filter(in, out, weight, kernel_h, kernel_w, g.groups, context);
     BackendDescriptor y = tensor(kY, out, context);
@@ -210,14 +213,25 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     conv.set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {g.pad_h, g.pad_w});
     conv.finalize();
 
-    BackendDescriptor op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, context);
-    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
-    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
-    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, conv_y);
-    op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
     const float alpha = 1.0f, beta = 0.0f;
-    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+    BackendDescriptor op(backward ? CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
+                                  : CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                         context);
+    if (backward) {
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x);
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w);
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y);
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+    } else {
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, conv_y);
+        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+    }
     op.finalize();
 
     std::vector<BackendDescriptor> pointwise_ops;
@@ -359,24 +373,32 @@ ShortlistCache& shortlist_cache() {
 
 }  // namespace
 
-GraphConv::GraphConv(const TensorView& in, const TensorView& out, const void* weight,
+GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const void* weight,
                      int kernel_h, int kernel_w, const ConvGeometry& g,
                      const GraphEpilogue& epilogue, Precision precision, size_t max_workspace,
-                     const std::string& context)
-    : x_(in.data),
-      w_(weight),
-      y_(out.data),
+                     const std::string& context, GraphConvDirection direction)
+    : w_(weight),
       bias_(epilogue.bias),
       z_(epilogue.residual ? epilogue.residual->data : nullptr),
-      context_(context + " (cuDNN graph API convolution)") {
+      context_(context + (direction == GraphConvDirection::BackwardData
+                              ? " (cuDNN graph API transposed convolution)"
+                              : " (cuDNN graph API convolution)")) {
+    const bool backward = direction == GraphConvDirection::BackwardData;
+    if (backward && (epilogue.bias || epilogue.residual || epilogue.relu || epilogue.activation))
+        throw Error(context_ + ": a transposed convolution's graph takes no epilogue");
+    // The forward convolution's x and y.
+    const TensorView& in = backward ? op_out : op_in;
+    const TensorView& out = backward ? op_in : op_out;
+    x_ = in.data;
+    y_ = out.data;
     // Refused before the cache is consulted: no graph of this epilogue exists to share.
     if (epilogue.activation) pointwise_mode(*epilogue.activation, context_);
     int device = 0;
     IOSTUNE_CUDA_CHECK(cudaGetDevice(&device), context_);
     const std::string key = fmt::format(
-        "dev{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
+        "dev{}|{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
         "workspace {}|bias {}|z {}|relu {}|activation {}",
-        device, view_key(in), view_key(out), alignment_of(weight), kernel_h, kernel_w, g.pad_h,
+        device, backward ? "backward data" : "forward", view_key(in), view_key(out), alignment_of(weight), kernel_h, kernel_w, g.pad_h,
         g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, g.groups,
         to_string(precision), max_workspace,
         epilogue.bias ? fmt::format("align {}", alignment_of(epilogue.bias)) : "none",
@@ -391,7 +413,7 @@ GraphConv::GraphConv(const TensorView& in, const TensorView& out, const void* we
         return;
     }
     shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
-                                 g, epilogue, precision, max_workspace, context_);
+                                 g, epilogue, precision, max_workspace, context_, direction);
     cache.entries.emplace(key, shortlist_);
 }
 
@@ -420,7 +442,7 @@ void GraphConv::run(cudnnHandle_t handle, void* workspace) const {
     // launches are captured into a CUDA graph once.
     BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, context_);
     std::vector<int64_t> ids = {kX, kW, kY};
-    std::vector<void*> pointers = {const_cast<void*>(x_), const_cast<void*>(w_), y_};
+    std::vector<void*> pointers = {x_, const_cast<void*>(w_), y_};
     if (bias_ != nullptr) {
         ids.push_back(kBias);
         pointers.push_back(const_cast<void*>(bias_));

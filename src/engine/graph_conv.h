@@ -19,6 +19,11 @@
 // one kernel (on the RandWire stem at batch 16 the separate bias/ReLU kernel took 79 of 210 us,
 // TF32, H100).
 //
+// A transposed convolution (ConvTranspose) is the same graph's backward-data operation,
+// GraphConvDirection::BackwardData: the op's input is dy, its output dx, and the filter that of
+// the forward convolution from dx to dy. The legacy cudnnConvolutionBackwardData ran U-Net's
+// 2x2 stride-2 upsampling as seven kernels at 1% of the roofline (288 us of 765, fp16 b16, H100).
+//
 // Finalized shortlists are shared by every GraphConv of the process with the same descriptors
 // (shapes, strides, types, alignments, geometry, precision, workspace limit): an execution plan
 // holds no data pointers, and finalizing is the costly part (run-time compiled engines compile
@@ -52,6 +57,10 @@ struct GraphEpilogue {
     std::optional<ActivationAttrs> activation = std::nullopt;
 };
 
+// Forward: y = conv(x, w), x the op's input. BackwardData: the op's output is dx of the forward
+// convolution from it to the op's input (a transposed convolution); no epilogue.
+enum class GraphConvDirection { Forward, BackwardData };
+
 class GraphConv {
 public:
     static constexpr int kCandidates = 6;
@@ -64,10 +73,13 @@ public:
     // inputs, run-time compiled kernels only for grouped convolutions); throws iostune::Error
     // when cuDNN rejects the graph itself, or has no pointwise mode for the epilogue's
     // activation. With an epilogue the graph fuses it (and run-time compiled engines are
-    // allowed: the runtime-fusion engines are).
+    // allowed: the runtime-fusion engines are). BackwardData: `weight` is the transposed
+    // convolution's [in.c, out.c / groups, kernel_h, kernel_w] in the views' type and layout (the
+    // forward filter from `out` to `in`), and `epilogue` must be empty.
     GraphConv(const TensorView& in, const TensorView& out, const void* weight, int kernel_h,
               int kernel_w, const ConvGeometry& geometry, const GraphEpilogue& epilogue,
-              Precision precision, size_t max_workspace, const std::string& context);
+              Precision precision, size_t max_workspace, const std::string& context,
+              GraphConvDirection direction = GraphConvDirection::Forward);
 
     int candidates() const;
     // Runs shortlist entry `rank` from now on; false when there is no such entry.
@@ -89,9 +101,11 @@ public:
 private:
     std::shared_ptr<const Shortlist> shortlist_;
     int selected_ = 0;
-    const void* x_;
+    // The tensors of the forward convolution x -> y: the op's input and output, or (backward
+    // data) its output and input.
+    void* x_ = nullptr;
     const void* w_;
-    void* y_;
+    void* y_ = nullptr;
     const void* bias_;
     const void* z_;
     std::string context_;

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "src/engine/conv_transpose_step.h"
 #include "src/engine/cuda_graph.h"
+#include "src/engine/cudnn_handle.h"
 #include "src/engine/device_buffer.h"
 #include "src/engine/engine.h"
 #include "src/engine/kernels.h"
@@ -30,6 +32,14 @@ using namespace iostune;
 using namespace iostune::test;
 
 namespace {
+
+// Stride, padding and output padding with groups and bias; dilation without bias; U-Net's 2x2
+// stride 2.
+std::vector<ConvTransposeAttrs> conv_transpose_cases() {
+    return {ConvTransposeAttrs{8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true},
+            ConvTransposeAttrs{12, 3, 3, 1, 1, 2, 2, 0, 0, 2, 2, 1, false},
+            ConvTransposeAttrs{16, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, true}};
+}
 
 // A float NCHW host tensor as a device tensor of the given type and layout (`buffer` holds it).
 TensorView upload_as(const std::vector<float>& values, const Shape& s, DType type,
@@ -91,8 +101,10 @@ TEST_CASE("every deployed-CNN operator matches the CPU reference in each precisi
             if (op.kind == OpKind::ChannelSlice) CHECK(p.path.find("no copy") != std::string::npos);
             if (op.name == "hardswish") CHECK(p.path == "activation kernel (hardswish)");
             if (op.kind == OpKind::ConvTranspose) {
-                // cuDNN's backward data, or the direct kernel where cuDNN has no algorithm.
+                // cuDNN's backward data (legacy or graph API), or the direct kernel where
+                // cuDNN has no algorithm.
                 CHECK((p.path.rfind("cudnnConvolutionBackwardData", 0) == 0 ||
+                       p.path.rfind("cuDNN graph API backward data", 0) == 0 ||
                        p.path.rfind("conv transpose kernel (direct", 0) == 0));
                 WARN(label(plan) << ": '" << op.name << "' runs " << p.path << " ["
                                  << p.algorithms << "]");
@@ -163,13 +175,8 @@ TEST_CASE("imported PyTorch exports of the deployed families run on the engine a
 TEST_CASE("the engine's direct transposed convolution (cuDNN's stand-in) matches the reference "
           "in each type and layout",
           "[gpu][engine][precision][deployed]") {
-    // Stride, padding and output padding with groups and bias; dilation without bias; U-Net's
-    // 2x2 stride 2; each writing the second half of a wider (strided) output.
-    const std::vector<ConvTransposeAttrs> cases = {
-        ConvTransposeAttrs{8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true},
-        ConvTransposeAttrs{12, 3, 3, 1, 1, 2, 2, 0, 0, 2, 2, 1, false},
-        ConvTransposeAttrs{16, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, true}};
-    for (const ConvTransposeAttrs& a : cases) {
+    // Each case writing the second half of a wider (strided) output.
+    for (const ConvTransposeAttrs& a : conv_transpose_cases()) {
         Graph graph("conv_transpose", Shape{2, 16, 7, 9});
         const int id = graph.add(OpKind::ConvTranspose, a, {kGraphInput}, "deconv");
         init_random_weights(graph, 17);
@@ -210,6 +217,81 @@ TEST_CASE("the engine's direct transposed convolution (cuDNN's stand-in) matches
                 CHECK(err < bound);
             }
     }
+}
+
+TEST_CASE("every candidate of a transposed convolution step (cuDNN's legacy backward data and "
+          "each graph API engine) matches the reference in each type and layout",
+          "[gpu][engine][precision][deployed][graph]") {
+    // The step on a packed input and a packed output: the planner times these candidates
+    // against each other and keeps the fastest, so each must compute the op.
+    CudnnHandle handle;
+    int graph_runs = 0;
+    for (const ConvTransposeAttrs& a : conv_transpose_cases()) {
+        Graph graph("conv_transpose", Shape{2, 16, 7, 9});
+        const int id = graph.add(OpKind::ConvTranspose, a, {kGraphInput}, "deconv");
+        init_random_weights(graph, 19);
+        const HostTensor input = random_input(graph.input_shape(), 20);
+        const HostTensor ref = reference_run(graph, input);
+        const Shape out = graph.op(id).output;
+        const auto& params = graph.params_of(id);
+        for (const DType type : {DType::F32, DType::F16, DType::BF16})
+            for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
+                const Precision precision = precision_of(type);
+                DeviceBuffer in_buf, w_buf, b_buf;
+                const TensorView in =
+                    upload_as(input.data, graph.input_shape(), type, layout, in_buf);
+                const TensorView weight =
+                    upload_as(params.at(0).values,
+                              Shape{16, a.out_channels / a.groups, a.kernel_h, a.kernel_w}, type,
+                              layout, w_buf);
+                const void* bias = nullptr;
+                if (a.bias)
+                    bias = upload_as(params.at(1).values, Shape{1, a.out_channels, 1, 1}, type,
+                                     layout, b_buf)
+                               .data;
+                const DeviceBuffer out_buf(size_t(out.elements()) * size_t(dtype_bytes(type)));
+                const TensorView target =
+                    packed_view(out_buf.get(), type, layout, out.n, out.c, out.h, out.w);
+                const ConvTransposeSpec spec{
+                    a.out_channels, 16, a.kernel_h, a.kernel_w,
+                    ConvGeometry{a.pad_h, a.pad_w, a.stride_h, a.stride_w, a.dilation_h,
+                                 a.dilation_w, a.groups},
+                    weight.data, bias};
+                ConvTransposeStep step("deconv", in, target, TensorView{}, TensorView{}, spec,
+                                       precision == Precision::Fp32 ? CUDNN_FMA_MATH
+                                                                    : CUDNN_TENSOR_OP_MATH);
+                const size_t max_workspace = size_t(256) << 20;
+                const DeviceBuffer workspace(max_workspace);
+                const auto check_selected = [&]() {
+                    step.run(handle.get(), workspace.get(), nullptr);
+                    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+                    const double err = relative_error(download(target), ref);
+                    const double bound = op_error_bound(precision);
+                    INFO(fmt::format("{} {} {}x{} stride {} groups {} via {} [{}]: relative error "
+                                     "{:.3g} (bound {:.3g})",
+                                     to_string(type), to_string(layout), a.kernel_h, a.kernel_w,
+                                     a.stride_h, a.groups, step.path(), step.label(), err, bound));
+                    CHECK(err < bound);
+                };
+                if (step.choose_algorithm(handle.get(), precision, max_workspace))
+                    check_selected();
+                int candidates = 0;
+                try {
+                    candidates = step.graph(precision, max_workspace).candidates();
+                } catch (const Error& e) {
+                    WARN(fmt::format("{} {}: graph API refused: {}", to_string(type),
+                                     to_string(layout), e.what()));
+                }
+                for (int rank = 0; rank < candidates; ++rank) {
+                    REQUIRE(step.select_graph(rank));
+                    check_selected();
+                    ++graph_runs;
+                }
+            }
+    }
+    // cuDNN's graph API has backward-data engines for these shapes.
+    CHECK(graph_runs > 0);
+    WARN(graph_runs << " graph API candidates checked");
 }
 
 TEST_CASE("the spatial pad kernel pads and crops strided views like the reference in each type "
