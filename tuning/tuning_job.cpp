@@ -249,8 +249,17 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     std::vector<ContestEntry> layout_ms;
     ConvChoices layout_choices;  // stored with the schedule too: the other layout's as well
     TensorLayout layout = options.layout.value_or(default_layout(precision));
-    if (!simulate && !options.layout)
+    // Where a search's time goes, for its stats: the rest of the total is the store's work.
+    nlohmann::json phase_seconds = nlohmann::json::object();
+    auto phase_begin = Clock::now();
+    const auto end_phase = [&](const char* name) {
+        phase_seconds[name] = seconds_since(phase_begin);
+        phase_begin = Clock::now();
+    };
+    if (!simulate && !options.layout) {
         layout = fastest_layout(graph, options, known, layout_ms, layout_choices, notices);
+        end_phase("layout");
+    }
 
     std::unique_ptr<CostModel> inner;
     db::DeviceRecord device;
@@ -272,6 +281,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         device = to_device_record(info);
         device_label = info.name;
         device_summary = info.summary();
+        end_phase("cost_model_setup");
     }
 
     // Opened only now: bad options and an unknown model never create or touch the file.
@@ -305,9 +315,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     summary.device = device_summary;
     summary.db_path = options.db_path;
 
-    const auto search_begin = Clock::now();
+    phase_begin = Clock::now();
     const SearchResult result = ios_search(graph, cost, options.search);
-    summary.search_seconds = seconds_since(search_begin);
+    summary.search_seconds = seconds_since(phase_begin);
+    end_phase("search");
     validate(graph, result.schedule);
     summary.schedule = result.schedule;
     summary.search_stats = result.stats;
@@ -366,8 +377,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
             stats["back_to_back_members"] = sources;
             for (const std::string& line : sources) notice("back-to-back baseline: " + line);
         }
+        phase_begin = Clock::now();
         EndToEnd e2e =
             measure_end_to_end(graph, result.schedule, std::move(baselines), options, layout, known);
+        end_phase("end_to_end");
         summary.measured_ms = e2e.schedule.median_ms;
         summary.sequential_ms = e2e.baselines.front().timing.median_ms;
         summary.measured_cv = e2e.schedule.cv();
@@ -401,6 +414,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     }
     summary.total_seconds = seconds_since(begin);
     stats["total_seconds"] = summary.total_seconds;
+    stats["phase_seconds"] = phase_seconds;
     row.search_stats = stats;
     summary.stats = stats;
     summary.schedule_id = store.add_schedule(row);
