@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,25 @@
 #include "src/tensor.h"
 
 namespace iostune::test {
+
+// A square convolution with "same" padding for test graphs: ConvAttrs with its options named.
+struct SameConv {
+    int groups = 1;
+    bool bias = true, relu = false, residual = false;
+    std::optional<ActivationAttrs> activation = std::nullopt;
+};
+inline ConvAttrs same_conv(int out_channels, int kernel, const SameConv& o = {}) {
+    ConvAttrs a;
+    a.out_channels = out_channels;
+    a.kernel_h = a.kernel_w = kernel;
+    a.pad_h = a.pad_w = kernel / 2;
+    a.groups = o.groups;
+    a.bias = o.bias;
+    a.relu = o.relu;
+    a.residual = o.residual;
+    a.activation = o.activation;
+    return a;
+}
 
 // Strict fp32 (no tensor cores) still lets cuDNN pick its transform algorithms (Winograd, FFT)
 // when they time fastest; a 5x5 convolution through WINOGRAD_NONFUSED erred by 2.9e-4 relative

@@ -55,6 +55,28 @@ TensorView upload_as(const std::vector<float>& values, const Shape& s, DType typ
     return view;
 }
 
+// A transposed convolution's input, weight [Cin, Cout/groups, kh, kw] and bias on the device in
+// one type and layout (the buffers hold them).
+struct ConvTransposeOperands {
+    DeviceBuffer in_buf, w_buf, b_buf;
+    TensorView in, weight;
+    const void* bias = nullptr;
+    ConvTransposeOperands(const Graph& graph, int id, const HostTensor& input, DType type,
+                          TensorLayout layout) {
+        const auto& a = graph.op(id).as<ConvTransposeAttrs>();
+        const auto& params = graph.params_of(id);
+        in = upload_as(input.data, graph.input_shape(), type, layout, in_buf);
+        weight = upload_as(params.at(0).values,
+                           Shape{graph.input_shape().c, a.out_channels / a.groups, a.kernel_h,
+                                 a.kernel_w},
+                           type, layout, w_buf);
+        if (a.bias)
+            bias = upload_as(params.at(1).values, Shape{1, a.out_channels, 1, 1}, type, layout,
+                             b_buf)
+                       .data;
+    }
+};
+
 HostTensor download(const TensorView& view) {
     const Shape s{view.n, view.c, view.h, view.w};
     const DeviceBuffer target(size_t(s.elements()) * sizeof(float));
@@ -183,26 +205,14 @@ TEST_CASE("the engine's direct transposed convolution (cuDNN's stand-in) matches
         const HostTensor input = random_input(graph.input_shape(), 18);
         const HostTensor ref = reference_run(graph, input);
         const Shape out = graph.op(id).output;
-        const auto& params = graph.params_of(id);
         for (const DType type : {DType::F32, DType::F16, DType::BF16})
             for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
-                DeviceBuffer in_buf, w_buf, b_buf, out_buf;
-                const TensorView in =
-                    upload_as(input.data, graph.input_shape(), type, layout, in_buf);
-                const TensorView weight =
-                    upload_as(params.at(0).values,
-                              Shape{16, a.out_channels / a.groups, a.kernel_h, a.kernel_w}, type,
-                              layout, w_buf);
-                const void* bias = nullptr;
-                if (a.bias)
-                    bias = upload_as(params.at(1).values, Shape{1, a.out_channels, 1, 1}, type,
-                                     layout, b_buf)
-                               .data;
-                out_buf = DeviceBuffer(size_t(out.elements()) * 2 * size_t(dtype_bytes(type)));
+                const ConvTransposeOperands x(graph, id, input, type, layout);
+                const DeviceBuffer out_buf(size_t(out.elements()) * 2 * size_t(dtype_bytes(type)));
                 const TensorView wide = packed_view(out_buf.get(), type, layout, out.n, 2 * out.c,
                                                     out.h, out.w);
                 const TensorView target = wide.channels(out.c, out.c);
-                launch_conv_transpose(in, target, weight.data, bias,
+                launch_conv_transpose(x.in, target, x.weight.data, x.bias,
                                       ConvTransposeGeometry{a.kernel_h, a.kernel_w, a.stride_h,
                                                             a.stride_w, a.pad_h, a.pad_w,
                                                             a.dilation_h, a.dilation_w, a.groups},
@@ -233,22 +243,10 @@ TEST_CASE("every candidate of a transposed convolution step (cuDNN's legacy back
         const HostTensor input = random_input(graph.input_shape(), 20);
         const HostTensor ref = reference_run(graph, input);
         const Shape out = graph.op(id).output;
-        const auto& params = graph.params_of(id);
         for (const DType type : {DType::F32, DType::F16, DType::BF16})
             for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
                 const Precision precision = precision_of(type);
-                DeviceBuffer in_buf, w_buf, b_buf;
-                const TensorView in =
-                    upload_as(input.data, graph.input_shape(), type, layout, in_buf);
-                const TensorView weight =
-                    upload_as(params.at(0).values,
-                              Shape{16, a.out_channels / a.groups, a.kernel_h, a.kernel_w}, type,
-                              layout, w_buf);
-                const void* bias = nullptr;
-                if (a.bias)
-                    bias = upload_as(params.at(1).values, Shape{1, a.out_channels, 1, 1}, type,
-                                     layout, b_buf)
-                               .data;
+                const ConvTransposeOperands x(graph, id, input, type, layout);
                 const DeviceBuffer out_buf(size_t(out.elements()) * size_t(dtype_bytes(type)));
                 const TensorView target =
                     packed_view(out_buf.get(), type, layout, out.n, out.c, out.h, out.w);
@@ -256,8 +254,8 @@ TEST_CASE("every candidate of a transposed convolution step (cuDNN's legacy back
                     a.out_channels, 16, a.kernel_h, a.kernel_w,
                     ConvGeometry{a.pad_h, a.pad_w, a.stride_h, a.stride_w, a.dilation_h,
                                  a.dilation_w, a.groups},
-                    weight.data, bias};
-                ConvTransposeStep step("deconv", in, target, TensorView{}, TensorView{}, spec,
+                    x.weight.data, x.bias};
+                ConvTransposeStep step("deconv", x.in, target, TensorView{}, TensorView{}, spec,
                                        precision == Precision::Fp32 ? CUDNN_FMA_MATH
                                                                     : CUDNN_TENSOR_OP_MATH);
                 const size_t max_workspace = size_t(256) << 20;

@@ -21,15 +21,8 @@ using namespace iostune::test;
 namespace {
 
 ConvAttrs conv(int out_channels, int kernel, bool bias, bool relu, bool residual, int groups = 1) {
-    ConvAttrs a;
-    a.out_channels = out_channels;
-    a.kernel_h = a.kernel_w = kernel;
-    a.pad_h = a.pad_w = kernel / 2;
-    a.groups = groups;
-    a.bias = bias;
-    a.relu = relu;
-    a.residual = residual;
-    return a;
+    return same_conv(out_channels, kernel,
+                     {.groups = groups, .bias = bias, .relu = relu, .residual = residual});
 }
 
 // Residual convolutions in each epilogue form. z of "res_from_slice" lives in a concat's slice

@@ -56,6 +56,22 @@ Graph rgb_stem_graph() {
     return g;
 }
 
+// Runs the sequential schedule on `engine` (built for `plan`) and checks every op's output
+// against `ref`; returns the engine's op plans.
+std::vector<OpPlan> check_every_op(Engine& engine, const Graph& graph, const HostTensor& input,
+                                   const std::vector<HostTensor>& ref, const Plan& plan) {
+    engine.set_input(input);
+    engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
+    const std::vector<OpPlan> plans = engine.op_plans();
+    for (const Op& op : graph.ops()) {
+        const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+        INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
+                         plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
+        CHECK(err < op_error_bound(plan.precision));
+    }
+    return plans;
+}
+
 // Runs `graph` sequentially in each channels-last plan (every plan with `any_layout`) with every
 // convolution pinned to `choice` (those it cannot run are timed afresh), checks each op's output
 // against the CPU reference and `pinned` convolutions pinned (unchecked when negative); calls
@@ -75,16 +91,7 @@ void run_pinned_op_by_op(const Graph& graph, const HostTensor& input, const Conv
             options.conv_choices[entry.first] = pin;
         Engine engine(graph, options);
         if (pinned >= 0) CHECK(engine.pinned_conv_count() == pinned);
-        engine.set_input(input);
-        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
-        const std::vector<OpPlan> plans = engine.op_plans();
-        for (const Op& op : graph.ops()) {
-            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
-                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
-            CHECK(err < op_error_bound(plan.precision));
-        }
-        check(plan, plans);
+        check(plan, check_every_op(engine, graph, input, ref, plan));
     }
 }
 
@@ -400,23 +407,15 @@ TEST_CASE("every engine of the fused graph shortlist computes a grouped residual
     for (const bool y_slice : {false, true}) {
         for (const bool z_slice : {false, true}) {
             Graph graph("grouped_residual", Shape{2, 16, 10, 10});
-            const auto conv = [&](int out, int kernel, int groups, bool bias, bool relu,
-                                  bool residual, std::vector<int> inputs, const char* name) {
-                ConvAttrs a;
-                a.out_channels = out;
-                a.kernel_h = a.kernel_w = kernel;
-                a.pad_h = a.pad_w = kernel / 2;
-                a.groups = groups;
-                a.bias = bias;
-                a.relu = relu;
-                a.residual = residual;
-                return graph.add(OpKind::Conv, a, std::move(inputs), name);
+            const auto conv = [&](int out, int kernel, const SameConv& o, std::vector<int> inputs,
+                                  const char* name) {
+                return graph.add(OpKind::Conv, same_conv(out, kernel, o), std::move(inputs), name);
             };
-            const int x = conv(24, 3, 1, true, true, false, {kGraphInput}, "x");
-            const int z = conv(24, 1, 1, true, false, false, {kGraphInput}, "z");
-            const int res = conv(24, 3, 4, false, false, true, {x, z}, "res");
-            const int a = z_slice ? z : conv(24, 1, 1, true, false, false, {z}, "after_z");
-            const int b = y_slice ? res : conv(24, 1, 1, true, false, false, {res}, "after_res");
+            const int x = conv(24, 3, {.relu = true}, {kGraphInput}, "x");
+            const int z = conv(24, 1, {}, {kGraphInput}, "z");
+            const int res = conv(24, 3, {.groups = 4, .bias = false, .residual = true}, {x, z}, "res");
+            const int a = z_slice ? z : conv(24, 1, {}, {z}, "after_z");
+            const int b = y_slice ? res : conv(24, 1, {}, {res}, "after_res");
             graph.add(OpKind::Concat, ConcatAttrs{}, {a, b}, "cat");
             init_random_weights(graph, 71);
             const HostTensor input = random_input(graph.input_shape(), 72);
@@ -446,15 +445,11 @@ TEST_CASE("convolutions with a fused activation match the reference on every pat
     Graph graph("conv_activation", Shape{2, 16, 12, 12});
     const auto conv = [&](int out, int kernel, int groups, bool bias, bool residual,
                           ActivationAttrs activation, std::vector<int> inputs, const char* name) {
-        ConvAttrs a;
-        a.out_channels = out;
-        a.kernel_h = a.kernel_w = kernel;
-        a.pad_h = a.pad_w = kernel / 2;
-        a.groups = groups;
-        a.bias = bias;
-        a.residual = residual;
-        a.activation = activation;
-        return graph.add(OpKind::Conv, a, std::move(inputs), name);
+        return graph.add(OpKind::Conv,
+                         same_conv(out, kernel,
+                                   {.groups = groups, .bias = bias, .residual = residual,
+                                    .activation = activation}),
+                         std::move(inputs), name);
     };
     const int clip = conv(24, 3, 1, true, false, {ActivationFunction::Clip, 0.0f, 6.0f},
                           {kGraphInput}, "clip6");
@@ -515,16 +510,7 @@ TEST_CASE("convolutions with a fused activation match the reference on every pat
     const std::vector<HostTensor> ref = reference_run_all(graph, input);
     for (const Plan& plan : every_plan()) {
         Engine engine(graph, options_for(plan));
-        engine.set_input(input);
-        engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
-        const std::vector<OpPlan> plans = engine.op_plans();
-        for (const Op& op : graph.ops()) {
-            const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-            INFO(fmt::format("{}: op '{}' via {} [{}]: relative error {:.3g}", label(plan), op.name,
-                             plans[size_t(op.id)].path, plans[size_t(op.id)].algorithms, err));
-            CHECK(err < op_error_bound(plan.precision));
-        }
-        check_paths(plan, plans);
+        check_paths(plan, check_every_op(engine, graph, input, ref, plan));
     }
 }
 
@@ -538,14 +524,8 @@ TEST_CASE("the bias kernel adds the bias and applies the activation over odd cha
     Graph graph("bias_kernel", Shape{2, 3, 20, 20});
     const auto conv = [&](int out, bool relu, std::optional<ActivationAttrs> activation,
                           const char* name) {
-        ConvAttrs a;
-        a.out_channels = out;
-        a.kernel_h = a.kernel_w = 3;
-        a.pad_h = a.pad_w = 1;
-        a.bias = true;
-        a.relu = relu;
-        a.activation = activation;
-        return graph.add(OpKind::Conv, a, {kGraphInput}, name);
+        return graph.add(OpKind::Conv, same_conv(out, 3, {.relu = relu, .activation = activation}),
+                         {kGraphInput}, name);
     };
     conv(77, false, ActivationAttrs{ActivationFunction::Silu}, "silu_77");
     conv(77, true, std::nullopt, "relu_77");
