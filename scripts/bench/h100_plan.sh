@@ -40,6 +40,10 @@
 #   bash scripts/bench/h100_plan.sh call23   # mobilenet_v3, efficientnet b0-b3/v2_s, regnet_y,
 #                                            # convnext_tiny
 #   bash scripts/bench/h100_plan.sh call24   # timm: inception_v4, mixnet_s, nasnetalarge
+# After an engine change (the fourth session's fused activations), the same sweeps and the fp16
+# zoo beside the peers again, under new tags (unpack_results.sh refuses a tag it has unpacked):
+#   bash scripts/bench/h100_plan.sh call37   # = call22     call38 = call23     call39 = call24
+#   bash scripts/bench/h100_plan.sh call40   # = call26 (fp16 zoo, PyTorch peers and iostune)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -173,7 +177,7 @@ case "${1:-}" in
     "${run[@]}" --tag call18-compile-large --precisions tf32 --models "$large" --batches "1 16" \
       --parts torch --torch-systems compile --compile-jobs 4 --compile-budget 150 \
       --row-budget 5 --iters 300 --deadline 230 ;;
-  call19|call26)
+  call19|call26|call40)
     "${run[@]}" --tag "$1"-torch --precisions fp16 --models "$small $large" --batches "1 16" \
       --parts torch --torch-systems "cudagraph compile" --compile-jobs 6 --compile-budget 150 \
       --row-budget 5 --iters 300 --deadline 320
@@ -199,20 +203,20 @@ case "${1:-}" in
   # (a deadline cuts whole models; families_<call>.md prints the command for what is left). The
   # split follows results/README.md's estimates (~400-480 s a call); --deadline 480 cuts a
   # search there and lets its validation run 60 s more, so the call ends by ~540 s.
-  call22|call23|call24)
+  call22|call23|call24|call37|call38|call39)
     case "$1" in
-      call22) models="densenet121 alexnet vgg11_bn resnet50 resnext50_32x4d wide_resnet50_2
+      call22|call37) models="densenet121 alexnet vgg11_bn resnet50 resnext50_32x4d wide_resnet50_2
                       squeezenet1_1 googlenet inception_v3 mobilenet_v2 shufflenet_v2_x1_0
                       mnasnet1_0 regnet_x_400mf fasterrcnn_fpn_backbone unet" ;;
-      call23) models="mobilenet_v3_small mobilenet_v3_large efficientnet_b0 regnet_y_400mf
+      call23|call38) models="mobilenet_v3_small mobilenet_v3_large efficientnet_b0 regnet_y_400mf
                       convnext_tiny efficientnet_b1 efficientnet_b2 efficientnet_b3
                       efficientnet_v2_s" ;;
-      call24) models="inception_v4 mixnet_s nasnetalarge" ;;
+      call24|call39) models="inception_v4 mixnet_s nasnetalarge" ;;
     esac
     # shellcheck disable=SC2086  # the model list is words
     "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag "$1" \
       --iostune "${IOSTUNE:-.devpack/iostune}" --models $models --precisions "tf32 fp16" \
       --batches 1 --deadline 480 ;;
-  *) echo "usage: h100_plan.sh call1|...|call24 (see the comment at the top)" >&2
+  *) echo "usage: h100_plan.sh call1|...|call40 (see the comment at the top)" >&2
      exit 2 ;;
 esac
