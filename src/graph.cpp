@@ -139,6 +139,9 @@ const char* to_string(ActivationFunction function) {
 }
 const char* to_string(BinaryOp op) { return enum_name(kBinaryOpNames, int(op)); }
 const char* to_string(ResizeMode mode) { return enum_name(kResizeModeNames, int(mode)); }
+std::string to_string(const ActivationAttrs& a) {
+    return fmt::format("{}({},{})", to_string(a.function), a.alpha, a.beta);
+}
 
 Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& in,
                   const std::string& op_name) {

@@ -302,6 +302,9 @@ std::optional<OpKind> op_kind_from_string(const std::string& name);
 const char* to_string(ActivationFunction function);
 const char* to_string(BinaryOp op);
 const char* to_string(ResizeMode mode);
+// "silu(0,0)": the function with its alpha and beta, as convolution signatures and cache keys
+// name a fused activation.
+std::string to_string(const ActivationAttrs& a);
 
 // Output shape of an op given its input shapes; throws iostune::Error on a mismatch.
 Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& inputs,

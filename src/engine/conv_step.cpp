@@ -196,8 +196,8 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
         IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
         return;
     }
-    if (path == ConvPath::Graph || path == ConvPath::GraphFused) {
-        (path == ConvPath::Graph ? graph_ : graph_fused_)->run(handle, workspace);
+    if (const GraphConv* graph = selected_graph()) {
+        graph->run(handle, workspace);
     } else {
         const float one = 1.0f, zero = 0.0f;
         IOSTUNE_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc_.get(), in_.data,
@@ -217,10 +217,8 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
 }
 
 std::string ConvStep::label() const {
-    const std::string engine =
-        path == ConvPath::Graph        ? fmt::format(" engine {}", graph_->engine_index())
-        : path == ConvPath::GraphFused ? fmt::format(" engine {}", graph_fused_->engine_index())
-                                       : "";
+    const GraphConv* graph = selected_graph();
+    const std::string engine = graph ? fmt::format(" engine {}", graph->engine_index()) : "";
     return fmt::format("{}{} ({}{})", choice.algorithm, engine, choice.math,
                        pinned ? ", pinned" : "");
 }

@@ -166,6 +166,12 @@ private:
     std::unique_ptr<GraphConv> graph_, graph_fused_;
     std::string graph_refusal_, graph_fused_refusal_;  // why cuDNN rejected a graph, once it has
 
+    // The graph the path runs (fused or not), or null for the other paths.
+    const GraphConv* selected_graph() const {
+        return path == ConvPath::Graph        ? graph_.get()
+               : path == ConvPath::GraphFused ? graph_fused_.get()
+                                              : nullptr;
+    }
     // The convolution and its bias/ReLU/residual epilogue, into output_staged() ? out_ : target_.
     void convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
 };

@@ -93,15 +93,11 @@ bool ConvTransposeStep::choose_algorithm(cudnnHandle_t handle, Precision precisi
                                                          &bytes) != CUDNN_STATUS_SUCCESS ||
             bytes > max_workspace)
             continue;
-        algo = p.algo;
-        math = chosen;
-        workspace_bytes = bytes;
+        legacy_algo_ = p.algo;
+        legacy_math_ = chosen;
+        legacy_workspace_ = bytes;
         found = true;
     }
-    legacy_found_ = found;
-    legacy_algo_ = algo;
-    legacy_math_ = math;
-    legacy_workspace_ = workspace_bytes;
     if (found) select_legacy();
     return found;
 }

@@ -53,7 +53,6 @@ public:
     bool select_graph(int rank);
     // Back to the algorithm choose_algorithm picked.
     void select_legacy();
-    bool legacy_available() const { return legacy_found_; }
 
     // Enqueues staging copy in, the backward-data convolution, bias, copy out (capture-safe).
     void run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
@@ -79,7 +78,7 @@ private:
     const void* bias_ = nullptr;
     ConvGeometry geometry_;
     int kernel_h_ = 1, kernel_w_ = 1;
-    bool legacy_found_ = false;
+    // What choose_algorithm picked (algo, math and workspace_bytes say what runs now).
     cudnnConvolutionBwdDataAlgo_t legacy_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     cudnnMathType_t legacy_math_ = CUDNN_DEFAULT_MATH;
     size_t legacy_workspace_ = 0;

@@ -176,7 +176,7 @@ struct Engine::Impl {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked_algorithms(ConvStep& step,
                                                                  const std::string& process_key);
     double time_step(const ConvStep& step, DeviceBuffer& workspace);
-    // time_step's measurement of any launch that takes a workspace of `workspace_bytes`.
+    // time_step's measurement of any launch that takes a workspace of `launch_workspace` bytes.
     double time_launch(const std::function<void(cudaStream_t, void*)>& launch,
                        size_t launch_workspace, DeviceBuffer& workspace, const std::string& what);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);

@@ -97,9 +97,9 @@ PointwiseMode pointwise_mode(const ActivationAttrs& a, const std::string& contex
         case ActivationFunction::HardSigmoid:
         case ActivationFunction::HardSwish: break;
     }
-    throw Error(fmt::format("{}: cuDNN's graph API has no pointwise mode for {}({}, {}): the "
+    throw Error(fmt::format("{}: cuDNN's graph API has no pointwise mode for {}: the "
                             "convolution is not fused with it (its activation kernel follows)",
-                            context, to_string(a.function), a.alpha, a.beta));
+                            context, to_string(a)));
 }
 
 // y = mode(x) or mode(x, b), computed in fp32.
@@ -172,6 +172,26 @@ std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
     return "";
 }
 
+// The convolution operation's descriptor type and attribute names, forward or backward data.
+struct ConvOperation {
+    cudnnBackendDescriptorType_t type;
+    cudnnBackendAttributeName_t x, w, y, conv_desc, alpha, beta;
+};
+constexpr ConvOperation kForward{CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+constexpr ConvOperation kBackwardData{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+                                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+                                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+                                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+                                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+
 // Builds the graph on `handle` and finalizes its shortlist (see the header).
 // `in` and `out` are the forward convolution's x and y (for backward data: dx and dy).
 std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
@@ -182,7 +202,6 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     auto shortlist = std::make_shared<GraphConv::Shortlist>();
     std::vector<GraphConv::Shortlist::Plan>& plans = shortlist->plans;
     std::string& notes = shortlist->notes;
-    const bool backward = direction == GraphConvDirection::BackwardData;
     BackendDescriptor x = tensor(kX, in, context);
     BackendDescriptor w = filter(in, out, weight, kernel_h, kernel_w, g.groups, context);
     BackendDescriptor y = tensor(kY, out, context);
@@ -213,25 +232,17 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     conv.set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {g.pad_h, g.pad_w});
     conv.finalize();
 
+    // The same operands either way: x (dx), w, and y (dy; the first virtual tensor when fused).
+    const ConvOperation& kind =
+        direction == GraphConvDirection::BackwardData ? kBackwardData : kForward;
     const float alpha = 1.0f, beta = 0.0f;
-    BackendDescriptor op(backward ? CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
-                                  : CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-                         context);
-    if (backward) {
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x);
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w);
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y);
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-    } else {
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, conv_y);
-        op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-    }
+    BackendDescriptor op(kind.type, context);
+    op.set_descriptor(kind.x, x);
+    op.set_descriptor(kind.w, w);
+    op.set_descriptor(kind.y, conv_y);
+    op.set_descriptor(kind.conv_desc, conv);
+    op.set(kind.alpha, CUDNN_TYPE_FLOAT, 1, &alpha);
+    op.set(kind.beta, CUDNN_TYPE_FLOAT, 1, &beta);
     op.finalize();
 
     std::vector<BackendDescriptor> pointwise_ops;
@@ -286,6 +297,14 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                                                      &returned, raw.data()),
                             context + " (reading the heuristics' engine configurations)");
 
+    // Run-time compiled engines (NVRTC, a fraction of a second per shape, once a process) only
+    // for grouped convolutions and fused epilogues: cuDNN's fast channels-last depthwise kernel
+    // is one (PyTorch's choice for NASNet's 7x7 separable convolutions in fp16, H100), and so are
+    // its runtime-fusion engines; dense convolutions alone have precompiled engines as fast. A
+    // fused graph's runtime-compiled engine writes a packed y only: into a concat slice, the one
+    // engine of a grouped residual convolution wrote wrong values (relative error 0.86, NaN in
+    // fp16; H100, cuDNN 9.19), so it runs staged.
+    const bool runtime_compiled_ok = (g.groups > 1 || steps > 0) && (steps == 0 || out.packed());
     for (int64_t i = 0; i < returned && int(plans.size()) < GraphConv::kCandidates; ++i) {
         BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
         cudnnBackendDescriptor_t engine_raw = engine.get();
@@ -297,14 +316,6 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
         int64_t index = -1;
         cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
                                  &one, &index);
-        // Run-time compiled engines (NVRTC, a fraction of a second per shape, once a process)
-        // only for grouped convolutions and fused epilogues: cuDNN's fast channels-last
-        // depthwise kernel is one (PyTorch's choice for NASNet's 7x7 separable convolutions in
-        // fp16, H100), and so are its runtime-fusion engines; dense convolutions alone have
-        // precompiled engines as fast. A fused graph's runtime-compiled engine writes a packed y
-        // only: into a concat slice, the one engine of a grouped residual convolution wrote
-        // wrong values (relative error 0.86, NaN in fp16; H100, cuDNN 9.19), so it runs staged.
-        const bool runtime_compiled_ok = (g.groups > 1 || steps > 0) && (steps == 0 || out.packed());
         if (const std::string why = unsuitable(engine_raw, precision, runtime_compiled_ok);
             !why.empty()) {
             notes += fmt::format("{}engine {} skipped ({})", notes.empty() ? "" : ", ", index,
@@ -398,14 +409,12 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
     const std::string key = fmt::format(
         "dev{}|{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
         "workspace {}|bias {}|z {}|relu {}|activation {}",
-        device, backward ? "backward data" : "forward", view_key(in), view_key(out), alignment_of(weight), kernel_h, kernel_w, g.pad_h,
-        g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, g.groups,
-        to_string(precision), max_workspace,
+        device, backward ? "backward data" : "forward", view_key(in), view_key(out),
+        alignment_of(weight), kernel_h, kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
+        g.dilation_h, g.dilation_w, g.groups, to_string(precision), max_workspace,
         epilogue.bias ? fmt::format("align {}", alignment_of(epilogue.bias)) : "none",
         epilogue.residual ? view_key(*epilogue.residual) : "none", epilogue.relu,
-        epilogue.activation ? fmt::format("{}({},{})", to_string(epilogue.activation->function),
-                                          epilogue.activation->alpha, epilogue.activation->beta)
-                            : "none");
+        epilogue.activation ? to_string(*epilogue.activation) : "none");
     ShortlistCache& cache = shortlist_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (auto it = cache.entries.find(key); it != cache.entries.end()) {

@@ -364,8 +364,7 @@ void launch_bias_activation(const TensorView& x, const void* bias, const OutputA
         const int per_pixel = x.nhwc() ? vector_width<T>({x}) : 1;
         int flat = 1;  // the widest pack over a packed tensor's flat elements
         for (int w = 16 / int(sizeof(T)); w > 1 && flat == 1 && x.packed(); w /= 2)
-            if (total % w == 0 && plane % w == 0 &&
-                reinterpret_cast<uintptr_t>(x.data) % (size_t(w) * sizeof(T)) == 0)
+            if (total % w == 0 && plane % w == 0 && byte_alignment(x.data, 16) >= w * sizeof(T))
                 flat = w;
         if (flat > per_pixel) {
             with_width(flat, [&](auto width) {

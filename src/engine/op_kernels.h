@@ -20,8 +20,8 @@ namespace iostune {
 // graph.h's ActivationFunction, with the same meaning of alpha and beta.
 enum class PointwiseFunction { Clip, Sigmoid, Silu, HardSigmoid, HardSwish, LeakyRelu, Gelu, Tanh };
 
-// What a kernel applies to each value it writes (the depthwise kernel: a convolution's ReLU or
-// fused activation, so that no activation kernel passes over its output again).
+// What a kernel applies to each value it writes (the depthwise and bias kernels: a convolution's
+// ReLU or fused activation, so that no activation kernel passes over its output again).
 struct OutputActivation {
     enum class Kind { None, Relu, Function } kind = Kind::None;
     PointwiseFunction function = PointwiseFunction::Clip;
