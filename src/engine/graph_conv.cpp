@@ -21,6 +21,7 @@ struct GraphConv::Shortlist {
     struct Plan {
         BackendDescriptor plan;
         int64_t engine;
+        int setting;  // 1: the engine's first configuration in the heuristics' order, 2: its next
         size_t workspace;
         bool tensor_cores;
     };
@@ -305,58 +306,81 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     // engine of a grouped residual convolution wrote wrong values (relative error 0.86, NaN in
     // fp16; H100, cuDNN 9.19), so it runs staged.
     const bool runtime_compiled_ok = (g.groups > 1 || steps > 0) && (steps == 0 || out.packed());
-    for (int64_t i = 0; i < returned && int(plans.size()) < GraphConv::kCandidates; ++i) {
-        BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
-        cudnnBackendDescriptor_t engine_raw = engine.get();
-        int64_t one = 0;
-        if (cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
-            CUDNN_STATUS_SUCCESS)
-            continue;
-        int64_t index = -1;
-        cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
-                                 &one, &index);
-        if (const std::string why = unsuitable(engine_raw, precision, runtime_compiled_ok);
-            !why.empty()) {
-            notes += fmt::format("{}engine {} skipped ({})", notes.empty() ? "" : ", ", index,
-                                 why);
-            continue;
+    // Two passes over the heuristics' list, which names an engine once per knob setting (tile
+    // shape, split-K, ...), its best guess first. First one configuration per engine, so that
+    // different kernels compete; then up to kKnobVariants further settings of the engines already
+    // shortlisted, precompiled ones only: the best setting is not always the heuristics' first.
+    // (Inception V3's 3x3 convolution on 8x8x448 at batch 16, TF32, H100, cuDNN 9.19: with
+    // first settings only, the fastest was a 64x64 split-K tile, 33.0 us against PyTorch's 27.5;
+    // a later setting of engine 51 takes 28.4 us.)
+    std::vector<bool> taken(size_t(returned), false);
+    std::map<int64_t, int> settings_seen;  // engine -> its configurations seen so far
+    int variants = 0;
+    for (const bool variant_pass : {false, true}) {
+        for (int64_t i = 0; i < returned; ++i) {
+            if (!variant_pass && int(plans.size()) >= GraphConv::kCandidates) break;
+            if (variant_pass && variants >= GraphConv::kKnobVariants) break;
+            BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
+            cudnnBackendDescriptor_t engine_raw = engine.get();
+            int64_t one = 0;
+            if (cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
+                CUDNN_STATUS_SUCCESS)
+                continue;
+            int64_t index = -1;
+            cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64,
+                                     1, &one, &index);
+            // An engine whose index cannot be read (-1) is taken once and never repeated.
+            const auto same_engine = [&](const GraphConv::Shortlist::Plan& p) {
+                return p.engine == index;
+            };
+            const bool shortlisted =
+                index >= 0 && std::any_of(plans.begin(), plans.end(), same_engine);
+            // The configuration's rank among its engine's in the heuristics' order (1: first).
+            const int setting = variant_pass ? ++settings_seen[index] : 1;
+            if (taken[size_t(i)] || (variant_pass ? !shortlisted : shortlisted)) continue;
+            const bool allow_runtime_compiled = runtime_compiled_ok && !variant_pass;
+            if (const std::string why = unsuitable(engine_raw, precision, allow_runtime_compiled);
+                !why.empty()) {
+                if (!variant_pass)
+                    notes += fmt::format("{}engine {} skipped ({})", notes.empty() ? "" : ", ",
+                                         index, why);
+                continue;
+            }
+            BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
+            plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+            plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                     &raw[size_t(i)]);
+            if (const cudnnStatus_t status = plan.try_finalize(); status != CUDNN_STATUS_SUCCESS) {
+                notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
+                                     cudnnGetErrorString(status));
+                continue;
+            }
+            int64_t workspace = 0;
+            IOSTUNE_CUDNN_CHECK(
+                cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                         CUDNN_TYPE_INT64, 1, &one, &workspace),
+                context + " (reading an execution plan's workspace size)");
+            if (workspace < 0 || size_t(workspace) > max_workspace) {
+                notes += fmt::format("{}engine {} needs {} MiB of workspace",
+                                     notes.empty() ? "" : ", ", index, workspace >> 20);
+                continue;
+            }
+            const bool tensor_cores =
+                contains(numerical_notes(engine_raw), CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+            taken[size_t(i)] = true;
+            variants += int(variant_pass);
+            plans.push_back(GraphConv::Shortlist::Plan{std::move(plan), index, setting,
+                                                       size_t(workspace), tensor_cores});
         }
-        // The heuristics list an engine once per knob setting, its best guess first: the
-        // shortlist takes one configuration per engine, so different kernels compete.
-        // (An engine whose index cannot be read, -1, is never taken for a repeat.)
-        const auto same_engine = [&](const GraphConv::Shortlist::Plan& p) {
-            return p.engine == index;
-        };
-        if (index >= 0 && std::any_of(plans.begin(), plans.end(), same_engine)) continue;
-        BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
-        plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-        plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                 &raw[size_t(i)]);
-        if (const cudnnStatus_t status = plan.try_finalize(); status != CUDNN_STATUS_SUCCESS) {
-            notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
-                                 cudnnGetErrorString(status));
-            continue;
-        }
-        int64_t workspace = 0;
-        IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(),
-                                                     CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                                     CUDNN_TYPE_INT64, 1, &one, &workspace),
-                            context + " (reading an execution plan's workspace size)");
-        if (workspace < 0 || size_t(workspace) > max_workspace) {
-            notes += fmt::format("{}engine {} needs {} MiB of workspace",
-                                 notes.empty() ? "" : ", ", index, workspace >> 20);
-            continue;
-        }
-        const bool tensor_cores =
-            contains(numerical_notes(engine_raw), CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
-        plans.push_back(
-            GraphConv::Shortlist::Plan{std::move(plan), index, size_t(workspace), tensor_cores});
     }
     std::string ranked;
     for (size_t rank = 0; rank < plans.size(); ++rank)
-        ranked += fmt::format("{}GRAPH_{} = engine {}", rank == 0 ? "" : ", ", rank,
-                              plans[rank].engine);
+        ranked += fmt::format("{}GRAPH_{} = engine {}{}", rank == 0 ? "" : ", ", rank,
+                              plans[rank].engine,
+                              plans[rank].setting > 1
+                                  ? fmt::format(" setting {}", plans[rank].setting)
+                                  : std::string());
     notes = fmt::format("{} of {} heuristic engine configurations ({}){}{}", plans.size(),
                         returned, ranked, notes.empty() ? "" : "; left out: ", notes);
     return shortlist;

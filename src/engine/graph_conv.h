@@ -64,6 +64,8 @@ enum class GraphConvDirection { Forward, BackwardData };
 class GraphConv {
 public:
     static constexpr int kCandidates = 6;
+    // Further knob settings of the shortlisted engines, timed beside them (graph_conv.cpp).
+    static constexpr int kKnobVariants = 3;
 
     // `weight`: the filter in the views' element type and layout (KCRS for NCHW, KRSC for
     // channels-last), out.c x (in.c / groups) x kernel_h x kernel_w. Takes the process's
