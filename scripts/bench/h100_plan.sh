@@ -44,6 +44,8 @@
 # zoo beside the peers again, under new tags (unpack_results.sh refuses a tag it has unpacked):
 #   bash scripts/bench/h100_plan.sh call37   # = call22     call38 = call23     call39 = call24
 #   bash scripts/bench/h100_plan.sh call40   # = call26 (fp16 zoo, PyTorch peers and iostune)
+#   bash scripts/bench/h100_plan.sh call41   # after the graph shortlist's knob settings: Inception
+#                                            # V3 and GoogLeNet b16, TF32 and fp16, beside the peers
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -217,6 +219,11 @@ case "${1:-}" in
     "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag "$1" \
       --iostune "${IOSTUNE:-.devpack/iostune}" --models $models --precisions "tf32 fp16" \
       --batches 1 --deadline 480 ;;
-  *) echo "usage: h100_plan.sh call1|...|call40 (see the comment at the top)" >&2
+  call41)
+    "${run[@]}" --tag call41 --models "inception_v3 googlenet" --batches 16 \
+      --precisions "tf32 fp16" --parts "iostune torch" --torch-systems "cudagraph compile" \
+      --strategies ios-both --baselines "sequential nimble" --r 3 --s 8 --shared-db \
+      --compile-jobs 4 --compile-budget 120 --row-budget 5 --iters 300 --deadline 330 ;;
+  *) echo "usage: h100_plan.sh call1|...|call41 (see the comment at the top)" >&2
      exit 2 ;;
 esac

@@ -10,7 +10,8 @@
 // concat or of a merged output can be read and written in place (the planner also times the
 // staged alternative: some engines convert layouts around a strided view).
 //
-// The engine times the shortlist (one configuration per engine) beside its other candidates as
+// The engine times the shortlist (one configuration per engine, then a few further knob settings
+// of those engines) beside its other candidates as
 // ConvChoice "GRAPH_<rank>": path "graph" is the convolution alone, bias, ReLU and a residual
 // following as the engine's epilogue kernels (as for the legacy "conv+epilogue" path); path
 // "graph+epilogue" is one graph y = act(conv(x, w) + bias + z), the activation a ReLU or a fused
@@ -70,7 +71,8 @@ public:
     // `weight`: the filter in the views' element type and layout (KCRS for NCHW, KRSC for
     // channels-last), out.c x (in.c / groups) x kernel_h x kernel_w. Takes the process's
     // shortlist for these descriptors, or builds the operation graph and finalizes up to
-    // kCandidates of cuDNN's heuristic engine configurations that fit `max_workspace` and keep
+    // kCandidates of cuDNN's heuristic engine configurations (distinct engines), then up to
+    // kKnobVariants further settings of those engines, that fit `max_workspace` and keep
     // the precision's arithmetic (no tensor cores in strict fp32, no down-conversion of fp32
     // inputs, run-time compiled kernels only for grouped convolutions); throws iostune::Error
     // when cuDNN rejects the graph itself, or has no pointwise mode for the epilogue's
