@@ -98,17 +98,18 @@ bool attrs_match_kind(OpKind kind, const OpAttrs& attrs) {
 }
 
 // What a convolution and a transposed one both require of their attributes: groups dividing
-// both channel counts, a positive kernel, stride and dilation, padding >= 0. `fail` makes the
-// error.
-template <class Attrs, class Fail>
-void check_conv_window(const Attrs& a, int in_channels, const Fail& fail) {
+// both channel counts (`fail` makes that error: it depends on the input) and a positive kernel,
+// stride and dilation, padding >= 0 (`invalid` makes that one).
+template <class Attrs, class Fail, class Invalid>
+void check_conv_window(const Attrs& a, int in_channels, const Fail& fail,
+                       const Invalid& invalid) {
     if (a.groups <= 0 || in_channels % a.groups != 0 || a.out_channels % a.groups != 0)
         throw fail(fmt::format("{} input channels / {} output channels not divisible by "
                                "groups={}",
                                in_channels, a.out_channels, a.groups));
     if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
         a.dilation_h <= 0 || a.dilation_w <= 0 || a.pad_h < 0 || a.pad_w < 0)
-        throw fail("kernel, stride and dilation must be positive and padding >= 0");
+        throw invalid("kernel, stride and dilation must be positive and padding >= 0");
 }
 
 // What an activation requires, as an Activation op or fused into a convolution.
@@ -148,8 +149,13 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
     if (!attrs_match_kind(kind, attrs))
         throw Error(fmt::format("op '{}': attributes do not belong to a {} op", op_name,
                                 to_string(kind)));
+    // A shape the inputs cannot have, or attributes no input could make valid.
     auto fail = [&](const std::string& why) -> Error {
         return Error(fmt::format("op '{}' ({}): shape mismatch: {}", op_name, to_string(kind), why));
+    };
+    auto invalid = [&](const std::string& why) -> Error {
+        return Error(
+            fmt::format("op '{}' ({}): invalid attributes: {}", op_name, to_string(kind), why));
     };
     auto positive = [&](Shape s) {
         if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0)
@@ -160,10 +166,10 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         case OpKind::Conv: {
             const auto& a = std::get<ConvAttrs>(attrs);
             expect_inputs(op_name, kind, in.size(), a.residual ? 2 : 1, a.residual ? 2 : 1);
-            check_conv_window(a, in[0].c, fail);
+            check_conv_window(a, in[0].c, fail, invalid);
             if (a.activation) {
-                if (a.relu) throw fail("a convolution fuses a ReLU or an activation, not both");
-                check_activation(*a.activation, fail);
+                if (a.relu) throw invalid("a convolution fuses a ReLU or an activation, not both");
+                check_activation(*a.activation, invalid);
             }
             const Shape out = positive(
                 {in[0].n, a.out_channels,
@@ -180,7 +186,7 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<SepConvAttrs>(attrs);
             if (a.kernel <= 0 || a.stride <= 0 || a.dilation <= 0 || a.pad < 0)
-                throw fail("kernel, stride and dilation must be positive and padding >= 0");
+                throw invalid("kernel, stride and dilation must be positive and padding >= 0");
             const int h = window_output(in[0].h, a.kernel, a.stride, a.pad, a.dilation, false);
             const int w = window_output(in[0].w, a.kernel, a.stride, a.pad, a.dilation, false);
             return positive({in[0].n, a.out_channels, h, w});
@@ -192,9 +198,9 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             if (a.global) return {in[0].n, in[0].c, 1, 1};
             if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
                 a.pad_h < 0 || a.pad_w < 0)
-                throw fail("kernel and stride must be positive and padding >= 0");
+                throw invalid("kernel and stride must be positive and padding >= 0");
             if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w)
-                throw fail("padding must be at most half the kernel size");
+                throw invalid("padding must be at most half the kernel size");
             return positive({in[0].n, in[0].c,
                              window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, 1, a.ceil_mode),
                              window_output(in[0].w, a.kernel_w, a.stride_w, a.pad_w, 1, a.ceil_mode)});
@@ -231,14 +237,14 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             return in[0];
         case OpKind::Activation: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
-            check_activation(std::get<ActivationAttrs>(attrs), fail);
+            check_activation(std::get<ActivationAttrs>(attrs), invalid);
             return in[0];
         }
         case OpKind::Binary: {
             expect_inputs(op_name, kind, in.size(), 2, 2);
             if (int(std::get<BinaryAttrs>(attrs).op) < 0 ||
                 int(std::get<BinaryAttrs>(attrs).op) >= kBinaryOpCount)
-                throw fail("unknown binary operation");
+                throw invalid("unknown binary operation");
             auto dim = [&](int a, int b, const char* axis) {
                 if (a != b && a != 1 && b != 1)
                     throw fail(fmt::format("inputs {}x{}x{}x{} and {}x{}x{}x{} do not broadcast "
@@ -272,9 +278,9 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<ResizeAttrs>(attrs);
             if (int(a.mode) < 0 || int(a.mode) >= kResizeModeCount)
-                throw fail("unknown resize mode");
+                throw invalid("unknown resize mode");
             if (a.align_corners && a.mode != ResizeMode::Bilinear)
-                throw fail("align_corners applies to bilinear resizing only");
+                throw invalid("align_corners applies to bilinear resizing only");
             return positive({in[0].n, in[0].c, a.out_h, a.out_w});
         }
         case OpKind::SpatialPad: {
@@ -293,11 +299,11 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         case OpKind::ConvTranspose: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<ConvTransposeAttrs>(attrs);
-            check_conv_window(a, in[0].c, fail);
+            check_conv_window(a, in[0].c, fail, invalid);
             if (a.output_padding_h < 0 || a.output_padding_w < 0 ||
                 (a.output_padding_h >= a.stride_h && a.output_padding_h >= a.dilation_h) ||
                 (a.output_padding_w >= a.stride_w && a.output_padding_w >= a.dilation_w))
-                throw fail("output_padding must be >= 0 and smaller than the stride or dilation");
+                throw invalid("output_padding must be >= 0 and smaller than the stride or dilation");
             return positive({in[0].n, a.out_channels,
                              transposed_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h,
                                                a.output_padding_h, a.dilation_h),
@@ -307,11 +313,11 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         case OpKind::Linear: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<LinearAttrs>(attrs);
-            if (a.out_features <= 0) throw fail("out_features must be positive");
+            if (a.out_features <= 0) throw invalid("out_features must be positive");
             return {in[0].n, a.out_features, 1, 1};
         }
     }
-    throw fail("unknown operator kind");
+    throw invalid("unknown operator kind");
 }
 
 Graph::Graph(std::string name, Shape input) : name_(std::move(name)) { add_input(input); }

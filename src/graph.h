@@ -269,7 +269,8 @@ public:
     int member_of(int op_id) const;
 
     // Appends an op, infers its shape and returns its id. Throws iostune::Error (naming the op)
-    // on a dangling input, a forward reference (which would make a cycle) or a shape mismatch.
+    // on a dangling input, a forward reference (which would make a cycle), a shape mismatch or
+    // invalid attributes.
     int add(OpKind kind, OpAttrs attrs, std::vector<int> inputs, std::string name, int cell = -1);
 
     // Consumers of each op (ids, ascending).
@@ -306,7 +307,8 @@ const char* to_string(ResizeMode mode);
 // name a fused activation.
 std::string to_string(const ActivationAttrs& a);
 
-// Output shape of an op given its input shapes; throws iostune::Error on a mismatch.
+// Output shape of an op given its input shapes; throws iostune::Error on a mismatch ("shape
+// mismatch: ...") or on attributes no input could make valid ("invalid attributes: ...").
 Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& inputs,
                   const std::string& op_name);
 
