@@ -303,7 +303,8 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             if (a.output_padding_h < 0 || a.output_padding_w < 0 ||
                 (a.output_padding_h >= a.stride_h && a.output_padding_h >= a.dilation_h) ||
                 (a.output_padding_w >= a.stride_w && a.output_padding_w >= a.dilation_w))
-                throw invalid("output_padding must be >= 0 and smaller than the stride or dilation");
+                throw invalid(
+                    "output_padding must be >= 0 and smaller than the stride or dilation");
             return positive({in[0].n, a.out_channels,
                              transposed_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h,
                                                a.output_padding_h, a.dilation_h),

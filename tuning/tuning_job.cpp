@@ -317,8 +317,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
 
     phase_begin = Clock::now();
     const SearchResult result = ios_search(graph, cost, options.search);
-    summary.search_seconds = seconds_since(phase_begin);
     end_phase("search");
+    summary.search_seconds = phase_seconds["search"].get<double>();
     validate(graph, result.schedule);
     summary.schedule = result.schedule;
     summary.search_stats = result.stats;
