@@ -39,6 +39,7 @@ struct ReplayCommandOptions {
     bool native_io = false;
     std::string times_out;
     std::string schedule_source = "db";
+    std::string form = "staged";  // of a baseline computed here
     std::int64_t schedule_id = 0;
     std::string format = "table";
     int warmup = 20;
@@ -157,6 +158,7 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
             {"schedule_id", info.schedule_id},
             {"sequential_fallback", info.sequential_fallback},
             {"stages", info.stages},
+            {"form", info.form},
             {"graph_nodes", info.graph_nodes},
             {"convolutions", info.convolutions},
             {"pinned_convolutions", info.pinned_convolutions},
@@ -201,7 +203,10 @@ void run_replay(const ReplayCommandOptions& o) {
         const Schedule baseline = o.schedule_source == "back-to-back"
                                       ? stored_back_to_back(graph, o)
                                       : make_baseline(o.schedule_source, graph, nullptr);
-        options.schedule_json = schedule_to_json(baseline).dump();
+        options.schedule_json =
+            schedule_to_json(with_form(baseline, o.form == "dataflow" ? ScheduleForm::Dataflow
+                                                                      : ScheduleForm::Staged))
+                .dump();
         options.schedule_name = o.schedule_source;
     }
     options.schedule_id = o.schedule_id;
@@ -229,8 +234,8 @@ void run_replay(const ReplayCommandOptions& o) {
             fmt::print("schedule   SEQUENTIAL fallback: {}\n", info.fallback_reason);
         else
             fmt::print("schedule   #{} {} from {}\n", info.schedule_id, info.strategy, o.db);
-        fmt::print("graph      {} stages captured as one CUDA Graph of {} nodes\n", info.stages,
-                   info.graph_nodes);
+        fmt::print("graph      {} stages ({}) captured as one CUDA Graph of {} nodes\n",
+                   info.stages, info.form, info.graph_nodes);
         if (info.schedule_id != 0)
             fmt::print("kernels    {} of {} convolutions run the algorithm stored with the schedule\n",
                        info.pinned_convolutions, info.convolutions);
@@ -280,6 +285,11 @@ void add_replay_command(CLI::App& app) {
                     "schedule, one model after another)")
         ->check(CLI::IsMember({"db", "sequential", "greedy", "nimble", "opara", "streams",
                                "back-to-back"}))
+        ->capture_default_str();
+    cmd->add_option("--form", o->form,
+                    "how a baseline's stages run: staged (each stage a barrier) or dataflow "
+                    "(each launch waits for its inputs only); a stored schedule runs in its own")
+        ->check(CLI::IsMember({"staged", "dataflow"}))
         ->capture_default_str();
     cmd->add_option("--schedule-id", o->schedule_id,
                     "replay exactly this stored schedule (ids: `iostune report`, or the search's "

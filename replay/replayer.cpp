@@ -230,6 +230,7 @@ Replayer::Replayer(const std::vector<std::string>& models, const ReplayOptions& 
     info.batch = options.batch;
     info.precision = options.precision;
     info.stages = int(schedule.flat_stages().size());
+    info.form = to_string(schedule.form);
     EngineOptions engine_options = engine_options_for(
         options, choice.schedule ? tensor_layout_from_string(choice.schedule->layout) : fallback_layout);
     if (choice.schedule) {
@@ -273,6 +274,7 @@ void Replayer::init_without_store(const std::vector<std::string>& models,
     info.batch = options.batch;
     info.precision = options.precision;
     info.stages = int(schedule.flat_stages().size());
+    info.form = to_string(schedule.form);
     info.strategy = "baseline:" + baseline_name(options);
     impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
 }

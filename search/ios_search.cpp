@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "search/ending_enumerator.h"
+#include "search/greedy_scheduler.h"
 #include "search/progress_bar.h"
 #include "src/blocks.h"
 #include "src/error.h"
@@ -83,13 +84,16 @@ Stage concurrent_stage(const PartDag& dag, std::span<const uint64_t> groups) {
     return stage;
 }
 
+struct OutOfTime {};  // thrown out of a part's DP when the search's deadline passes
+
 // The DP over one part of a block.
 class PartSearch {
 public:
     PartSearch(const Graph& graph, const PartDag& dag, const SearchOptions& options,
-               StageCoster& coster, BlockSearchStats& stats, ProgressBar& progress)
+               StageCoster& coster, BlockSearchStats& stats, ProgressBar& progress,
+               std::optional<SteadyClock::time_point> deadline)
         : graph_(graph), dag_(dag), options_(options), coster_(coster), stats_(stats),
-          progress_(progress) {
+          progress_(progress), deadline_(deadline) {
         if (options.prune) {
             limits_.max_group_ops = options.max_group_ops;
             limits_.max_groups = options.max_groups;
@@ -131,9 +135,13 @@ private:
         static const Entry empty{0.0, 1.0, 0, {}};
         if (!state) return empty;
         if (auto it = memo_.find(state); it != memo_.end()) return it->second;
+        if (deadline_ && SteadyClock::now() > *deadline_) throw OutOfTime{};
 
         std::vector<Candidate> endings;
         enumerate_endings(dag_, state, limits_, [&](const Ending& e) {
+            // A wide state has astronomically many endings: the deadline holds here too.
+            if (deadline_ && endings.size() % 4096 == 4095 && SteadyClock::now() > *deadline_)
+                throw OutOfTime{};
             endings.push_back({e.ops, {e.groups.begin(), e.groups.end()}});
         });
 
@@ -173,6 +181,7 @@ private:
     StageCoster& coster_;
     BlockSearchStats& stats_;
     ProgressBar& progress_;
+    std::optional<SteadyClock::time_point> deadline_;
     EndingLimits limits_;
     std::unordered_map<uint64_t, Entry> memo_;
 };
@@ -273,6 +282,11 @@ SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOption
     }
 
     ProgressBar progress(fmt::format("search {}", graph.name()), total_states, options.progress);
+    std::optional<SteadyClock::time_point> deadline;
+    if (options.time_budget_s > 0)
+        deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                            std::chrono::duration<double>(options.time_budget_s));
+    bool out_of_time = false;
     SearchResult result;
     for (size_t b = 0; b < blocks.size(); ++b) {
         const auto start = std::chrono::steady_clock::now();
@@ -285,8 +299,22 @@ SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOption
         std::vector<Stage> stages;
         for (const Part& part : parts[b]) {
             double latency = 0;
-            PartSearch search(graph, part.dag, options, coster, stats, progress);
-            std::vector<Stage> part_stages = search.run(latency);
+            std::vector<Stage> part_stages;
+            if (!out_of_time) {
+                try {
+                    PartSearch search(graph, part.dag, options, coster, stats, progress, deadline);
+                    part_stages = search.run(latency);
+                } catch (const OutOfTime&) {
+                    out_of_time = true;
+                }
+            }
+            if (out_of_time) {
+                // Past the deadline: the greedy rule's stages, costed so the prediction holds.
+                ++stats.parts_out_of_time;
+                const int width = 0;  // unused by the greedy rule
+                part_stages = greedy_block_stages(graph, Block{int(b), part.dag.ops, width});
+                for (const Stage& stage : part_stages) latency += coster.cost(stage, stats);
+            }
             if (part_stages.empty())
                 throw Error(fmt::format(
                     "search: no usable schedule for block {} of '{}' (ops {}..{}): the cost model "

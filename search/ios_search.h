@@ -16,8 +16,13 @@
 //
 // Limits: states are 64-bit masks, so a block of more than 64 ops (max_part_ops) is cut into
 // consecutive parts in topological order, as IOS does; a part with more than max_part_states
-// states is halved until it fits. The parts are searched one after another; the block's
+// states is halved until it fits (windows of the topological order: what keeps a wide block
+// such as HRNet's 197 ops tractable). The parts are searched one after another; the block's
 // schedule is their stages in order.
+//
+// Time budget: with time_budget_s > 0 the DP is anytime. A part whose search passes the
+// deadline, and every part after it, is scheduled by the greedy rule instead (every ready op in
+// the next stage), so a valid schedule always comes back; stats count those parts.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +50,10 @@ struct SearchOptions {
     // its descendants in S), for comparison; the default enumerates every ending.
     bool reference_endings = false;
     int max_part_ops = 64;               // at most 64 (bits in a state)
-    int64_t max_part_states = 1 << 20;   // memory bound of one part's DP table
+    // States of one part's DP table. Each state costs its endings' stage measurements, and on a
+    // GPU a measurement is about a millisecond: docs/search.md has the measurements behind it.
+    int64_t max_part_states = 2048;
+    double time_budget_s = 0;            // <= 0: none (see above)
     // A part holding ops of several models of a set: its states are the product of the
     // members', and each state has endings across all of them, so it is halved (per member)
     // much sooner (docs/model-sets.md has the trade-off: stages to measure against quality).

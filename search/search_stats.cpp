@@ -24,6 +24,7 @@ nlohmann::json count_to_json(double count) {
 nlohmann::json row_to_json(const BlockSearchStats& row) {
     return {{"block", row.block},
             {"parts", row.parts},
+            {"parts_out_of_time", row.parts_out_of_time},
             {"ops", row.ops},
             {"width", row.width},
             {"states", row.states},
@@ -44,6 +45,7 @@ BlockSearchStats SearchStats::totals() const {
     total.parts = 0;
     for (const auto& row : blocks) {
         total.parts += row.parts;
+        total.parts_out_of_time += row.parts_out_of_time;
         total.ops += row.ops;
         total.width = std::max(total.width, row.width);
         total.states += row.states;

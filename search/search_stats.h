@@ -12,6 +12,7 @@ namespace iostune {
 struct BlockSearchStats {
     int block = 0;
     int parts = 1;            // >1 when the block was split to fit the DP's limits
+    int parts_out_of_time = 0;  // parts given the greedy rule's stages: the time budget ran out
     int ops = 0;
     int width = 0;            // largest antichain of the block
     int64_t states = 0;       // sets of ops still to schedule, the empty set included

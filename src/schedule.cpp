@@ -25,6 +25,15 @@ const char* to_string(StageStrategy strategy) {
     return "unknown";
 }
 
+const char* to_string(ScheduleForm form) {
+    return form == ScheduleForm::Dataflow ? "dataflow" : "staged";
+}
+
+Schedule with_form(Schedule schedule, ScheduleForm form) {
+    schedule.form = form;
+    return schedule;
+}
+
 namespace {
 
 bool refuse(std::string* why, std::string reason) {
@@ -189,7 +198,9 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
             stages.push_back({{"strategy", to_string(stage.strategy)}, {"groups", stage.groups}});
         blocks.push_back({{"stages", std::move(stages)}});
     }
-    return {{"blocks", std::move(blocks)}};
+    nlohmann::json doc = {{"blocks", std::move(blocks)}};
+    if (schedule.form == ScheduleForm::Dataflow) doc["form"] = to_string(schedule.form);
+    return doc;
 }
 
 namespace {
@@ -246,6 +257,13 @@ Schedule schedule_from_json(const nlohmann::json& doc) {
             block.push_back(std::move(stage));
         }
         schedule.blocks.push_back(std::move(block));
+    }
+    if (const auto it = doc.find("form"); it != doc.end()) {
+        if (*it == "dataflow") schedule.form = ScheduleForm::Dataflow;
+        else if (*it != "staged")
+            throw Error(fmt::format("schedule JSON: \"form\" is {}; expected \"staged\" or "
+                                    "\"dataflow\"",
+                                    it->dump()));
     }
     return schedule;
 }

@@ -16,6 +16,10 @@ namespace iostune {
 
 enum class StageStrategy { Concurrent, Merge };
 
+// How the stages run (stream_program.h): `staged`, every stage a barrier, as IOS's executor
+// runs them; `dataflow`, stages only group the launches and each launch waits for its inputs.
+enum class ScheduleForm { Staged, Dataflow };
+
 struct Stage {
     StageStrategy strategy = StageStrategy::Concurrent;
     // Concurrent: groups of op ids, each in launch order. Merge: exactly one group, the merged ops.
@@ -25,12 +29,14 @@ struct Stage {
 
 struct Schedule {
     std::vector<std::vector<Stage>> blocks;  // stages of each block, in execution order
+    ScheduleForm form = ScheduleForm::Staged;
     // All stages of all blocks, in execution order.
     std::vector<Stage> flat_stages() const;
     bool operator==(const Schedule&) const = default;
 };
 
 const char* to_string(StageStrategy strategy);
+const char* to_string(ScheduleForm form);  // "staged", "dataflow"
 
 // Whether `ops` may run as one merged convolution: all Conv with the same input tensor, stride,
 // groups == 1, dilation 1, bias and ReLU flags, output size, no residual (a fused add is not
@@ -46,8 +52,13 @@ void validate(const Graph& graph, const Schedule& schedule);
 // the fallback when no stored schedule may be replayed.
 Schedule sequential_schedule(const Graph& graph);
 
+// {"blocks": [...], "form": "dataflow"}; a document without "form" is staged (rows stored before
+// the dataflow form existed).
 nlohmann::json schedule_to_json(const Schedule& schedule);
 Schedule schedule_from_json(const nlohmann::json& doc);  // throws iostune::Error on bad input
+
+// The same schedule in another form.
+Schedule with_form(Schedule schedule, ScheduleForm form);
 
 // Canonical text of a stage ("c:[1,2][3]" / "m:[4,5]"), used with the graph fingerprint to key
 // stage measurements in caches.

@@ -26,7 +26,10 @@
 #include "src/precision.h"
 #include "src/stopwatch.h"
 #include "src/weights.h"
+#include "search/schedule_refinement.h"
+#include "search/timeline_sim.h"
 #include "tuning/measured_cost_model.h"
+#include "tuning/measured_schedule_evaluator.h"
 #include "tuning/schedule_contest.h"
 #include "tuning/sqlite_stage_cache.h"
 
@@ -35,6 +38,30 @@ namespace iostune {
 namespace {
 
 using Clock = SteadyClock;
+
+// How a time budget is spent (docs/search.md has the measurements behind the split): the DP
+// gets this share of what the layout choice left, the measured refinement this share of what
+// the DP left (the rest: checks and the final timings of every schedule kept for the record).
+constexpr double kDpShare = 0.4;
+constexpr double kRefineShare = 0.75;
+// Without a budget: the refinement's wall time on a GPU, its moves when simulated.
+constexpr double kUnboundedRefineSeconds = 60;
+constexpr int kSimulatedRefineMoves = 400;
+
+nlohmann::json refine_to_json(const RefineResult& r) {
+    nlohmann::json candidates = nlohmann::json::array();
+    for (const CandidateTiming& c : r.candidates)
+        candidates.push_back({{"name", c.name}, {"form", to_string(c.form)}, {"ms", c.latency_ms}});
+    nlohmann::json kept = nlohmann::json::array();
+    for (const RefineStep& k : r.kept) kept.push_back({{"move", k.move}, {"ms", k.latency_ms}});
+    return {{"start", r.start},
+            {"latency_ms", r.latency_ms},
+            {"evaluations", r.evaluations},
+            {"failed", r.failed},
+            {"seconds", r.seconds},
+            {"candidates", std::move(candidates)},
+            {"kept", std::move(kept)}};
+}
 
 nlohmann::json timing_json(const LatencyStats& s) {
     return {{"median_ms", s.median_ms},
@@ -53,8 +80,11 @@ struct Baseline {
 };
 
 struct EndToEnd {
-    LatencyStats schedule;
-    std::vector<Baseline> baselines;  // sequential first, then the contenders
+    RefineResult refine;              // what the refinement tried and kept
+    LatencyStats schedule;            // the refined schedule, timed as replay times it
+    std::optional<LatencyStats> dp;   // the DP's own schedule (its faster form), likewise
+    ScheduleForm dp_form = ScheduleForm::Staged;
+    std::vector<Baseline> baselines;  // sequential first, then the contenders: their faster form
     double max_abs_diff = 0, tolerance = 0;
     ConvChoices conv_choices;  // what all ran with; stored so a replay runs the same kernels
     int convolutions = 0, pinned_convolutions = 0;  // pinned: timed before, read from the store
@@ -121,12 +151,24 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
     return *fastest;
 }
 
-// All schedules on one engine (same weights, same input, same per-op algorithms), so the only
-// numerical differences come from merged convolutions. Each is timed as the CUDA Graph replay
-// will launch, and each output is checked against the sequential schedule's.
-EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
+// The faster form of candidate `name` as the refinement timed it (staged if it timed neither).
+ScheduleForm faster_form(const RefineResult& refine, const std::string& name) {
+    std::optional<CandidateTiming> best;
+    for (const CandidateTiming& c : refine.candidates)
+        if (c.name == name && (!best || c.latency_ms < best->latency_ms)) best = c;
+    return best ? best->form : ScheduleForm::Staged;
+}
+
+// Everything end to end, on one engine (same weights, same input, same per-op algorithms), so
+// the only numerical differences come from merged convolutions and the only timing differences
+// from the schedules: the sequential output as the reference, every candidate's output in both
+// forms checked against it, the measured refinement (schedule_refinement.h) for
+// `refine_budget_s`, the refined schedule's output checked, and the final timings, as replay
+// measures, of the refined schedule, the DP's and each baseline's faster form.
+EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
-                            TensorLayout layout, const ConvChoices& known) {
+                            TensorLayout layout, const ConvChoices& known, double refine_budget_s,
+                            const std::function<void(const std::string&)>& notice) {
     const EngineOptions engine_options = engine_options_for(options, layout, known);
     Engine engine(graph, engine_options);
     engine.set_random_inputs(7);
@@ -135,13 +177,10 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
 
     // The sequential schedule's result: every graph output (an FPN's levels, a set's models').
     std::vector<HostTensor> reference;
-    // Captures, runs once for the outputs, then times; returns the outputs.
-    const auto run = [&](const Schedule& s, LatencyStats& timing) {
+    const auto outputs_of = [&](const Schedule& s) {
         const CudaGraphExec exec = engine.capture(s);
         exec.launch(engine.origin_stream());
-        std::vector<HostTensor> outputs = engine.read_outputs();
-        timing = measure_graph(exec, engine.origin_stream(), options.end_to_end);
-        return outputs;
+        return engine.read_outputs();
     };
     const auto check = [&](const std::vector<HostTensor>& outputs, const std::string& what) {
         for (size_t k = 0; k < outputs.size(); ++k) {
@@ -159,21 +198,47 @@ EndToEnd measure_end_to_end(const Graph& graph, const Schedule& schedule,
                     a.max_abs_diff, a.tolerance));
         }
     };
-    for (Baseline& baseline : baselines) {
-        std::vector<HostTensor> outputs = run(baseline.schedule, baseline.timing);
-        if (baseline.name == "sequential") {
-            reference = std::move(outputs);
-            for (size_t k = 0; k < reference.size(); ++k) {
-                require_finite_reference(reference[k], engine_options.precision,
-                                         name_output(graph, int(k)));
-                result.tolerance = std::max(
-                    result.tolerance, output_tolerance(reference[k], engine_options.precision));
-            }
-        } else {
-            check(outputs, baseline.name);
-        }
+    reference = outputs_of(baselines.front().schedule);
+    for (size_t k = 0; k < reference.size(); ++k) {
+        require_finite_reference(reference[k], engine_options.precision, name_output(graph, int(k)));
+        result.tolerance =
+            std::max(result.tolerance, output_tolerance(reference[k], engine_options.precision));
     }
-    check(run(schedule, result.schedule), "searched");
+    std::vector<RefineCandidate> candidates{searched};
+    for (const Baseline& b : baselines) candidates.push_back({b.name, b.schedule});
+    for (const RefineCandidate& c : candidates)
+        for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
+            check(outputs_of(with_form(c.schedule, form)),
+                  fmt::format("{} ({})", c.name, to_string(form)));
+
+    MeasuredScheduleEvaluator evaluator(engine);
+    RefineOptions refine_options;
+    refine_options.seed = options.seed;
+    refine_options.time_budget_s = refine_budget_s;
+    notice(fmt::format("refine: {} candidates in both forms, then local moves measured end to "
+                       "end for {:.0f} s",
+                       candidates.size(), refine_budget_s));
+    result.refine = refine_schedule(graph, candidates, evaluator, refine_options);
+    notice(fmt::format("refine: {} schedules measured in {:.1f} s; {:.4f} ms from {} ({} changes "
+                       "kept)",
+                       result.refine.evaluations, result.refine.seconds, result.refine.latency_ms,
+                       result.refine.start, result.refine.kept.size() - 1));
+    check(outputs_of(result.refine.schedule), "refined");
+
+    const auto timed = [&](const Schedule& s) {
+        const CudaGraphExec exec = engine.capture(s);
+        return measure_graph(exec, engine.origin_stream(), options.end_to_end);
+    };
+    result.schedule = timed(result.refine.schedule);
+    result.dp_form = faster_form(result.refine, searched.name);
+    result.dp = timed(with_form(searched.schedule, result.dp_form));
+    for (Baseline& b : baselines) {
+        // Back to back means one model after another: staged. (Its dataflow form runs the
+        // models side by side, a candidate the refinement may well start from.)
+        if (b.name != "back-to-back")
+            b.schedule = with_form(b.schedule, faster_form(result.refine, b.name));
+        b.timing = timed(b.schedule);
+    }
     result.baselines = std::move(baselines);
     result.conv_choices = engine.conv_choices();
     result.convolutions = engine.conv_count();
@@ -315,20 +380,31 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     summary.device = device_summary;
     summary.db_path = options.db_path;
 
+    // The time budget: what the layout left, about half for the DP and the rest for the
+    // end-to-end phase (checks, refinement, final timings), unless the caller set the DP's own.
+    const auto budget_left = [&] { return options.time_budget_s - seconds_since(begin); };
+    SearchOptions search_options = options.search;
+    if (options.time_budget_s > 0 && search_options.time_budget_s <= 0)
+        search_options.time_budget_s = std::max(1.0, kDpShare * budget_left());
+    notice(fmt::format("search: IOS DP ({}, {}), {}", to_string(search_options.strategy),
+                       search_options.prune ? fmt::format("r={} s={}", search_options.max_group_ops,
+                                                          search_options.max_groups)
+                                            : std::string("no pruning"),
+                       search_options.time_budget_s > 0
+                           ? fmt::format("at most {:.0f} s", search_options.time_budget_s)
+                           : std::string("no time limit")));
     phase_begin = Clock::now();
-    const SearchResult result = ios_search(graph, cost, options.search);
+    const SearchResult result = ios_search(graph, cost, search_options);
     end_phase("search");
     summary.search_seconds = phase_seconds["search"].get<double>();
     validate(graph, result.schedule);
-    summary.schedule = result.schedule;
     summary.search_stats = result.stats;
-    summary.predicted_ms = result.latency_ms;
+    summary.dp_predicted_ms = result.latency_ms;
     summary.sequential_predicted_ms = sequential_prediction(graph, cost);
     cache.flush();  // the last batch of stage measurements; a failed write is an error here
     summary.stages_costed = cost.misses();
     summary.cache_hits = cost.hits();
     const nlohmann::json cost_seconds = cost.work_seconds();  // before the measuring model goes
-    summary.stages = int(result.schedule.flat_stages().size());
     summary.sequential_stages = graph.size();
     inner.reset();  // frees the measuring engine's GPU memory before the end-to-end run
 
@@ -342,6 +418,9 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                             {"cost_seconds", cost_seconds},
                             {"prune", options.search.prune},
                             {"reference_endings", options.search.reference_endings},
+                            {"time_budget_s", options.time_budget_s},
+                            {"dp_predicted_ms", summary.dp_predicted_ms},
+                            {"dp_schedule", schedule_to_json(result.schedule)},
                             {"sequential_predicted_ms", summary.sequential_predicted_ms},
                             {"layout", summary.layout}};
     for (const ContestEntry& e : layout_ms) stats["layout_sequential_ms"][e.strategy] = e.median_ms;
@@ -354,34 +433,55 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     row.strategy = summary.strategy;
     row.r = summary.r;
     row.s = summary.s;
-    row.predicted_ms = summary.predicted_ms;
-    row.schedule = schedule_to_json(result.schedule);
 
-    summary.kept_strategy = summary.strategy;
-    std::optional<Baseline> kept;  // a baseline that measured faster than the searched schedule
+    std::vector<Baseline> baselines;
+    for (const std::string& name : contenders)
+        baselines.push_back({name, make_baseline(name, graph), {}});
+    if (!graph.members().empty()) {
+        // A model set always meets what its user has without iostune's co-scheduling.
+        std::vector<std::string> sources;
+        baselines.push_back({"streams", member_streams_schedule(graph), {}});
+        baselines.push_back({"back-to-back",
+                             stored_back_to_back(graph, store, device_id, options.precision,
+                                                 sources),
+                             {}});
+        stats["back_to_back_members"] = sources;
+        for (const std::string& line : sources) notice("back-to-back baseline: " + line);
+    }
+    const RefineCandidate searched{summary.strategy, result.schedule};
+    RefineResult refine;
+    std::optional<Baseline> kept;  // a baseline that measured faster than the refined schedule
     if (simulate) {
-        // Estimates on both sides: the report shows them as such.
+        // Estimates on both sides: the report shows them as such. The refinement plays the
+        // schedules out on the analytic timeline, a fixed number of moves (deterministic).
+        SimulatedScheduleEvaluator evaluator(
+            graph, SimCostModel(device_profile(options.sim_device), precision));
+        std::vector<RefineCandidate> candidates{searched};
+        for (const Baseline& b : baselines) candidates.push_back({b.name, b.schedule});
+        candidates.push_back({"sequential", sequential_schedule(graph)});
+        RefineOptions refine_options;
+        refine_options.seed = options.seed;
+        refine_options.max_evaluations = kSimulatedRefineMoves;
+        refine_options.time_budget_s = std::numeric_limits<double>::infinity();
+        phase_begin = Clock::now();
+        refine = refine_schedule(graph, candidates, evaluator, refine_options);
+        end_phase("refine");
+        // Sequential on the same timeline, so the estimated speedup compares like with like.
+        for (const CandidateTiming& c : refine.candidates)
+            if (c.name == "sequential" && c.form == ScheduleForm::Staged)
+                summary.sequential_predicted_ms = c.latency_ms;
         row.sequential_ms = summary.sequential_predicted_ms;
     } else {
-        std::vector<Baseline> baselines;
-        for (const std::string& name : contenders)
-            baselines.push_back({name, make_baseline(name, graph), {}});
-        if (!graph.members().empty()) {
-            // A model set always meets what its user has without iostune's co-scheduling.
-            std::vector<std::string> sources;
-            baselines.push_back({"streams", member_streams_schedule(graph), {}});
-            baselines.push_back({"back-to-back",
-                                 stored_back_to_back(graph, store, device_id, options.precision,
-                                                     sources),
-                                 {}});
-            stats["back_to_back_members"] = sources;
-            for (const std::string& line : sources) notice("back-to-back baseline: " + line);
-        }
         phase_begin = Clock::now();
-        EndToEnd e2e =
-            measure_end_to_end(graph, result.schedule, std::move(baselines), options, layout, known);
+        const double refine_budget =
+            options.time_budget_s > 0 ? std::max(0.0, kRefineShare * budget_left())
+                                      : kUnboundedRefineSeconds;
+        EndToEnd e2e = measure_and_refine(graph, searched, std::move(baselines), options, layout,
+                                          known, refine_budget, notice);
         end_phase("end_to_end");
+        refine = e2e.refine;
         summary.measured_ms = e2e.schedule.median_ms;
+        summary.dp_measured_ms = e2e.dp->median_ms;
         summary.sequential_ms = e2e.baselines.front().timing.median_ms;
         summary.measured_cv = e2e.schedule.cv();
         summary.max_abs_diff = e2e.max_abs_diff;
@@ -392,6 +492,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
             entries.push_back({b.name, b.timing.median_ms});
             summary.baseline_ms.push_back({b.name, b.timing.median_ms});
             baseline_timings[b.name] = timing_json(b.timing);
+            baseline_timings[b.name]["form"] = to_string(b.schedule.form);
         }
         const size_t best = fastest_entry(entries);
         if (best > 0) kept = e2e.baselines[best - 1];
@@ -405,6 +506,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         ran.merge(layout_choices);
         row.conv_choices = conv_choices_to_json(ran);
         stats["end_to_end"] = timing_json(e2e.schedule);
+        stats["dp_end_to_end"] = timing_json(*e2e.dp);
+        stats["dp_end_to_end"]["form"] = to_string(e2e.dp_form);
         stats["baselines_end_to_end"] = baseline_timings;
         stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};
         stats["convolutions"] = {{"count", e2e.convolutions},
@@ -412,6 +515,18 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         stats["kept_strategy"] = summary.kept_strategy;
         stats["sequential_kept"] = summary.sequential_kept;
     }
+    // The refinement's own latency of what it returns: a measurement end to end (an estimate
+    // when simulated), which is what the row's prediction is; the DP's sum of stages is kept in
+    // the stats beside it.
+    summary.schedule = refine.schedule;
+    summary.predicted_ms = refine.latency_ms;
+    summary.refined_from = refine.start;
+    summary.refine_changes = int(refine.kept.size()) - 1;
+    summary.stages = int(refine.schedule.flat_stages().size());
+    row.predicted_ms = summary.predicted_ms;
+    row.schedule = schedule_to_json(refine.schedule);
+    stats["refine"] = refine_to_json(refine);
+    if (simulate) summary.kept_strategy = summary.strategy;
     summary.total_seconds = seconds_since(begin);
     stats["total_seconds"] = summary.total_seconds;
     stats["phase_seconds"] = phase_seconds;

@@ -1,7 +1,9 @@
 // One tuning job, what `iostune search` runs: build the cost model (measured on this GPU through
-// the store's stage cache, or simulated), run the IOS search, validate the schedule, and on a GPU
-// measure it end to end against the sequential schedule and check its output against the
-// sequential output; then store device, model and schedule rows and return a summary.
+// the store's stage cache, or simulated), run the IOS DP, then refine the best of its schedule
+// and the baselines by local moves judged end to end (search/schedule_refinement.h: on a GPU
+// each candidate captured as one CUDA Graph and timed, as replay runs it; simulated, on the
+// analytic timeline), check every output against the sequential schedule's, and store device,
+// model and schedule rows; return a summary. All within TuningOptions::time_budget_s.
 //
 // Stage measurements are committed one by one as the search makes them, so a killed job leaves
 // a valid store and the next job on the same device/batch/precision measures nothing twice.
@@ -49,6 +51,10 @@ struct TuningOptions {
     std::vector<std::string> contenders = {"greedy", "nimble"};
     // End-to-end timing of each schedule, as replay measures.
     MeasureOptions end_to_end{20, 200, 1, 0, 300};
+    // Wall time of the whole job, layout choice, DP, refinement and checks (<= 0: no limit; the
+    // DP then runs to the end and the refinement for a fixed time). docs/search.md.
+    double time_budget_s = 60;
+    uint64_t seed = 1;  // of the refinement's moves
 };
 
 struct TuningSummary {
@@ -73,8 +79,16 @@ struct TuningSummary {
     std::vector<ContestEntry> baseline_ms;  // end to end: sequential, then the contenders
     int stages = 0;
     int sequential_stages = 0;
-    double predicted_ms = 0;             // sum of the chosen stages' costs
-    double sequential_predicted_ms = 0;  // sum of the single-op stages' costs
+    // The stored schedule's latency as the search measured it end to end (estimated on the
+    // simulated timeline): what its refinement kept.
+    double predicted_ms = 0;
+    double dp_predicted_ms = 0;               // the DP's own schedule: the sum of its stages
+    std::optional<double> dp_measured_ms;     // and end to end (its faster form)
+    std::string refined_from;                 // the candidate the refinement started from
+    int refine_changes = 0;                   // changes it kept after that
+    // The sequential schedule as the search's model gives it: simulated, on the timeline (like
+    // predicted_ms); measured, the sum of its single-op stages (like dp_predicted_ms).
+    double sequential_predicted_ms = 0;
     std::optional<double> measured_ms;   // end to end, CUDA graph (GPU only)
     std::optional<double> sequential_ms;
     std::optional<double> measured_cv;

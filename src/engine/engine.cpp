@@ -106,6 +106,48 @@ void Engine::Impl::launch_stage(const Stage& stage, cudaStream_t origin_stream) 
     for (size_t g = 0; g < stage.groups.size(); ++g) lanes[g]->joined.wait_on(origin_stream);
 }
 
+namespace {
+Stage merge_stage_of(const Launch& launch) { return Stage{StageStrategy::Merge, {launch.ops}}; }
+}  // namespace
+
+void Engine::Impl::prepare_program(const StreamProgram& program, cudaStream_t stream) {
+    for (const Launch& launch : program.launches())
+        if (launch.merge) prepare_stage(merge_stage_of(launch), stream);
+    if (size_t(program.lane_count()) > lanes.size() ||
+        program.launches().size() > launch_done.size()) {
+        require_not_capturing(stream, "a schedule with more stream lanes or launches than planned");
+        ensure_lanes(size_t(program.lane_count()));
+        grow_workspaces();
+        while (launch_done.size() < program.launches().size()) launch_done.emplace_back();
+    }
+}
+
+// Every lane starts after the origin's work so far (the input conversion) and the origin waits
+// for every lane at the end, so the program is one fork and one join as seen from outside.
+void Engine::Impl::launch_program(const StreamProgram& program, cudaStream_t origin_stream) {
+    prepare_program(program, origin_stream);
+    const auto& launches = program.launches();
+    std::vector<bool> waited_for(launches.size(), false);
+    for (const Launch& l : launches)
+        for (int w : l.waits) waited_for[size_t(w)] = true;
+    forked.record(origin_stream);
+    for (int k = 0; k < program.lane_count(); ++k) forked.wait_on(lanes[size_t(k)]->stream.get());
+    for (size_t i = 0; i < launches.size(); ++i) {
+        const Launch& l = launches[i];
+        Lane& lane = *lanes[size_t(l.lane)];
+        cudaStream_t stream = lane.stream.get();
+        for (int w : l.waits) launch_done[size_t(w)].wait_on(stream);
+        if (l.merge) run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, stream);
+        else run_op(l.ops[0], lane, stream);
+        if (waited_for[i]) launch_done[i].record(stream);
+    }
+    for (int k = 0; k < program.lane_count(); ++k) {
+        Lane& lane = *lanes[size_t(k)];
+        lane.joined.record(lane.stream.get());
+        lane.joined.wait_on(origin_stream);
+    }
+}
+
 void Engine::Impl::check_op_id(int id) const {
     if (id < 0 || id >= graph.size()) {
         throw Error(fmt::format("op id {} is out of range: graph '{}' has ops 0..{}", id,
@@ -168,14 +210,9 @@ TensorLayout Engine::layout() const { return impl_->layout; }
 DType Engine::storage_type() const { return impl_->dtype; }
 
 void Engine::prepare(const Schedule& schedule) {
-    validate(impl_->graph, schedule);
+    const StreamProgram program(impl_->graph, schedule);  // validates
     impl_->place_merged_ops(schedule);
-    size_t widest = 1;
-    for (const Stage& stage : schedule.flat_stages()) {
-        if (stage.strategy == StageStrategy::Concurrent) widest = std::max(widest, stage.groups.size());
-    }
-    impl_->ensure_lanes(widest);
-    impl_->grow_workspaces();
+    impl_->prepare_program(program, impl_->origin.get());
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing the schedule's set-up");
 }
 
@@ -191,8 +228,9 @@ void Engine::launch_stage(const Stage& stage, cudaStream_t origin) {
 }
 
 void Engine::launch_schedule(const Schedule& schedule, cudaStream_t origin) {
+    const StreamProgram program(impl_->graph, schedule);
     if (impl_->options.float_io) impl_->launch_input_conversion(origin);
-    for (const Stage& stage : schedule.flat_stages()) launch_stage(stage, origin);
+    impl_->launch_program(program, origin);
     if (impl_->options.float_io) impl_->launch_output_conversion(origin);
 }
 

@@ -29,6 +29,7 @@
 #include "src/engine/engine.h"
 #include "src/engine/kernels.h"
 #include "src/engine/tensor_view.h"
+#include "src/stream_program.h"
 
 namespace iostune::engine_internal {
 
@@ -133,6 +134,9 @@ struct Engine::Impl {
     size_t workspace_bytes = 0;  // every lane's workspace is at least this large
     CudaStream origin;
     CudaEvent forked;
+    // One per launch of the largest stream program run so far: recorded after a launch that a
+    // launch on another lane waits for (stream_program.h).
+    std::vector<CudaEvent> launch_done;
     CublasLtHandle cublaslt;  // the 1x1 convolutions' matrix products (gemm_conv.h)
     DeviceBuffer l2_flush;  // written before each timed convolution run: twice the L2 size
     // Buffers replaced by larger ones, and re-planned convolutions (with their staging buffers):
@@ -147,6 +151,9 @@ struct Engine::Impl {
     void grow_workspaces();
     const TensorView& tensor(int id) const;
     void launch_stage(const Stage& stage, cudaStream_t origin_stream);
+    // Lanes, merged weights and events a program needs (outside capture only).
+    void prepare_program(const StreamProgram& program, cudaStream_t stream);
+    void launch_program(const StreamProgram& program, cudaStream_t origin_stream);
     void launch_input_conversion(cudaStream_t stream) const;
     void launch_output_conversion(cudaStream_t stream) const;
     void check_op_id(int id) const;

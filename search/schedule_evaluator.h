@@ -1,0 +1,29 @@
+// The refinement's view of hardware: what a whole schedule costs end to end, as replay runs it
+// (one CUDA Graph of its stream program). Implementations: measured (tuning/, the engine on this
+// GPU) and simulated (timeline_sim.h, an analytic estimate labelled as such wherever it shows).
+#pragma once
+
+#include <string>
+
+#include "src/schedule.h"
+
+namespace iostune {
+
+struct ScheduleMeasurement {
+    double latency_ms = 0;
+    double spread_ms = 0;     // p90 - p10 of the repeats (0 for estimates)
+    bool ok = true;           // false: the schedule could not run (error says why)
+    std::string error;
+    bool simulated = false;
+};
+
+class ScheduleEvaluator {
+public:
+    virtual ~ScheduleEvaluator() = default;
+    // The schedule must be valid for the evaluator's graph.
+    virtual ScheduleMeasurement measure(const Schedule& schedule) = 0;
+    virtual std::string name() const = 0;
+    virtual bool simulated() const = 0;
+};
+
+}  // namespace iostune

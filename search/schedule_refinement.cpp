@@ -1,0 +1,366 @@
+#include "search/schedule_refinement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include "src/error.h"
+
+namespace iostune {
+
+namespace {
+
+uint64_t next_random(uint64_t& state) {  // splitmix64: portable, so a seed means one sequence
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+size_t pick(uint64_t& state, size_t count) { return size_t(next_random(state) % count); }
+
+bool reads(const Graph& graph, int consumer, int producer) {
+    const auto& in = graph.op(consumer).inputs;
+    return std::find(in.begin(), in.end(), producer) != in.end();
+}
+
+bool group_reads(const Graph& graph, const std::vector<int>& group, int producer) {
+    return std::any_of(group.begin(), group.end(), [&](int id) { return reads(graph, id, producer); });
+}
+
+bool any_reads(const Graph& graph, const std::vector<int>& consumers,
+               const std::vector<int>& producers) {
+    for (int p : producers)
+        if (group_reads(graph, consumers, p)) return true;
+    return false;
+}
+
+std::vector<int> ops_of(const Stage& stage) {
+    std::vector<int> ops;
+    for (const auto& g : stage.groups) ops.insert(ops.end(), g.begin(), g.end());
+    return ops;
+}
+
+// The weakly connected parts of `ops` under the data edges among them, each in id order (a
+// topological order), ordered by their first op.
+std::vector<std::vector<int>> connected_groups(const Graph& graph, std::vector<int> ops) {
+    std::sort(ops.begin(), ops.end());
+    std::vector<int> parent(ops.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    const auto find = [&](int x) {
+        while (parent[size_t(x)] != x) x = parent[size_t(x)] = parent[size_t(parent[size_t(x)])];
+        return x;
+    };
+    for (size_t a = 0; a < ops.size(); ++a)
+        for (size_t b = a + 1; b < ops.size(); ++b)
+            if (reads(graph, ops[b], ops[a])) parent[size_t(find(int(b)))] = find(int(a));
+    std::vector<std::vector<int>> groups;
+    std::vector<int> group_of_root(ops.size(), -1);
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const int root = find(int(i));
+        if (group_of_root[size_t(root)] < 0) {
+            group_of_root[size_t(root)] = int(groups.size());
+            groups.emplace_back();
+        }
+        groups[size_t(group_of_root[size_t(root)])].push_back(ops[i]);
+    }
+    return groups;
+}
+
+void drop_empty(std::vector<Stage>& stages) {
+    for (Stage& s : stages)
+        s.groups.erase(std::remove_if(s.groups.begin(), s.groups.end(),
+                                      [](const auto& g) { return g.empty(); }),
+                       s.groups.end());
+    stages.erase(std::remove_if(stages.begin(), stages.end(),
+                                [](const Stage& s) { return s.groups.empty(); }),
+                 stages.end());
+}
+
+using Move = std::optional<std::vector<Stage>> (*)(const Graph&, std::vector<Stage>, uint64_t&);
+
+std::optional<std::vector<Stage>> join(const Graph& graph, std::vector<Stage> stages,
+                                       uint64_t& rng) {
+    if (stages.size() < 2) return std::nullopt;
+    const size_t k = pick(rng, stages.size() - 1);
+    if (stages[k].strategy != StageStrategy::Concurrent ||
+        stages[k + 1].strategy != StageStrategy::Concurrent)
+        return std::nullopt;
+    std::vector<int> ops = ops_of(stages[k]);
+    const std::vector<int> next = ops_of(stages[k + 1]);
+    ops.insert(ops.end(), next.begin(), next.end());
+    stages[k].groups = connected_groups(graph, ops);
+    stages.erase(stages.begin() + std::ptrdiff_t(k) + 1);
+    return stages;
+}
+
+std::optional<std::vector<Stage>> split(const Graph&, std::vector<Stage> stages, uint64_t& rng) {
+    const size_t k = pick(rng, stages.size());
+    Stage& stage = stages[k];
+    if (stage.strategy != StageStrategy::Concurrent) return std::nullopt;
+    Stage rest{StageStrategy::Concurrent, {}};
+    if (stage.groups.size() >= 2) {
+        const size_t cut = 1 + pick(rng, stage.groups.size() - 1);
+        rest.groups.assign(stage.groups.begin() + std::ptrdiff_t(cut), stage.groups.end());
+        stage.groups.resize(cut);
+    } else if (stage.groups[0].size() >= 2) {
+        auto& ops = stage.groups[0];
+        const size_t cut = 1 + pick(rng, ops.size() - 1);
+        rest.groups.push_back({ops.begin() + std::ptrdiff_t(cut), ops.end()});
+        ops.resize(cut);
+    } else {
+        return std::nullopt;
+    }
+    stages.insert(stages.begin() + std::ptrdiff_t(k) + 1, std::move(rest));
+    return stages;
+}
+
+// The groups of `stage` that read any of `producers`.
+std::vector<size_t> readers(const Graph& graph, const Stage& stage,
+                            const std::vector<int>& producers) {
+    std::vector<size_t> found;
+    for (size_t g = 0; g < stage.groups.size(); ++g)
+        if (any_reads(graph, stage.groups[g], producers)) found.push_back(g);
+    return found;
+}
+
+std::optional<std::vector<Stage>> push(const Graph& graph, std::vector<Stage> stages,
+                                       uint64_t& rng) {
+    if (stages.size() < 2) return std::nullopt;
+    const size_t k = pick(rng, stages.size() - 1);
+    if (stages[k].strategy != StageStrategy::Concurrent ||
+        stages[k + 1].strategy != StageStrategy::Concurrent)
+        return std::nullopt;
+    auto& from = stages[k].groups[pick(rng, stages[k].groups.size())];
+    const int op = from.back();
+    const std::vector<size_t> into = readers(graph, stages[k + 1], {op});
+    if (into.size() > 1) return std::nullopt;  // two groups would read it: not independent
+    from.pop_back();
+    if (into.empty()) stages[k + 1].groups.push_back({op});
+    else stages[k + 1].groups[into[0]].insert(stages[k + 1].groups[into[0]].begin(), op);
+    drop_empty(stages);
+    return stages;
+}
+
+std::optional<std::vector<Stage>> pull(const Graph& graph, std::vector<Stage> stages,
+                                       uint64_t& rng) {
+    if (stages.size() < 2) return std::nullopt;
+    const size_t k = 1 + pick(rng, stages.size() - 1);
+    if (stages[k].strategy != StageStrategy::Concurrent ||
+        stages[k - 1].strategy != StageStrategy::Concurrent)
+        return std::nullopt;
+    auto& from = stages[k].groups[pick(rng, stages[k].groups.size())];
+    const int op = from.front();
+    // The groups of the stage before that produce its inputs: it joins the one, or goes alone.
+    std::vector<size_t> feeding;
+    for (size_t g = 0; g < stages[k - 1].groups.size(); ++g)
+        for (int p : stages[k - 1].groups[g])
+            if (reads(graph, op, p)) {
+                feeding.push_back(g);
+                break;
+            }
+    if (feeding.size() > 1) return std::nullopt;
+    from.erase(from.begin());
+    if (feeding.empty()) stages[k - 1].groups.push_back({op});
+    else stages[k - 1].groups[feeding[0]].push_back(op);
+    drop_empty(stages);
+    return stages;
+}
+
+std::optional<std::vector<Stage>> toggle_merge(const Graph& graph, std::vector<Stage> stages,
+                                               uint64_t& rng) {
+    const size_t k = pick(rng, stages.size());
+    if (stages[k].strategy == StageStrategy::Merge) {
+        Stage concurrent{StageStrategy::Concurrent, {}};
+        for (int id : stages[k].groups[0]) concurrent.groups.push_back({id});
+        stages[k] = std::move(concurrent);
+        return stages;
+    }
+    // Groups whose first op is a convolution, by the tensor it reads: two or more that merge
+    // leave as a merge stage just before this one (their producers ran before it).
+    std::vector<std::vector<size_t>> by_input;
+    std::vector<int> inputs;
+    for (size_t g = 0; g < stages[k].groups.size(); ++g) {
+        const Op& first = graph.op(stages[k].groups[g][0]);
+        if (first.kind != OpKind::Conv || first.inputs.size() != 1) continue;
+        const auto it = std::find(inputs.begin(), inputs.end(), first.inputs[0]);
+        if (it == inputs.end()) {
+            inputs.push_back(first.inputs[0]);
+            by_input.push_back({g});
+        } else {
+            by_input[size_t(it - inputs.begin())].push_back(g);
+        }
+    }
+    std::vector<std::vector<size_t>> sets;
+    for (const auto& s : by_input)
+        if (s.size() >= 2) sets.push_back(s);
+    if (sets.empty()) return std::nullopt;
+    const auto& chosen = sets[pick(rng, sets.size())];
+    std::vector<int> merged;
+    for (size_t g : chosen) merged.push_back(stages[k].groups[g][0]);
+    std::sort(merged.begin(), merged.end());
+    if (!can_merge(graph, merged)) return std::nullopt;
+    for (size_t g : chosen) stages[k].groups[g].erase(stages[k].groups[g].begin());
+    stages.insert(stages.begin() + std::ptrdiff_t(k), Stage{StageStrategy::Merge, {merged}});
+    drop_empty(stages);
+    return stages;
+}
+
+std::optional<std::vector<Stage>> regroup(const Graph&, std::vector<Stage> stages,
+                                          uint64_t& rng) {
+    const size_t k = pick(rng, stages.size());
+    auto& groups = stages[k].groups;
+    if (stages[k].strategy != StageStrategy::Concurrent || groups.size() < 2) return std::nullopt;
+    const size_t a = pick(rng, groups.size());
+    size_t b = pick(rng, groups.size() - 1);
+    if (b >= a) ++b;
+    groups[a].insert(groups[a].end(), groups[b].begin(), groups[b].end());
+    groups.erase(groups.begin() + std::ptrdiff_t(b));
+    return stages;
+}
+
+struct NamedMove {
+    const char* name;
+    Move move;
+};
+constexpr NamedMove kMoves[] = {{"join", join},   {"split", split},
+                                {"push", push},   {"pull", pull},
+                                {"merge", toggle_merge}, {"regroup", regroup}};
+
+// A block to change, chosen with weight by its number of stages (where moves have room).
+size_t pick_block(const Schedule& s, uint64_t& rng) {
+    size_t total = 0;
+    for (const auto& b : s.blocks) total += b.size();
+    size_t at = pick(rng, std::max<size_t>(total, 1));
+    for (size_t b = 0; b < s.blocks.size(); ++b) {
+        if (at < s.blocks[b].size()) return b;
+        at -= s.blocks[b].size();
+    }
+    return 0;
+}
+
+std::vector<int> block_ops(const std::vector<Stage>& block) {
+    std::vector<int> ops;
+    for (const Stage& s : block) {
+        const auto more = ops_of(s);
+        ops.insert(ops.end(), more.begin(), more.end());
+    }
+    std::sort(ops.begin(), ops.end());
+    return ops;
+}
+
+std::string form_label(const Schedule& s) { return to_string(s.form); }
+
+}  // namespace
+
+Schedule random_move(const Graph& graph, const Schedule& schedule, uint64_t& rng_state,
+                     std::string& move_name) {
+    const size_t choice = pick(rng_state, std::size(kMoves) + 1);
+    if (choice == std::size(kMoves)) {
+        move_name = "form";
+        return with_form(schedule, schedule.form == ScheduleForm::Staged ? ScheduleForm::Dataflow
+                                                                        : ScheduleForm::Staged);
+    }
+    move_name = kMoves[choice].name;
+    if (schedule.blocks.empty()) return schedule;
+    const size_t b = pick_block(schedule, rng_state);
+    if (schedule.blocks[b].empty()) return schedule;
+    auto changed = kMoves[choice].move(graph, schedule.blocks[b], rng_state);
+    if (!changed) return schedule;
+    Schedule result = schedule;
+    result.blocks[b] = std::move(*changed);
+    return result;
+}
+
+RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandidate>& candidates,
+                             ScheduleEvaluator& evaluator, const RefineOptions& options) {
+    const auto begin = SteadyClock::now();
+    RefineResult result;
+    std::set<std::string> seen;  // schedules already evaluated (their JSON)
+    const auto out_of_budget = [&] {
+        return result.evaluations >= options.max_evaluations ||
+               seconds_since(begin) >= options.time_budget_s;
+    };
+    // Evaluates a schedule not seen before; nullopt when seen, invalid or failed.
+    const auto evaluate = [&](const Schedule& s) -> std::optional<double> {
+        if (!seen.insert(schedule_to_json(s).dump()).second) return std::nullopt;
+        try {
+            validate(graph, s);
+        } catch (const Error&) {
+            return std::nullopt;
+        }
+        ++result.evaluations;
+        const ScheduleMeasurement m = evaluator.measure(s);
+        if (!m.ok) {
+            ++result.failed;
+            return std::nullopt;
+        }
+        return m.latency_ms;
+    };
+
+    // Every candidate in both forms; the fastest is the start.
+    std::vector<std::pair<std::string, Schedule>> tried;
+    for (const RefineCandidate& c : candidates)
+        for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+            const Schedule s = with_form(c.schedule, form);
+            const auto ms = evaluate(s);
+            if (!ms) continue;
+            const std::string label = fmt::format("{} ({})", c.name, to_string(form));
+            result.candidates.push_back({c.name, form, *ms});
+            tried.emplace_back(c.name, s);
+            if (result.start.empty() || *ms < result.latency_ms) {
+                result.start = label;
+                result.latency_ms = *ms;
+                result.schedule = s;
+            }
+        }
+    if (result.start.empty())
+        throw Error(fmt::format("refinement: the evaluator '{}' could run none of the {} "
+                                "candidate schedules of '{}'",
+                                evaluator.name(), candidates.size(), graph.name()));
+    result.kept.push_back({"start " + result.start, result.latency_ms});
+    const auto better = [&](double ms) { return ms < result.latency_ms * (1 - options.min_gain); };
+
+    if (options.recombine_blocks) {
+        for (size_t b = 0; b < result.schedule.blocks.size() && !out_of_budget(); ++b) {
+            const std::vector<int> ops = block_ops(result.schedule.blocks[b]);
+            for (const auto& [name, other] : tried) {
+                if (out_of_budget()) break;
+                if (b >= other.blocks.size() || block_ops(other.blocks[b]) != ops) continue;
+                Schedule s = result.schedule;
+                s.blocks[b] = other.blocks[b];
+                const auto ms = evaluate(s);
+                if (ms && better(*ms)) {
+                    result.schedule = std::move(s);
+                    result.latency_ms = *ms;
+                    result.kept.push_back({fmt::format("block {} from {}", b, name), *ms});
+                }
+            }
+        }
+    }
+
+    uint64_t rng = options.seed;
+    int idle = 0;  // consecutive moves that found nothing new to try
+    while (!out_of_budget() && idle < 1000) {
+        std::string move;
+        const Schedule s = random_move(graph, result.schedule, rng, move);
+        const auto ms = evaluate(s);
+        if (!ms) {
+            ++idle;
+            continue;
+        }
+        idle = 0;
+        if (better(*ms)) {
+            result.schedule = s;
+            result.latency_ms = *ms;
+            result.kept.push_back({move + " (" + form_label(s) + ")", *ms});
+        }
+    }
+    result.seconds = seconds_since(begin);
+    return result;
+}
+
+}  // namespace iostune

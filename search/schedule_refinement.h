@@ -1,0 +1,82 @@
+// Measured refinement: local moves on a whole schedule, each judged end to end by a
+// ScheduleEvaluator (on a GPU: the schedule captured as one CUDA Graph and timed, as replay runs
+// it), so what the search keeps is what replay measures, not a sum of stages timed alone.
+//
+// It starts from the fastest of the candidates it is given (the DP's schedule and the baselines,
+// both forms), so it never ends slower than any of them, then:
+//   1. recombines blocks: for each block, the candidates' schedules of that block are tried in
+//      place of the current one (blocks are cut at single tensors, so they interact little);
+//   2. hill-climbs with random local moves until the evaluation or time budget is spent:
+//        join     two consecutive stages become one (groups: the union's connected parts)
+//        split    a stage becomes two (its groups, or one group's ops, cut in two)
+//        push     the last op of a group moves to the next stage
+//        pull     the first op of a group moves to the stage before
+//        merge    mergeable convolutions of a stage become a merge stage (or a merge stage
+//                 becomes concurrent again)
+//        regroup  two groups of a stage become one (they then share a lane)
+//        form     staged <-> dataflow
+//      A move is kept when it is faster than the current schedule by more than `min_gain`
+//      (relative), so measurement noise does not walk the schedule around.
+// Deterministic for a given seed and evaluator when only max_evaluations bounds it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "search/schedule_evaluator.h"
+#include "src/graph.h"
+#include "src/schedule.h"
+#include "src/stopwatch.h"
+
+namespace iostune {
+
+struct RefineCandidate {
+    std::string name;  // "ios-both", "nimble", ...
+    Schedule schedule;
+};
+
+struct RefineOptions {
+    uint64_t seed = 1;
+    int max_evaluations = 1 << 30;
+    double time_budget_s = 30;  // wall time of the whole refinement (<= 0: no refinement moves)
+    double min_gain = 0.003;    // relative improvement a move needs to be kept
+    bool recombine_blocks = true;
+};
+
+struct RefineStep {
+    std::string move;  // "start nimble (dataflow)", "block 3 from ios-both", "join (dataflow)"...
+    double latency_ms = 0;
+};
+
+struct CandidateTiming {
+    std::string name;
+    ScheduleForm form = ScheduleForm::Staged;
+    double latency_ms = 0;
+};
+
+struct RefineResult {
+    Schedule schedule;
+    double latency_ms = 0;
+    std::string start;          // the candidate it started from
+    std::vector<RefineStep> kept;  // every change that was kept, in order
+    int evaluations = 0;
+    int failed = 0;             // candidates the evaluator could not run
+    double seconds = 0;
+    // Each candidate's latency in each form, as evaluated at the start (a form that failed or
+    // repeated an earlier candidate's schedule is missing).
+    std::vector<CandidateTiming> candidates;
+    // Whether the result is one of the candidates unchanged (nothing after the start was kept).
+    bool unchanged() const { return kept.size() == 1; }
+};
+
+// Throws iostune::Error when no candidate can be evaluated.
+RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandidate>& candidates,
+                             ScheduleEvaluator& evaluator, const RefineOptions& options);
+
+// One random local move (see above), or the schedule unchanged when the move found no place
+// to apply. Exposed for tests: every result must validate.
+Schedule random_move(const Graph& graph, const Schedule& schedule, uint64_t& rng_state,
+                     std::string& move_name);
+
+}  // namespace iostune

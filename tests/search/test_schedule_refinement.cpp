@@ -1,0 +1,157 @@
+// The measured refinement (search/schedule_refinement.h), the simulated timeline it is judged by
+// without a GPU (search/timeline_sim.h), and the DP's time budget (search/ios_search.h).
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <vector>
+
+#include "search/baselines.h"
+#include "search/ios_search.h"
+#include "search/schedule_refinement.h"
+#include "search/sim_cost_model.h"
+#include "search/timeline_sim.h"
+#include "src/error.h"
+#include "src/schedule.h"
+#include "src/stream_program.h"
+#include "src/zoo/zoo.h"
+#include "tests/search/search_fixtures.h"
+
+using namespace iostune;
+using iostune::test::conv;
+
+namespace {
+
+double timeline_ms(const Graph& g, const Schedule& s) {
+    return simulate_program_ms(g, StreamProgram(g, s), SimCostModel());
+}
+
+// `width` independent chains of three 3x3 convolutions between one input and one concat: one
+// block of 3 * width + 1 ops whose every state has many endings.
+Graph wide_block(int width) {
+    Graph g("wide", Shape{1, 32, 28, 28});
+    std::vector<int> ends;
+    for (int b = 0; b < width; ++b) {
+        int x = kGraphInput;
+        for (int k = 0; k < 3; ++k) x = conv(g, x, 32, 3, 3, 1, 1, fmt::format("b{}_{}", b, k));
+        ends.push_back(x);
+    }
+    g.add(OpKind::Concat, ConcatAttrs{}, ends, "concat");
+    return g;
+}
+
+std::vector<RefineCandidate> baseline_candidates(const Graph& g) {
+    return {{"greedy", make_baseline("greedy", g)},
+            {"nimble", make_baseline("nimble", g)},
+            {"sequential", sequential_schedule(g)}};
+}
+
+}  // namespace
+
+TEST_CASE("timeline: dataflow is never slower than staged, and concurrency beats a chain",
+          "[refine][timeline]") {
+    for (const std::string model : {"googlenet", "inception_v3", "randwire"}) {
+        INFO(model);
+        const Graph g = build_zoo_model(model, 1);
+        for (const std::string name : {"greedy", "nimble"}) {
+            const Schedule s = make_baseline(name, g);
+            const double staged = timeline_ms(g, with_form(s, ScheduleForm::Staged));
+            const double dataflow = timeline_ms(g, with_form(s, ScheduleForm::Dataflow));
+            CHECK(dataflow <= staged * (1 + 1e-9));
+            CHECK(staged < timeline_ms(g, sequential_schedule(g)));
+        }
+        // Deterministic: the same schedule, the same estimate.
+        CHECK(timeline_ms(g, make_baseline("greedy", g)) ==
+              timeline_ms(g, make_baseline("greedy", g)));
+    }
+}
+
+TEST_CASE("refinement: every random move keeps the schedule valid", "[refine]") {
+    for (const std::string model : {"inception_v3", "nasnet_a_large", "squeezenet1_1"}) {
+        INFO(model);
+        const Graph g = build_zoo_model(model, 1);
+        Schedule s = make_baseline("greedy", g);
+        uint64_t rng = 42;
+        int changed = 0;
+        for (int i = 0; i < 1500; ++i) {
+            std::string move;
+            Schedule next = random_move(g, s, rng, move);
+            REQUIRE_NOTHROW(validate(g, next));
+            changed += !(next == s);
+            s = std::move(next);
+        }
+        CHECK(changed > 500);  // most moves find a place to apply
+    }
+}
+
+TEST_CASE("refinement never returns a schedule slower than its best candidate (simulated)",
+          "[refine]") {
+    for (const std::string model : {"googlenet", "inception_v3", "squeezenet1_1", "randwire"}) {
+        INFO(model);
+        const Graph g = build_zoo_model(model, 1);
+        SimulatedScheduleEvaluator evaluator(g, SimCostModel());
+        RefineOptions options;
+        options.max_evaluations = 150;
+        options.time_budget_s = 1e9;
+        const RefineResult r = refine_schedule(g, baseline_candidates(g), evaluator, options);
+        double best_candidate = 1e300;
+        for (const CandidateTiming& c : r.candidates)
+            best_candidate = std::min(best_candidate, c.latency_ms);
+        CHECK(r.candidates.size() >= 4);
+        CHECK(r.latency_ms <= best_candidate);
+        CHECK(r.latency_ms == Approx(evaluator.measure(r.schedule).latency_ms));
+        CHECK(r.evaluations <= options.max_evaluations);
+        REQUIRE_NOTHROW(validate(g, r.schedule));
+        // Every kept change improved on the one before.
+        for (size_t k = 1; k < r.kept.size(); ++k) CHECK(r.kept[k].latency_ms < r.kept[k - 1].latency_ms);
+    }
+}
+
+TEST_CASE("refinement is deterministic for a seed", "[refine]") {
+    const Graph g = build_zoo_model("inception_v3", 1);
+    SimulatedScheduleEvaluator evaluator(g, SimCostModel());
+    RefineOptions options;
+    options.max_evaluations = 120;
+    options.time_budget_s = 1e9;
+    options.seed = 7;
+    const RefineResult a = refine_schedule(g, baseline_candidates(g), evaluator, options);
+    const RefineResult b = refine_schedule(g, baseline_candidates(g), evaluator, options);
+    CHECK(a.schedule == b.schedule);
+    CHECK(a.latency_ms == b.latency_ms);
+    CHECK(a.kept.size() == b.kept.size());
+}
+
+TEST_CASE("refinement refuses when no candidate can run", "[refine]") {
+    const Graph g = build_zoo_model("squeezenet1_1", 1);
+    class Failing final : public ScheduleEvaluator {
+    public:
+        ScheduleMeasurement measure(const Schedule&) override { return {0, 0, false, "no", false}; }
+        std::string name() const override { return "failing"; }
+        bool simulated() const override { return true; }
+    } failing;
+    CHECK_THROWS_AS(refine_schedule(g, baseline_candidates(g), failing, RefineOptions{}), Error);
+}
+
+TEST_CASE("the DP's time budget: a wide block finishes in time with a valid schedule",
+          "[refine][budget]") {
+    const Graph g = wide_block(40);  // 121 ops, width 40
+    SimCostModel model;
+    SearchOptions options;
+    options.progress = false;
+    options.time_budget_s = 2.0;
+    const auto start = std::chrono::steady_clock::now();
+    const SearchResult r = ios_search(g, model, options);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 2.0 + 8.0);  // the deadline, plus the greedy fallback and slack for CI
+    REQUIRE_NOTHROW(validate(g, r.schedule));
+    CHECK(r.latency_ms > 0);
+    // Without a deadline the windows keep each part's DP small: every part searched.
+    options.time_budget_s = 0;
+    options.max_part_states = 256;
+    const SearchResult whole = ios_search(g, model, options);
+    REQUIRE_NOTHROW(validate(g, whole.schedule));
+    CHECK(whole.stats.totals().parts_out_of_time == 0);
+    CHECK(whole.stats.totals().parts > 1);
+}

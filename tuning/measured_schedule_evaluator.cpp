@@ -1,0 +1,31 @@
+#include "tuning/measured_schedule_evaluator.h"
+
+#include <fmt/format.h>
+
+#include "src/error.h"
+
+namespace iostune {
+
+MeasuredScheduleEvaluator::MeasuredScheduleEvaluator(Engine& engine, MeasureOptions timing)
+    : engine_(engine), timing_(timing) {}
+
+std::string MeasuredScheduleEvaluator::name() const {
+    return fmt::format("measured end to end ({})", to_string(engine_.options().precision));
+}
+
+ScheduleMeasurement MeasuredScheduleEvaluator::measure(const Schedule& schedule) {
+    ScheduleMeasurement m;
+    try {
+        const CudaGraphExec exec = engine_.capture(schedule);
+        const LatencyStats stats = measure_graph(exec, engine_.origin_stream(), timing_, events_);
+        m.latency_ms = stats.median_ms;
+        m.spread_ms = stats.p90_ms - stats.p10_ms;
+    } catch (const Error& e) {
+        // A schedule the engine cannot run (a merge cuDNN refuses, say) is no candidate.
+        m.ok = false;
+        m.error = e.what();
+    }
+    return m;
+}
+
+}  // namespace iostune
