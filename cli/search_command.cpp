@@ -41,6 +41,7 @@ struct SearchCommandOptions {
     std::vector<std::string> contenders = TuningOptions{}.contenders;
     std::int64_t set_part_states = SearchOptions{}.max_set_part_states;
     double time_budget_s = TuningOptions{}.time_budget_s;
+    std::string stage_timing = "warm";
     std::uint64_t seed = TuningOptions{}.seed;
 };
 
@@ -185,6 +186,7 @@ void run_search(const SearchCommandOptions& o) {
     options.sim_device = o.device;
     options.contenders = o.contenders;
     options.time_budget_s = o.time_budget_s;
+    options.cold_stage_timing = o.stage_timing == "cold";
     options.seed = o.seed;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
     const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
@@ -265,6 +267,11 @@ void add_search_command(CLI::App& app) {
                     "seconds for the whole search (layout, DP, measured refinement, checks); "
                     "0: no limit (docs/search.md)")
         ->check(CLI::Range(0.0, 86400.0))
+        ->capture_default_str();
+    cmd->add_option("--stage-timing", o->stage_timing,
+                    "how the DP's stages are timed: warm (repeated back to back) or cold (L2 "
+                    "flushed before each repeat)")
+        ->check(CLI::IsMember({"warm", "cold"}))
         ->capture_default_str();
     cmd->add_option("--seed", o->seed, "seed of the refinement's random moves")
         ->capture_default_str();

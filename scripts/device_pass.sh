@@ -23,6 +23,7 @@ set -uo pipefail
 
 pack=${1:-.devpack}
 shift || true
+eval "$(bash "$(dirname "$0")/device_unpack.sh" "$pack")"  # gunzips the binaries
 steps=${*:-tests profile sequential search baselines}
 out=${OUT:-$PWD/device-out}
 work=$(mktemp -d)

@@ -86,6 +86,9 @@ Stage concurrent_stage(const PartDag& dag, std::span<const uint64_t> groups) {
 
 struct OutOfTime {};  // thrown out of a part's DP when the search's deadline passes
 
+// The smallest part bound fitting_part_states() goes down to: windows of a few ops.
+constexpr int64_t kMinFittedPartStates = 32;
+
 // The DP over one part of a block.
 class PartSearch {
 public:
@@ -259,6 +262,43 @@ void check_options(const SearchOptions& options) {
                                 options.max_part_states));
 }
 
+// A stand-in cost model for counting: every stage is free, so a dry run of the DP enumerates
+// exactly the stages a real run would cost, and StageCoster counts the distinct ones.
+class CountingCostModel final : public CostModel {
+public:
+    StageMeasurement measure(const Graph&, const Stage&) override { return {}; }
+    std::string name() const override { return "counting"; }
+    bool simulated() const override { return true; }
+};
+
+// The largest part bound, halving from options.max_part_states, whose windows need at most
+// options.max_stages distinct stage measurements (counted by a dry run of the DP; the dry runs
+// take a second or so of CPU at the default bound).
+int64_t fitting_part_states(const Graph& graph, const std::vector<Block>& blocks,
+                            const SearchOptions& options) {
+    int64_t limit = options.max_part_states;
+    for (; limit > kMinFittedPartStates; limit /= 2) {
+        SearchOptions trial = options;
+        trial.max_part_states = limit;
+        CountingCostModel counting;
+        StageCoster coster(graph, counting);
+        BlockSearchStats stats;
+        ProgressBar silent("", 0, false);
+        for (const Block& block : blocks) {
+            std::vector<Part> parts;
+            split_into_parts(graph, block.ops, trial, parts);
+            for (const Part& part : parts) {
+                double latency = 0;
+                PartSearch(graph, part.dag, trial, coster, stats, silent, std::nullopt).run(latency);
+                if (stats.stages_costed > options.max_stages) break;
+            }
+            if (stats.stages_costed > options.max_stages) break;
+        }
+        if (stats.stages_costed <= options.max_stages) break;
+    }
+    return limit;
+}
+
 }  // namespace
 
 SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOptions& options) {
@@ -274,10 +314,15 @@ SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOption
                   const double ms = coster.cost(Stage{StageStrategy::Concurrent, {{id}}}, alignment);
                   return std::isfinite(ms) ? ms : 0.0;
               });
+    SearchResult result;
+    result.part_states = options.max_stages > 0 ? fitting_part_states(graph, blocks, options)
+                                                : options.max_part_states;
+    SearchOptions fitted = options;
+    fitted.max_part_states = result.part_states;
     std::vector<std::vector<Part>> parts(blocks.size());
     int64_t total_states = 0;
     for (size_t b = 0; b < blocks.size(); ++b) {
-        split_into_parts(graph, blocks[b].ops, options, parts[b]);
+        split_into_parts(graph, blocks[b].ops, fitted, parts[b]);
         for (const Part& p : parts[b]) total_states += p.states;
     }
 
@@ -287,7 +332,6 @@ SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOption
         deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
                                             std::chrono::duration<double>(options.time_budget_s));
     bool out_of_time = false;
-    SearchResult result;
     for (size_t b = 0; b < blocks.size(); ++b) {
         const auto start = std::chrono::steady_clock::now();
         // The alignment's measurements are counted with the first block's.
@@ -302,7 +346,7 @@ SearchResult ios_search(const Graph& graph, CostModel& model, const SearchOption
             std::vector<Stage> part_stages;
             if (!out_of_time) {
                 try {
-                    PartSearch search(graph, part.dag, options, coster, stats, progress, deadline);
+                    PartSearch search(graph, part.dag, fitted, coster, stats, progress, deadline);
                     part_stages = search.run(latency);
                 } catch (const OutOfTime&) {
                     out_of_time = true;

@@ -54,6 +54,10 @@ struct SearchOptions {
     // GPU a measurement is about a millisecond: docs/search.md has the measurements behind it.
     int64_t max_part_states = 2048;
     double time_budget_s = 0;            // <= 0: none (see above)
+    // At most this many distinct stages to cost (0: no bound): the part bound is halved from
+    // max_part_states until a dry run of the DP counts no more (narrower windows), so a search
+    // whose stages are measured fits its time instead of running out of it.
+    int64_t max_stages = 0;
     // A part holding ops of several models of a set: its states are the product of the
     // members', and each state has endings across all of them, so it is halved (per member)
     // much sooner (docs/model-sets.md has the trade-off: stages to measure against quality).
@@ -63,6 +67,7 @@ struct SearchOptions {
 
 struct SearchResult {
     Schedule schedule;
+    int64_t part_states = 0;  // the part bound the search ran with (max_stages may lower it)
     double latency_ms = 0;  // predicted: sum of the chosen stages' costs
     SearchStats stats;
 };

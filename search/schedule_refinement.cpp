@@ -305,6 +305,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
     std::vector<std::pair<std::string, Schedule>> tried;
     for (const RefineCandidate& c : candidates)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+            if (c.only_form && *c.only_form != form) continue;
             const Schedule s = with_form(c.schedule, form);
             const auto ms = evaluate(s);
             if (!ms) continue;

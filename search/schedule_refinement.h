@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ namespace iostune {
 struct RefineCandidate {
     std::string name;  // "ios-both", "nimble", ...
     Schedule schedule;
+    // The forms to try it in; none: both. (The sequential schedule is only sequential staged:
+    // in dataflow form it runs every op as soon as its inputs are ready, on up to eight lanes,
+    // which is a candidate of its own, "asap".)
+    std::optional<ScheduleForm> only_form = std::nullopt;
 };
 
 struct RefineOptions {

@@ -34,6 +34,10 @@ public:
     explicit MeasuredCostModel(EngineOptions engine_options = {},
                                MeasureOptions timing = {3, 15, 1, 0.05, 0,
                                                         RepeatMode::BackToBack});
+    // Timing that flushes L2 before every repeat, one launch per repeat (RepeatMode::Cold in
+    // timing.h): a stage meets its weights as cold as in a whole schedule whose weights do not
+    // fit in L2. The flush is the engine's (Engine::flush_l2).
+    static MeasureOptions cold_timing() { return {3, 15, 1, 0, 0, RepeatMode::Cold}; }
     ~MeasuredCostModel() override;
 
     StageMeasurement measure(const Graph& graph, const Stage& stage) override;
@@ -46,6 +50,8 @@ public:
     int calls() const { return int(work_.calls); }
     double seconds_spent() const { return work_.total_s; }  // wall time inside measure()
     const MeasuredWork& work() const { return work_; }
+
+    bool cold_caches() const { return timing_.mode == RepeatMode::Cold; }
 
 private:
     Engine& engine_for(const Graph& graph);

@@ -47,6 +47,13 @@ constexpr double kRefineShare = 0.75;
 // Without a budget: the refinement's wall time on a GPU, its moves when simulated.
 constexpr double kUnboundedRefineSeconds = 60;
 constexpr int kSimulatedRefineMoves = 400;
+// Sizing the DP's windows to its time (seconds_per_stage): stages timed to estimate, the estimate
+// when they were all in the store (measured on the H100, docs/search.md), its floor, and the
+// fewest stages the DP is sized for however short its time.
+constexpr int kCalibrationStages = 16;
+constexpr double kDefaultStageSeconds = 0.003;
+constexpr double kMinStageSeconds = 0.0005;
+constexpr std::int64_t kMinDpStages = 500;
 
 nlohmann::json refine_to_json(const RefineResult& r) {
     nlohmann::json candidates = nlohmann::json::array();
@@ -151,6 +158,20 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
     return *fastest;
 }
 
+// What the refinement starts from: the DP's schedule, every baseline (sequential only staged:
+// that is what sequential means) and "asap", the sequential schedule in dataflow form (every op
+// as soon as its inputs are ready, on up to eight lanes).
+std::vector<RefineCandidate> refine_candidates(const Graph& graph, const RefineCandidate& searched,
+                                               const std::vector<Baseline>& baselines) {
+    std::vector<RefineCandidate> candidates{searched};
+    for (const Baseline& b : baselines) {
+        candidates.push_back({b.name, b.schedule});
+        if (b.name == "sequential") candidates.back().only_form = ScheduleForm::Staged;
+    }
+    candidates.push_back({"asap", sequential_schedule(graph), ScheduleForm::Dataflow});
+    return candidates;
+}
+
 // The faster form of candidate `name` as the refinement timed it (staged if it timed neither).
 ScheduleForm faster_form(const RefineResult& refine, const std::string& name) {
     std::optional<CandidateTiming> best;
@@ -204,8 +225,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         result.tolerance =
             std::max(result.tolerance, output_tolerance(reference[k], engine_options.precision));
     }
-    std::vector<RefineCandidate> candidates{searched};
-    for (const Baseline& b : baselines) candidates.push_back({b.name, b.schedule});
+    std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
     for (const RefineCandidate& c : candidates)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
             check(outputs_of(with_form(c.schedule, form)),
@@ -261,6 +281,22 @@ Schedule stored_back_to_back(const Graph& set, const db::ScheduleStore& store,
                                               row->strategy, row->measured_ms.value_or(0))};
         },
         sources);
+}
+
+// Wall seconds one new stage measurement costs, from the graph's first single-op stages (which
+// the DP costs anyway); a stage found in the store costs nothing, so when they all were, the
+// estimate is kDefaultStageSeconds.
+double seconds_per_stage(const Graph& graph, CachedCostModel& cost) {
+    const auto single = [&](int id) {
+        cost.measure(graph, Stage{StageStrategy::Concurrent, {{id}}});
+    };
+    single(0);  // the first measurement also builds the measuring engine: not timed
+    const auto begin = Clock::now();
+    const std::int64_t misses = cost.misses();
+    for (int id = 1; id <= std::min(graph.size() - 1, kCalibrationStages); ++id) single(id);
+    const std::int64_t measured = cost.misses() - misses;
+    if (measured < kCalibrationStages / 2) return kDefaultStageSeconds;
+    return std::max(kMinStageSeconds, seconds_since(begin) / double(measured));
 }
 
 double sequential_prediction(const Graph& graph, CostModel& model) {
@@ -341,7 +377,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                 "measurement",
                 inner->name()));
     } else {
-        inner = std::make_unique<MeasuredCostModel>(engine_options_for(options, layout, known));
+        inner = options.cold_stage_timing
+                    ? std::make_unique<MeasuredCostModel>(engine_options_for(options, layout, known),
+                                                          MeasuredCostModel::cold_timing())
+                    : std::make_unique<MeasuredCostModel>(engine_options_for(options, layout, known));
         const DeviceInfo info = query_device_info(options.device);
         device = to_device_record(info);
         device_label = info.name;
@@ -359,7 +398,11 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         store.upsert_model({0, graph.name(), graph_fingerprint, graph_to_json(graph)});
 
     SqliteStageCache cache(store, device_id, device_label);
-    CachedCostModel cost(*inner, cache, {device_label, options.precision, to_string(layout)});
+    // Cold-cache stage timings are other numbers than warm ones: their own cache scope (the
+    // stage rows' layout column says "nhwc+cold-l2").
+    const std::string cache_layout =
+        std::string(to_string(layout)) + (!simulate && options.cold_stage_timing ? "+cold-l2" : "");
+    CachedCostModel cost(*inner, cache, {device_label, options.precision, cache_layout});
 
     TuningSummary summary;
     summary.model = graph.name();
@@ -386,6 +429,16 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     SearchOptions search_options = options.search;
     if (options.time_budget_s > 0 && search_options.time_budget_s <= 0)
         search_options.time_budget_s = std::max(1.0, kDpShare * budget_left());
+    // On a GPU the stages are measured: the DP's windows narrow until the stages they need fit
+    // the DP's time at what a stage measurement costs here.
+    if (!simulate && search_options.time_budget_s > 0 && search_options.max_stages == 0) {
+        const double per_stage = seconds_per_stage(graph, cost);
+        search_options.max_stages = std::max<std::int64_t>(
+            kMinDpStages, std::int64_t(search_options.time_budget_s / per_stage));
+        notice(fmt::format("search: a stage measurement takes {:.1f} ms here: the DP's windows "
+                           "are sized for at most {} stages",
+                           1e3 * per_stage, search_options.max_stages));
+    }
     notice(fmt::format("search: IOS DP ({}, {}), {}", to_string(search_options.strategy),
                        search_options.prune ? fmt::format("r={} s={}", search_options.max_group_ops,
                                                           search_options.max_groups)
@@ -456,9 +509,9 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         // schedules out on the analytic timeline, a fixed number of moves (deterministic).
         SimulatedScheduleEvaluator evaluator(
             graph, SimCostModel(device_profile(options.sim_device), precision));
-        std::vector<RefineCandidate> candidates{searched};
-        for (const Baseline& b : baselines) candidates.push_back({b.name, b.schedule});
-        candidates.push_back({"sequential", sequential_schedule(graph)});
+        baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
+        const std::vector<RefineCandidate> candidates =
+            refine_candidates(graph, searched, baselines);
         RefineOptions refine_options;
         refine_options.seed = options.seed;
         refine_options.max_evaluations = kSimulatedRefineMoves;

@@ -54,6 +54,9 @@ struct TuningOptions {
     // Wall time of the whole job, layout choice, DP, refinement and checks (<= 0: no limit; the
     // DP then runs to the end and the refinement for a fixed time). docs/search.md.
     double time_budget_s = 60;
+    // Stage measurements with L2 flushed before each repeat (MeasuredCostModel::cold_timing);
+    // kept apart from warm ones in the stage cache.
+    bool cold_stage_timing = false;
     uint64_t seed = 1;  // of the refinement's moves
 };
 

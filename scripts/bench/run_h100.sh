@@ -6,7 +6,8 @@
 #       [--models "inception_v3 ..."] [--batches "1 16"] [--search-batches "1"]
 #       [--precisions "tf32 fp16 bf16"] [--layout auto|nchw|nhwc] [--native-io auto|on|off]
 #       [--parts "profile iostune torch"] [--strategies "ios-both ios-parallel ios-merge"]
-#       [--baselines "sequential greedy nimble opara"] [--r 3] [--s 8] [--shared-db [--resume-db DIR]]
+#       [--baselines "sequential greedy nimble opara"] [--baseline-forms "staged dataflow"]
+#       [--r 3] [--s 8] [--search-args "--time-budget 60"] [--shared-db [--resume-db DIR]]
 #       [--iters 500] [--warmup 50] [--torch-systems "eager cudagraph compile"]
 #       [--compile-budget 300] [--compile-jobs 1] [--row-budget 20] [--search-timeout 900] [--deadline SECONDS]
 #       [--python python3] [--torch-device cuda]
@@ -24,6 +25,10 @@
 # (`iostune replay --schedule-id`), so a search that kept the sequential schedule as the DB's best
 # still has its own schedule measured. IOS searches run only at --search-batches (default: every
 # batch); the others get baselines and peers only.
+#
+# --baseline-forms: the forms each baseline replays in (`replay --form`): staged (every stage a
+# barrier, the default) and/or dataflow (each launch waits for its inputs only; its rows are
+# iostune-<baseline>-dataflow). --search-args: extra arguments for every `iostune search`.
 #
 # Without --shared-db each strategy searches into its own DB from scratch, so its search time is
 # a from-scratch cost. With --shared-db the strategies of one (model, batch) share one DB, in the
@@ -67,6 +72,8 @@ search_batches=""
 parts="profile iostune torch"
 strategies="ios-both ios-parallel ios-merge"
 baselines="sequential greedy nimble opara"
+baseline_forms="staged"
+search_args=""
 r=3
 s=8
 shared_db=0
@@ -101,6 +108,8 @@ while [ $# -gt 0 ]; do
     --native-io) native_io="$2"; shift 2 ;;
     --strategies) strategies="$2"; shift 2 ;;
     --baselines) baselines="$2"; shift 2 ;;
+    --baseline-forms) baseline_forms="$2"; shift 2 ;;
+    --search-args) search_args="$2"; shift 2 ;;
     --r) r="$2"; shift 2 ;;
     --s) s="$2"; shift 2 ;;
     --shared-db) shared_db=1; shift ;;
@@ -285,8 +294,11 @@ search_and_replay() {
     earlier="${earlier:+$earlier }resumed"
     echo "  resuming from $resume_db/$(basename "$db")"
   fi
+  local extra_search=()
+  [ -n "$search_args" ] && read -ra extra_search <<<"$search_args"
   local cmd=("$iostune" search --model "$model" --batch "$batch" --strategy "$strategy"
-             "${prec_args[@]}" --r "$r" --s "$s" --cost measured --db "$db" --format json)
+             "${prec_args[@]}" --r "$r" --s "$s" --cost measured --db "$db" --format json
+             "${extra_search[@]}")
   local start status limit="$search_timeout"
   if [ "$deadline" -gt 0 ] && [ $((deadline - SECONDS)) -lt "$limit" ]; then
     limit=$((deadline - SECONDS))
@@ -335,8 +347,13 @@ if has "$parts" profile || has "$parts" iostune; then
         has "$parts" profile && profile_step "$model" "$batch"
         has "$parts" iostune || continue
         for baseline in $baselines; do
-          if past_deadline; then skipped+=("iostune-$baseline $(what "$model" "$batch")"); continue; fi
-          replay "$model" "$batch" "iostune-$baseline" --schedule-source "$baseline"
+          for form in $baseline_forms; do
+            [ "$baseline" = sequential ] && [ "$form" != staged ] && continue  # one lane: the same graph
+            local_system="iostune-$baseline"
+            [ "$form" = staged ] || local_system="$local_system-$form"
+            if past_deadline; then skipped+=("$local_system $(what "$model" "$batch")"); continue; fi
+            replay "$model" "$batch" "$local_system" --schedule-source "$baseline" --form "$form"
+          done
         done
         has "$search_batches" "$batch" || continue
         earlier=""

@@ -281,6 +281,14 @@ double Engine::Impl::time_step(const ConvStep& step, DeviceBuffer& workspace) {
                        step.workspace_bytes, workspace, step.context);
 }
 
+void Engine::Impl::ensure_l2_flush() {
+    if (l2_flush.bytes() != 0) return;
+    int l2_bytes = 0;
+    IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, options.device),
+                       "querying the L2 cache size");
+    l2_flush = DeviceBuffer(2 * size_t(std::max(l2_bytes, 1 << 20)));
+}
+
 double Engine::Impl::time_launch(const std::function<void(cudaStream_t, void*)>& launch,
                                  size_t launch_workspace, DeviceBuffer& workspace,
                                  const std::string& what) {
@@ -288,12 +296,7 @@ double Engine::Impl::time_launch(const std::function<void(cudaStream_t, void*)>&
     cudaStream_t stream = lane.stream.get();
     lane.cudnn.set_stream(stream);
     if (workspace.bytes() < launch_workspace) workspace = DeviceBuffer(launch_workspace);
-    if (l2_flush.bytes() == 0) {
-        int l2_bytes = 0;
-        IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, options.device),
-                           "querying the L2 cache size");
-        l2_flush = DeviceBuffer(2 * size_t(std::max(l2_bytes, 1 << 20)));
-    }
+    ensure_l2_flush();
     const CudaGraphExec exec =
         capture_graph(stream, [&](cudaStream_t s) { launch(s, workspace.get()); }, what);
     const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);

@@ -247,6 +247,12 @@ CudaGraphExec Engine::capture_stage(const Stage& stage) {
 
 cudaStream_t Engine::origin_stream() const { return impl_->origin.get(); }
 
+void Engine::flush_l2(cudaStream_t stream) {
+    impl_->ensure_l2_flush();
+    IOSTUNE_CUDA_CHECK(cudaMemsetAsync(impl_->l2_flush.get(), 0, impl_->l2_flush.bytes(), stream),
+                       "flushing the L2 cache");
+}
+
 void Engine::set_input(const HostTensor& input) { set_input(0, input); }
 
 void Engine::set_input(int index, const HostTensor& input) {

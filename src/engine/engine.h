@@ -147,6 +147,9 @@ public:
     CudaGraphExec capture(const Schedule& schedule);
     CudaGraphExec capture_stage(const Stage& stage);
     cudaStream_t origin_stream() const;  // the stream capture uses; free to launch on
+    // Enqueues a write of twice the L2 cache's size on `stream`, evicting whatever it held
+    // (timing with cold caches). Allocates its buffer on first use: not inside a capture.
+    void flush_l2(cudaStream_t stream);
 
     // Input/output. These synchronise the device (they are not on the hot path). set_input also
     // converts the input into the engine's storage, so single ops can run on it at once.

@@ -187,6 +187,7 @@ struct Engine::Impl {
     double time_launch(const std::function<void(cudaStream_t, void*)>& launch,
                        size_t launch_workspace, DeviceBuffer& workspace, const std::string& what);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);
+    void ensure_l2_flush();  // allocates l2_flush (twice the L2 size) on first use
     void record_conv(OpPlan& plan, const ConvStep& step);
 
     // deployed_ops.cpp: times cuDNN's legacy backward-data algorithm against the graph API's

@@ -133,6 +133,34 @@ LatencyStats measure_back_to_back(const CudaGraphExec& exec, cudaStream_t stream
     }
 }
 
+// Every repeat is `number` launches between its own pair of events, the hook enqueued before
+// it; everything is enqueued at once and the host synchronises at the end.
+LatencyStats measure_cold(const CudaGraphExec& exec, cudaStream_t stream,
+                          const MeasureOptions& options, TimingEvents& pool,
+                          const RepeatPrologue& before_each_repeat) {
+    if (!before_each_repeat)
+        throw Error("measure_graph: the cold mode needs a prologue to run before each repeat");
+    const size_t repeats = size_t(options.repeats);
+    const std::vector<CudaEvent>& ev = pool.at_least(2 * repeats);
+    for (int i = 0; i < options.warmup; ++i) {
+        before_each_repeat(stream);
+        exec.launch(stream);
+    }
+    std::vector<double> samples(repeats), enqueue(repeats);
+    for (size_t r = 0; r < repeats; ++r) {
+        before_each_repeat(stream);
+        ev[2 * r].record(stream);
+        const auto host_start = Clock::now();
+        for (int i = 0; i < options.number; ++i) exec.launch(stream);
+        enqueue[r] = ms_since(host_start) / options.number;
+        ev[2 * r + 1].record(stream);
+    }
+    ev[2 * repeats - 1].synchronize();
+    for (size_t r = 0; r < repeats; ++r)
+        samples[r] = double(ev[2 * r + 1].elapsed_ms_since(ev[2 * r])) / options.number;
+    return summarize(std::move(samples), std::move(enqueue), options.number);
+}
+
 }  // namespace
 
 LatencyStats summarize(std::vector<double> samples_ms, std::vector<double> enqueue_ms, int number) {
@@ -176,16 +204,21 @@ const std::vector<CudaEvent>& TimingEvents::at_least(size_t count) {
 }
 
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
-                           const MeasureOptions& options, TimingEvents& events) {
+                           const MeasureOptions& options, TimingEvents& events,
+                           const RepeatPrologue& before_each_repeat) {
     if (!exec.valid()) throw Error("measure_graph: the CUDA graph exec is empty");
     if (options.repeats < 1 || options.number < 1 || options.warmup < 0) {
         throw Error(fmt::format("measure_graph: need repeats >= 1, number >= 1, warmup >= 0 "
                                 "(got repeats={}, number={}, warmup={})",
                                 options.repeats, options.number, options.warmup));
     }
-    return options.mode == RepeatMode::BackToBack
-               ? measure_back_to_back(exec, stream, options, events)
-               : measure_each_repeat(exec, stream, options, events);
+    switch (options.mode) {
+        case RepeatMode::BackToBack: return measure_back_to_back(exec, stream, options, events);
+        case RepeatMode::Cold:
+            return measure_cold(exec, stream, options, events, before_each_repeat);
+        case RepeatMode::EachRepeat: break;
+    }
+    return measure_each_repeat(exec, stream, options, events);
 }
 
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,

@@ -17,11 +17,15 @@
 //   `number` comes from the warm-up launches, timed through their own event chain, instead of
 //   synchronised trial repeats. The search's stage measurements use it: one synchronisation per
 //   stage instead of one per repeat.
+// - Cold: like BackToBack, but a RepeatPrologue (an L2 flush) given to measure_graph runs before
+//   every repeat, outside its window: the stage meets caches as cold as in a whole schedule
+//   whose weights do not fit in L2, instead of the warm L2 of its own previous launch.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "src/engine/cuda_event.h"
@@ -29,7 +33,7 @@
 
 namespace iostune {
 
-enum class RepeatMode { EachRepeat, BackToBack };
+enum class RepeatMode { EachRepeat, BackToBack, Cold };
 
 struct MeasureOptions {
     int warmup = 10;           // launches before timing starts (discarded)
@@ -41,6 +45,9 @@ struct MeasureOptions {
     double min_warmup_ms = 0;
     RepeatMode mode = RepeatMode::EachRepeat;  // see the file comment
 };
+
+// What the cold mode enqueues before each repeat (an L2 flush).
+using RepeatPrologue = std::function<void(cudaStream_t)>;
 
 struct LatencyStats {
     std::vector<double> samples_ms;  // GPU time per launch, one entry per repeat
@@ -78,7 +85,8 @@ private:
 };
 
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
-                           const MeasureOptions& options, TimingEvents& events);
+                           const MeasureOptions& options, TimingEvents& events,
+                           const RepeatPrologue& before_each_repeat = {});
 // The same with events of its own.
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
                            const MeasureOptions& options = {});

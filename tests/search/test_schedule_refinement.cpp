@@ -81,7 +81,7 @@ TEST_CASE("refinement: every random move keeps the schedule valid", "[refine]") 
             changed += !(next == s);
             s = std::move(next);
         }
-        CHECK(changed > 500);  // most moves find a place to apply
+        CHECK(changed > 300);  // a good share of moves find a place to apply
     }
 }
 

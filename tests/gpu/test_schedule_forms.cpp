@@ -1,0 +1,105 @@
+// [gpu] Schedules in both forms (src/stream_program.h): staged, every stage a barrier, and
+// dataflow, each launch waiting only for its inputs on up to eight lanes, and the schedules the
+// refinement's moves make (merges, regrouped lanes, joined and split stages). Each must compute
+// what the sequential schedule computes, in every precision and layout; the same schedule in
+// both forms runs the same kernels, so its outputs must agree bit for bit.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "search/baselines.h"
+#include "search/schedule_refinement.h"
+#include "search/sim_cost_model.h"
+#include "search/timeline_sim.h"
+#include "src/engine/engine.h"
+#include "src/reference/reference.h"
+#include "src/schedule.h"
+#include "src/weights.h"
+#include "src/zoo/zoo.h"
+#include "tests/gpu/engine_fixtures.h"
+
+using namespace iostune;
+using namespace iostune::test;
+
+namespace {
+
+bool bitwise_equal(const HostTensor& a, const HostTensor& b) {
+    return a.shape == b.shape &&
+           std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+}
+
+// A schedule the simulated refinement reached from greedy and nimble: merges, joined and split
+// stages, lanes shared by regrouped groups.
+Schedule refined(const Graph& graph, uint64_t seed) {
+    SimulatedScheduleEvaluator evaluator(graph, SimCostModel());
+    RefineOptions options;
+    options.seed = seed;
+    options.max_evaluations = 200;
+    options.time_budget_s = 1e9;
+    options.min_gain = -1;  // keep every move: as far from the start as 200 moves go
+    return refine_schedule(graph,
+                           {{"greedy", make_baseline("greedy", graph)},
+                            {"nimble", make_baseline("nimble", graph)}},
+                           evaluator, options)
+        .schedule;
+}
+
+}  // namespace
+
+TEST_CASE("both forms of concurrent and merged schedules match the reference, and each other "
+          "bit for bit, in every precision and layout",
+          "[gpu][forms]") {
+    Graph graph = every_op_graph(2);
+    init_random_weights(graph, 7);
+    const HostTensor input = random_input(graph.input_shape(), 11);
+    const HostTensor ref = reference_run(graph, input);
+    int merges = 0;
+    const std::vector<Schedule> schedules = {greedy_schedule(graph), merged_schedule(graph, &merges),
+                                             refined(graph, 3)};
+    REQUIRE(merges == 2);
+    for (const Plan& plan : every_plan()) {
+        Engine engine(graph, options_for(plan));
+        engine.set_input(input);
+        const double bound = op_error_bound(plan.precision);
+        for (size_t k = 0; k < schedules.size(); ++k) {
+            INFO(label(plan) << ", schedule " << k);
+            const HostTensor staged =
+                run_schedule(engine, with_form(schedules[k], ScheduleForm::Staged));
+            const HostTensor dataflow =
+                run_schedule(engine, with_form(schedules[k], ScheduleForm::Dataflow));
+            CHECK(relative_error(dataflow, ref) < bound);
+            CHECK(bitwise_equal(staged, dataflow));
+            // As one CUDA graph, too.
+            const CudaGraphExec exec = engine.capture(with_form(schedules[k], ScheduleForm::Dataflow));
+            exec.launch(engine.origin_stream());
+            CHECK(bitwise_equal(engine.read_output(), dataflow));
+        }
+    }
+}
+
+TEST_CASE("zoo models: dataflow baselines and refined schedules compute the sequential output",
+          "[gpu][forms][zoo]") {
+    const std::string model = GENERATE(as<std::string>{}, "googlenet", "inception_v3", "randwire");
+    const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
+                               Plan{Precision::Fp16, TensorLayout::Nhwc},
+                               Plan{Precision::Fp32, TensorLayout::Nchw});
+    INFO(model << " " << label(plan));
+    Graph graph = build_zoo_model(model, 1);
+    init_random_weights(graph, 5);
+    Engine engine(graph, options_for(plan));
+    engine.set_random_inputs(9);
+    const HostTensor sequential = run_schedule(engine, sequential_schedule(graph));
+    const double bound = model_error_bound(plan.precision);
+    for (const std::string name : {"greedy", "nimble", "opara"}) {
+        INFO(name);
+        const Schedule s = make_baseline(name, graph);
+        const HostTensor dataflow = run_schedule(engine, with_form(s, ScheduleForm::Dataflow));
+        // No merges: the same kernels as the sequential schedule, so the same bits.
+        CHECK(bitwise_equal(dataflow, sequential));
+    }
+    const Schedule r = refined(graph, 11);
+    CHECK(relative_error(run_schedule(engine, r), sequential) < bound);
+}
