@@ -22,6 +22,10 @@ public:
     virtual ~ScheduleEvaluator() = default;
     // The schedule must be valid for the evaluator's graph.
     virtual ScheduleMeasurement measure(const Schedule& schedule) = 0;
+    // Whether the schedule computes what the sequential schedule computes; the refinement asks
+    // before it keeps a faster schedule, so a schedule that is fast because it is wrong is never
+    // kept. Estimates compute nothing: true. `why` gets the difference when not.
+    virtual bool agrees(const Schedule& /*schedule*/, std::string& /*why*/) { return true; }
     virtual std::string name() const = 0;
     virtual bool simulated() const = 0;
 };

@@ -323,7 +323,14 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
                                 "candidate schedules of '{}'",
                                 evaluator.name(), candidates.size(), graph.name()));
     result.kept.push_back({"start " + result.start, result.latency_ms});
-    const auto better = [&](double ms) { return ms < result.latency_ms * (1 - options.min_gain); };
+    // Faster by the margin, and computing the right thing.
+    const auto better = [&](double ms, const Schedule& s) {
+        if (ms >= result.latency_ms * (1 - options.min_gain)) return false;
+        std::string why;
+        if (evaluator.agrees(s, why)) return true;
+        if (result.disagreed++ == 0) result.first_disagreement = why;
+        return false;
+    };
 
     if (options.recombine_blocks) {
         for (size_t b = 0; b < result.schedule.blocks.size() && !out_of_budget(); ++b) {
@@ -334,7 +341,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
                 Schedule s = result.schedule;
                 s.blocks[b] = other.blocks[b];
                 const auto ms = evaluate(s);
-                if (ms && better(*ms)) {
+                if (ms && better(*ms, s)) {
                     result.schedule = std::move(s);
                     result.latency_ms = *ms;
                     result.kept.push_back({fmt::format("block {} from {}", b, name), *ms});
@@ -354,7 +361,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
             continue;
         }
         idle = 0;
-        if (better(*ms)) {
+        if (better(*ms, s)) {
             result.schedule = s;
             result.latency_ms = *ms;
             result.kept.push_back({move + " (" + form_label(s) + ")", *ms});

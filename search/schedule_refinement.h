@@ -67,6 +67,10 @@ struct RefineResult {
     std::vector<RefineStep> kept;  // every change that was kept, in order
     int evaluations = 0;
     int failed = 0;             // candidates the evaluator could not run
+    // Faster schedules whose output differed from the sequential schedule's (never kept; each
+    // is an engine bug to report); the first one's difference.
+    int disagreed = 0;
+    std::string first_disagreement;
     double seconds = 0;
     // Each candidate's latency in each form, as evaluated at the start (a form that failed or
     // repeated an earlier candidate's schedule is missing).

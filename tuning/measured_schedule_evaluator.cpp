@@ -6,8 +6,14 @@
 
 namespace iostune {
 
-MeasuredScheduleEvaluator::MeasuredScheduleEvaluator(Engine& engine, MeasureOptions timing)
-    : engine_(engine), timing_(timing) {}
+MeasuredScheduleEvaluator::MeasuredScheduleEvaluator(Engine& engine, OutputCheck difference,
+                                                     MeasureOptions timing)
+    : engine_(engine), difference_(std::move(difference)), timing_(timing) {}
+
+bool MeasuredScheduleEvaluator::agrees(const Schedule& schedule, std::string& why) {
+    why = difference_(schedule);
+    return why.empty();
+}
 
 std::string MeasuredScheduleEvaluator::name() const {
     return fmt::format("measured end to end ({})", to_string(engine_.options().precision));

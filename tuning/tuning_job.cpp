@@ -65,6 +65,7 @@ nlohmann::json refine_to_json(const RefineResult& r) {
             {"latency_ms", r.latency_ms},
             {"evaluations", r.evaluations},
             {"failed", r.failed},
+            {"disagreed", r.disagreed},
             {"seconds", r.seconds},
             {"candidates", std::move(candidates)},
             {"kept", std::move(kept)}};
@@ -203,21 +204,28 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         exec.launch(engine.origin_stream());
         return engine.read_outputs();
     };
-    const auto check = [&](const std::vector<HostTensor>& outputs, const std::string& what) {
+    // How a schedule's outputs differ from the reference ("" when within tolerance).
+    const auto difference = [&](const std::vector<HostTensor>& outputs) -> std::string {
         for (size_t k = 0; k < outputs.size(); ++k) {
             const OutputAgreement a =
                 output_agreement(outputs[k], reference[k], engine_options.precision);
-            result.max_abs_diff = std::max(result.max_abs_diff, a.max_abs_diff);
             if (!a.agrees())
-                throw Error(fmt::format(
-                    "the {} schedule of '{}' computes a different result than the sequential "
-                    "schedule{} (max |difference| {:.3g}, tolerance {:.3g}); nothing was stored. "
-                    "This is a bug in the engine or the merge rules: please report it with the "
-                    "model.",
-                    what, graph.name(),
+                return fmt::format(
+                    "a different result than the sequential schedule{} (max |difference| {:.3g}, "
+                    "tolerance {:.3g})",
                     outputs.size() > 1 ? " in " + describe_output(graph, int(k)) : std::string(),
-                    a.max_abs_diff, a.tolerance));
+                    a.max_abs_diff, a.tolerance);
+            result.max_abs_diff = std::max(result.max_abs_diff, a.max_abs_diff);
         }
+        return "";
+    };
+    const auto check = [&](const Schedule& s, const std::string& what) {
+        const std::string why = difference(outputs_of(s));
+        if (why.empty()) return;
+        throw Error(fmt::format("the {} schedule of '{}' computes {}; nothing was stored. This is "
+                                "a bug in the engine or the merge rules: please report it with "
+                                "the model and this schedule (iostune's JSON): {}",
+                                what, graph.name(), why, schedule_to_json(s).dump()));
     };
     reference = outputs_of(baselines.front().schedule);
     for (size_t k = 0; k < reference.size(); ++k) {
@@ -228,10 +236,10 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
     for (const RefineCandidate& c : candidates)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
-            check(outputs_of(with_form(c.schedule, form)),
-                  fmt::format("{} ({})", c.name, to_string(form)));
+            check(with_form(c.schedule, form), fmt::format("{} ({})", c.name, to_string(form)));
 
-    MeasuredScheduleEvaluator evaluator(engine);
+    MeasuredScheduleEvaluator evaluator(
+        engine, [&](const Schedule& s) { return difference(outputs_of(s)); });
     RefineOptions refine_options;
     refine_options.seed = options.seed;
     refine_options.time_budget_s = refine_budget_s;
@@ -243,7 +251,11 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                        "kept)",
                        result.refine.evaluations, result.refine.seconds, result.refine.latency_ms,
                        result.refine.start, result.refine.kept.size() - 1));
-    check(outputs_of(result.refine.schedule), "refined");
+    check(result.refine.schedule, "refined");
+    if (result.refine.disagreed > 0)
+        notice(fmt::format("warning: {} faster schedule(s) the refinement tried computed {}; "
+                           "none was kept. This is an engine bug: please report it.",
+                           result.refine.disagreed, result.refine.first_disagreement));
 
     const auto timed = [&](const Schedule& s) {
         const CudaGraphExec exec = engine.capture(s);

@@ -211,6 +211,11 @@ void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream
         case OpKind::ConvTranspose: {
             if (exec.conv_transpose) {
                 lane.cudnn.set_stream(stream);
+                if (exec.conv_transpose->workspace_bytes > lane.workspace.bytes())
+                    throw Error(fmt::format("internal error: {} needs a workspace of {} bytes "
+                                            "but its stream lane holds {}",
+                                            op_label(op), exec.conv_transpose->workspace_bytes,
+                                            lane.workspace.bytes()));
                 exec.conv_transpose->run(lane.cudnn.get(), lane.workspace.get(), stream);
                 break;
             }

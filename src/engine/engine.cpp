@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 #include "src/engine/engine_impl.h"
@@ -108,13 +109,28 @@ void Engine::Impl::launch_stage(const Stage& stage, cudaStream_t origin_stream) 
 
 namespace {
 Stage merge_stage_of(const Launch& launch) { return Stage{StageStrategy::Merge, {launch.ops}}; }
+
+// IOSTUNE_SYNC_LAUNCHES=1: a debugging aid. Outside a capture, every launch of a schedule is
+// waited for and checked, so an error (an illegal address, say) names the op that caused it.
+bool sync_each_launch(cudaStream_t origin) {
+    static const bool asked = std::getenv("IOSTUNE_SYNC_LAUNCHES") != nullptr;
+    if (!asked) return false;
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    IOSTUNE_CUDA_CHECK(cudaStreamIsCapturing(origin, &status), "IOSTUNE_SYNC_LAUNCHES");
+    return status == cudaStreamCaptureStatusNone;
+}
 }  // namespace
 
 void Engine::Impl::prepare_program(const StreamProgram& program, cudaStream_t stream) {
     for (const Launch& launch : program.launches())
         if (launch.merge) prepare_stage(merge_stage_of(launch), stream);
+    // Merges and the ops re-planned to read their slices may need a larger workspace than the
+    // lanes hold (place_merged_ops raises workspace_bytes): every lane grows to it here.
+    const bool small_workspace = std::any_of(lanes.begin(), lanes.end(), [&](const auto& lane) {
+        return lane->workspace.bytes() < workspace_bytes;
+    });
     if (size_t(program.lane_count()) > lanes.size() ||
-        program.launches().size() > launch_done.size()) {
+        program.launches().size() > launch_done.size() || small_workspace) {
         require_not_capturing(stream, "a schedule with more stream lanes or launches than planned");
         ensure_lanes(size_t(program.lane_count()));
         grow_workspaces();
@@ -132,6 +148,7 @@ void Engine::Impl::launch_program(const StreamProgram& program, cudaStream_t ori
         for (int w : l.waits) waited_for[size_t(w)] = true;
     forked.record(origin_stream);
     for (int k = 0; k < program.lane_count(); ++k) forked.wait_on(lanes[size_t(k)]->stream.get());
+    const bool sync_each = sync_each_launch(origin_stream);
     for (size_t i = 0; i < launches.size(); ++i) {
         const Launch& l = launches[i];
         Lane& lane = *lanes[size_t(l.lane)];
@@ -140,6 +157,9 @@ void Engine::Impl::launch_program(const StreamProgram& program, cudaStream_t ori
         if (l.merge) run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, stream);
         else run_op(l.ops[0], lane, stream);
         if (waited_for[i]) launch_done[i].record(stream);
+        if (sync_each)
+            IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream),
+                               "IOSTUNE_SYNC_LAUNCHES: " + program.describe(graph, int(i)));
     }
     for (int k = 0; k < program.lane_count(); ++k) {
         Lane& lane = *lanes[size_t(k)];

@@ -80,6 +80,10 @@ struct MergeExec {
 // "running op 3 'conv1' (Conv)": the context of every error an op's launch or plan raises.
 std::string op_label(const Op& op);
 
+// A convolution must not run with a smaller workspace than it was planned for (it would write
+// past the end): an internal error instead, checked on the host at launch.
+void require_workspace(const ConvStep& step, const Lane& lane);
+
 // Copies a (possibly channel-sliced) view into another of equal shape and storage.
 void copy_view(const TensorView& src, const TensorView& dst, cudaStream_t stream,
                const std::string& context);

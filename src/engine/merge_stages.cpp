@@ -93,6 +93,7 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
 // are concat slices, or a merge stage run under another schedule's placement) get a copy.
 void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, cudaStream_t stream) {
     lane.cudnn.set_stream(stream);
+    engine_internal::require_workspace(*m.conv, lane);
     m.conv->run(lane.cudnn.get(), lane.workspace.get(), stream);
     for (size_t k = 0; k < m.plan.ops.size(); ++k) {
         const TensorView& home = views[size_t(m.plan.ops[k])];

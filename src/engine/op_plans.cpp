@@ -28,9 +28,17 @@ void copy_view(const TensorView& src, const TensorView& dst, cudaStream_t stream
                        context);
 }
 
+void require_workspace(const ConvStep& step, const Lane& lane) {
+    if (step.workspace_bytes > lane.workspace.bytes())
+        throw Error(fmt::format("internal error: {} needs a workspace of {} bytes but its stream "
+                                "lane holds {} (the lanes were not grown after planning)",
+                                step.context, step.workspace_bytes, lane.workspace.bytes()));
+}
+
 }  // namespace engine_internal
 
 using engine_internal::copy_view;
+using engine_internal::require_workspace;
 using engine_internal::op_label;
 
 namespace {
@@ -193,6 +201,7 @@ void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
         case OpKind::SepConv:
             lane.cudnn.set_stream(stream);
             for (const ConvStep& step : exec.convs) {
+                require_workspace(step, lane);
                 step.run(lane.cudnn.get(), lane.workspace.get(), stream);
             }
             break;
