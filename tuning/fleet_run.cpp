@@ -167,6 +167,11 @@ private:
             outcome.message = fmt::format("no result within {:g} s; the search was killed (its "
                                           "committed stage measurements are kept)",
                                           run.limit_s);
+        } else if (status.signal != 0) {
+            // Killed from outside (an operator, the OOM killer) or crashed: its last words were
+            // not about why.
+            outcome.status = KeyStatus::Failed;
+            outcome.message = status.describe();
         } else if (!status.success()) {
             outcome.status = KeyStatus::Failed;
             const std::string said = last_error_line(read_file(outcome.log_path));

@@ -25,7 +25,7 @@ const std::set<std::string> kPlanFields = {"models", "batches", "precisions", "s
 const std::set<std::string> kModelFields = {"model", "batches", "precisions", "search",
                                             "timeout_s", "comment"};
 // What makes the key, and what `tune` sets on every search it runs.
-const std::set<std::string> kReservedOptions = {"model", "b", "batch", "precision", "math",
+const std::set<std::string> kReservedOptions = {"model", "m", "b", "batch", "precision", "math",
                                                 "db", "format", "skip-stored", "help", "h",
                                                 "shared-input"};
 
@@ -134,12 +134,13 @@ std::vector<std::string> extra_args(const json& value, const Place& place) {
     for (const json& word : value) {
         if (!word.is_string()) place.fail(fmt::format("{} is not a string", word.dump()));
         const std::string text = word.get<std::string>();
-        if (text.rfind("--", 0) == 0) {
-            const std::string name = text.substr(2, text.find('=') - 2);
-            if (kReservedOptions.count(name))
-                place.fail(fmt::format("--{} is set by the plan's keys or by `iostune tune` itself",
-                                       name));
-        }
+        // "--name", "--name=value", or a short "-n" (search's -m and -b).
+        const std::size_t dashes = text.rfind("--", 0) == 0 ? 2 : text.rfind('-', 0) == 0 ? 1 : 0;
+        const std::string name =
+            dashes == 2 ? text.substr(2, text.find('=') - 2) : text.substr(dashes, 1);
+        if (dashes > 0 && kReservedOptions.count(name))
+            place.fail(fmt::format("{}{} is set by the plan's keys or by `iostune tune` itself",
+                                   std::string(dashes, '-'), name));
         words.push_back(text);
     }
     return words;
