@@ -109,6 +109,8 @@ std::string tune_script_text(const TuningPlan& plan, const SlurmOptions& options
         "# the other parts when it ends.\n"
         "local_db=\"${{IOSTUNE_LOCAL_DIR:-${{TMPDIR:-/tmp}}}}/iostune-${{SLURM_ARRAY_JOB_ID:-$$}}-$task.db\"\n"
         "part={dir}/parts/part-\"$task\".db\n"
+        "# A task run again starts from its part: the keys it stored are skipped.\n"
+        "if [ -s \"$part\" ]; then cp -- \"$part\" \"$local_db\" || exit 1; fi\n"
         "\"$IOSTUNE\" tune --plan {plan} --db \"$local_db\" --log-dir {dir}/logs/task-\"$task\" \\\n"
         "    --chunk-size {chunk} --chunk \"$task\"{timeout}\n"
         "status=$?\n"

@@ -4,7 +4,8 @@
 #   SlurmUser=SlurmdUser=root, proctrack/linuxproc, task/none: no cgroups needed), one fake GPU
 #   (gres.conf File=/dev/null) so the emitted script's default --gres=gpu:1 is what runs;
 #   submit.sh queues the array (simulated searches, two keys per task) and the merge after it;
-#   the merged DB must hold every key once, each with its best, and every task must complete.
+#   the merged DB must hold every key once, each with its best, and every task must complete;
+#   the array run again skips every key its parts hold, and merging again adds nothing.
 # Everything started here is stopped at the end. Where Slurm cannot start (not installed, not
 # root, a daemon that will not come up), it prints "skipped: WHY" and exits 0 (CTest reports
 # the test as skipped by that line).
@@ -138,6 +139,11 @@ assert keys == want, f"keys {keys}, want {want}"
 assert all(r["device"] == "sim:h100" and r["predicted_ms"] > 0 for r in rows), rows
 print(f"merged DB: {len(rows)} keys, each once: " + ", ".join(f"{m} b{b} {p}" for m, b, p in keys))
 EOF
+# The array run again skips every key its parts hold (each task starts from its part).
+sbatch --wait --output="$work/array/logs/rerun-%A_%a.out" "$work/array/tune.sbatch" >/dev/null \
+  || fail "the array's rerun failed: $(cat "$work"/array/logs/rerun-*.out)"
+reruns=$(grep -l "2 keys: 0 tuned, 2 stored before" "$work"/array/logs/rerun-*.out | wc -l)
+[ "$reruns" -eq 2 ] || fail "a rerun task searched again: $(cat "$work"/array/logs/rerun-*.out)"
 # Merging the parts again adds nothing.
 "$iostune" db merge --into "$work/array/all.db" "$work"/array/parts/part-*.db | grep -q "0 schedules added (4 held already)" \
   || fail "a second merge of the same parts added rows"

@@ -219,3 +219,29 @@ TEST_CASE("a bad plan or a misspelt search option stops tune before anything run
     CHECK_FALSE(std::filesystem::exists(db));
     CHECK_FALSE(std::filesystem::exists(db + ".logs"));
 }
+
+TEST_CASE("the example plans are valid; the H100 one has 12 keys: 6 models, TF32 and fp16, b1",
+          "[fleet][tune]") {
+    TempDir dir;
+    const std::string examples = std::string(IOSTUNE_SOURCE_DIR) + "/examples/fleet/";
+    // --emit-slurm checks every key's search options as `iostune search` parses them.
+    const Run h100 = run_iostune(dir, {"tune", "--plan", examples + "h100_12keys.json",
+                                       "--emit-slurm", dir.file("h100")});
+    INFO(h100.out << h100.err);
+    REQUIRE(h100.status.success());
+    CHECK_THAT(h100.out, Contains("12 keys in 12 array tasks"));
+    const std::string keys = iostune::testing::read_text(dir.file("h100/keys.tsv"));
+    std::set<std::string> models;
+    for (const char* model : {"nasnet_a_large", "randwire", "inception_v3", "googlenet",
+                              "resnet50", "squeezenet1_1"}) {
+        CHECK_THAT(keys, Contains(std::string(model) + " b1 tf32") &&
+                             Contains(std::string(model) + " b1 fp16"));
+        models.insert(model);
+    }
+    CHECK(models.size() == 6);
+    CHECK(count_of(keys, "\n") == 13);  // a header and 12 keys
+
+    const Run sim = run_iostune(dir, {"tune", "--plan", examples + "sim_plan.json", "--db",
+                                      dir.file("sim.db")});
+    CHECK(sim.status.success());
+}
