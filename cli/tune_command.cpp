@@ -167,6 +167,11 @@ void run_tune(const TuneOptions& o) {
         emit_slurm(plan, o);
         return;
     }
+    const std::size_t keys = fleet.chunk ? chunk_keys(plan, *fleet.chunk).size() : plan.keys.size();
+    fmt::print("tuning {} key{} of {} into {}, {}\n", keys, keys == 1 ? "" : "s", plan.path, o.db,
+               o.devices.empty() ? std::string("one at a time")
+                                 : fmt::format("a worker on each of GPUs {}", fmt::join(o.devices, ",")));
+    std::fflush(stdout);
     const FleetReport report = run_fleet(plan, fleet, print_progress);
     print_table(report);
     if (!report.all_succeeded())

@@ -127,7 +127,7 @@ struct TwoParts {
 
 }  // namespace
 
-TEST_CASE("merge keeps every schedule with its provenance; the measured-fastest is the best",
+TEST_CASE("merge keeps every schedule with its provenance, the measured-fastest is the best",
           "[db][merge]") {
     TwoParts parts;
     // Merged newest part first: the newer stage measurement still wins over the older one.

@@ -51,7 +51,7 @@ TEST_CASE("a child's exit code, output and error go where they are asked", "[fle
     CHECK(child.poll()->code == 3);  // asked again: the same answer
 }
 
-TEST_CASE("a worker's CUDA_VISIBLE_DEVICES reaches its child; the rest of the environment too",
+TEST_CASE("a worker's CUDA_VISIBLE_DEVICES reaches its child, the rest of the environment too",
           "[fleet][child]") {
     TempDir dir;
     setenv("IOSTUNE_TEST_INHERITED", "kept", 1);

@@ -71,7 +71,7 @@ int count_of(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("tune runs every key, prints a line per key and a table; a rerun skips them all",
+TEST_CASE("tune runs every key, prints a line per key and a table, a rerun skips them all",
           "[fleet][tune]") {
     TempDir dir;
     const std::string plan = write_plan(dir, R"("squeezenet1_1", "googlenet")");
@@ -98,7 +98,7 @@ TEST_CASE("tune runs every key, prints a line per key and a table; a rerun skips
     for (const ScheduleKey& key : stored_keys(db)) CHECK(key.schedules == 2);
 }
 
-TEST_CASE("a key that fails or runs past its timeout is reported; the others are stored",
+TEST_CASE("a key that fails or runs past its timeout is reported, the others are stored",
           "[fleet][tune]") {
     TempDir dir;
     write_text(dir.file("broken.json"), R"({"name": "broken", "ops": [)");
@@ -141,7 +141,7 @@ TEST_CASE("workers on several GPUs share the plan's keys and one DB, losing noth
                Contains("GPU 0 is listed twice"));
 }
 
-TEST_CASE("a search killed with SIGKILL fails its key alone; the rerun finishes it",
+TEST_CASE("a search killed with SIGKILL fails its key alone, the rerun finishes it",
           "[fleet][tune]") {
     TempDir dir;
     const std::string plan = write_plan(
@@ -168,7 +168,7 @@ TEST_CASE("a search killed with SIGKILL fails its key alone; the rerun finishes 
     check_each_key_once(db, 3);
 }
 
-TEST_CASE("tune itself killed with SIGKILL leaves no search running and a whole DB; the rerun "
+TEST_CASE("tune itself killed with SIGKILL leaves no search running and a whole DB, the rerun "
           "finishes",
           "[fleet][tune]") {
     TempDir dir;
@@ -220,7 +220,7 @@ TEST_CASE("a bad plan or a misspelt search option stops tune before anything run
     CHECK_FALSE(std::filesystem::exists(db + ".logs"));
 }
 
-TEST_CASE("the example plans are valid; the H100 one has 12 keys: 6 models, TF32 and fp16, b1",
+TEST_CASE("the example plans are valid, the H100 one has 12 keys: 6 models, TF32 and fp16, b1",
           "[fleet][tune]") {
     TempDir dir;
     const std::string examples = std::string(IOSTUNE_SOURCE_DIR) + "/examples/fleet/";

@@ -68,7 +68,7 @@ TEST_CASE("a plan's keys: models, then batches, then precisions", "[fleet][plan]
     CHECK(plan.keys[7].timeout_s == 120);
 }
 
-TEST_CASE("a model's own fields override the plan's; extra_args pass through", "[fleet][plan]") {
+TEST_CASE("a model's own fields override the plan's, extra_args pass through", "[fleet][plan]") {
     const TuningPlan plan = plan_of(R"({
         "models": ["googlenet",
                    {"model": "randwire", "batches": [4], "timeout_s": 0,
@@ -135,7 +135,7 @@ TEST_CASE("a plan file: read, resolved next to itself, refused when unreadable",
                       Contains("cannot read tuning plan") && Contains("missing.json"));
 }
 
-TEST_CASE("chunks cut the plan's keys in order; a chunk past the end is refused",
+TEST_CASE("chunks cut the plan's keys in order, a chunk past the end is refused",
           "[fleet][plan]") {
     const TuningPlan plan = plan_of(R"({"models": ["a", "b", "c", "d", "e"]})");
     CHECK(chunk_count(plan, 1) == 5);
