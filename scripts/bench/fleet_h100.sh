@@ -6,11 +6,13 @@
 # then one device call (carry [".devpack"], timeout_s 600):
 #   bash scripts/bench/fleet_h100.sh --tag fleet12                  # one GPU
 #   bash scripts/bench/fleet_h100.sh --tag fleet12x4 --devices all  # a worker per GPU (x2/x4 kinds)
+# (Compare wall times within one machine kind: on a multi-GPU kind, also run --devices 0.)
 # Options:
 #   --plan FILE      the tuning plan (default examples/fleet/h100_12keys.json)
 #   --devices LIST   "0,1,..." or "all" (every GPU nvidia-smi lists); default: one GPU, no --devices
-#   --resume DB      start from this database (e.g. one a cut-short call brought back; its keys
-#                    are skipped, its stage measurements reused) instead of an empty one
+#   --resume DB      start from this database (e.g. one a cut-short call brought back, copied
+#                    into .devpack/ to travel: its keys are skipped, its stage measurements and
+#                    convolution choices reused) instead of an empty one
 #   --tag NAME       the output folder's name under $OUT (default fleet)
 #   --pack DIR       the binaries (default .devpack)
 # Under $OUT/<tag>/: tune.log (the progress lines and the summary table), wall.txt, report.md and
