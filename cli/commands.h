@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <vector>
+
 namespace iostune::cli {
 
 void add_models_command(CLI::App& app);
@@ -16,5 +19,11 @@ void add_replay_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
+void add_db_command(CLI::App& app);
+
+// Parses `args` ("search", then its options) as `iostune search` does, running nothing; throws
+// CLI::ParseError as the command line would fail. `iostune tune` checks a plan's keys with it.
+void check_search_arguments(std::vector<std::string> args);
 
 }  // namespace iostune::cli

@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
     iostune::cli::add_report_command(app);
     iostune::cli::add_import_command(app);
     iostune::cli::add_run_command(app);
+    iostune::cli::add_tune_command(app);
+    iostune::cli::add_db_command(app);
 
     try {
         app.parse(argc, argv);

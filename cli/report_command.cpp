@@ -1,6 +1,7 @@
 // `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
 // (model, device, batch, precision) with speedup over sequential, predicted vs measured and the
-// search cost, as a table, JSON, CSV or Markdown. With --schedule ID: that schedule's stages, and
+// search cost, as a table, JSON, CSV or Markdown, grouped by device type (GPU model) when the DB
+// holds several (a fleet's merged parts). With --schedule ID: that schedule's stages, and
 // optionally a Graphviz diagram of them.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,6 +39,13 @@ struct ReportOptions {
 
 bool is_estimate(const db::ReportRow& row) { return !row.schedule.measured_ms.has_value(); }
 
+// What the report groups by: the GPU model, whatever driver, CUDA or cuDNN each row was
+// measured with (those make separate device rows, each its own best), or the simulated profile.
+std::string device_type(const db::DeviceRecord& device) {
+    if (is_sim_device(device)) return device.name;
+    return fmt::format("{} (cc {}.{})", device.name, device.cc_major, device.cc_minor);
+}
+
 std::string lower(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
@@ -66,6 +74,7 @@ nlohmann::json row_json(const db::ReportRow& row) {
             {"model", row.model_name},
             {"fingerprint", row.fingerprint},
             {"device", row.device.name},
+            {"device_type", device_type(row.device)},
             {"device_id", row.device.id},
             {"cudnn", row.device.cudnn_version},
             {"driver", row.device.driver_version},
@@ -126,7 +135,15 @@ std::string csv_field(const std::string& text) {
     return out + "\"";
 }
 
-void print_rows(const std::vector<db::ReportRow>& rows, const std::string& format) {
+void print_estimate_note(const std::vector<db::ReportRow>& rows) {
+    if (std::any_of(rows.begin(), rows.end(), is_estimate))
+        fmt::print(
+            "(est): simulated cost model, an estimate; measure on the GPU with `iostune "
+            "search --cost measured`\n");
+}
+
+void print_rows(const std::vector<db::ReportRow>& rows, const std::string& format,
+                bool footnote = true) {
     if (format == "json") {
         nlohmann::json doc = nlohmann::json::array();
         for (const db::ReportRow& row : rows) doc.push_back(row_json(row));
@@ -162,10 +179,32 @@ void print_rows(const std::vector<db::ReportRow>& rows, const std::string& forma
     for (size_t w : widths) rule.push_back(std::string(w, '-'));
     fmt::print("{}\n", line(rule));
     for (const auto& row : cells) fmt::print("{}\n", line(row));
-    if (!md && std::any_of(rows.begin(), rows.end(), is_estimate))
-        fmt::print(
-            "(est): simulated cost model, an estimate; measure on the GPU with `iostune "
-            "search --cost measured`\n");
+    if (footnote && !md) print_estimate_note(rows);
+}
+
+// Rows sorted by device type; a table or Markdown report of a DB that holds several types (a
+// fleet's merged parts) gets one table per type under its name. JSON and CSV stay one list.
+void print_grouped(const std::vector<db::ReportRow>& rows, const std::string& format) {
+    std::vector<std::vector<db::ReportRow>> groups;
+    for (const db::ReportRow& row : rows) {
+        if (groups.empty() || device_type(groups.back().front().device) != device_type(row.device))
+            groups.emplace_back();
+        groups.back().push_back(row);
+    }
+    if (groups.size() <= 1 || format == "json" || format == "csv") {
+        print_rows(rows, format);
+        return;
+    }
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const std::string type = device_type(groups[g].front().device);
+        const std::size_t keys = groups[g].size();
+        if (format == "md")
+            fmt::print("{}**{}**: {} key{}\n\n", g ? "\n" : "", type, keys, keys == 1 ? "" : "s");
+        else
+            fmt::print("{}{}: {} key{}\n", g ? "\n" : "", type, keys, keys == 1 ? "" : "s");
+        print_rows(groups[g], format, false);
+    }
+    if (format == "table") print_estimate_note(rows);
 }
 
 void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
@@ -175,9 +214,11 @@ void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
     for (db::ReportRow& row : store.report_estimates())
         if (selected(row, o)) rows.push_back(std::move(row));
     std::sort(rows.begin(), rows.end(), [](const db::ReportRow& a, const db::ReportRow& b) {
-        return std::tie(a.model_name, a.fingerprint, a.device.id, a.schedule.batch,
-                        a.schedule.precision) < std::tie(b.model_name, b.fingerprint, b.device.id,
-                                                         b.schedule.batch, b.schedule.precision);
+        const std::string type_a = device_type(a.device), type_b = device_type(b.device);
+        return std::tie(type_a, a.model_name, a.fingerprint, a.device.id, a.schedule.batch,
+                        a.schedule.precision) < std::tie(type_b, b.model_name, b.fingerprint,
+                                                         b.device.id, b.schedule.batch,
+                                                         b.schedule.precision);
     });
     if (rows.empty() && (!o.model.empty() || !o.device.empty()))
         throw Error(fmt::format("no schedule in '{}' matches{}{}. The database has:\n{}", o.db,
@@ -188,7 +229,7 @@ void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
         fmt::print("'{}' holds no schedules yet; run `iostune search` to add some.\n", o.db);
         return;
     }
-    print_rows(rows, o.format);
+    print_grouped(rows, o.format);
 }
 
 void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {

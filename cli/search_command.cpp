@@ -4,6 +4,7 @@
 // (table or JSON). Simulated latencies are always labelled as estimates.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@
 #include "cli/positive_number.h"
 #include "cli/precision_options.h"
 #include "db/schedule_store.h"
+#include "replay/device_match.h"
+#include "tuning/stored_key.h"
 #include "tuning/tuning_job.h"
 #include "search/device_profile.h"
 #include "search/search_stats.h"
@@ -43,6 +46,7 @@ struct SearchCommandOptions {
     double time_budget_s = TuningOptions{}.time_budget_s;
     std::string stage_timing = "warm";
     std::uint64_t seed = TuningOptions{}.seed;
+    bool skip_stored = false;
 };
 
 std::string ms(const std::optional<double>& value) {
@@ -67,7 +71,8 @@ nlohmann::json layouts_json(const TuningSummary& t) {
 }
 
 nlohmann::json summary_json(const TuningSummary& t) {
-    return {{"model", t.model},
+    return {{"skipped", false},
+            {"model", t.model},
             {"set_inputs", t.set_inputs.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.set_inputs)},
             {"fingerprint", t.fingerprint},
             {"batch", t.batch},
@@ -166,6 +171,59 @@ void print_summary_table(const TuningSummary& t) {
     fmt::print("total      {:.2f} s\n\n{}", t.total_seconds, format_stats_table(t.search_stats));
 }
 
+// --skip-stored found the key done: the same fields as a search's summary, for `iostune tune`.
+nlohmann::json stored_json(const StoredKey& stored, const std::string& db) {
+    const db::ReportRow& row = stored.best;
+    const db::ScheduleRecord& s = row.schedule;
+    const bool estimate = !s.measured_ms;
+    const auto sequential_predicted = s.search_stats.find("sequential_predicted_ms");
+    return {{"skipped", true},
+            {"model", row.model_name},
+            {"fingerprint", row.fingerprint},
+            {"batch", s.batch},
+            {"precision", s.precision},
+            {"layout", s.layout},
+            {"device", describe_device(row.device)},
+            {"db", db},
+            {"simulated", estimate},
+            {"best_schedule_id", s.id},
+            {"kept_strategy", s.strategy},
+            {"measured_latency_ms", optional_json(s.measured_ms)},
+            {"sequential_latency_ms", estimate ? nlohmann::json(nullptr) : optional_json(s.sequential_ms)},
+            {"predicted_latency_ms", optional_json(s.predicted_ms)},
+            {"sequential_predicted_latency_ms",
+             estimate ? optional_json(s.sequential_ms)
+                      : sequential_predicted != s.search_stats.end() ? *sequential_predicted
+                                                                      : nlohmann::json(nullptr)},
+            {"search_seconds", optional_json(stored.search_seconds)},
+            {"created_at", s.created_at}};
+}
+
+void print_stored(const StoredKey& stored, const SearchCommandOptions& o) {
+    if (o.format == "json") {
+        fmt::print("{}\n", stored_json(stored, o.db).dump(2));
+        return;
+    }
+    const db::ScheduleRecord& s = stored.best.schedule;
+    fmt::print("stored     {} (batch {}, {}) on {} already has schedule #{} in {}: {}, {}; not "
+               "searched again (--skip-stored)\n",
+               stored.best.model_name, s.batch, s.precision, describe_device(stored.best.device),
+               s.id, o.db, s.strategy,
+               s.measured_ms ? fmt::format("{:.4f} ms measured", *s.measured_ms)
+                             : fmt::format("{:.4f} ms predicted (estimate)", s.predicted_ms.value_or(0)));
+}
+
+void write_schedule_out(const std::string& path, const nlohmann::json& schedule,
+                        std::int64_t schedule_id, const std::string& db) {
+    std::ofstream out(path);
+    out << schedule.dump(2) << "\n";
+    if (!out)
+        throw Error(
+            fmt::format("cannot write the schedule to '{}'; check the directory exists "
+                        "and is writable (the schedule is stored as #{} in {})",
+                        path, schedule_id, db));
+}
+
 void run_search(const SearchCommandOptions& o) {
     const auto strategy = search_strategy_from_string(o.strategy);
     if (!strategy)
@@ -190,18 +248,21 @@ void run_search(const SearchCommandOptions& o) {
     options.seed = o.seed;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
     const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
+    if (o.skip_stored) {
+        if (const std::optional<StoredKey> stored = stored_result(graph, options)) {
+            if (!o.schedule_out.empty())
+                write_schedule_out(o.schedule_out, stored->best.schedule.schedule,
+                                   stored->best.schedule.id, o.db);
+            print_stored(*stored, o);
+            return;
+        }
+    }
     const TuningSummary summary = run_tuning_job(
         graph, options, [](const std::string& line) { fmt::print(stderr, "{}\n", line); });
 
-    if (!o.schedule_out.empty()) {
-        std::ofstream out(o.schedule_out);
-        out << schedule_to_json(summary.schedule).dump(2) << "\n";
-        if (!out)
-            throw Error(
-                fmt::format("cannot write the schedule to '{}'; check the directory exists "
-                            "and is writable (the schedule is stored as #{} in {})",
-                            o.schedule_out, summary.schedule_id, o.db));
-    }
+    if (!o.schedule_out.empty())
+        write_schedule_out(o.schedule_out, schedule_to_json(summary.schedule), summary.schedule_id,
+                           o.db);
     if (o.format == "json") {
         fmt::print("{}\n", summary_json(summary).dump(2));
         return;
@@ -209,10 +270,9 @@ void run_search(const SearchCommandOptions& o) {
     print_summary_table(summary);
 }
 
-}  // namespace
-
-void add_search_command(CLI::App& app) {
-    auto o = std::make_shared<SearchCommandOptions>();
+// The subcommand's options, bound to `o`; add_search_command adds the run.
+CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
+    SearchCommandOptions* o = &o_ref;  // `o->`, as the definitions read with the shared pointer
     CLI::App* cmd = app.add_subcommand(
         "search", "Tune a model: IOS search, validate, measure and store the schedule");
     add_model_set_options(cmd, o->models);
@@ -277,7 +337,25 @@ void add_search_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--schedule-out", o->schedule_out,
                     "also write the schedule as JSON to this file");
-    cmd->callback([o] { run_search(*o); });
+    cmd->add_flag("--skip-stored", o->skip_stored,
+                  "if the database already holds a schedule for this model, batch and precision "
+                  "on this GPU (or this simulated device), print it and search nothing");
+    return cmd;
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+    auto o = std::make_shared<SearchCommandOptions>();
+    define_search_command(app, *o)->callback([o] { run_search(*o); });
+}
+
+void check_search_arguments(std::vector<std::string> args) {
+    CLI::App probe;
+    SearchCommandOptions unused;
+    define_search_command(probe, unused);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the words last first
+    probe.parse(args);
 }
 
 }  // namespace iostune::cli

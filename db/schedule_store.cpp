@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "db/schema.h"
-#include "iostune/version.h"
+#include "db/store_rows.h"
 #include "src/error.h"
 
 namespace iostune::db {
@@ -43,7 +43,7 @@ bool check_file_before_open(const std::string& path, OpenMode mode) {
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
     if (!fs::exists(status)) {
-        if (mode == OpenMode::MustExist) {
+        if (mode != OpenMode::CreateIfMissing) {
             throw Error(fmt::format(
                 "Schedule database '{}' does not exist. Run `iostune search` first to create it, "
                 "or pass the path of an existing database.",
@@ -63,7 +63,7 @@ bool check_file_before_open(const std::string& path, OpenMode mode) {
                                 path, ec.message()));
     }
     if (size == 0) {
-        if (mode == OpenMode::MustExist) {
+        if (mode != OpenMode::CreateIfMissing) {
             throw Error(fmt::format(
                 "Schedule database '{}' is an empty file, not an iostune database. Run `iostune "
                 "search` to fill it, or pass the path of an existing database.",
@@ -129,10 +129,6 @@ void enable_wal(Connection& connection) {
     // loss may drop the last commits) and spares one fsync per stage measurement, which made a
     // search of thousands of stages wait on the disk rather than compute.
     connection.exec("PRAGMA synchronous = NORMAL");
-}
-
-std::string stamp_or(const std::string& given, const char* build_value) {
-    return given.empty() ? std::string(build_value) : given;
 }
 
 nlohmann::json parse_json_column(const Statement& row, int column, const std::string& path,
@@ -245,6 +241,7 @@ std::optional<double> ratio(const std::optional<double>& numerator,
 
 ScheduleStore ScheduleStore::open(const std::string& path, OpenMode mode) {
     const bool has_content = check_file_before_open(path, mode);
+    if (mode == OpenMode::ReadOnly) return open_read_only(path);
     // A must-exist DB is opened without SQLITE_OPEN_CREATE, so SQLite itself can never create it.
     const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
                       (mode == OpenMode::CreateIfMissing ? SQLITE_OPEN_CREATE : 0);
@@ -256,6 +253,21 @@ ScheduleStore ScheduleStore::open(const std::string& path, OpenMode mode) {
     return ScheduleStore(std::move(connection));
 }
 
+ScheduleStore ScheduleStore::open_read_only(const std::string& path) {
+    Connection connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    configure(connection);
+    check_migratable(connection);
+    const int found = db::schema_version(connection);
+    if (found != latest_schema_version()) {
+        throw Error(fmt::format(
+            "Schedule database '{}' has schema version {}, this iostune build reads version {} "
+            "here; it was left untouched. Open it once for writing with this build (`iostune "
+            "report --db {}` migrates an older one), or use the build that wrote it.",
+            path, found, latest_schema_version(), path));
+    }
+    return ScheduleStore(std::move(connection));
+}
+
 ScheduleStore::ScheduleStore(Connection connection)
     : connection_(std::make_unique<Connection>(std::move(connection))) {}
 
@@ -263,17 +275,7 @@ int ScheduleStore::schema_version() const { return db::schema_version(*connectio
 
 std::int64_t ScheduleStore::upsert_device(const DeviceRecord& device) {
     Transaction transaction(*connection_);
-    // DO UPDATE of a column to itself makes RETURNING yield the existing row's id too.
-    Statement upsert(*connection_,
-                     "INSERT INTO devices (name, cc_major, cc_minor, sm_count, driver_version, "
-                     "cuda_version, cudnn_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
-                     "ON CONFLICT (name, cc_major, cc_minor, sm_count, driver_version, "
-                     "cuda_version, cudnn_version) DO UPDATE SET name = excluded.name "
-                     "RETURNING id");
-    bind_device(upsert, device);
-    upsert.step();
-    const std::int64_t id = upsert.column_int(0);
-    upsert.run();
+    const std::int64_t id = insert_or_find_device(*connection_, device);
     transaction.commit();
     return id;
 }
@@ -287,16 +289,27 @@ std::optional<DeviceRecord> ScheduleStore::device(std::int64_t id) const {
 
 std::int64_t ScheduleStore::upsert_model(const ModelRecord& model) {
     Transaction transaction(*connection_);
-    Statement upsert(*connection_,
-                     "INSERT INTO models (name, fingerprint, graph_json) VALUES (?1, ?2, ?3) "
-                     "ON CONFLICT (fingerprint) DO UPDATE SET fingerprint = excluded.fingerprint "
-                     "RETURNING id");
-    upsert.bind_text(1, model.name).bind_text(2, model.fingerprint).bind_text(3, model.graph.dump());
-    upsert.step();
-    const std::int64_t id = upsert.column_int(0);
-    upsert.run();
+    const std::int64_t id = insert_or_find_model(*connection_, model);
     transaction.commit();
     return id;
+}
+
+std::optional<std::int64_t> ScheduleStore::find_device(const DeviceRecord& device) const {
+    Statement query(*connection_,
+                    "SELECT id FROM devices WHERE name = ?1 AND cc_major = ?2 AND cc_minor = ?3 "
+                    "AND sm_count = ?4 AND driver_version = ?5 AND cuda_version = ?6 AND "
+                    "cudnn_version = ?7");
+    bind_device(query, device);
+    if (!query.step()) return std::nullopt;
+    return query.column_int(0);
+}
+
+std::vector<DeviceRecord> ScheduleStore::devices() const {
+    Statement query(*connection_,
+                    fmt::format("SELECT {} FROM devices d ORDER BY d.id", kDeviceColumns));
+    std::vector<DeviceRecord> out;
+    while (query.step()) out.push_back(read_device(query, 0));
+    return out;
 }
 
 std::optional<ModelRecord> ScheduleStore::model_by_fingerprint(const std::string& fingerprint) const {
@@ -323,31 +336,10 @@ std::vector<ModelRecord> ScheduleStore::models() const {
 }
 
 std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
+    ScheduleRecord row = record;
+    row.created_at.clear();  // a new row is stamped with the time it is stored
     Transaction transaction(*connection_);
-    Statement insert(*connection_,
-                     "INSERT INTO schedules (model_id, device_id, batch, precision, strategy, r, s, "
-                     "predicted_ms, measured_ms, sequential_ms, search_stats_json, schedule_json, "
-                     "tool_version, git_commit, conv_choices_json, layout) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                     "?16)");
-    insert.bind_int(1, record.model_id)
-        .bind_int(2, record.device_id)
-        .bind_int(3, record.batch)
-        .bind_text(4, record.precision)
-        .bind_text(5, record.strategy)
-        .bind_int(6, record.r)
-        .bind_int(7, record.s)
-        .bind_optional_double(8, record.predicted_ms)
-        .bind_optional_double(9, record.measured_ms)
-        .bind_optional_double(10, record.sequential_ms)
-        .bind_text(11, record.search_stats.dump())
-        .bind_text(12, record.schedule.dump())
-        .bind_text(13, stamp_or(record.tool_version, kVersion))
-        .bind_text(14, stamp_or(record.git_commit, kGitCommit))
-        .bind_text(15, record.conv_choices.dump())
-        .bind_text(16, record.layout);
-    insert.run();
-    const std::int64_t id = sqlite3_last_insert_rowid(connection_->get());
+    const std::int64_t id = insert_schedule(*connection_, row);
     transaction.commit();
     return id;
 }
@@ -358,6 +350,14 @@ std::optional<ScheduleRecord> ScheduleStore::schedule(std::int64_t id) const {
     query.bind_int(1, id);
     if (!query.step()) return std::nullopt;
     return read_schedule(query, path());
+}
+
+std::vector<ScheduleRecord> ScheduleStore::schedules() const {
+    Statement query(*connection_,
+                    fmt::format("SELECT {} FROM schedules s ORDER BY s.id", kScheduleColumns));
+    std::vector<ScheduleRecord> out;
+    while (query.step()) out.push_back(read_schedule(query, path()));
+    return out;
 }
 
 std::optional<ScheduleRecord> ScheduleStore::best_schedule(const std::string& fingerprint,
@@ -436,26 +436,10 @@ void ScheduleStore::put_stage_measurement(const StageRecord& record) {
 void ScheduleStore::put_stage_measurements(const std::vector<StageRecord>& records) {
     Transaction transaction(*connection_);
     // Prepared once for the whole batch (the stage cache commits up to 1,000 rows at a time).
-    Statement insert(*connection_,
-                     "INSERT OR REPLACE INTO stage_measurements (device_id, batch, precision, "
-                     "stage_key, latency_ms, spread_ms, repeats, ok, error, simulated, "
-                     "tool_version, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                     "?12)");
-    for (const StageRecord& record : records) {
-        insert.reset()
-            .bind_int(1, record.device_id)
-            .bind_int(2, record.batch)
-            .bind_text(3, record.precision)
-            .bind_text(4, record.stage_key)
-            .bind_double(5, record.latency_ms)
-            .bind_double(6, record.spread_ms)
-            .bind_int(7, record.repeats)
-            .bind_int(8, record.ok ? 1 : 0)
-            .bind_text(9, record.error)
-            .bind_int(10, record.simulated ? 1 : 0)
-            .bind_text(11, stamp_or(record.tool_version, kVersion))
-            .bind_text(12, record.layout);
-        insert.run();
+    StageWriter writer(*connection_);
+    for (StageRecord record : records) {
+        record.measured_at.clear();  // stamped with the time it is stored
+        writer.put(record);
     }
     transaction.commit();
 }
@@ -468,6 +452,16 @@ std::vector<StageRecord> ScheduleStore::stage_measurements(std::int64_t device_i
                                 "batch = ?2 AND precision = ?3 AND layout = ?4 ORDER BY stage_key",
                                 kStageColumns));
     query.bind_int(1, device_id).bind_int(2, batch).bind_text(3, precision).bind_text(4, layout);
+    std::vector<StageRecord> records;
+    while (query.step()) records.push_back(read_stage(query));
+    return records;
+}
+
+std::vector<StageRecord> ScheduleStore::stage_measurements() const {
+    Statement query(*connection_,
+                    fmt::format("SELECT {} FROM stage_measurements ORDER BY device_id, batch, "
+                                "precision, layout, stage_key",
+                                kStageColumns));
     std::vector<StageRecord> records;
     while (query.step()) records.push_back(read_stage(query));
     return records;
@@ -518,12 +512,49 @@ std::vector<ReportRow> ScheduleStore::report_estimates() const {
     return rows;
 }
 
+std::optional<ReportRow> ScheduleStore::report_key(const std::string& fingerprint,
+                                                   std::int64_t device_id, int batch,
+                                                   const std::string& precision) const {
+    // Measured rows first (fastest first), then estimates (lowest prediction first): the order
+    // in which report_best() and report_estimates() pick a key's row.
+    Statement query(
+        *connection_,
+        fmt::format("SELECT {}, m.name, m.fingerprint, {} FROM schedules s "
+                    "JOIN models m ON m.id = s.model_id JOIN devices d ON d.id = s.device_id "
+                    "WHERE m.fingerprint = ?1 AND s.device_id = ?2 AND s.batch = ?3 AND "
+                    "s.precision = ?4 ORDER BY s.measured_ms IS NULL, s.measured_ms ASC, "
+                    "s.predicted_ms IS NULL, s.predicted_ms ASC, s.id DESC LIMIT 1",
+                    kScheduleColumns, kDeviceColumns));
+    query.bind_text(1, fingerprint).bind_int(2, device_id).bind_int(3, batch).bind_text(4, precision);
+    if (!query.step()) return std::nullopt;
+    ReportRow row = read_report_row(query, path());
+    if (row.schedule.measured_ms) {
+        row.speedup = ratio(row.schedule.sequential_ms, row.schedule.measured_ms);
+        if (const auto predicted = ratio(row.schedule.predicted_ms, row.schedule.measured_ms))
+            row.prediction_error = *predicted - 1.0;
+    } else {
+        row.speedup = ratio(row.schedule.sequential_ms, row.schedule.predicted_ms);
+    }
+    return row;
+}
+
 std::string ScheduleStore::integrity_check() const {
     Statement query(*connection_, "PRAGMA integrity_check");
     std::string findings;
     while (query.step()) {
         if (!findings.empty()) findings += '\n';
         findings += query.column_text(0);
+    }
+    return findings;
+}
+
+std::string ScheduleStore::foreign_key_check() const {
+    Statement query(*connection_, "PRAGMA foreign_key_check");
+    std::string findings;
+    while (query.step()) {
+        if (!findings.empty()) findings += '\n';
+        findings += fmt::format("table {} row {} refers to a missing {} row", query.column_text(0),
+                                query.column_int(1), query.column_text(2));
     }
     return findings;
 }

@@ -25,7 +25,13 @@ inline constexpr int kBusyTimeoutMs = 10000;
 enum class OpenMode {
     CreateIfMissing,  // search: a new file gets the schema
     MustExist,        // replay, report: a missing or empty file is an error, nothing is created
+    // db merge's parts: opened read-only, never migrated nor switched to WAL; a schema other than
+    // this build's is refused (a part is only read, so it cannot be brought forward here).
+    ReadOnly,
 };
+
+struct StoreSnapshot;  // db/store_snapshot.h
+struct MergeSummary;   // db/store_merge.h
 
 // One connection; not for use from several threads at once (open one store per thread).
 class ScheduleStore {
@@ -39,6 +45,9 @@ public:
     // Returns the id of the row equal on every field, inserting it if there is none.
     std::int64_t upsert_device(const DeviceRecord& device);
     std::optional<DeviceRecord> device(std::int64_t id) const;
+    // The id of the row equal on every identifying field, without inserting one.
+    std::optional<std::int64_t> find_device(const DeviceRecord& device) const;
+    std::vector<DeviceRecord> devices() const;  // every device, by id
 
     // Keyed by fingerprint: an existing model keeps its id and name. Returns the id.
     std::int64_t upsert_model(const ModelRecord& model);
@@ -50,6 +59,7 @@ public:
     // is stamped with this build's). Returns the new id.
     std::int64_t add_schedule(const ScheduleRecord& record);
     std::optional<ScheduleRecord> schedule(std::int64_t id) const;
+    std::vector<ScheduleRecord> schedules() const;  // every schedule, by id
 
     // The schedule with the lowest measured latency for the key, in whichever layout it was
     // measured; rows never measured end to end are not candidates (a prediction alone is no
@@ -76,6 +86,7 @@ public:
     std::vector<StageRecord> stage_measurements(std::int64_t device_id, int batch,
                                                 const std::string& precision,
                                                 const std::string& layout) const;
+    std::vector<StageRecord> stage_measurements() const;  // every cached stage
 
     // Best measured schedule per (model, device, batch, precision), ordered by model, device,
     // batch, precision.
@@ -85,12 +96,23 @@ public:
     // estimates: report them as such, and never replay them as measured. Their speedup is
     // sequential_ms / predicted_ms (both estimates); prediction_error is empty.
     std::vector<ReportRow> report_estimates() const;
+    // One key's row as the reports show it: its best measured schedule, or when none was
+    // measured, its best estimate; empty when the key has no schedule.
+    std::optional<ReportRow> report_key(const std::string& fingerprint, std::int64_t device_id,
+                                        int batch, const std::string& precision) const;
 
     // PRAGMA integrity_check: "ok", or SQLite's findings one per line.
     std::string integrity_check() const;
+    // PRAGMA foreign_key_check: "" when every row's references resolve, else one line per row.
+    std::string foreign_key_check() const;
+
+    // Adds the rows of `parts` that this store lacks, in one transaction, or throws and adds
+    // nothing (a part that conflicts with this store). Defined in db/store_merge.cpp.
+    MergeSummary merge_from(const std::vector<StoreSnapshot>& parts);
 
 private:
     explicit ScheduleStore(Connection connection);
+    static ScheduleStore open_read_only(const std::string& path);
 
     // Held through a pointer so the store stays movable while statements point at the connection.
     std::unique_ptr<Connection> connection_;

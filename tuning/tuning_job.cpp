@@ -11,7 +11,6 @@
 
 #include "db/schedule_store.h"
 #include "replay/device_match.h"
-#include "replay/gpu_check.h"
 #include "search/baselines.h"
 #include "search/model_set_baselines.h"
 #include "search/cached_cost_model.h"
@@ -28,6 +27,7 @@
 #include "src/weights.h"
 #include "search/schedule_refinement.h"
 #include "search/timeline_sim.h"
+#include "tuning/job_device.h"
 #include "tuning/measured_cost_model.h"
 #include "tuning/measured_schedule_evaluator.h"
 #include "tuning/schedule_contest.h"
@@ -340,22 +340,13 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
 
     // Shown once the store is open, so a refused store is the only message the user sees.
     std::vector<std::string> notices;
-    bool simulate = options.cost == CostChoice::Sim;
-    if (!simulate) {
-        const std::string why = gpu_unavailable_reason();
-        if (!why.empty() && options.cost == CostChoice::Measured)
-            throw Error(
-                fmt::format("--cost measured needs an NVIDIA GPU, and this machine has none "
-                            "usable ({}); run on the GPU machine or use --cost sim",
-                            why));
-        if (!why.empty()) {
-            notices.push_back(fmt::format(
-                "notice: no usable GPU ({}): searching with the simulated cost model sim:{}. "
-                "Every latency below is an ESTIMATE; nothing is measured end to end.",
-                why, options.sim_device));
-            simulate = true;
-        }
-    }
+    const JobDevice where = job_device(options);
+    const bool simulate = where.simulated;
+    if (!where.no_gpu_reason.empty())
+        notices.push_back(fmt::format(
+            "notice: no usable GPU ({}): searching with the simulated cost model sim:{}. "
+            "Every latency below is an ESTIMATE; nothing is measured end to end.",
+            where.no_gpu_reason, options.sim_device));
 
     // The layout: the caller's; else timed on the GPU, or the precision's default when simulated.
     const ConvChoices known = simulate ? ConvChoices{} : stored_conv_choices(options);
@@ -375,12 +366,11 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     }
 
     std::unique_ptr<CostModel> inner;
-    db::DeviceRecord device;
+    const db::DeviceRecord& device = where.record;
     std::string device_label;
     std::string device_summary;
     if (simulate) {
         inner = std::make_unique<SimCostModel>(device_profile(options.sim_device), precision);
-        device = sim_device_record(options.sim_device);
         device_label = device.name;
         device_summary = describe_device(device);
         if (options.cost == CostChoice::Sim)
@@ -394,7 +384,6 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                                                           MeasuredCostModel::cold_timing())
                     : std::make_unique<MeasuredCostModel>(engine_options_for(options, layout, known));
         const DeviceInfo info = query_device_info(options.device);
-        device = to_device_record(info);
         device_label = info.name;
         device_summary = info.summary();
         end_phase("cost_model_setup");

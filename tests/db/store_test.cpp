@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -364,4 +365,58 @@ TEST_CASE("convolution choices of one device merge across its schedules, newest 
     DeviceRecord unknown = h100();
     unknown.driver_version = "999";
     CHECK(store.conv_choices_on(unknown) == nlohmann::json::object());
+}
+
+TEST_CASE("report_key: a key's best measured row, else its best estimate, else nothing", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto gpu = store.upsert_device(h100());
+    const auto m = store.upsert_model(model("resnet50", "fp-resnet"));
+    CHECK_FALSE(store.report_key("fp-resnet", gpu, 1, "fp32"));
+
+    store.add_schedule(schedule_row(m, gpu, std::nullopt, 0.7));  // an estimate only
+    auto row = store.report_key("fp-resnet", gpu, 1, "fp32");
+    REQUIRE(row);
+    CHECK_FALSE(row->schedule.measured_ms);
+    CHECK(*row->speedup == Approx(2.0 / 0.7));  // sequential / predicted, both estimates
+
+    store.add_schedule(schedule_row(m, gpu, 1.6, 1.2));
+    const auto fastest = store.add_schedule(schedule_row(m, gpu, 1.25, 1.5));
+    row = store.report_key("fp-resnet", gpu, 1, "fp32");
+    REQUIRE(row);
+    CHECK(row->schedule.id == fastest);  // measured beats any estimate; the fastest of them
+    CHECK(*row->speedup == Approx(2.0 / 1.25));
+    CHECK(*row->prediction_error == Approx(1.5 / 1.25 - 1.0));
+    CHECK(row->model_name == "resnet50");
+    CHECK(row->device.name == h100().name);
+    CHECK_FALSE(store.report_key("fp-resnet", gpu, 2, "fp32"));
+    CHECK_FALSE(store.report_key("fp-resnet", gpu, 1, "fp16"));
+    CHECK(store.find_device(h100()) == gpu);
+    DeviceRecord other = h100();
+    other.driver_version = "999";
+    CHECK_FALSE(store.find_device(other));
+}
+
+TEST_CASE("a store opened read-only reads everything and writes nothing", "[db]") {
+    TempDir dir;
+    const std::string path = dir.file("iostune.db");
+    {
+        ScheduleStore store = ScheduleStore::open(path, OpenMode::CreateIfMissing);
+        const auto m = store.upsert_model(model("resnet50", "fp-resnet"));
+        store.add_schedule(schedule_row(m, store.upsert_device(h100()), 1.0));
+    }
+    const std::vector<char> before = iostune::db::testing::read_bytes(path);
+    {
+        ScheduleStore store = ScheduleStore::open(path, OpenMode::ReadOnly);
+        CHECK(store.schedules().size() == 1);
+        CHECK(store.devices().size() == 1);
+        CHECK(store.models().size() == 1);
+        DeviceRecord other = h100();
+        other.cudnn_version = "9.20";
+        CHECK_THROWS_WITH(store.upsert_device(other), Contains("readonly"));
+    }
+    CHECK(iostune::db::testing::read_bytes(path) == before);
+    CHECK_THROWS_WITH(ScheduleStore::open(dir.file("missing.db"), OpenMode::ReadOnly),
+                      Contains("does not exist"));
+    CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
 }

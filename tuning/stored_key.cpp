@@ -1,0 +1,48 @@
+#include "tuning/stored_key.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "db/schedule_store.h"
+#include "src/model_json.h"
+#include "tuning/job_device.h"
+
+namespace iostune {
+
+namespace {
+
+std::optional<double> stat_seconds(const nlohmann::json& stats) {
+    const auto found = stats.find("search_seconds");
+    if (found == stats.end() || !found->is_number()) return std::nullopt;
+    return found->get<double>();
+}
+
+// A baseline row kept because it beat the searched schedule names that schedule's row.
+std::optional<double> search_seconds_of(const db::ScheduleStore& store,
+                                        const db::ScheduleRecord& row) {
+    if (const auto own = stat_seconds(row.search_stats)) return own;
+    const auto searched = row.search_stats.find("baseline_of_schedule");
+    if (searched == row.search_stats.end() || !searched->is_number_integer()) return std::nullopt;
+    const auto origin = store.schedule(searched->get<std::int64_t>());
+    return origin ? stat_seconds(origin->search_stats) : std::nullopt;
+}
+
+}  // namespace
+
+std::optional<StoredKey> stored_result(const Graph& graph, const TuningOptions& options) {
+    std::error_code ec;
+    // A missing or empty file holds nothing; `search` creates or fills it.
+    if (!std::filesystem::exists(options.db_path, ec) ||
+        std::filesystem::file_size(options.db_path, ec) == 0 || ec)
+        return std::nullopt;
+    const JobDevice where = job_device(options);
+    const db::ScheduleStore store = db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
+    const auto device_id = store.find_device(where.record);
+    if (!device_id) return std::nullopt;
+    auto best = store.report_key(fingerprint(graph), *device_id, graph.batch(), options.precision);
+    if (!best) return std::nullopt;
+    const std::optional<double> seconds = search_seconds_of(store, best->schedule);
+    return StoredKey{std::move(*best), seconds};
+}
+
+}  // namespace iostune
