@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/positive_number.h"
+#include "db/report_rows.h"
 #include "db/schedule_store.h"
 #include "replay/device_match.h"
 #include "replay/schedule_dot.h"
@@ -60,35 +61,6 @@ nlohmann::json value_or_null(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-nlohmann::json row_json(const db::ReportRow& row) {
-    const db::ScheduleRecord& s = row.schedule;
-    return {{"schedule_id", s.id},
-            {"model", row.model_name},
-            {"fingerprint", row.fingerprint},
-            {"device", row.device.name},
-            {"device_id", row.device.id},
-            {"cudnn", row.device.cudnn_version},
-            {"driver", row.device.driver_version},
-            {"batch", s.batch},
-            {"precision", s.precision},
-            {"layout", s.layout},
-            {"strategy", s.strategy},
-            {"r", s.r},
-            {"s", s.s},
-            {"simulated", is_estimate(row)},
-            {"kind", is_estimate(row) ? "estimate" : "measured"},
-            {"measured_ms", value_or_null(s.measured_ms)},
-            {"sequential_ms", value_or_null(s.sequential_ms)},
-            {"predicted_ms", value_or_null(s.predicted_ms)},
-            {"speedup", value_or_null(row.speedup)},
-            {"prediction_error", value_or_null(row.prediction_error)},
-            {"search_seconds", value_or_null(stat(s, "search_seconds"))},
-            {"stages_costed", value_or_null(stat(s, "stages_costed"))},
-            {"tool_version", s.tool_version},
-            {"git_commit", s.git_commit},
-            {"created_at", s.created_at}};
-}
-
 std::string fixed(const std::optional<double>& v, const char* spec = "{:.4f}") {
     return v ? fmt::format(fmt::runtime(spec), *v) : std::string("-");
 }
@@ -126,11 +98,23 @@ std::string csv_field(const std::string& text) {
     return out + "\"";
 }
 
+// Per model, device and precision, the batch sizes it was tuned for: what `iostune replay
+// --batch-sizes` (and a BatchReplayer) can serve without padding.
+void print_tuned_batches(const std::vector<db::ReportRow>& rows) {
+    std::vector<std::string> lines;
+    for (const db::ReportRow& row : rows) {
+        const std::string line = fmt::format(
+            "  {} on {}, {}: batch {}", row.model_name, row.device.name, row.schedule.precision,
+            fmt::join(db::tuned_batches(rows, row), ", "));
+        if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+    }
+    fmt::print("tuned batch sizes (a request of any size runs on the smallest that holds it):\n{}\n",
+               fmt::join(lines, "\n"));
+}
+
 void print_rows(const std::vector<db::ReportRow>& rows, const std::string& format) {
     if (format == "json") {
-        nlohmann::json doc = nlohmann::json::array();
-        for (const db::ReportRow& row : rows) doc.push_back(row_json(row));
-        fmt::print("{}\n", doc.dump(2));
+        fmt::print("{}\n", db::report_json(rows).dump(2));
         return;
     }
     std::vector<std::vector<std::string>> cells;
@@ -166,19 +150,13 @@ void print_rows(const std::vector<db::ReportRow>& rows, const std::string& forma
         fmt::print(
             "(est): simulated cost model, an estimate; measure on the GPU with `iostune "
             "search --cost measured`\n");
+    if (!md) print_tuned_batches(rows);
 }
 
 void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
     std::vector<db::ReportRow> rows;
-    for (db::ReportRow& row : store.report_best())
+    for (db::ReportRow& row : db::report_rows(store))
         if (selected(row, o)) rows.push_back(std::move(row));
-    for (db::ReportRow& row : store.report_estimates())
-        if (selected(row, o)) rows.push_back(std::move(row));
-    std::sort(rows.begin(), rows.end(), [](const db::ReportRow& a, const db::ReportRow& b) {
-        return std::tie(a.model_name, a.fingerprint, a.device.id, a.schedule.batch,
-                        a.schedule.precision) < std::tie(b.model_name, b.fingerprint, b.device.id,
-                                                         b.schedule.batch, b.schedule.precision);
-    });
     if (rows.empty() && (!o.model.empty() || !o.device.empty()))
         throw Error(fmt::format("no schedule in '{}' matches{}{}. The database has:\n{}", o.db,
                                 o.model.empty() ? "" : fmt::format(" --model {}", o.model),

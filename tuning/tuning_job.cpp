@@ -234,7 +234,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
             throw Error(
                 fmt::format("--cost measured needs an NVIDIA GPU, and this machine has none "
                             "usable ({}); run on the GPU machine or use --cost sim",
-                            why));
+                            why),
+                ErrorKind::NoGpu);
         if (!why.empty()) {
             notices.push_back(fmt::format(
                 "notice: no usable GPU ({}): searching with the simulated cost model sim:{}. "
