@@ -19,7 +19,8 @@ struct iostune_replayer {
 
 namespace {
 
-iostune_replayer& replayer_ref(iostune_replayer* r, const char* call) {
+template <class Handle>
+Handle& replayer_ref(Handle* r, const char* call) {
     capi::require(r != nullptr,
                   fmt::format("{}: the replayer is NULL; open one with iostune_replayer_open", call));
     return *r;
@@ -116,10 +117,11 @@ nlohmann::json timing_json(const ReplayTiming& t, int n, bool graph_only) {
 }
 
 iostune_status item_bytes(const iostune_replayer* replayer, int index, size_t* bytes, bool input) {
+    const char* call =
+        input ? "iostune_replayer_input_item_bytes" : "iostune_replayer_output_item_bytes";
     return capi::guarded([&] {
-        capi::require(bytes != nullptr, "the output pointer is NULL");
-        const iostune_replayer& r =
-            replayer_ref(const_cast<iostune_replayer*>(replayer), "iostune_replayer_item_bytes");
+        capi::require(bytes != nullptr, fmt::format("{}: the output pointer is NULL", call));
+        const iostune_replayer& r = replayer_ref(replayer, call);
         *bytes = input ? r.replayer.input_item_bytes(index) : r.replayer.output_item_bytes(index);
     });
 }
@@ -174,8 +176,7 @@ iostune_status iostune_replayer_info_json(const iostune_replayer* replayer, char
     return capi::guarded([&] {
         capi::require(json != nullptr, "iostune_replayer_info_json: the output pointer is NULL");
         *json = nullptr;
-        const iostune_replayer& r =
-            replayer_ref(const_cast<iostune_replayer*>(replayer), "iostune_replayer_info_json");
+        const iostune_replayer& r = replayer_ref(replayer, "iostune_replayer_info_json");
         *json = capi::new_string(info_json(r.replayer).dump(2));
     });
 }

@@ -1,7 +1,8 @@
 // `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
 // (model, device, batch, precision) with speedup over sequential, predicted vs measured and the
-// search cost, as a table, JSON, CSV or Markdown. With --schedule ID: that schedule's stages, and
-// optionally a Graphviz diagram of them.
+// search cost, as a table, JSON, CSV or Markdown (the rows and their JSON: db/report_rows.h),
+// and the batch sizes tuned per model, device and precision. With --schedule ID: that
+// schedule's stages, and optionally a Graphviz diagram of them.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"

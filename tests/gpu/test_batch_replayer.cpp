@@ -92,7 +92,9 @@ TEST_CASE("a padded request gives each item the full batch's output", "[gpu][rep
     CHECK(std::all_of(pad.begin(), pad.end(), [](float v) { return v == 0.0f; }));
 
     // And each item's output is the sequential schedule's, within the precision's rounding.
-    Engine reference(load_model_spec(kModel, 4), {precision_from_string(precision)});
+    EngineOptions engine_options;
+    engine_options.precision = precision_from_string(precision);
+    Engine reference(load_model_spec(kModel, 4), engine_options);
     reference.set_input(four);
     reference.launch_schedule(sequential_schedule(reference.graph()), reference.origin_stream());
     HostTensor expected = reference.read_output();
