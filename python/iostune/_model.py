@@ -46,7 +46,11 @@ class Model:
             self._handle = None
 
     def __del__(self):
-        self.close()
+        # At interpreter exit the modules may be gone already; the process frees everything.
+        try:
+            self.close()
+        except Exception:
+            pass
 
     def __repr__(self):
         return "iostune.Model(%r, batch=%d, fingerprint=%s)" % (self.spec, self.batch,

@@ -158,9 +158,15 @@ def compile(module_or_onnx_path, example_inputs, *, precision="tf32", batch_size
     if precision not in _STORAGE_DTYPE:
         raise BadInputError("unknown precision '%s'; use fp32, tf32, fp16 or bf16" % (precision,))
     sizes = sorted(set(batch_sizes or [examples[0].shape[0]]))
+    if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in sizes):
+        raise BadInputError("batch_sizes must be positive integers, got %r" % (batch_sizes,))
+    given_path = isinstance(module_or_onnx_path, (str, os.PathLike))
+    if not given_path and not isinstance(module_or_onnx_path, torch().nn.Module):
+        raise BadInputError("iostune.compile takes a torch.nn.Module or an .onnx path, got %s"
+                            % type(module_or_onnx_path).__name__)
     options = dict(search_options or {}, cost=cost, time_budget=time_budget, progress=progress)
     with tempfile.TemporaryDirectory(prefix="iostune-") as folder:
-        if isinstance(module_or_onnx_path, (str, os.PathLike)):
+        if given_path:
             path, item_shapes = os.fspath(module_or_onnx_path), None
         else:
             name = type(module_or_onnx_path).__name__.lower()
@@ -174,5 +180,6 @@ def compile(module_or_onnx_path, example_inputs, *, precision="tf32", batch_size
         native = _io_mode(examples[0], precision, [s["layout"] for s in schedules])
         replayer = Replayer(model, sizes, precision=precision, db=db, native_io=native,
                             device=device)
-    return CompiledModel(replayer, item_shapes, schedules, path if keep_onnx else None)
+    return CompiledModel(replayer, item_shapes, schedules,
+                         path if keep_onnx or given_path else None)
 

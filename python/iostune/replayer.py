@@ -139,7 +139,11 @@ class Replayer:
             self._handle = None
 
     def __del__(self):
-        self.close()
+        # At interpreter exit the modules may be gone already; the process frees everything.
+        try:
+            self.close()
+        except Exception:
+            pass
 
     def __repr__(self):
         return "iostune.Replayer(%r, batch_sizes=%s, %s, %s %s)" % (

@@ -476,8 +476,9 @@ def dry_row(run, iostune, name, precision):
     # One import per batch size for every precision: a large model's weights take seconds.
     models = run.models.setdefault(name, {b: iostune.Model(onnx, b) for b in sizes})
     for b in sizes:
-        result = iostune.search(models[b], batch=b, precision=precision, cost="sim", db=run.db,
-                                progress=False, notice=lambda line: None)
+        result = iostune.search(models[b], batch=b, precision=precision, db=run.db,
+                                progress=False, notice=lambda line: None,
+                                **dict(search_options(run.args), cost="sim"))
         row["schedules"][str(b)] = {"schedule_id": result.schedule_id,
                                     "strategy": result.strategy, "simulated": result.simulated}
     listed = [r for r in iostune.report(run.db)

@@ -185,6 +185,10 @@ class Package(unittest.TestCase):
             self.assertEqual(iostune.Model(kept).fingerprint, model.fingerprint)
         with self.assertRaises(iostune.BadInputError):
             iostune.compile(module, torch.randn(2, 3), db=self.db)
+        with self.assertRaises(iostune.BadInputError):
+            iostune.compile(lambda x: x, example, db=self.db)
+        with self.assertRaises(iostune.BadInputError):
+            iostune.compile(module, example, batch_sizes=[4, 0], db=self.db)
         with self.assertRaises(iostune.BadInputError) as caught:
             iostune.compile(module, example, precision="fp64", db=self.db)
         self.assertIn("unknown precision 'fp64'", str(caught.exception))
