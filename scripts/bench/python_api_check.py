@@ -312,7 +312,7 @@ def search_options(args):
 
 
 def check_outputs(run, torch, iostune, row, module, fast, x, precision):
-    """iostune and PyTorch in the precision against strict fp32; the padded request."""
+    """iostune and PyTorch in the precision, each against PyTorch's strict fp32 output."""
     with torch.no_grad():
         torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
         reference = module(x.float())
