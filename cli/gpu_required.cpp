@@ -21,7 +21,8 @@ void require_gpu(const std::string& what) {
         throw Error(fmt::format("{} needs an NVIDIA GPU, and this machine has none usable ({}). "
                                 "Run it on the GPU machine; `iostune search --cost sim` works "
                                 "without one.",
-                                what, why));
+                                what, why),
+                    ErrorKind::NoGpu);
 }
 
 }  // namespace iostune::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/batch_replay_report.h"
 #include "cli/commands.h"
 #include "cli/model_source.h"
 #include "cli/positive_number.h"
@@ -43,6 +44,8 @@ struct ReplayCommandOptions {
     std::int64_t schedule_id = 0;
     std::string format = "table";
     int warmup = 20;
+    std::vector<int> batch_sizes;  // several tuned sizes: cli/batch_replay_report.h
+    std::vector<int> requests;
 };
 
 // A model set's models one after another, each with its best schedule stored for it alone on
@@ -181,6 +184,28 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
             {"enqueue_ms", t.enqueue_ms}};
 }
 
+// --batch-sizes: one graph per tuned size, requests of any size on them.
+void run_batch_sizes(const ReplayCommandOptions& o, const ReplayOptions& options) {
+    if (o.models.specs.size() != 1)
+        throw Error("--batch-sizes replays one model; a model set takes --batch",
+                    ErrorKind::BadInput);
+    if (o.schedule_source != "db" && o.schedule_source != "sequential")
+        throw Error(fmt::format("--batch-sizes replays the stored schedules (or the sequential "
+                                "one), not the baseline '{}': use --batch for it",
+                                o.schedule_source),
+                    ErrorKind::BadInput);
+    BatchReplayRequest request;
+    request.model = o.models.specs.front();
+    request.batch_sizes = o.batch_sizes;
+    request.requests = o.requests;
+    request.options = options;
+    request.iterations = o.iterations;
+    request.warmup = o.warmup;
+    request.validate = o.validate;
+    request.format = o.format;
+    run_batch_replay(request);
+}
+
 void run_replay(const ReplayCommandOptions& o) {
     ReplayOptions options;
     options.db_path = o.db;
@@ -191,6 +216,11 @@ void run_replay(const ReplayCommandOptions& o) {
     options.fallback_sequential = o.fallback_sequential;
     options.schedule_source = o.schedule_source;
     options.shared_input = o.models.shared_input;
+    if (!o.batch_sizes.empty()) {
+        options.schedule_id = o.schedule_id;
+        run_batch_sizes(o, options);
+        return;
+    }
     const bool search_baseline = o.schedule_source == "greedy" || o.schedule_source == "nimble" ||
                                  o.schedule_source == "opara" || o.schedule_source == "streams" ||
                                  o.schedule_source == "back-to-back";
@@ -258,9 +288,22 @@ void add_replay_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "replay", "Run a model with its stored schedule as one CUDA Graph and report latency");
     add_model_set_options(cmd, o->models);
-    cmd->add_option("-b,--batch", o->batch, "batch size")
+    CLI::Option* batch = cmd->add_option("-b,--batch", o->batch, "batch size")
+                             ->check(positive_whole_number())
+                             ->capture_default_str();
+    CLI::Option* sizes =
+        cmd->add_option("--batch-sizes", o->batch_sizes,
+                        "several tuned batch sizes (e.g. 1,4,16), one CUDA Graph each: requests "
+                        "of any size run on the smallest that holds them (padded), above the "
+                        "largest in chunks")
+            ->delimiter(',')
+            ->check(positive_whole_number())
+            ->excludes(batch);
+    cmd->add_option("--requests", o->requests,
+                    "with --batch-sizes: the request sizes to time (default: the tuned sizes)")
+        ->delimiter(',')
         ->check(positive_whole_number())
-        ->capture_default_str();
+        ->needs(sizes);
     cmd->add_option("--iters", o->iterations, "timed iterations")
         ->check(positive_whole_number())
         ->capture_default_str();

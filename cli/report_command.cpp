@@ -1,8 +1,11 @@
 // `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
 // (model, device, batch, precision) with speedup over sequential, predicted vs measured and the
-// search cost, as a table, JSON, CSV or Markdown, grouped by device type (GPU model) when the DB
-// holds several (a fleet's merged parts). With --schedule ID: that schedule's stages, and
-// optionally a Graphviz diagram of them.
+// `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
+// (model, device, batch, precision) with speedup over sequential, predicted vs measured and the
+// search cost, as a table, JSON, CSV or Markdown (the rows and their JSON: db/report_rows.h),
+// grouped by device type (GPU model) when the DB holds several (a fleet's merged parts), and the
+// batch sizes tuned per model, device and precision. With --schedule ID: that schedule's stages,
+// and optionally a Graphviz diagram of them.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,11 +14,11 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/positive_number.h"
+#include "db/report_rows.h"
 #include "db/schedule_store.h"
 #include "replay/device_match.h"
 #include "replay/schedule_dot.h"
@@ -39,13 +42,6 @@ struct ReportOptions {
 
 bool is_estimate(const db::ReportRow& row) { return !row.schedule.measured_ms.has_value(); }
 
-// What the report groups by: the GPU model, whatever driver, CUDA or cuDNN each row was
-// measured with (those make separate device rows, each its own best), or the simulated profile.
-std::string device_type(const db::DeviceRecord& device) {
-    if (is_sim_device(device)) return device.name;
-    return fmt::format("{} (cc {}.{})", device.name, device.cc_major, device.cc_minor);
-}
-
 std::string lower(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
@@ -66,36 +62,6 @@ std::optional<double> stat(const db::ScheduleRecord& s, const char* key) {
 
 nlohmann::json value_or_null(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json row_json(const db::ReportRow& row) {
-    const db::ScheduleRecord& s = row.schedule;
-    return {{"schedule_id", s.id},
-            {"model", row.model_name},
-            {"fingerprint", row.fingerprint},
-            {"device", row.device.name},
-            {"device_type", device_type(row.device)},
-            {"device_id", row.device.id},
-            {"cudnn", row.device.cudnn_version},
-            {"driver", row.device.driver_version},
-            {"batch", s.batch},
-            {"precision", s.precision},
-            {"layout", s.layout},
-            {"strategy", s.strategy},
-            {"r", s.r},
-            {"s", s.s},
-            {"simulated", is_estimate(row)},
-            {"kind", is_estimate(row) ? "estimate" : "measured"},
-            {"measured_ms", value_or_null(s.measured_ms)},
-            {"sequential_ms", value_or_null(s.sequential_ms)},
-            {"predicted_ms", value_or_null(s.predicted_ms)},
-            {"speedup", value_or_null(row.speedup)},
-            {"prediction_error", value_or_null(row.prediction_error)},
-            {"search_seconds", value_or_null(stat(s, "search_seconds"))},
-            {"stages_costed", value_or_null(stat(s, "stages_costed"))},
-            {"tool_version", s.tool_version},
-            {"git_commit", s.git_commit},
-            {"created_at", s.created_at}};
 }
 
 std::string fixed(const std::optional<double>& v, const char* spec = "{:.4f}") {
@@ -142,12 +108,24 @@ void print_estimate_note(const std::vector<db::ReportRow>& rows) {
             "search --cost measured`\n");
 }
 
+// Per model, device and precision, the batch sizes it was tuned for: what `iostune replay
+// --batch-sizes` (and a BatchReplayer) can serve without padding.
+void print_tuned_batches(const std::vector<db::ReportRow>& rows) {
+    std::vector<std::string> lines;
+    for (const db::ReportRow& row : rows) {
+        const std::string line = fmt::format(
+            "  {} on {}, {}: batch {}", row.model_name, row.device.name, row.schedule.precision,
+            fmt::join(db::tuned_batches(rows, row), ", "));
+        if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+    }
+    fmt::print("tuned batch sizes (a request of any size runs on the smallest that holds it):\n{}\n",
+               fmt::join(lines, "\n"));
+}
+
 void print_rows(const std::vector<db::ReportRow>& rows, const std::string& format,
                 bool footnote = true) {
     if (format == "json") {
-        nlohmann::json doc = nlohmann::json::array();
-        for (const db::ReportRow& row : rows) doc.push_back(row_json(row));
-        fmt::print("{}\n", doc.dump(2));
+        fmt::print("{}\n", db::report_json(rows).dump(2));
         return;
     }
     std::vector<std::vector<std::string>> cells;
@@ -179,7 +157,10 @@ void print_rows(const std::vector<db::ReportRow>& rows, const std::string& forma
     for (size_t w : widths) rule.push_back(std::string(w, '-'));
     fmt::print("{}\n", line(rule));
     for (const auto& row : cells) fmt::print("{}\n", line(row));
-    if (footnote && !md) print_estimate_note(rows);
+    if (footnote && !md) {
+        print_estimate_note(rows);
+        print_tuned_batches(rows);
+    }
 }
 
 // Rows sorted by device type; a table or Markdown report of a DB that holds several types (a
@@ -187,7 +168,8 @@ void print_rows(const std::vector<db::ReportRow>& rows, const std::string& forma
 void print_grouped(const std::vector<db::ReportRow>& rows, const std::string& format) {
     std::vector<std::vector<db::ReportRow>> groups;
     for (const db::ReportRow& row : rows) {
-        if (groups.empty() || device_type(groups.back().front().device) != device_type(row.device))
+        if (groups.empty() ||
+            db::device_type(groups.back().front().device) != db::device_type(row.device))
             groups.emplace_back();
         groups.back().push_back(row);
     }
@@ -196,7 +178,7 @@ void print_grouped(const std::vector<db::ReportRow>& rows, const std::string& fo
         return;
     }
     for (std::size_t g = 0; g < groups.size(); ++g) {
-        const std::string type = device_type(groups[g].front().device);
+        const std::string type = db::device_type(groups[g].front().device);
         const std::size_t keys = groups[g].size();
         if (format == "md")
             fmt::print("{}**{}**: {} key{}\n\n", g ? "\n" : "", type, keys, keys == 1 ? "" : "s");
@@ -204,22 +186,16 @@ void print_grouped(const std::vector<db::ReportRow>& rows, const std::string& fo
             fmt::print("{}{}: {} key{}\n", g ? "\n" : "", type, keys, keys == 1 ? "" : "s");
         print_rows(groups[g], format, false);
     }
-    if (format == "table") print_estimate_note(rows);
+    if (format == "table") {
+        print_estimate_note(rows);
+        print_tuned_batches(rows);
+    }
 }
 
 void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
     std::vector<db::ReportRow> rows;
-    for (db::ReportRow& row : store.report_best())
+    for (db::ReportRow& row : db::report_rows(store))
         if (selected(row, o)) rows.push_back(std::move(row));
-    for (db::ReportRow& row : store.report_estimates())
-        if (selected(row, o)) rows.push_back(std::move(row));
-    std::sort(rows.begin(), rows.end(), [](const db::ReportRow& a, const db::ReportRow& b) {
-        const std::string type_a = device_type(a.device), type_b = device_type(b.device);
-        return std::tie(type_a, a.model_name, a.fingerprint, a.device.id, a.schedule.batch,
-                        a.schedule.precision) < std::tie(type_b, b.model_name, b.fingerprint,
-                                                         b.device.id, b.schedule.batch,
-                                                         b.schedule.precision);
-    });
     if (rows.empty() && (!o.model.empty() || !o.device.empty()))
         throw Error(fmt::format("no schedule in '{}' matches{}{}. The database has:\n{}", o.db,
                                 o.model.empty() ? "" : fmt::format(" --model {}", o.model),

@@ -47,7 +47,7 @@ bool check_file_before_open(const std::string& path, OpenMode mode) {
             throw Error(fmt::format(
                 "Schedule database '{}' does not exist. Run `iostune search` first to create it, "
                 "or pass the path of an existing database.",
-                path));
+                path), ErrorKind::MissingSchedule);
         }
         return false;
     }
@@ -67,7 +67,7 @@ bool check_file_before_open(const std::string& path, OpenMode mode) {
             throw Error(fmt::format(
                 "Schedule database '{}' is an empty file, not an iostune database. Run `iostune "
                 "search` to fill it, or pass the path of an existing database.",
-                path));
+                path), ErrorKind::MissingSchedule);
         }
         return false;
     }

@@ -30,27 +30,47 @@ Graph load_as_given(const std::string& spec, int batch) {
     return build_zoo_model(spec, batch);
 }
 
+// Whatever fails while a model is read (an unknown name, a missing or malformed file, an
+// operator the importer refuses, bad shapes) is the caller's input, so its kind says so: the C
+// API and the Python package turn it into their bad-input error.
+template <class Load>
+Graph as_bad_input(Load load) {
+    try {
+        return load();
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::General) throw;
+        throw Error(e.what(), ErrorKind::BadInput);
+    }
+}
+
 }  // namespace
 
 Graph load_model_spec(const std::string& spec, int batch, Fusion fusion) {
-    if (batch <= 0) throw Error(fmt::format("batch size must be positive, got {}", batch));
-    Graph graph = load_as_given(spec, batch);
-    if (fusion == Fusion::None) return graph;
-    return fuse_epilogues(graph).graph;
+    return as_bad_input([&] {
+        if (batch <= 0) throw Error(fmt::format("batch size must be positive, got {}", batch));
+        Graph graph = load_as_given(spec, batch);
+        if (fusion == Fusion::None) return graph;
+        return fuse_epilogues(graph).graph;
+    });
 }
 
 Graph load_models(const std::vector<std::string>& specs, int batch, bool shared_input) {
-    if (specs.empty()) throw Error("no model given; pass --model NAME|FILE (several for a set)");
+    if (specs.empty())
+        throw Error("no model given; pass --model NAME|FILE (several for a set)",
+                    ErrorKind::BadInput);
     if (specs.size() == 1) {
         if (shared_input)
             throw Error(fmt::format("--shared-input is for a model set; give --model two or more "
                                     "times (got only '{}')",
-                                    specs.front()));
+                                    specs.front()),
+                        ErrorKind::BadInput);
         return load_model_spec(specs.front(), batch);
     }
     std::vector<Graph> models;
     for (const std::string& spec : specs) models.push_back(load_model_spec(spec, batch));
-    return combine_models(models, shared_input ? SetInputs::Shared : SetInputs::Separate);
+    return as_bad_input([&] {
+        return combine_models(models, shared_input ? SetInputs::Shared : SetInputs::Separate);
+    });
 }
 
 }  // namespace iostune

@@ -8,6 +8,7 @@
 #include "replay/device_match.h"
 #include "replay/gpu_check.h"
 #include "replay/model_spec.h"
+#include "replay/replay_timing.h"
 #include "replay/schedule_selection.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/device_info.h"
@@ -58,7 +59,7 @@ Schedule schedule_to_run(const Graph& graph, ScheduleChoice& choice, bool fallba
         const std::string reason =
             fmt::format("stored schedule #{} does not fit model '{}' ({}); re-run `iostune search`",
                         choice.schedule->id, graph.name(), e.what());
-        if (!fallback_sequential) throw Error(reason);
+        if (!fallback_sequential) throw Error(reason, ErrorKind::MissingSchedule);
         choice.schedule.reset();
         choice.fallback_reason = reason;
         return sequential_schedule(graph);
@@ -210,7 +211,8 @@ Replayer::Replayer(const std::vector<std::string>& models, const ReplayOptions& 
                 throw Error(
                     fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has "
                                 "none usable ({}); run it on the GPU machine",
-                                model, why));
+                                model, why),
+                    ErrorKind::NoGpu);
             device_info = query_device_info(options.device);
         }
         return to_device_record(*device_info);
@@ -266,7 +268,8 @@ void Replayer::init_without_store(const std::vector<std::string>& models,
     if (const std::string why = gpu_unavailable_reason(); !why.empty())
         throw Error(fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has none "
                                 "usable ({}); run it on the GPU machine",
-                                model, why));
+                                model, why),
+                    ErrorKind::NoGpu);
     ReplayInfo info;
     describe_graph(graph, info);
     info.fingerprint = fingerprint(graph);
@@ -335,24 +338,8 @@ ReplayTiming Replayer::benchmark(int iterations, cudaStream_t stream, int warmup
     measure.repeats = iterations;
     measure.number = 1;
     measure.min_warmup_ms = 300;  // as the search's end-to-end measurement, so the two compare
-    const LatencyStats stats = measure_graph(impl_->exec, stream, measure);
-    ReplayTiming timing;
-    timing.iterations = iterations;
-    timing.latency_ms = stats.samples_ms;
-    timing.enqueue_ms = stats.enqueue_ms;
-    timing.min_ms = stats.min_ms;
-    timing.mean_ms = stats.mean_ms;
-    timing.median_ms = stats.median_ms;
-    timing.p90_ms = stats.p90_ms;
-    timing.p95_ms = stats.p95_ms;
-    timing.p99_ms = stats.p99_ms;
-    timing.max_ms = stats.max_ms;
-    timing.stddev_ms = stats.stddev_ms;
-    timing.enqueue_median_ms = stats.enqueue_median_ms;
-    for (double ms : stats.samples_ms) timing.total_gpu_ms += ms;
-    if (stats.median_ms > 0)
-        timing.throughput_per_s = double(impl_->info.batch) * 1000.0 / stats.median_ms;
-    return timing;
+    return to_replay_timing(measure_graph(impl_->exec, stream, measure), iterations,
+                            impl_->info.batch);
 }
 
 }  // namespace iostune

@@ -27,13 +27,14 @@ ScheduleChoice refuse(const db::ScheduleStore& store, const std::string& reason,
     if (!fallback_sequential) {
         if (hint == Hint::FallbackSequential)
             throw Error(reason +
-                        "\nOr pass --fallback-sequential (ReplayOptions::fallback_sequential) "
-                        "to run the sequential schedule instead.");
+                            "\nOr pass --fallback-sequential (ReplayOptions::fallback_sequential) "
+                            "to run the sequential schedule instead.",
+                        ErrorKind::MissingSchedule);
         throw Error(fmt::format(
             "{}\nRun `iostune report --db {}` to list the schedule ids it holds (model, batch, "
             "precision, device of each), or drop --schedule-id (ReplayOptions::schedule_id) to "
             "replay the best schedule for the model, batch and precision.",
-            reason, store.path()));
+            reason, store.path()), ErrorKind::MissingSchedule);
     }
     ScheduleChoice choice;
     choice.fallback_reason = reason;

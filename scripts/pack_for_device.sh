@@ -1,14 +1,33 @@
 #!/usr/bin/env bash
-# Copies the two binaries the H100 pass needs out of a build folder into .devpack/ (ignored by
-# git), stripped and gzipped so that they travel with a device call (the tool's 64 MiB limit
-# counts the whole tree); scripts/device_unpack.sh restores them there. See device_pass.sh.
+# Copies what a device call needs out of a build folder into .devpack/ (ignored by git),
+# stripped and gzipped so that it travels with a device call (the tool's 64 MiB limit counts the
+# whole tree); scripts/device_unpack.sh restores it there. See scripts/device_pass.sh.
+#   scripts/pack_for_device.sh build           # iostune, test_gpu: the [gpu] tests and the pass
+#   scripts/pack_for_device.sh build python    # also libiostune.so.1 and the shared
+#       libprotobuf-lite it needs (the GPU machine has none): the Python package (python/, in the
+#       tree) and scripts/bench/python_api_check.py --pack .devpack
 set -euo pipefail
 build=${1:-build}
+what=${2:-tests}
 rm -rf .devpack
 mkdir -p .devpack
 cp "$build/cli/iostune" "$build/tests/test_gpu" .devpack/
 strip .devpack/iostune .devpack/test_gpu
-gzip -1 .devpack/iostune .devpack/test_gpu
-mkdir -p .git/info
-grep -qx '/.devpack/' .git/info/exclude 2>/dev/null || echo '/.devpack/' >> .git/info/exclude
+case $what in
+tests) ;;
+python)
+    cp -L "$build/capi/libiostune.so.1" .devpack/
+    protobuf=$(ldd "$build/capi/libiostune.so.1" | awk '/libprotobuf-lite/ {print $3}')
+    [ -n "$protobuf" ] && cp -L "$protobuf" .devpack/
+    strip --strip-unneeded .devpack/libiostune.so.1
+    ;;
+*)
+    echo "usage: $0 [BUILD] [tests|python]" >&2
+    exit 2
+    ;;
+esac
+gzip -1 .devpack/*
+mkdir -p "$(git rev-parse --git-dir)/info"
+exclude="$(git rev-parse --git-dir)/info/exclude"
+grep -qx '/.devpack/' "$exclude" 2>/dev/null || echo '/.devpack/' >> "$exclude"
 du -sh .devpack

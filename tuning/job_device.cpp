@@ -18,7 +18,8 @@ JobDevice job_device(const TuningOptions& options) {
             throw Error(
                 fmt::format("--cost measured needs an NVIDIA GPU, and this machine has none "
                             "usable ({}); run on the GPU machine or use --cost sim",
-                            why));
+                            why),
+                ErrorKind::NoGpu);
         where.simulated = !why.empty();
         where.no_gpu_reason = why;
     }

@@ -46,6 +46,12 @@
 #   bash scripts/bench/h100_plan.sh call40   # = call26 (fp16 zoo, PyTorch peers and iostune)
 #   bash scripts/bench/h100_plan.sh call41   # after the graph shortlist's knob settings: Inception
 #                                            # V3 and GoogLeNet b16, TF32 and fp16, beside the peers
+#   bash scripts/bench/h100_plan.sh call42   # iostune.compile from Python (issue 26), TF32:
+#                                            # Inception V3, GoogLeNet, ResNet-50 checked against
+#                                            # PyTorch and the CLI replay, timed beside `replay
+#                                            # --native-io` and torch.compile (python_api_check.py;
+#                                            # pack: scripts/pack_for_device.sh build python)
+#   bash scripts/bench/h100_plan.sh call43   # the same in fp16
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -224,6 +230,12 @@ case "${1:-}" in
       --precisions "tf32 fp16" --parts "iostune torch" --torch-systems "cudagraph compile" \
       --strategies ios-both --baselines "sequential nimble" --r 3 --s 8 --shared-db \
       --compile-jobs 4 --compile-budget 120 --row-budget 5 --iters 300 --deadline 330 ;;
-  *) echo "usage: h100_plan.sh call1|...|call41 (see the comment at the top)" >&2
+  call42|call43)
+    # iostune.compile from Python (issue 26): the pack is `scripts/pack_for_device.sh build
+    # python` (iostune, libiostune.so.1, libprotobuf-lite.so.32); TF32 in call42, fp16 in call43.
+    precision=$([ "$1" = call42 ] && echo tf32 || echo fp16)
+    python3 scripts/bench/python_api_check.py --pack .devpack --precisions "$precision" \
+      --tag "$1" --compile-budget-s 150 --deadline 400 --out "${OUT:-python-api-out}" ;;
+  *) echo "usage: h100_plan.sh call1|...|call43 (see the comment at the top)" >&2
      exit 2 ;;
 esac

@@ -307,3 +307,34 @@ TEST_CASE("bad input: one message, non-zero exit, the DB file unchanged", "[cli]
         CHECK(read_file(db) == before);
     }
 }
+
+TEST_CASE("replay --batch-sizes and the tuned sizes report lists, without a GPU", "[cli][batch]") {
+    const std::string db = fresh_path("batch_sizes.db");
+    sim_search(db);
+    const Run four = iostune("search --model squeezenet1_1 --batch 4 --cost sim --db " + db);
+    REQUIRE(four.status == 0);
+    const Run table = iostune("report --db " + db);
+    REQUIRE(table.status == 0);
+    CHECK_THAT(table.out, Catch::Contains("tuned batch sizes") &&
+                              Catch::Contains("squeezenet1_1 on sim:h100, tf32: batch 1, 4"));
+    const nlohmann::json rows = nlohmann::json::parse(iostune("report --format json --db " + db).out);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[1]["tuned_batches"] == nlohmann::json({1, 4}));
+
+    const std::string before = read_file(db);
+    // Estimates are never replayed: refused on the key, before any GPU is asked for.
+    check_refused(iostune("replay --model squeezenet1_1 --batch-sizes 1,4 --db " + db),
+                  "simulated cost model");
+    check_refused(iostune("replay --model squeezenet1_1 --model resnet50 --batch-sizes 1,4 --db " + db),
+                  "--batch-sizes replays one model");
+    check_refused(iostune("replay --model squeezenet1_1 --batch-sizes 1,4 --schedule-source greedy"),
+                  "not the baseline 'greedy'");
+    check_refused(iostune("replay --model squeezenet1_1 --batch-sizes 1,4 --schedule-id 1 --db " + db),
+                  "cannot serve the batch sizes [1, 4]");
+    CHECK(read_file(db) == before);
+    for (const char* usage : {"--batch-sizes 1,0", "--batch-sizes 1,4 --batch 2", "--requests 3"}) {
+        const Run bad = iostune(fmt::format("replay --model squeezenet1_1 {} --db {}", usage, db));
+        INFO(usage << ": " << bad.err);
+        CHECK(bad.status == 2);
+    }
+}

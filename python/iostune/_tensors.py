@@ -1,0 +1,70 @@
+"""Checks of the tensors a replayer runs on: iostune reads and writes device memory as it is,
+so a tensor of the wrong device, dtype, shape or memory layout is refused with a message saying
+what to pass, never copied silently. PyTorch is imported only when tensors are used."""
+from .errors import BadInputError
+
+# ReplayInfo::storage -> the torch dtype of that storage.
+_DTYPES = {"float": "float32", "half": "float16", "bfloat16": "bfloat16"}
+
+
+def torch():
+    try:
+        import torch as t
+    except ImportError as e:
+        raise BadInputError("running on tensors needs PyTorch (import torch failed: %s); the "
+                            "raw-pointer calls (Replayer.run_pointers) do not" % e) from None
+    return t
+
+
+class TensorSpec:
+    """What one input or output is: its dtype, the shape of one batch item, and whether it is
+    stored channels-last (the engine's NHWC, with native I/O)."""
+
+    def __init__(self, storage, item_shape, channels_last):
+        t = torch()
+        self.dtype = getattr(t, _DTYPES[storage])
+        self.item_shape = tuple(item_shape)
+        self.channels_last = channels_last
+
+    def layout_words(self):
+        return "channels_last" if self.channels_last else "contiguous (NCHW)"
+
+    def is_laid_out(self, x):
+        t = torch()
+        if self.channels_last and x.dim() == 4:
+            return x.is_contiguous(memory_format=t.channels_last)
+        return x.is_contiguous()
+
+    def empty(self, n, device):
+        t = torch()
+        fmt = t.channels_last if self.channels_last else t.contiguous_format
+        return t.empty((n,) + self.item_shape, dtype=self.dtype, device=device, memory_format=fmt)
+
+
+def check_tensor(what, x, spec, n, device):
+    """Raises BadInputError unless `x` is a CUDA tensor on `device` of spec's dtype and layout
+    holding n items (n None: any positive count); returns its batch size."""
+    t = torch()
+    if not isinstance(x, t.Tensor):
+        raise BadInputError("%s is a %s, not a torch.Tensor" % (what, type(x).__name__))
+    if x.dtype != spec.dtype:
+        raise BadInputError("%s is %s; this model takes %s and does not convert silently: pass "
+                            "x.to(%s)" % (what, x.dtype, spec.dtype, spec.dtype))
+    if x.dim() != 1 + len(spec.item_shape) or tuple(x.shape[1:]) != spec.item_shape:
+        raise BadInputError("%s has shape %s; the model takes (N, %s)"
+                            % (what, tuple(x.shape), ", ".join(map(str, spec.item_shape))))
+    if x.shape[0] < 1 or (n is not None and x.shape[0] != n):
+        raise BadInputError("%s holds %d items; the request has %s"
+                            % (what, x.shape[0], n if n is not None else "at least 1"))
+    if not spec.is_laid_out(x):
+        raise BadInputError("%s is not %s (strides %s); iostune reads device memory as it is and "
+                            "does not copy silently: pass x.contiguous(%s)"
+                            % (what, spec.layout_words(), tuple(x.stride()),
+                               "memory_format=torch.channels_last" if spec.channels_last else ""))
+    # Last, so that the checks above can be tried on the CPU (tests/python).
+    if x.device.type != "cuda":
+        raise BadInputError("%s is on %s; iostune runs on the GPU and does not copy: pass a CUDA "
+                            "tensor (x.cuda())" % (what, x.device))
+    if device is not None and x.device.index != device:
+        raise BadInputError("%s is on %s, the replayer on cuda:%d" % (what, x.device, device))
+    return x.shape[0]

@@ -1,0 +1,24 @@
+#include "replay/replay_timing.h"
+
+namespace iostune {
+
+ReplayTiming to_replay_timing(const LatencyStats& stats, int iterations, int items) {
+    ReplayTiming timing;
+    timing.iterations = iterations;
+    timing.latency_ms = stats.samples_ms;
+    timing.enqueue_ms = stats.enqueue_ms;
+    timing.min_ms = stats.min_ms;
+    timing.mean_ms = stats.mean_ms;
+    timing.median_ms = stats.median_ms;
+    timing.p90_ms = stats.p90_ms;
+    timing.p95_ms = stats.p95_ms;
+    timing.p99_ms = stats.p99_ms;
+    timing.max_ms = stats.max_ms;
+    timing.stddev_ms = stats.stddev_ms;
+    timing.enqueue_median_ms = stats.enqueue_median_ms;
+    for (double ms : stats.samples_ms) timing.total_gpu_ms += ms;
+    if (stats.median_ms > 0) timing.throughput_per_s = double(items) * 1000.0 / stats.median_ms;
+    return timing;
+}
+
+}  // namespace iostune
