@@ -149,8 +149,8 @@ nlohmann::json parse_json_column(const Statement& row, int column, const std::st
 constexpr std::string_view kScheduleColumns =
     "s.id, s.model_id, s.device_id, s.batch, s.precision, s.strategy, s.r, s.s, s.predicted_ms, "
     "s.measured_ms, s.sequential_ms, s.search_stats_json, s.schedule_json, s.tool_version, "
-    "s.git_commit, s.created_at, s.conv_choices_json, s.layout";
-constexpr int kScheduleColumnCount = 18;
+    "s.git_commit, s.created_at, s.conv_choices_json, s.layout, s.arena_bytes";
+constexpr int kScheduleColumnCount = 19;
 
 ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     ScheduleRecord record;
@@ -172,6 +172,7 @@ ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     record.created_at = row.column_text(15);
     record.conv_choices = parse_json_column(row, 16, path, "convolution choices");
     record.layout = row.column_text(17);
+    if (!row.column_is_null(18)) record.arena_bytes = row.column_int(18);
     return record;
 }
 
@@ -327,9 +328,9 @@ std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
     Statement insert(*connection_,
                      "INSERT INTO schedules (model_id, device_id, batch, precision, strategy, r, s, "
                      "predicted_ms, measured_ms, sequential_ms, search_stats_json, schedule_json, "
-                     "tool_version, git_commit, conv_choices_json, layout) "
+                     "tool_version, git_commit, conv_choices_json, layout, arena_bytes) "
                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                     "?16)");
+                     "?16, ?17)");
     insert.bind_int(1, record.model_id)
         .bind_int(2, record.device_id)
         .bind_int(3, record.batch)
@@ -346,6 +347,8 @@ std::int64_t ScheduleStore::add_schedule(const ScheduleRecord& record) {
         .bind_text(14, stamp_or(record.git_commit, kGitCommit))
         .bind_text(15, record.conv_choices.dump())
         .bind_text(16, record.layout);
+    if (record.arena_bytes) insert.bind_int(17, *record.arena_bytes);
+    else insert.bind_null(17);
     insert.run();
     const std::int64_t id = sqlite3_last_insert_rowid(connection_->get());
     transaction.commit();
