@@ -77,16 +77,17 @@ std::string describe_conflict(const Graph& graph, const MemoryPlan& plan,
                           describe_access(plan, c.a), program.describe(graph, c.launch_b),
                           describe_access(plan, c.b));
     return fmt::format(
-        "internal error: the memory plan lets two launches that may run at the same time touch "
-        "the same bytes: {}; neither waits for the other (no data, event or stream order "
-        "between them). This is a bug in iostune's memory planner or stream program: please "
-        "report it with the model and schedule.",
+        "the memory plan lets two launches that may run at the same time touch the same bytes: "
+        "{}; neither waits for the other (no data, event or stream order between them). This "
+        "is a bug in iostune's memory planner or stream program: please report it with the "
+        "model and schedule.",
         what);
 }
 
 void audit_memory(const Graph& graph, const MemoryPlan& plan, const StreamProgram& program) {
     const auto conflicts = find_memory_conflicts(graph, plan, program, 1);
-    if (!conflicts.empty()) throw Error(describe_conflict(graph, plan, program, conflicts.front()));
+    if (!conflicts.empty())
+        throw InternalError(describe_conflict(graph, plan, program, conflicts.front()));
 }
 
 }  // namespace iostune

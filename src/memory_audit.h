@@ -30,8 +30,8 @@ std::vector<MemoryConflict> find_memory_conflicts(const Graph& graph, const Memo
                                                   const StreamProgram& program,
                                                   size_t limit = 16);
 
-// Throws iostune::Error, an internal error naming both launches (their ops, stage, group and
-// lane), the buffers and their bytes, on the first conflict.
+// Throws iostune::InternalError (a bug: see error.h) naming both launches (their ops, stage,
+// group and lane), the buffers and their bytes, on the first conflict.
 void audit_memory(const Graph& graph, const MemoryPlan& plan, const StreamProgram& program);
 
 // The message audit_memory throws for `conflict`.

@@ -96,7 +96,10 @@ private:
         b.name = std::move(name);
         b.kind = kind;
         b.shape = shape;
-        b.bytes = round_up(shape.elements() * element_bytes(plan_.options.precision));
+        // The caller's copies are float whatever the storage.
+        const bool float_copy = kind == BufferKind::InputFloat || kind == BufferKind::OutputFloat;
+        b.bytes = round_up(shape.elements() *
+                           (float_copy ? int64_t(sizeof(float)) : element_bytes(plan_.options.precision)));
         b.pinned = pinned;
         b.op = op;
         plan_.buffers.push_back(std::move(b));

@@ -206,7 +206,8 @@ void Engine::Impl::prepare_stage(const Stage& stage, cudaStream_t stream) {
     const bool need_merge = stage.strategy == StageStrategy::Merge &&
                             merges.find(stage_signature(stage)) == merges.end();
     const bool need_lanes = stage.strategy == StageStrategy::Concurrent &&
-                            stage.groups.size() > lanes.size();
+                            (stage.groups.size() > lanes.size() ||
+                             stage.groups.size() > workspaces.size());
     if (!need_merge && !need_lanes) return;
     require_not_capturing(stream, fmt::format("stage {}", stage_signature(stage)));
     if (need_merge) plan_merge(stage);

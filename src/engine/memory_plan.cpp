@@ -274,9 +274,9 @@ void Engine::Impl::apply_plan(MemoryPlan next) {
     if (first) {
         io_region = DeviceBuffer(size_t(next.io_bytes));
     } else if (!same_io_region(memory_plan, next)) {
-        throw Error(fmt::format("internal error: two memory plans of '{}' disagree on the I/O "
-                                "region, which must depend on the graph only; please report it",
-                                graph.name()));
+        throw InternalError(fmt::format("two memory plans of '{}' disagree on the I/O region, "
+                                        "which must depend on the graph only; please report it",
+                                        graph.name()));
     }
     bind_arena(size_t(next.shared_bytes));
     memory_plan = std::move(next);

@@ -56,7 +56,7 @@ std::vector<TensorView> Engine::Impl::current_views(const Op& op) const {
 
 void* Engine::Impl::scratch_buffer(void* planned, const Op& op, const char* what) const {
     if (planned == nullptr)
-        throw Error(fmt::format("internal error: {} needs a {} the memory plan does not hold "
+        throw InternalError(fmt::format("{} needs a {} the memory plan does not hold "
                                 "(the planner and the engine disagree on where its views are "
                                 "strided); please report it with the model",
                                 op_label(op), what));
