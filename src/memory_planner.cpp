@@ -300,6 +300,11 @@ bool all_before(const StreamProgram& program, const std::vector<int>& a, const s
     return true;
 }
 
+// Buffers `a` and `b` may be live at the same time: neither's accesses all precede the other's.
+bool in_conflict(const StreamProgram& program, const std::vector<int>& a, const std::vector<int>& b) {
+    return !all_before(program, a, b) && !all_before(program, b, a);
+}
+
 // The I/O region: pinned buffers one after another, in buffer order (which depends on the
 // graph only).
 int64_t place_pinned(MemoryPlan& plan) {
@@ -325,10 +330,8 @@ int64_t place_shared(MemoryPlan& plan, const StreamProgram* program,
         }
     const bool reuse = program != nullptr && plan.options.reuse;
     const auto conflict = [&](int i, int j) {
-        if (!reuse) return true;
-        const auto& a = launches[size_t(ids[size_t(i)])];
-        const auto& b = launches[size_t(ids[size_t(j)])];
-        return !all_before(*program, a, b) && !all_before(*program, b, a);
+        return !reuse || in_conflict(*program, launches[size_t(ids[size_t(i)])],
+                                     launches[size_t(ids[size_t(j)])]);
     };
     const OffsetAssignment assigned = assign_offsets_greedy_by_size(sizes, conflict, kPlanAlignment);
     for (size_t i = 0; i < ids.size(); ++i)
@@ -435,6 +438,42 @@ MemoryPlan plan_memory_without_schedule(const Graph& graph, const MemoryPlanOpti
     // The sequential order only for the liveness bound: nothing is reused.
     const StreamProgram sequential(graph, sequential_schedule(graph));
     return finish(graph, std::move(plan), sequential, nullptr);
+}
+
+int64_t concurrency_lower_bound(const Graph& graph, const MemoryPlan& plan,
+                                const StreamProgram& program) {
+    const auto launches = buffer_launches(plan, launch_accesses(graph, plan, program));
+    // A buffer is possibly live at launch l unless all its accesses end before l or start
+    // after it.
+    const auto live_at = [&](const std::vector<int>& uses, int l) {
+        bool all_before_l = true, all_after_l = true;
+        for (int a : uses) {
+            all_before_l = all_before_l && program.happens_before(a, l);
+            all_after_l = all_after_l && program.happens_before(l, a);
+        }
+        return !uses.empty() && !all_before_l && !all_after_l;
+    };
+    int64_t heaviest = 0;
+    for (int l = 0; l < int(program.launches().size()); ++l) {
+        std::vector<int> live;
+        for (size_t b = 0; b < plan.buffers.size(); ++b)
+            if (!plan.buffers[b].pinned && live_at(launches[b], l)) live.push_back(int(b));
+        std::stable_sort(live.begin(), live.end(), [&](int a, int b) {
+            return plan.buffers[size_t(a)].bytes > plan.buffers[size_t(b)].bytes;
+        });
+        std::vector<int> clique;
+        int64_t bytes = 0;
+        for (int b : live) {
+            const bool fits = std::all_of(clique.begin(), clique.end(), [&](int c) {
+                return in_conflict(program, launches[size_t(b)], launches[size_t(c)]);
+            });
+            if (!fits) continue;
+            clique.push_back(b);
+            bytes += plan.buffers[size_t(b)].bytes;
+        }
+        heaviest = std::max(heaviest, bytes);
+    }
+    return heaviest + plan.io_bytes;
 }
 
 int64_t weight_bytes(const Graph& graph, const MemoryPlanOptions& options,

@@ -32,6 +32,7 @@
 #include "src/graph.h"
 #include "src/precision.h"
 #include "src/schedule.h"
+#include "src/stream_program.h"
 #include "src/tensor_layout.h"
 
 namespace iostune {
@@ -142,6 +143,14 @@ MemoryPlan plan_memory(const Graph& graph, const Schedule& schedule,
 // measures them for the search): every buffer has bytes of its own, so every schedule, stage
 // and op runs safely on it and every op's output can be read after it ran.
 MemoryPlan plan_memory_without_schedule(const Graph& graph, const MemoryPlanOptions& options);
+
+// A lower bound on the plan's arena that no offset assignment can beat for `program` (the plan's
+// schedule's, or another's for comparison): at each launch, the heaviest set of shared buffers
+// that may be live then and are pairwise in conflict (found greedily, largest first), plus the
+// I/O region. Where the plan is close to it, the rest of its size is the program's concurrency,
+// not the heuristic: only fewer buffers live at once (less overlap) can lower it.
+int64_t concurrency_lower_bound(const Graph& graph, const MemoryPlan& plan,
+                                const StreamProgram& program);
 
 // Bytes of the weights the engine uploads for the graph (and the stacked weights of the
 // schedule's merge stages, when given) in the precision's type and the layout's form: what

@@ -149,22 +149,16 @@ void check_model(const std::string& name) {
         }
 }
 
+// One schedule's arena over the sequential schedule's liveness bound, and the floor no offset
+// assignment can go below for that schedule's program (concurrency_lower_bound), over it too.
 struct Ratio {
-    double sequential = 0, greedy = 0, nimble = 0;
-    double best() const { return std::min(greedy, nimble); }
+    double arena = 0, floor = 0;
 };
 
-// Arena (activation bytes) over the sequential schedule's liveness bound, per schedule.
-Ratio ratios(const Graph& graph, const MemoryPlanOptions& o) {
-    const double bound = double(sequential_bound(graph, o));
-    const auto ratio = [&](const Schedule& s) {
-        return double(plan_memory(graph, s, o).activation_bytes()) / bound;
-    };
-    Ratio r;
-    r.sequential = ratio(sequential_schedule(graph));
-    r.greedy = ratio(with_form(make_baseline("greedy", graph), ScheduleForm::Dataflow));
-    r.nimble = ratio(with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow));
-    return r;
+Ratio ratio(const Graph& graph, const Schedule& s, const MemoryPlanOptions& o, double bound) {
+    const MemoryPlan plan = plan_memory(graph, s, o);
+    return {double(plan.activation_bytes()) / bound,
+            double(concurrency_lower_bound(graph, plan, StreamProgram(graph, s))) / bound};
 }
 
 void check_ratios(const std::string& name) {
@@ -172,15 +166,23 @@ void check_ratios(const std::string& name) {
         const Graph graph = zoo(name, batch);
         for (const Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16}) {
             const MemoryPlanOptions o = options(p, default_layout(p));
-            const Ratio r = ratios(graph, o);
             const MemoryPlan seq = plan_memory(graph, sequential_schedule(graph), o);
-            fmt::print("| {} | {} | {} | {:.1f} MiB | {:.1f} MiB | {:.3f} | {:.3f} | {:.3f} |\n",
-                       name, batch, to_string(p), double(seq.lower_bound_bytes) / (1 << 20),
-                       double(seq.activation_bytes()) / (1 << 20), r.sequential, r.greedy,
-                       r.nimble);
+            const double bound = double(seq.lower_bound_bytes);
+            const Ratio greedy =
+                ratio(graph, with_form(make_baseline("greedy", graph), ScheduleForm::Dataflow), o, bound);
+            const Ratio nimble =
+                ratio(graph, with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow), o, bound);
+            fmt::print("| {} | {} | {} | {:.1f} | {:.3f} | {:.3f} ({:.3f}) | {:.3f} ({:.3f}) |\n",
+                       name, batch, to_string(p), bound / (1 << 20),
+                       double(seq.activation_bytes()) / bound, greedy.arena, greedy.floor,
+                       nimble.arena, nimble.floor);
             INFO(name << " batch " << batch << " " << to_string(p));
-            CHECK(r.sequential <= 1.15);
-            CHECK(r.best() <= 1.3);
+            CHECK(double(seq.activation_bytes()) <= 1.15 * bound);
+            // The best concurrent baseline within 1.3x of the bound wherever its program allows
+            // it (its floor is below 1.3x), and the planner within 1.4x of that floor.
+            const Ratio& best = greedy.arena <= nimble.arena ? greedy : nimble;
+            CHECK((best.arena <= 1.3 || best.floor > 1.3));
+            for (const Ratio& r : {greedy, nimble}) CHECK(r.arena <= 1.4 * r.floor);
         }
     }
 }
@@ -288,8 +290,9 @@ TEST_CASE("memory plan: deterministic on a large model", "[memory]") {
     CHECK(a.workspace_slot == b.workspace_slot);
 }
 
-// The ratios (the table in docs/memory.md): model, batch, precision, the sequential bound, the
-// sequential arena, and each arena over that bound.
+// The ratios (the table in docs/memory.md): model, batch, precision, the sequential schedule's
+// liveness bound (MiB), and over it: the sequential arena, greedy's and nimble's dataflow arenas
+// (the floor of their programs in parentheses).
 TEST_CASE("memory targets: inception_v3", "[memory][targets]") { check_ratios("inception_v3"); }
 TEST_CASE("memory targets: googlenet", "[memory][targets]") { check_ratios("googlenet"); }
 TEST_CASE("memory targets: squeezenet1_1", "[memory][targets]") { check_ratios("squeezenet1_1"); }
