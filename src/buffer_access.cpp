@@ -57,7 +57,8 @@ std::vector<std::vector<BufferAccess>> launch_accesses(const Graph& graph, const
     std::vector<std::vector<BufferAccess>> all;
     all.reserve(program.launches().size());
     for (const Launch& l : program.launches())
-        all.push_back(l.merge ? merge_accesses(graph, plan, l) : op_accesses(graph, plan, l.ops[0]));
+        all.push_back(l.merge ? merge_accesses(graph, plan, l)
+                              : op_accesses(graph, plan, l.ops[0]));
     return all;
 }
 

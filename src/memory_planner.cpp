@@ -19,7 +19,9 @@ namespace {
 
 constexpr int kChannelMultiple = 8;  // what tensor-core kernels want of a 16-bit NHWC input
 
-int64_t round_up(int64_t bytes) { return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; }
+int64_t round_up(int64_t bytes) {
+    return (bytes + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+}
 
 std::string op_name(const Graph& graph, int id) {
     return fmt::format("op {} '{}'", id, graph.op(id).name);
@@ -40,10 +42,10 @@ std::vector<ConcatSlice> concat_slices(const Graph& graph, bool in_place) {
         if (op.kind != OpKind::Concat) continue;
         int offset = 0;
         for (int in : op.inputs) {
-            const bool sole_use =
-                !is_graph_input(in) && graph.op(in).kind != OpKind::ChannelSlice &&
-                consumers[size_t(in)] == std::vector<int>{op.id} &&
-                std::count(op.inputs.begin(), op.inputs.end(), in) == 1;
+            const bool sole_use = !is_graph_input(in) &&
+                                  graph.op(in).kind != OpKind::ChannelSlice &&
+                                  consumers[size_t(in)] == std::vector<int>{op.id} &&
+                                  std::count(op.inputs.begin(), op.inputs.end(), in) == 1;
             if (sole_use) slices[size_t(in)] = {op.id, offset};
             offset += graph.tensor_shape(in).c;
         }
@@ -98,8 +100,9 @@ private:
         b.shape = shape;
         // The caller's copies are float whatever the storage.
         const bool float_copy = kind == BufferKind::InputFloat || kind == BufferKind::OutputFloat;
-        b.bytes = round_up(shape.elements() *
-                           (float_copy ? int64_t(sizeof(float)) : element_bytes(plan_.options.precision)));
+        b.bytes =
+            round_up(shape.elements() * (float_copy ? int64_t(sizeof(float))
+                                                    : element_bytes(plan_.options.precision)));
         b.pinned = pinned;
         b.op = op;
         plan_.buffers.push_back(std::move(b));
@@ -110,7 +113,8 @@ private:
     void place_inputs() {
         for (int k = 0; k < graph_.input_count(); ++k) {
             const Shape stored = stored_input_shape(graph_, k, plan_.options);
-            const int input = add(fmt::format("graph input {}", k), BufferKind::Input, stored, -1, true);
+            const int input =
+                add(fmt::format("graph input {}", k), BufferKind::Input, stored, -1, true);
             plan_.input_places.push_back({input, 0});
             const bool native_float = plan_.options.precision != Precision::Fp16 &&
                                       plan_.options.precision != Precision::Bf16 &&
@@ -130,10 +134,9 @@ private:
         plan_.op_places.assign(size_t(n), TensorPlace{});
         for (const Op& op : graph_.ops())
             if (slices_[size_t(op.id)].concat < 0 && op.kind != OpKind::ChannelSlice)
-                plan_.op_places[size_t(op.id)] = {
-                    add("output of " + op_name(graph_, op.id), BufferKind::Activation, op.output,
-                        op.id),
-                    0};
+                plan_.op_places[size_t(op.id)] = {add("output of " + op_name(graph_, op.id),
+                                                      BufferKind::Activation, op.output, op.id),
+                                                  0};
         for (int id = n - 1; id >= 0; --id) {
             const ConcatSlice& s = slices_[size_t(id)];
             if (s.concat < 0) continue;
@@ -147,16 +150,16 @@ private:
         for (const Op& op : graph_.ops()) {
             if (op.kind != OpKind::ChannelSlice) continue;
             const TensorPlace source = plan_.place_of(op.inputs.at(0));
-            plan_.op_places[size_t(op.id)] = {source.buffer,
-                                              source.first_channel +
-                                                  op.as<ChannelSliceAttrs>().begin};
+            plan_.op_places[size_t(op.id)] = {
+                source.buffer, source.first_channel + op.as<ChannelSliceAttrs>().begin};
         }
     }
 
     // A buffer that holds a graph output (an output op's, or a view of it) is read after the
     // launch: it never shares bytes.
     void pin_outputs() {
-        for (int id : graph_.outputs()) plan_.buffers[size_t(plan_.place_of(id).buffer)].pinned = true;
+        for (int id : graph_.outputs())
+            plan_.buffers[size_t(plan_.place_of(id).buffer)].pinned = true;
     }
 
     // Each merge stage's stacked output; its ops live in their slices unless their home is a
@@ -210,9 +213,9 @@ private:
         for (size_t k = 0; k < outputs.size(); ++k) {
             const int id = outputs[k];
             const Shape& shape = graph_.op(id).output;
-            const bool own_view_is_float_nchw =
-                !is_half(plan_.options.precision) && plan_.options.layout == TensorLayout::Nchw &&
-                plan_.packed(plan_.place_of(id), shape);
+            const bool own_view_is_float_nchw = !is_half(plan_.options.precision) &&
+                                                plan_.options.layout == TensorLayout::Nchw &&
+                                                plan_.packed(plan_.place_of(id), shape);
             plan_.output_float.push_back(
                 own_view_is_float_nchw
                     ? -1
@@ -224,14 +227,16 @@ private:
     // The shape of tensor `id` as ops read it (a graph input with its padded channels).
     Shape read_shape(int id) const {
         return is_graph_input(id)
-                   ? plan_.buffers[size_t(plan_.input_places[size_t(graph_input_index(id))].buffer)].shape
+                   ? plan_.buffers[size_t(plan_.input_places[size_t(graph_input_index(id))].buffer)]
+                         .shape
                    : graph_.tensor_shape(id);
     }
 
     bool strided(int id) const { return !plan_.packed(plan_.place_of(id), read_shape(id)); }
 
     int scratch(const std::string& what, int op, const Shape& shape) {
-        return add(fmt::format("{} of {}", what, op_name(graph_, op)), BufferKind::Scratch, shape, op);
+        return add(fmt::format("{} of {}", what, op_name(graph_, op)), BufferKind::Scratch, shape,
+                   op);
     }
 
     // What the engine's op plans stage or keep aside (op_plans.cpp, deployed_ops.cpp): cuDNN and
@@ -250,8 +255,8 @@ private:
                     break;
                 case OpKind::SepConv: {
                     const Shape& o = op.output;
-                    s.depthwise_output = scratch("depthwise output", op.id,
-                                                 Shape{o.n, read_shape(in).c, o.h, o.w});
+                    s.depthwise_output =
+                        scratch("depthwise output", op.id, Shape{o.n, read_shape(in).c, o.h, o.w});
                     if (in_strided || op.as<SepConvAttrs>().pre_relu)
                         s.staged_input = scratch("staged input", op.id, read_shape(in));
                     if (out_strided) s.staged_output = scratch("staged output", op.id, op.output);
@@ -279,8 +284,8 @@ private:
 };
 
 // The launches (in the program's order) that access each buffer, sorted, without repeats.
-std::vector<std::vector<int>> buffer_launches(const MemoryPlan& plan,
-                                              const std::vector<std::vector<BufferAccess>>& accesses) {
+std::vector<std::vector<int>> buffer_launches(
+    const MemoryPlan& plan, const std::vector<std::vector<BufferAccess>>& accesses) {
     std::vector<std::vector<int>> launches(plan.buffers.size());
     for (size_t l = 0; l < accesses.size(); ++l)
         for (const BufferAccess& a : accesses[l]) {
@@ -291,7 +296,8 @@ std::vector<std::vector<int>> buffer_launches(const MemoryPlan& plan,
 }
 
 // Every access of `a` happens before every access of `b`.
-bool all_before(const StreamProgram& program, const std::vector<int>& a, const std::vector<int>& b) {
+bool all_before(const StreamProgram& program, const std::vector<int>& a,
+                const std::vector<int>& b) {
     if (a.empty() || b.empty()) return true;
     if (a.back() >= b.front()) return false;  // launches are in a topological order
     for (int x : a)
@@ -301,7 +307,8 @@ bool all_before(const StreamProgram& program, const std::vector<int>& a, const s
 }
 
 // Buffers `a` and `b` may be live at the same time: neither's accesses all precede the other's.
-bool in_conflict(const StreamProgram& program, const std::vector<int>& a, const std::vector<int>& b) {
+bool in_conflict(const StreamProgram& program, const std::vector<int>& a,
+                 const std::vector<int>& b) {
     return !all_before(program, a, b) && !all_before(program, b, a);
 }
 
@@ -333,7 +340,8 @@ int64_t place_shared(MemoryPlan& plan, const StreamProgram* program,
         return !reuse || in_conflict(*program, launches[size_t(ids[size_t(i)])],
                                      launches[size_t(ids[size_t(j)])]);
     };
-    const OffsetAssignment assigned = assign_offsets_greedy_by_size(sizes, conflict, kPlanAlignment);
+    const OffsetAssignment assigned =
+        assign_offsets_greedy_by_size(sizes, conflict, kPlanAlignment);
     for (size_t i = 0; i < ids.size(); ++i)
         plan.buffers[size_t(ids[i])].offset = assigned.offsets[i];
     return assigned.total_bytes;
@@ -394,12 +402,18 @@ MemoryPlan finish(const Graph& graph, MemoryPlan plan, const StreamProgram& orde
 
 const char* to_string(BufferKind kind) {
     switch (kind) {
-        case BufferKind::Input: return "input";
-        case BufferKind::InputFloat: return "float input";
-        case BufferKind::Activation: return "activation";
-        case BufferKind::Merged: return "merged output";
-        case BufferKind::Scratch: return "scratch";
-        case BufferKind::OutputFloat: return "float output";
+        case BufferKind::Input:
+            return "input";
+        case BufferKind::InputFloat:
+            return "float input";
+        case BufferKind::Activation:
+            return "activation";
+        case BufferKind::Merged:
+            return "merged output";
+        case BufferKind::Scratch:
+            return "scratch";
+        case BufferKind::OutputFloat:
+            return "float output";
     }
     return "?";
 }
@@ -491,8 +505,8 @@ int64_t weight_bytes(const Graph& graph, const MemoryPlanOptions& options,
             case OpKind::Conv: {
                 const auto& a = op.as<ConvAttrs>();
                 const auto& d = dims.at(0);  // [Cout, Cin/groups, kh, kw]
-                const int stored = is_graph_input(op.inputs[0]) ? input_channels(op.inputs[0]) / a.groups
-                                                                : d[1];
+                const int stored =
+                    is_graph_input(op.inputs[0]) ? input_channels(op.inputs[0]) / a.groups : d[1];
                 elements += int64_t(d[0]) * stored * d[2] * d[3] + (a.bias ? d[0] : 0);
                 const int in_c = graph.tensor_shape(op.inputs[0]).c;
                 if (nhwc && a.groups == in_c && a.out_channels == in_c)
@@ -502,7 +516,8 @@ int64_t weight_bytes(const Graph& graph, const MemoryPlanOptions& options,
             case OpKind::SepConv: {
                 const auto& dw = dims.at(0);
                 const auto& pw = dims.at(1);
-                elements += int64_t(dw[0]) * dw[1] * dw[2] * dw[3] + int64_t(pw[0]) * pw[1] * pw[2] * pw[3];
+                elements +=
+                    int64_t(dw[0]) * dw[1] * dw[2] * dw[3] + int64_t(pw[0]) * pw[1] * pw[2] * pw[3];
                 if (nhwc) elements += int64_t(dw[0]) * dw[2] * dw[3];
                 if (op.as<SepConvAttrs>().bias) elements += pw[0];
                 break;

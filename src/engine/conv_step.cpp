@@ -11,8 +11,8 @@ namespace {
 
 // A buffer of the step's own only when it stages and the caller gave none.
 DeviceBuffer staging_buffer(bool staged, const void* given, const TensorView& v) {
-    return staged && given == nullptr ? DeviceBuffer(size_t(v.elements()) * size_t(v.element_bytes()))
-                                      : DeviceBuffer();
+    if (!staged || given != nullptr) return DeviceBuffer();
+    return DeviceBuffer(size_t(v.elements()) * size_t(v.element_bytes()));
 }
 
 TensorView staged_view(bool staged, void* given, const TensorView& v, const DeviceBuffer& own) {

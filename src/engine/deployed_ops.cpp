@@ -94,14 +94,15 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
             for (const bool stage : {false, true}) {
                 const bool stage_in = stage && !in.packed(), stage_out = stage && !out.packed();
                 if (stage && !stage_in && !stage_out) break;
+                const auto staged = [&](bool yes, void* scratch, const TensorView& v,
+                                         const char* what) {
+                    return yes ? packed(scratch_buffer(scratch, op, what), Shape{v.n, v.c, v.h, v.w})
+                               : TensorView{};
+                };
                 const TensorView staged_in =
-                    stage_in ? packed(scratch_buffer(exec.scratch.staged_input, op, "staged input"),
-                                      Shape{in.n, in.c, in.h, in.w})
-                             : TensorView{};
+                    staged(stage_in, exec.scratch.staged_input, in, "staged input");
                 const TensorView staged_out =
-                    stage_out ? packed(scratch_buffer(exec.scratch.staged_output, op, "staged output"),
-                                       Shape{out.n, out.c, out.h, out.w})
-                              : TensorView{};
+                    staged(stage_out, exec.scratch.staged_output, out, "staged output");
                 exec.conv_transpose.emplace(context, in, out, staged_in, staged_out, spec,
                                             conv_math);
                 if (choose_conv_transpose(*exec.conv_transpose)) break;

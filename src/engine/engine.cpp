@@ -40,7 +40,8 @@ Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(st
                                 : plan_memory_without_schedule(graph, plan_options()));
     if (options.weights) use_weights(options.weights);
     else upload_weights();
-    for (const MergePlacement& m : memory_plan.merges) plan_merge(Stage{StageStrategy::Merge, {m.ops}});
+    for (const MergePlacement& m : memory_plan.merges)
+        plan_merge(Stage{StageStrategy::Merge, {m.ops}});
     for (const Op& op : graph.ops()) plan_op(op);
     grow_workspaces();
     l2_flush = DeviceBuffer();  // only convolution timing needs it
@@ -173,8 +174,10 @@ void Engine::Impl::launch_program(const StreamProgram& program, const std::vecto
         for (int w : l.waits) launch_done[size_t(w)].wait_on(stream);
         // A launch without a convolution has no slot; any workspace will do (it takes none).
         void* workspace = workspaces[size_t(std::max(slots[i], 0))].get();
-        if (l.merge) run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, workspace, stream);
-        else run_op(l.ops[0], lane, workspace, stream);
+        if (l.merge)
+            run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, workspace, stream);
+        else
+            run_op(l.ops[0], lane, workspace, stream);
         if (waited_for[i]) launch_done[i].record(stream);
     }
     for (int k = 0; k < program.lane_count(); ++k) {
@@ -217,7 +220,8 @@ void Engine::Impl::prepare_stage(const Stage& stage, cudaStream_t stream) {
 }
 
 void Engine::Impl::require_plan_for(const Schedule& schedule, cudaStream_t stream) {
-    if (!memory_plan.schedule || !memory_plan.options.reuse || *memory_plan.schedule == schedule) return;
+    if (!memory_plan.schedule || !memory_plan.options.reuse || *memory_plan.schedule == schedule)
+        return;
     require_not_capturing(stream, "a schedule other than the one the memory is planned for");
     plan_for(schedule);
 }
@@ -308,13 +312,13 @@ void Engine::launch_schedule(const Schedule& schedule, cudaStream_t origin) {
 
 CudaGraphExec Engine::capture(const Schedule& schedule) {
     prepare(schedule);
-    impl_->captured = true;  // before: a failed capture may have left work that uses the plan
+    impl_->captured = true;  // the graph uses the plan's memory: kept if the plan changes
     return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
                         "a schedule");
 }
 
 CudaGraphExec Engine::capture_stage(const Stage& stage) {
-    impl_->captured = true;
+    impl_->captured = true;  // as capture()
     return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_stage(stage, s); },
                         fmt::format("stage {}", stage_signature(stage)));
 }

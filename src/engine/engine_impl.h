@@ -52,7 +52,9 @@ struct OpWeights {
     // A depthwise filter as [kernel_h, kernel_w, channels], for the engine's channels-last
     // depthwise kernel (SepConv's depthwise part, a Conv with groups = channels).
     DeviceBuffer depthwise;
-    size_t bytes() const { return weight.bytes() + weight2.bytes() + bias.bytes() + depthwise.bytes(); }
+    size_t bytes() const {
+        return weight.bytes() + weight2.bytes() + bias.bytes() + depthwise.bytes();
+    }
 };
 
 // The scratch an op's plan uses, in the memory plan's regions (null: none).

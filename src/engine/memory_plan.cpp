@@ -96,7 +96,8 @@ DeviceBuffer Engine::Impl::upload_depthwise(const std::vector<float>& kcrs, int 
 
 std::string Engine::Impl::weights_key() const {
     std::string inputs;
-    for (const InputPort& port : input_ports) inputs += fmt::format("{}{}", inputs.empty() ? "" : ",", port.view.c);
+    for (const InputPort& port : input_ports)
+        inputs += fmt::format("{}{}", inputs.empty() ? "" : ",", port.view.c);
     return fmt::format("model {}, {} {}, input channels {}, weights {:016x}", fingerprint(graph),
                        to_string(options.precision), to_string(layout), inputs,
                        weights_checksum(graph));
@@ -175,7 +176,9 @@ void Engine::Impl::upload_weights() {
     weights = std::move(uploaded);
 }
 
-MemoryPlanOptions Engine::Impl::plan_options() const { return Engine::memory_plan_options(options); }
+MemoryPlanOptions Engine::Impl::plan_options() const {
+    return Engine::memory_plan_options(options);
+}
 
 void* Engine::Impl::address(int buffer) const {
     const PlannedBuffer& b = memory_plan.buffers.at(size_t(buffer));
@@ -242,14 +245,14 @@ void Engine::Impl::set_up_ports() {
         port.view = view_at(place, memory_plan.buffers[size_t(place.buffer)].shape);
         port.logical_view = port.view.channels(0, in_shape.c);
         port.convert = memory_plan.input_float[size_t(k)] != place.buffer;
-        port.float_view = port.convert ? packed_view(address(memory_plan.input_float[size_t(k)]), DType::F32,
-                                                     TensorLayout::Nchw, in_shape.n, in_shape.c,
-                                                     in_shape.h, in_shape.w)
-                                       : port.view;
+        port.float_view =
+            port.convert ? packed_view(address(memory_plan.input_float[size_t(k)]), DType::F32,
+                                       TensorLayout::Nchw, in_shape.n, in_shape.c, in_shape.h,
+                                       in_shape.w)
+                         : port.view;
+        const size_t bytes = size_t(port.view.elements()) * size_t(dtype_bytes(dtype));
         if (port.view.c != in_shape.c)
-            IOSTUNE_CUDA_CHECK(cudaMemsetAsync(port.view.data, 0,
-                                               size_t(port.view.elements()) * size_t(dtype_bytes(dtype)),
-                                               origin.get()),
+            IOSTUNE_CUDA_CHECK(cudaMemsetAsync(port.view.data, 0, bytes, origin.get()),
                                "clearing the engine's padded input channels");
     }
     const std::vector<int> outputs = graph.outputs();
@@ -287,7 +290,8 @@ void Engine::Impl::apply_plan(MemoryPlan next) {
          options.fill_seed + memory_plan.buffers.size());
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), "filling the engine's memory");
     views.assign(size_t(graph.size()), TensorView{});
-    for (const Op& op : graph.ops()) views[size_t(op.id)] = view_at(memory_plan.op_places[size_t(op.id)], op.output);
+    for (const Op& op : graph.ops())
+        views[size_t(op.id)] = view_at(memory_plan.op_places[size_t(op.id)], op.output);
     if (first) {
         execs.resize(size_t(graph.size()));
         for (const Op& op : graph.ops()) {
@@ -296,7 +300,8 @@ void Engine::Impl::apply_plan(MemoryPlan next) {
             p.name = op.name;
             p.kind = op.kind;
             // Its place is a slice of a concat's buffer (not a view, not a merged output).
-            const PlannedBuffer& home = memory_plan.buffers[size_t(memory_plan.op_places[size_t(op.id)].buffer)];
+            const int home_buffer = memory_plan.op_places[size_t(op.id)].buffer;
+            const PlannedBuffer& home = memory_plan.buffers[size_t(home_buffer)];
             p.writes_into_concat = op.kind != OpKind::ChannelSlice &&
                                    home.kind == BufferKind::Activation && home.op != op.id;
             p.storage = fmt::format("{} {}", to_string(dtype), to_string(layout));

@@ -122,7 +122,8 @@ TensorView Engine::Impl::merged_place(MergeExec& m, const Shape& shape) {
 void Engine::Impl::replace_merges() {
     for (auto& [signature, m] : merges) {
         const void* old_staging = m.staged_input;
-        const TensorView merged = merged_place(m, Shape{m.merged.n, m.merged.c, m.merged.h, m.merged.w});
+        const TensorView merged =
+            merged_place(m, Shape{m.merged.n, m.merged.c, m.merged.h, m.merged.w});
         const TensorView& in = tensor(graph.op(m.plan.ops[0]).inputs[0]);
         if (merged == m.merged && in == m.planned_input && m.staged_input == old_staging) continue;
         m.merged = merged;

@@ -81,8 +81,8 @@ void Engine::Impl::plan_op(const Op& op) {
             spec.depthwise_weight = w.depthwise.get();
             if (a.residual) spec.residual = tensor(op.inputs.at(1));
             spec.activation = a.activation;
-            exec.convs.push_back(plan_conv(context, in, out, spec,
-                                           {exec.scratch.staged_input, exec.scratch.staged_output}));
+            const ConvStaging staging{exec.scratch.staged_input, exec.scratch.staged_output};
+            exec.convs.push_back(plan_conv(context, in, out, spec, staging));
             record_conv(exec.plan, exec.convs.back());
             break;
         }

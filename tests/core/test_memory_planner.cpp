@@ -45,8 +45,7 @@ int shared_pairs(const MemoryPlan& plan) {
 
 }  // namespace
 
-TEST_CASE("greedy by size: largest first, best-fitting gap, conflicts never overlap",
-          "[memory]") {
+TEST_CASE("greedy by size: largest first, best-fitting gap, conflicts never overlap", "[memory]") {
     // 0 and 1 conflict; 2 conflicts with 0 only, so it may take 1's bytes.
     const std::vector<int64_t> sizes = {100, 100, 50};
     const auto conflict = [](int a, int b) { return (a == 0 || b == 0) && a != b; };
@@ -54,8 +53,9 @@ TEST_CASE("greedy by size: largest first, best-fitting gap, conflicts never over
     CHECK(r.offsets == std::vector<int64_t>{0, 128, 128});
     CHECK(r.total_bytes == 256);
     // Nothing conflicts: everything at 0; everything conflicts: one after another.
-    CHECK(assign_offsets_greedy_by_size(sizes, [](int, int) { return false; }, 64).total_bytes ==
-          128);
+    CHECK(assign_offsets_greedy_by_size(
+              sizes, [](int, int) { return false; }, 64)
+              .total_bytes == 128);
     const OffsetAssignment all = assign_offsets_greedy_by_size(
         sizes, [](int a, int b) { return a != b; }, 64);
     CHECK(all.total_bytes == 128 + 128 + 64);
@@ -186,8 +186,8 @@ TEST_CASE("memory plan: per-op scratch (depthwise output, staged and packed inpu
     // cuBLAS reads an NCHW slice's rows as they are; a channels-last slice is packed first.
     CHECK(nchw.scratch[size_t(fc)].staged_input < 0);
     CHECK(nchw.scratch[size_t(fc2)].staged_input < 0);
-    const MemoryPlan nhwc = plan_memory(g, sequential_schedule(g), options(Precision::Fp16,
-                                                                            TensorLayout::Nhwc));
+    const MemoryPlan nhwc =
+        plan_memory(g, sequential_schedule(g), options(Precision::Fp16, TensorLayout::Nhwc));
     CHECK(nhwc.scratch[size_t(fc)].staged_input >= 0);
     CHECK(nhwc.scratch[size_t(fc2)].staged_input < 0);
     CHECK_NOTHROW(audit_memory(g, nhwc, StreamProgram(g, sequential_schedule(g))));
@@ -228,10 +228,10 @@ TEST_CASE("audit: two concurrent ops sharing bytes, injected into the plan, are 
     CHECK(conflicts[0].launch_a == program.launch_of(1));
     CHECK(conflicts[0].launch_b == program.launch_of(2));
     CHECK_THROWS_AS(audit_memory(g, plan, program), InternalError);
-    CHECK_THROWS_WITH(audit_memory(g, plan, program),
-                      Catch::Contains("op 1 'b'") &&
-                          Catch::Contains("op 2 'c'") && Catch::Contains("output of op 1 'b'") &&
-                          Catch::Contains("output of op 2 'c'"));
+    CHECK_THROWS_WITH(audit_memory(g, plan, program), Catch::Contains("op 1 'b'") &&
+                                                          Catch::Contains("op 2 'c'") &&
+                                                          Catch::Contains("output of op 1 'b'") &&
+                                                          Catch::Contains("output of op 2 'c'"));
 }
 
 TEST_CASE("audit: a plan audited against a schedule that lost a dependency is caught",
@@ -287,8 +287,9 @@ TEST_CASE("memory plan: models of a set share bytes only when they run one after
 TEST_CASE("memory plan: deterministic, and the I/O region does not depend on the schedule",
           "[memory]") {
     const Graph g = test::inception_like();
-    const Schedule greedy{{{S{C, {{0}}}}, {S{C, {{1}, {2}, {4}, {7}}}, S{C, {{3}, {5}, {8}}},
-                                          S{C, {{6}}}, S{C, {{9}}}}}};
+    const Schedule greedy{
+        {{S{C, {{0}}}},
+         {S{C, {{1}, {2}, {4}, {7}}}, S{C, {{3}, {5}, {8}}}, S{C, {{6}}}, S{C, {{9}}}}}};
     const MemoryPlan a = plan_memory(g, greedy, options());
     const MemoryPlan b = plan_memory(g, greedy, options());
     REQUIRE(a.buffers.size() == b.buffers.size());
@@ -308,8 +309,8 @@ TEST_CASE("weight bytes count what the engine uploads", "[memory]") {
     const int a = g.add(OpKind::Conv, conv(16, 3), {kGraphInput}, "a");  // 16*3*9 + 16
     ConvAttrs dw = conv(16, 3);
     dw.groups = 16;
-    const int d = g.add(OpKind::Conv, dw, {a}, "dw");                    // 16*1*9 + 16 (+ 16*9 NHWC)
-    g.add(OpKind::Linear, LinearAttrs{10, true}, {d}, "fc");             // 10*16*8*8 + 10
+    const int d = g.add(OpKind::Conv, dw, {a}, "dw");         // 16*1*9 + 16 (+ 16*9 NHWC)
+    g.add(OpKind::Linear, LinearAttrs{10, true}, {d}, "fc");  // 10*16*8*8 + 10
     const int64_t base = 16 * 3 * 9 + 16 + 16 * 9 + 16 + 10 * 16 * 64 + 10;
     CHECK(weight_bytes(g, options(Precision::Fp32)) == base * 4);
     CHECK(weight_bytes(g, options(Precision::Fp16, TensorLayout::Nhwc)) == (base + 16 * 9) * 2);

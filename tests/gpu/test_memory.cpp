@@ -4,8 +4,8 @@
 // layout; one engine re-planned schedule after schedule keeps its earlier CUDA graphs valid; the
 // engine holds what the CPU plan says, and less than without reuse; engines of two batch sizes
 // share one arena and one copy of the weights; a Replayer reports what it holds.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
@@ -63,9 +63,10 @@ void check_accounting(const Engine& engine, const Graph& graph, const Schedule& 
 
 }  // namespace
 
-TEST_CASE("zoo models' schedules on the planned arena match the reference and the sequential "
-          "output in every precision and layout",
-          "[gpu][engine][memory][zoo]") {
+TEST_CASE(
+    "zoo models' schedules on the planned arena match the reference and the sequential "
+    "output in every precision and layout",
+    "[gpu][engine][memory][zoo]") {
     for (const std::string& name : zoo_model_names()) {
         const Graph graph = zoo_graph(name, 1);
         const HostTensor input = random_input(graph.input_shape(), 5);
@@ -74,7 +75,8 @@ TEST_CASE("zoo models' schedules on the planned arena match the reference and th
         for (const Plan& plan : every_plan()) {
             // Each engine times its convolutions: the large models run two plans only.
             const bool large = graph.size() > 150;
-            if (large && !(plan.precision == Precision::Fp32 && plan.layout == TensorLayout::Nchw) &&
+            if (large &&
+                !(plan.precision == Precision::Fp32 && plan.layout == TensorLayout::Nchw) &&
                 !(plan.precision == Precision::Fp16 && plan.layout == TensorLayout::Nhwc))
                 continue;
             const std::string what = fmt::format("{} {}", name, label(plan));
@@ -108,21 +110,23 @@ TEST_CASE("zoo models' schedules on the planned arena match the reference and th
                 return o;
             }());
             check_accounting(reused, graph, schedules[2].second, reused.options());
-            WARN(fmt::format("{}: arena {:.1f} MiB (greedy, shared by liveness) vs {:.1f} MiB "
-                             "(no reuse); device memory {:.1f} vs {:.1f} MiB",
-                             what, double(reused.memory().arena) / (1 << 20),
-                             double(full.memory().arena) / (1 << 20),
-                             double(reused.device_memory_bytes()) / (1 << 20),
-                             double(full.device_memory_bytes()) / (1 << 20)));
+            WARN(
+                fmt::format("{}: arena {:.1f} MiB (greedy, shared by liveness) vs {:.1f} MiB "
+                            "(no reuse); device memory {:.1f} vs {:.1f} MiB",
+                            what, double(reused.memory().arena) / (1 << 20),
+                            double(full.memory().arena) / (1 << 20),
+                            double(reused.device_memory_bytes()) / (1 << 20),
+                            double(full.device_memory_bytes()) / (1 << 20)));
             CHECK(reused.memory().arena < full.memory().arena);
             CHECK(reused.device_memory_bytes() < full.device_memory_bytes());
         }
     }
 }
 
-TEST_CASE("merge stages on the planned arena: merged ops live in their slices, nothing outside "
-          "the plan",
-          "[gpu][engine][memory]") {
+TEST_CASE(
+    "merge stages on the planned arena: merged ops live in their slices, nothing outside "
+    "the plan",
+    "[gpu][engine][memory]") {
     Graph graph = every_op_graph(2);
     init_random_weights(graph, 7);
     const HostTensor input = random_input(graph.input_shape(), 11);
@@ -150,8 +154,8 @@ TEST_CASE("merge stages on the planned arena: merged ops live in their slices, n
 
 TEST_CASE("two batch sizes of one model share one arena and one copy of the weights",
           "[gpu][engine][memory]") {
-    for (const Plan& plan : {Plan{Precision::Tf32, TensorLayout::Nhwc},
-                             Plan{Precision::Fp16, TensorLayout::Nhwc}}) {
+    for (const Plan& plan :
+         {Plan{Precision::Tf32, TensorLayout::Nhwc}, Plan{Precision::Fp16, TensorLayout::Nhwc}}) {
         INFO(label(plan));
         const Graph small = zoo_graph("googlenet", 1);
         const Graph large = small.with_batch(4);
@@ -205,7 +209,8 @@ TEST_CASE("a model set on the planned arena: every model's output, side by side 
     const Graph set = combine_models({zoo_graph("squeezenet1_1", 1), zoo_graph("googlenet", 1)},
                                      SetInputs::Separate);
     std::vector<HostTensor> inputs;
-    for (int k = 0; k < set.input_count(); ++k) inputs.push_back(random_input(set.input_shape(k), 30 + k));
+    for (int k = 0; k < set.input_count(); ++k)
+        inputs.push_back(random_input(set.input_shape(k), 30 + k));
     const std::vector<HostTensor> ref = reference_run_outputs(set, inputs);
     for (const Schedule& schedule :
          {member_streams_schedule(set),
@@ -262,5 +267,6 @@ TEST_CASE("a Replayer reports the device memory its plan holds", "[gpu][replay][
     CHECK(info.activation_bytes == size_t(plan.activation_bytes()));
     CHECK(info.weight_bytes > 0);
     CHECK(info.workspace_bytes > 0);
-    CHECK(info.device_memory_bytes >= info.weight_bytes + info.activation_bytes + info.workspace_bytes);
+    CHECK(info.device_memory_bytes >=
+          info.weight_bytes + info.activation_bytes + info.workspace_bytes);
 }

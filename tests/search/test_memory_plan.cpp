@@ -3,8 +3,8 @@
 // in both forms, every precision and layout; model sets; seeded random DAGs. And the planner's
 // targets (issue 31): the sequential schedule's arena within 1.15x of the liveness bound, the
 // best concurrent baseline within 1.3x of it (the table in docs/memory.md is this test's output).
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <map>
@@ -16,8 +16,8 @@
 #include "search/model_set_baselines.h"
 #include "search/sim_cost_model.h"
 #include "src/buffer_access.h"
-#include "src/fusion.h"
 #include "src/error.h"
+#include "src/fusion.h"
 #include "src/memory_audit.h"
 #include "src/memory_planner.h"
 #include "src/model_set.h"
@@ -60,7 +60,8 @@ Schedule ios_sim_schedule(const Graph& graph) {
 
 std::vector<std::pair<std::string, Schedule>> strategies(const Graph& graph) {
     std::vector<std::pair<std::string, Schedule>> all;
-    for (const std::string& name : baseline_names()) all.emplace_back(name, make_baseline(name, graph));
+    for (const std::string& name : baseline_names())
+        all.emplace_back(name, make_baseline(name, graph));
     all.emplace_back("ios (sim)", ios_sim_schedule(graph));
     return all;
 }
@@ -76,7 +77,8 @@ public:
         std::vector<int> tail(size_t(p.lane_count()), -1);
         for (size_t b = 0; b < launches.size(); ++b) {
             std::vector<int> preds = launches[b].waits;
-            if (tail[size_t(launches[b].lane)] >= 0) preds.push_back(tail[size_t(launches[b].lane)]);
+            if (tail[size_t(launches[b].lane)] >= 0)
+                preds.push_back(tail[size_t(launches[b].lane)]);
             for (int a : preds) {
                 for (size_t w = 0; w < words_; ++w) bits_[b][w] |= bits_[size_t(a)][w];
                 bits_[b][size_t(a) / 64] |= uint64_t(1) << (size_t(a) % 64);
@@ -84,7 +86,9 @@ public:
             tail[size_t(launches[b].lane)] = int(b);
         }
     }
-    bool before(int a, int b) const { return (bits_[size_t(b)][size_t(a) / 64] >> (size_t(a) % 64)) & 1; }
+    bool before(int a, int b) const {
+        return (bits_[size_t(b)][size_t(a) / 64] >> (size_t(a) % 64)) & 1;
+    }
 
 private:
     size_t words_ = 0;
@@ -110,7 +114,8 @@ int require_lifetimes_apart(const Graph& graph, const MemoryPlan& plan, const St
         const PlannedBuffer& a = plan.buffers[i];
         for (size_t j = i + 1; j < plan.buffers.size(); ++j) {
             const PlannedBuffer& b = plan.buffers[j];
-            if (a.pinned != b.pinned || a.offset >= b.offset + b.bytes || b.offset >= a.offset + a.bytes)
+            if (a.pinned != b.pinned || a.offset >= b.offset + b.bytes ||
+                b.offset >= a.offset + a.bytes)
                 continue;
             ++sharing;
             REQUIRE_FALSE(a.pinned);  // the I/O region never shares
@@ -142,8 +147,8 @@ void check_model(const std::string& name) {
                 if (!conflicts.empty()) FAIL(describe_conflict(graph, plan, program, conflicts[0]));
                 CHECK(plan.activation_bytes() >= plan.lower_bound_bytes);
                 // The property itself, once per element size (the other plans only scale).
-                if (o.layout == TensorLayout::Nhwc && (o.precision == Precision::Fp32 ||
-                                                       o.precision == Precision::Fp16))
+                if (o.layout == TensorLayout::Nhwc &&
+                    (o.precision == Precision::Fp32 || o.precision == Precision::Fp16))
                     CHECK(require_lifetimes_apart(graph, plan, program) > 0);
             }
         }
@@ -164,14 +169,15 @@ Ratio ratio(const Graph& graph, const Schedule& s, const MemoryPlanOptions& o, d
 void check_ratios(const std::string& name) {
     for (const int batch : {1, 16, 64}) {
         const Graph graph = zoo(name, batch);
-        for (const Precision p : {Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16}) {
+        for (const Precision p :
+             {Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16}) {
             const MemoryPlanOptions o = options(p, default_layout(p));
             const MemoryPlan seq = plan_memory(graph, sequential_schedule(graph), o);
             const double bound = double(seq.lower_bound_bytes);
-            const Ratio greedy =
-                ratio(graph, with_form(make_baseline("greedy", graph), ScheduleForm::Dataflow), o, bound);
-            const Ratio nimble =
-                ratio(graph, with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow), o, bound);
+            const Ratio greedy = ratio(
+                graph, with_form(make_baseline("greedy", graph), ScheduleForm::Dataflow), o, bound);
+            const Ratio nimble = ratio(
+                graph, with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow), o, bound);
             fmt::print("| {} | {} | {} | {:.1f} | {:.3f} | {:.3f} ({:.3f}) | {:.3f} ({:.3f}) |\n",
                        name, batch, to_string(p), bound / (1 << 20),
                        double(seq.activation_bytes()) / bound, greedy.arena, greedy.floor,
@@ -190,12 +196,24 @@ void check_ratios(const std::string& name) {
 }  // namespace
 
 // One test case per model, so that CTest runs them side by side.
-TEST_CASE("memory audit and lifetimes: inception_v3", "[memory][audit][zoo]") { check_model("inception_v3"); }
-TEST_CASE("memory audit and lifetimes: googlenet", "[memory][audit][zoo]") { check_model("googlenet"); }
-TEST_CASE("memory audit and lifetimes: squeezenet1_1", "[memory][audit][zoo]") { check_model("squeezenet1_1"); }
-TEST_CASE("memory audit and lifetimes: resnet50", "[memory][audit][zoo]") { check_model("resnet50"); }
-TEST_CASE("memory audit and lifetimes: nasnet_a_large", "[memory][audit][zoo]") { check_model("nasnet_a_large"); }
-TEST_CASE("memory audit and lifetimes: randwire", "[memory][audit][zoo]") { check_model("randwire"); }
+TEST_CASE("memory audit and lifetimes: inception_v3", "[memory][audit][zoo]") {
+    check_model("inception_v3");
+}
+TEST_CASE("memory audit and lifetimes: googlenet", "[memory][audit][zoo]") {
+    check_model("googlenet");
+}
+TEST_CASE("memory audit and lifetimes: squeezenet1_1", "[memory][audit][zoo]") {
+    check_model("squeezenet1_1");
+}
+TEST_CASE("memory audit and lifetimes: resnet50", "[memory][audit][zoo]") {
+    check_model("resnet50");
+}
+TEST_CASE("memory audit and lifetimes: nasnet_a_large", "[memory][audit][zoo]") {
+    check_model("nasnet_a_large");
+}
+TEST_CASE("memory audit and lifetimes: randwire", "[memory][audit][zoo]") {
+    check_model("randwire");
+}
 
 TEST_CASE("the zoo is what the audit covers", "[memory][zoo]") {
     std::vector<std::string> names = zoo_model_names();
@@ -211,15 +229,16 @@ TEST_CASE("memory audit and lifetimes: seeded random DAGs", "[memory][audit]") {
         SearchOptions o;
         o.progress = false;
         std::vector<std::pair<std::string, Schedule>> all;
-        for (const std::string& name : baseline_names()) all.emplace_back(name, make_baseline(name, graph));
+        for (const std::string& name : baseline_names())
+            all.emplace_back(name, make_baseline(name, graph));
         all.emplace_back("ios", ios_search(graph, cost, o).schedule);
         for (const auto& [strategy, base] : all)
             for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
                 INFO("seed " << seed << " / " << strategy << " / " << to_string(form));
                 const Schedule s = with_form(base, form);
                 const StreamProgram program(graph, s);
-                const MemoryPlan plan = plan_memory(graph, s, options(Precision::Fp16,
-                                                                     TensorLayout::Nhwc));
+                const MemoryPlan plan =
+                    plan_memory(graph, s, options(Precision::Fp16, TensorLayout::Nhwc));
                 require_lifetimes_apart(graph, plan, program);
                 CHECK(find_memory_conflicts(graph, plan, program).empty());
             }
@@ -228,14 +247,14 @@ TEST_CASE("memory audit and lifetimes: seeded random DAGs", "[memory][audit]") {
 
 TEST_CASE("memory audit: model sets side by side, back to back and co-scheduled",
           "[memory][audit][model_set]") {
-    const Graph set = combine_models({zoo("squeezenet1_1", 1), zoo("googlenet", 1)},
-                                     SetInputs::Separate);
+    const Graph set =
+        combine_models({zoo("squeezenet1_1", 1), zoo("googlenet", 1)}, SetInputs::Separate);
     const Graph twins = combine_models({zoo("resnet50", 1), zoo("resnet50", 1)}, SetInputs::Shared);
     for (const Graph* g : {&set, &twins}) {
         std::vector<std::pair<std::string, Schedule>> all = {
             {"streams", member_streams_schedule(*g)},
             {"back-to-back", back_to_back_schedule(*g, {sequential_schedule(member_graph(*g, 0)),
-                                                         sequential_schedule(member_graph(*g, 1))})},
+                                                        sequential_schedule(member_graph(*g, 1))})},
             {"greedy", make_baseline("greedy", *g)},
             {"nimble", make_baseline("nimble", *g)}};
         for (const auto& [strategy, base] : all)
@@ -248,7 +267,8 @@ TEST_CASE("memory audit: model sets side by side, back to back and co-scheduled"
                     const StreamProgram program(*g, s);
                     const MemoryPlan plan = plan_memory(*g, s, o);
                     const auto conflicts = find_memory_conflicts(*g, plan, program);
-                    if (!conflicts.empty()) FAIL(describe_conflict(*g, plan, program, conflicts[0]));
+                    if (!conflicts.empty())
+                        FAIL(describe_conflict(*g, plan, program, conflicts[0]));
                     // Every model's output is kept.
                     for (int out : g->outputs())
                         CHECK(plan.buffers[size_t(plan.op_places[size_t(out)].buffer)].pinned);
@@ -256,7 +276,8 @@ TEST_CASE("memory audit: model sets side by side, back to back and co-scheduled"
         // One after another, the second model takes the first one's bytes.
         const Schedule b2b = all[1].second;
         CHECK(plan_memory(*g, b2b, options(Precision::Tf32, TensorLayout::Nhwc)).shared_bytes <
-              plan_memory(*g, all[0].second, options(Precision::Tf32, TensorLayout::Nhwc)).shared_bytes);
+              plan_memory(*g, all[0].second, options(Precision::Tf32, TensorLayout::Nhwc))
+                  .shared_bytes);
     }
 }
 
@@ -265,7 +286,8 @@ TEST_CASE("audit: a staged schedule's plan run in dataflow form is caught", "[me
     // drops those orderings, so the same plan is unsafe there, and the audit must say where.
     const Graph graph = zoo("inception_v3", 1);
     const Schedule staged = make_baseline("greedy", graph);
-    const MemoryPlan plan = plan_memory(graph, staged, options(Precision::Tf32, TensorLayout::Nhwc));
+    const MemoryPlan plan =
+        plan_memory(graph, staged, options(Precision::Tf32, TensorLayout::Nhwc));
     const StreamProgram dataflow(graph, with_form(staged, ScheduleForm::Dataflow));
     const auto conflicts = find_memory_conflicts(graph, plan, dataflow);
     REQUIRE_FALSE(conflicts.empty());
@@ -284,7 +306,8 @@ TEST_CASE("memory plan: deterministic on a large model", "[memory]") {
     const MemoryPlan a = plan_memory(graph, s, o), b = plan_memory(graph, s, o);
     REQUIRE(a.buffers.size() == b.buffers.size());
     bool same = true;
-    for (size_t i = 0; i < a.buffers.size(); ++i) same = same && a.buffers[i].offset == b.buffers[i].offset;
+    for (size_t i = 0; i < a.buffers.size(); ++i)
+        same = same && a.buffers[i].offset == b.buffers[i].offset;
     CHECK(same);
     CHECK(a.shared_bytes == b.shared_bytes);
     CHECK(a.workspace_slot == b.workspace_slot);
