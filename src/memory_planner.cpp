@@ -234,6 +234,22 @@ private:
 
     bool strided(int id) const { return !plan_.packed(plan_.place_of(id), read_shape(id)); }
 
+    // Whether op `id`'s convolution stages its input / output: may (no StagingUse) or does.
+    bool stages_input(int id) const {
+        const auto& use = plan_.options.staging;
+        return !use || (size_t(id) < use->input.size() && use->input[size_t(id)]);
+    }
+    bool stages_output(int id) const {
+        const auto& use = plan_.options.staging;
+        return !use || (size_t(id) < use->output.size() && use->output[size_t(id)]);
+    }
+    bool merge_stages_input(const std::string& signature) const {
+        const auto& use = plan_.options.staging;
+        if (!use) return true;
+        const auto it = use->merge_input.find(signature);
+        return it != use->merge_input.end() && it->second;
+    }
+
     int scratch(const std::string& what, int op, const Shape& shape) {
         return add(fmt::format("{} of {}", what, op_name(graph_, op)), BufferKind::Scratch, shape,
                    op);
@@ -246,7 +262,8 @@ private:
         for (const Op& op : graph_.ops()) {
             OpScratch& s = plan_.scratch[size_t(op.id)];
             const int in = op.inputs.at(0);
-            const bool in_strided = strided(in), out_strided = strided(op.id);
+            const bool in_strided = strided(in) && stages_input(op.id);
+            const bool out_strided = strided(op.id) && stages_output(op.id);
             switch (op.kind) {
                 case OpKind::Conv:
                 case OpKind::ConvTranspose:
@@ -257,13 +274,13 @@ private:
                     const Shape& o = op.output;
                     s.depthwise_output =
                         scratch("depthwise output", op.id, Shape{o.n, read_shape(in).c, o.h, o.w});
-                    if (in_strided || op.as<SepConvAttrs>().pre_relu)
+                    if (in_strided || (op.as<SepConvAttrs>().pre_relu && stages_input(op.id)))
                         s.staged_input = scratch("staged input", op.id, read_shape(in));
                     if (out_strided) s.staged_output = scratch("staged output", op.id, op.output);
                     break;
                 }
-                case OpKind::Linear:
-                    if (in_strided && plan_.options.layout == TensorLayout::Nhwc)
+                case OpKind::Linear:  // packs every strided channels-last input
+                    if (strided(in) && plan_.options.layout == TensorLayout::Nhwc)
                         s.staged_input = scratch("packed input", op.id, read_shape(in));
                     break;
                 default:
@@ -272,7 +289,7 @@ private:
         }
         for (MergePlacement& m : plan_.merges) {
             const int in = graph_.op(m.ops[0]).inputs[0];
-            if (strided(in))
+            if (strided(in) && merge_stages_input(m.signature))
                 m.staged_input = add("staged input of merge " + m.signature, BufferKind::Scratch,
                                      read_shape(in), -1);
         }

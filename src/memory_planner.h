@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +88,16 @@ struct MergePlacement {
     int staged_input = -1;  // a packed copy of a strided input
 };
 
+// The staging the engine's chosen convolutions really use: a plan given it reserves staging
+// scratch only there. The engine knows once its convolutions are chosen (a timed choice: a
+// kernel that reads and writes strided views in place stages nothing) and plans again with it;
+// on the CPU every convolution that may stage gets its scratch.
+struct StagingUse {
+    // Per op: its convolution stages its input (a SepConv: its depthwise step) / its output.
+    std::vector<bool> input, output;
+    std::map<std::string, bool> merge_input;  // per merge stage signature
+};
+
 struct MemoryPlanOptions {
     Precision precision = Precision::Tf32;
     TensorLayout layout = TensorLayout::Nchw;
@@ -95,6 +106,7 @@ struct MemoryPlanOptions {
     // Buffers share bytes by liveness; off: every buffer has bytes of its own (any op's output
     // can be read after a launch, any schedule runs on the plan).
     bool reuse = true;
+    std::optional<StagingUse> staging;  // unset: staging scratch wherever a convolution may stage
 };
 
 struct MemoryPlan {

@@ -135,13 +135,18 @@ bool ConvStep::rebind(const TensorView& source, const TensorView& target,
         residual.has_value() != residual_.has_value() ||
         (residual && !same_but_address(*residual, *residual_)))
         return false;
-    // A side staged through the caller's buffer needs one again (the step's own stays its own).
+    // A side staged through the caller's buffer needs one again if the chosen path uses it (the
+    // step's own stays its own); an unused one may be gone (null).
     const bool stages_in = in_.data != source_.data, stages_out = out_.data != target_.data;
     void* in_buffer = staging_in_.bytes() > 0 ? staging_in_.get() : staging.input;
     void* out_buffer = staging_out_.bytes() > 0 ? staging_out_.get() : staging.output;
-    if ((stages_in && in_buffer == nullptr) || (stages_out && out_buffer == nullptr)) return false;
-    if ((stages_in && byte_alignment(in_buffer, 256) != byte_alignment(in_.data, 256)) ||
-        (stages_out && byte_alignment(out_buffer, 256) != byte_alignment(out_.data, 256)))
+    if ((input_staged() && in_buffer == nullptr) || (output_staged() && out_buffer == nullptr))
+        return false;
+    // (A null address is aligned to everything: what matters is the buffer that will be used.)
+    const auto realigned = [](bool stages, void* buffer, const void* now) {
+        return stages && buffer != nullptr && byte_alignment(buffer, 256) != byte_alignment(now, 256);
+    };
+    if (realigned(stages_in, in_buffer, in_.data) || realigned(stages_out, out_buffer, out_.data))
         return false;
     source_ = source;
     target_ = target;

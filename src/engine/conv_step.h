@@ -89,8 +89,9 @@ public:
 
     // Points the step at other views (and staging buffers) that differ from its own in their
     // addresses only (same_but_address: another memory plan's places), keeping its descriptors
-    // and chosen algorithm. False, and nothing changed, when anything else differs or a staging
-    // buffer it needs is missing: then it must be planned again.
+    // and chosen algorithm. A staging buffer its chosen path does not use may be missing (a plan
+    // refined by the engine's choices). False, and nothing changed, when anything else differs
+    // or a staging buffer it uses is missing: then it must be planned again.
     bool rebind(const TensorView& source, const TensorView& target,
                 const std::optional<TensorView>& residual, ConvStaging staging);
     // Device bytes of staging buffers the step allocated itself (outside any memory plan).
@@ -109,6 +110,10 @@ public:
     // The convolution writes a buffer of its own and a copy moves it into the op's view.
     bool output_staged() const {
         return path != ConvPath::Depthwise && path != ConvPath::Gemm && out_ != target_;
+    }
+    // A copy of the input (strided, or with the pre-ReLU applied) is what the convolution reads.
+    bool input_staged() const {
+        return path != ConvPath::Depthwise && path != ConvPath::Gemm && in_.data != source_.data;
     }
     // The engine's depthwise kernel can run this convolution (it has no residual input).
     bool depthwise_capable() const {

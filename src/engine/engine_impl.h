@@ -227,6 +227,10 @@ struct Engine::Impl {
     void use_weights(std::shared_ptr<const EngineWeights> shared);
     const OpWeights& weights_of(int op_id) const { return weights->ops[size_t(op_id)]; }
     MemoryPlanOptions plan_options() const;
+    // What the planned convolutions stage (their chosen paths), and the plan made again with
+    // staging scratch only there (once every convolution of the plan is chosen).
+    StagingUse staging_use() const;
+    void refine_staging();
     // Makes `next` the plan in force: the I/O region (first plan only), the arena, every view,
     // the merge stages' outputs, and each op's plan (pointed at its new places, or planned again
     // where more than the addresses changed); workspaces for its slots.

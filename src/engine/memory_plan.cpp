@@ -271,6 +271,37 @@ void Engine::Impl::set_up_ports() {
     }
 }
 
+StagingUse Engine::Impl::staging_use() const {
+    StagingUse use;
+    use.input.assign(size_t(graph.size()), false);
+    use.output.assign(size_t(graph.size()), false);
+    for (const Op& op : graph.ops()) {
+        const OpExec& e = execs[size_t(op.id)];
+        if (!e.convs.empty()) {  // a SepConv's depthwise step reads, its pointwise one writes
+            use.input[size_t(op.id)] = e.convs.front().input_staged();
+            use.output[size_t(op.id)] = e.convs.back().output_staged();
+        }
+        // A transposed convolution planned again is timed again and may choose otherwise: its
+        // scratch stays.
+        if (op.kind == OpKind::ConvTranspose)
+            use.input[size_t(op.id)] = use.output[size_t(op.id)] = true;
+    }
+    for (const auto& [signature, m] : merges)
+        use.merge_input[signature] = m.conv && m.conv->input_staged();
+    return use;
+}
+
+// The plan reserved staging scratch for every convolution that may stage; once they are chosen
+// (timed, or pinned), the scratch of those that read and write their views in place is dropped.
+// The convolutions are then pointed at the new places: the same shapes, strides and alignments.
+void Engine::Impl::refine_staging() {
+    if (memory_plan.options.staging) return;
+    MemoryPlanOptions refined = memory_plan.options;
+    refined.staging = staging_use();
+    apply_plan(memory_plan.schedule ? plan_memory(graph, *memory_plan.schedule, refined)
+                                    : plan_memory_without_schedule(graph, refined));
+}
+
 void Engine::Impl::apply_plan(MemoryPlan next) {
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before changing the memory plan");
     const bool first = memory_plan.buffers.empty();

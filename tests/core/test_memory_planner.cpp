@@ -191,6 +191,22 @@ TEST_CASE("memory plan: per-op scratch (depthwise output, staged and packed inpu
     CHECK(nhwc.scratch[size_t(fc)].staged_input >= 0);
     CHECK(nhwc.scratch[size_t(fc2)].staged_input < 0);
     CHECK_NOTHROW(audit_memory(g, nhwc, StreamProgram(g, sequential_schedule(g))));
+
+    SECTION("refined by what the chosen convolutions stage (the engine's second plan)") {
+        MemoryPlanOptions refined = options();
+        refined.staging = StagingUse{std::vector<bool>(size_t(g.size()), false),
+                                     std::vector<bool>(size_t(g.size()), false), {}};
+        const MemoryPlan none = plan_memory(g, sequential_schedule(g), refined);
+        CHECK(none.scratch[size_t(sc)].staged_input < 0);
+        CHECK(none.scratch[size_t(sc)].depthwise_output >= 0);  // always its own
+        CHECK(none.buffers.size() < nchw.buffers.size());
+        refined.staging->input[size_t(sc)] = true;
+        CHECK(plan_memory(g, sequential_schedule(g), refined).scratch[size_t(sc)].staged_input >= 0);
+        // A channels-last Linear packs a strided input whatever the convolutions chose.
+        MemoryPlanOptions nhwc_refined = options(Precision::Fp16, TensorLayout::Nhwc);
+        nhwc_refined.staging = refined.staging;
+        CHECK(plan_memory(g, sequential_schedule(g), nhwc_refined).scratch[size_t(fc)].staged_input >= 0);
+    }
 }
 
 TEST_CASE("memory plan: ops that may run at the same time never share bytes", "[memory]") {
