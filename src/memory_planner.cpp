@@ -8,7 +8,6 @@
 #include <algorithm>
 
 #include "src/buffer_access.h"
-#include "src/error.h"
 #include "src/offset_assignment.h"
 #include "src/operator_info.h"
 #include "src/stream_program.h"
@@ -116,8 +115,7 @@ private:
             const int input =
                 add(fmt::format("graph input {}", k), BufferKind::Input, stored, -1, true);
             plan_.input_places.push_back({input, 0});
-            const bool native_float = plan_.options.precision != Precision::Fp16 &&
-                                      plan_.options.precision != Precision::Bf16 &&
+            const bool native_float = !is_half(plan_.options.precision) &&
                                       plan_.options.layout == TensorLayout::Nchw &&
                                       stored == graph_.input_shape(k);
             plan_.input_float.push_back(

@@ -21,6 +21,8 @@ MemorySummary summarize_memory(const Graph& graph, const Schedule& schedule,
         schedule == sequential_schedule(graph)
             ? plan.lower_bound_bytes
             : plan_memory(graph, sequential_schedule(graph), options).lower_bound_bytes;
+    s.schedule_floor_bytes =
+        concurrency_lower_bound(graph, plan, StreamProgram(graph, schedule));
     s.workspace_bytes = workspace_bytes_estimate(plan, workspace_cap_bytes);
     s.workspace_slots = plan.workspace_slots;
     s.lanes = plan.lanes;
@@ -36,6 +38,7 @@ nlohmann::json memory_summary_to_json(const MemorySummary& s) {
             {"io_bytes", s.io_bytes},
             {"lower_bound_bytes", s.lower_bound_bytes},
             {"activation_to_lower_bound", s.ratio()},
+            {"schedule_floor_bytes", s.schedule_floor_bytes},
             {"workspace_bytes", s.workspace_bytes},
             {"workspace_estimated", true},
             {"workspace_slots", s.workspace_slots},
@@ -54,6 +57,9 @@ std::string format_memory_summary(const MemorySummary& s) {
     text += fmt::format("{:<12} {}: the largest set of tensors live at once in the sequential "
                         "order; the arena is {:.3f}x that\n",
                         "lower bound", mib(s.lower_bound_bytes), s.ratio());
+    text += fmt::format("{:<12} {}: no plan of this schedule can be smaller (what its launches "
+                        "may hold at once)\n",
+                        "floor", mib(s.schedule_floor_bytes));
     text += fmt::format("{:<12} {} (ESTIMATE: {} workspace{} at the {} cap, for the convolutions "
                         "that can run at once, + {} lane{} x {} cuBLAS; the GPU's is its chosen "
                         "algorithms' largest, often far less)\n",

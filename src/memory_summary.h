@@ -22,6 +22,9 @@ struct MemorySummary {
     // plan of this model in that order can go below. activation_bytes over it is the cost of the
     // schedule's concurrency (and of the planner's packing).
     int64_t lower_bound_bytes = 0;
+    // What no plan of this schedule can go below (concurrency_lower_bound): how much of the
+    // arena above the bound is the schedule's concurrency rather than the planner's packing.
+    int64_t schedule_floor_bytes = 0;
     // An estimate (the GPU's figure depends on the algorithms it chooses): each workspace slot
     // at the cap a convolution's algorithm may take, plus cuBLAS's workspace per lane.
     int64_t workspace_bytes = 0;

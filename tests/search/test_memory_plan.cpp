@@ -128,11 +128,6 @@ int require_lifetimes_apart(const Graph& graph, const MemoryPlan& plan, const St
     return sharing;
 }
 
-// The largest set of buffers live at one point of the sequential order: the bound.
-int64_t sequential_bound(const Graph& graph, const MemoryPlanOptions& o) {
-    return plan_memory(graph, sequential_schedule(graph), o).lower_bound_bytes;
-}
-
 void check_model(const std::string& name) {
     const Graph graph = zoo(name, 1);
     for (const auto& [strategy, base] : strategies(graph))
