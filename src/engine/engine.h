@@ -17,7 +17,9 @@
 // prepare()/capture() later): activations, scratch and merged outputs then share bytes wherever
 // the schedule's stream program orders their uses, and read_op_output() is meaningful only for
 // ops whose bytes no later launch of that schedule reuses (graph outputs always are). An op or a
-// stage launched on its own under a schedule's plan reads what the last launch left. prepare()
+// stage launched on its own under a schedule's plan reads what the last launch left. Once its
+// convolutions are chosen the engine plans again with staging scratch only where a chosen kernel
+// stages (the CPU's plan reserves it wherever one may), so it holds at most that. prepare()
 // of another schedule plans again: views move, convolutions are pointed at their new places
 // (planned again only where shapes or alignments change) and CUDA graphs captured earlier stay
 // valid (a capture keeps the memory it used; release_retired() frees it). Before every schedule
