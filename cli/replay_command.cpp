@@ -165,6 +165,10 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
             {"graph_nodes", info.graph_nodes},
             {"convolutions", info.convolutions},
             {"pinned_convolutions", info.pinned_convolutions},
+            {"weight_bytes", info.weight_bytes},
+            {"activation_bytes", info.activation_bytes},
+            {"workspace_bytes", info.workspace_bytes},
+            {"device_memory_bytes", info.device_memory_bytes},
             {"device", device_to_json(query_device_info())},
             {"warmup", warmup},
             {"iterations", t.iterations},
@@ -269,6 +273,11 @@ void run_replay(const ReplayCommandOptions& o) {
         if (info.schedule_id != 0)
             fmt::print("kernels    {} of {} convolutions run the algorithm stored with the schedule\n",
                        info.pinned_convolutions, info.convolutions);
+        const auto mib = [](std::size_t bytes) { return double(bytes) / (1 << 20); };
+        fmt::print("memory     {:.1f} MiB on the device: weights {:.1f}, activations {:.1f} (one "
+                   "arena, reused by liveness), workspaces {:.1f}\n",
+                   mib(info.device_memory_bytes), mib(info.weight_bytes),
+                   mib(info.activation_bytes), mib(info.workspace_bytes));
     }
     if (o.validate) validate_output(replayer, o);
 

@@ -86,13 +86,15 @@ std::vector<std::string> row_cells(const db::ReportRow& row) {
             fixed(s.predicted_ms) + est,
             row.prediction_error ? fmt::format("{:+.1f}%", 100.0 * *row.prediction_error) : "-",
             fixed(stat(s, "search_seconds"), "{:.1f}"),
+            s.arena_bytes ? fmt::format("{:.1f}", double(*s.arena_bytes) / (1 << 20)) : "-",
             estimate ? "estimate (simulated)" : "measured"};
 }
 
+// "arena MiB": the memory plan of the schedule (activations, scratch, inputs and outputs).
 const std::vector<std::string> kHeaders = {
-    "id",           "model",       "device",   "batch",      "precision",
+    "id",           "model",       "device",   "batch",     "precision",
     "layout",       "strategy",    "latency ms", "sequential ms", "speedup",
-    "predicted ms", "pred. error", "search s", "kind"};
+    "predicted ms", "pred. error", "search s", "arena MiB", "kind"};
 
 std::string csv_field(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -248,6 +250,9 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
                               {"measured_ms", value_or_null(record->measured_ms)},
                               {"sequential_ms", value_or_null(record->sequential_ms)},
                               {"predicted_ms", value_or_null(record->predicted_ms)},
+                              {"arena_bytes", record->arena_bytes
+                                                  ? nlohmann::json(*record->arena_bytes)
+                                                  : nlohmann::json(nullptr)},
                               {"search_stats", record->search_stats},
                               {"schedule", record->schedule}};
         fmt::print("{}\n", doc.dump(2));
@@ -265,6 +270,10 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
         fmt::print("latency     {} ms measured, {} ms sequential, {} ms predicted\n",
                    fixed(record->measured_ms), fixed(record->sequential_ms),
                    fixed(record->predicted_ms));
+    if (record->arena_bytes)
+        fmt::print("memory      {:.1f} MiB of activations, scratch, inputs and outputs (its "
+                   "memory plan; `iostune show --memory` breaks it down)\n",
+                   double(*record->arena_bytes) / (1 << 20));
     // The engine's plan: precision and layout (timed against the other layout, when it was).
     std::string layout_why = "not timed: --layout, or the precision's default";
     if (const auto timed = record->search_stats.find("layout_sequential_ms");

@@ -49,6 +49,9 @@ struct ScheduleRecord {
     nlohmann::json schedule;                                 // the schedule's JSON
     // The engine's convolution choices when it was measured (src/conv_choices.h); {} for none.
     nlohmann::json conv_choices = nlohmann::json::object();
+    // Bytes of the schedule's memory plan (activations, scratch, inputs and outputs) in its
+    // precision and layout; none for rows stored before the store kept it.
+    std::optional<std::int64_t> arena_bytes;
     std::string tool_version;  // empty: stamped with this build's version
     std::string git_commit;    // empty: stamped with this build's commit
     std::string created_at;    // set by the store: UTC, ISO 8601

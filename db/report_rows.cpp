@@ -77,6 +77,7 @@ nlohmann::json report_row_json(const ReportRow& row, const std::vector<int>& tun
             {"prediction_error", value_or_null(row.prediction_error)},
             {"search_seconds", value_or_null(stat(s, "search_seconds"))},
             {"stages_costed", value_or_null(stat(s, "stages_costed"))},
+            {"arena_bytes", s.arena_bytes ? nlohmann::json(*s.arena_bytes) : nlohmann::json(nullptr)},
             {"tool_version", s.tool_version},
             {"git_commit", s.git_commit},
             {"created_at", s.created_at}};

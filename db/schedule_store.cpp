@@ -145,8 +145,8 @@ nlohmann::json parse_json_column(const Statement& row, int column, const std::st
 constexpr std::string_view kScheduleColumns =
     "s.id, s.model_id, s.device_id, s.batch, s.precision, s.strategy, s.r, s.s, s.predicted_ms, "
     "s.measured_ms, s.sequential_ms, s.search_stats_json, s.schedule_json, s.tool_version, "
-    "s.git_commit, s.created_at, s.conv_choices_json, s.layout";
-constexpr int kScheduleColumnCount = 18;
+    "s.git_commit, s.created_at, s.conv_choices_json, s.layout, s.arena_bytes";
+constexpr int kScheduleColumnCount = 19;
 
 ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     ScheduleRecord record;
@@ -168,6 +168,7 @@ ScheduleRecord read_schedule(const Statement& row, const std::string& path) {
     record.created_at = row.column_text(15);
     record.conv_choices = parse_json_column(row, 16, path, "convolution choices");
     record.layout = row.column_text(17);
+    if (!row.column_is_null(18)) record.arena_bytes = row.column_int(18);
     return record;
 }
 

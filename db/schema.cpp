@@ -112,6 +112,11 @@ constexpr std::string_view kDropStageMeasurementsV3 = "DROP TABLE stage_measurem
 constexpr std::string_view kRenameStageMeasurementsV4 =
     "ALTER TABLE stage_measurements_v4 RENAME TO stage_measurements";
 
+// Version 5: each schedule records the bytes of its memory plan's arena (activations, scratch,
+// inputs and outputs: src/memory_planner.h) in its precision and layout, computed on the CPU
+// when it is stored. Older rows have none (NULL).
+constexpr std::string_view kAddArenaBytes = "ALTER TABLE schedules ADD COLUMN arena_bytes INTEGER";
+
 std::string newer_version_message(const Connection& connection, int found) {
     return fmt::format(
         "Database '{}' has schema version {}, newer than this iostune build understands (up to "
@@ -135,6 +140,7 @@ const std::vector<Migration>& migrations() {
         {3, {kAddConvChoices}},
         {4, {kAddScheduleLayout, kCreateStageMeasurementsV4, kCopyStageMeasurementsV4,
              kDropStageMeasurementsV3, kRenameStageMeasurementsV4}},
+        {5, {kAddArenaBytes}},
     };
     return steps;
 }

@@ -62,9 +62,9 @@ std::int64_t insert_schedule(Connection& connection, const ScheduleRecord& recor
                      std::string("INSERT INTO schedules (model_id, device_id, batch, precision, "
                                  "strategy, r, s, predicted_ms, measured_ms, sequential_ms, "
                                  "search_stats_json, schedule_json, tool_version, git_commit, "
-                                 "conv_choices_json, layout, created_at) VALUES (?1, ?2, ?3, ?4, "
-                                 "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                                 "COALESCE(?17, ") +
+                                 "conv_choices_json, layout, arena_bytes, created_at) VALUES (?1, "
+                                 "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                                 "?16, ?17, COALESCE(?18, ") +
                          kNow + "))");
     insert.bind_int(1, record.model_id)
         .bind_int(2, record.device_id)
@@ -82,7 +82,9 @@ std::int64_t insert_schedule(Connection& connection, const ScheduleRecord& recor
         .bind_text(14, stamp_or(record.git_commit, kGitCommit))
         .bind_text(15, record.conv_choices.dump())
         .bind_text(16, record.layout);
-    bind_time_or_now(insert, 17, record.created_at);
+    if (record.arena_bytes) insert.bind_int(17, *record.arena_bytes);
+    else insert.bind_null(17);
+    bind_time_or_now(insert, 18, record.created_at);
     insert.run();
     return sqlite3_last_insert_rowid(connection.get());
 }

@@ -76,6 +76,13 @@ EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layo
     return engine_options;
 }
 
+// The engine's memory planned for the schedule it replays from the start: it never holds every
+// activation at once.
+EngineOptions planned_for(EngineOptions options, const Schedule& schedule) {
+    options.schedule = schedule;
+    return options;
+}
+
 // The layout a baseline or the sequential fallback runs in: the caller's, or the precision's.
 TensorLayout requested_layout(const ReplayOptions& options) {
     if (options.layout == "auto") return default_layout(precision_from_string(options.precision));
@@ -116,8 +123,14 @@ struct Replayer::Impl {
     // Plans the engine, warms up and captures the one CUDA Graph every run launches.
     Impl(Graph graph, const Schedule& schedule, ReplayInfo replay_info,
          const EngineOptions& engine_options)
-        : info(std::move(replay_info)), engine(std::move(graph), engine_options) {
+        : info(std::move(replay_info)),
+          engine(std::move(graph), planned_for(engine_options, schedule)) {
         exec = engine.capture(schedule);
+        const EngineMemory memory = engine.memory();
+        info.weight_bytes = memory.weights + memory.merged_weights;
+        info.activation_bytes = memory.io + memory.arena;
+        info.workspace_bytes = memory.workspaces;
+        info.device_memory_bytes = memory.total();
         info.layout = to_string(engine.layout());
         info.storage = to_string(engine.storage_type());
         info.native_io = !engine_options.float_io;

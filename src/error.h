@@ -26,4 +26,13 @@ private:
     ErrorKind kind_;
 };
 
+// A broken invariant of iostune itself (a bug, never the user's doing), such as a memory plan
+// that lets two concurrent launches touch the same bytes. Deliberately not an Error: no caller
+// may take it for a stage or schedule that merely cannot run; the CLI reports it as an internal
+// error (exit code 3).
+class InternalError : public std::logic_error {
+public:
+    explicit InternalError(const std::string& message) : std::logic_error(message) {}
+};
+
 }  // namespace iostune

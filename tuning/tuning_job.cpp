@@ -579,6 +579,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     summary.stages = int(refine.schedule.flat_stages().size());
     row.predicted_ms = summary.predicted_ms;
     row.schedule = schedule_to_json(refine.schedule);
+    // The memory its plan holds (src/memory_planner.h), computed on the CPU as replay plans it.
+    const EngineOptions plan_options = engine_options_for(options, layout, known);
+    row.arena_bytes =
+        Engine::plan_memory_for(graph, refine.schedule, plan_options).activation_bytes();
     stats["refine"] = refine_to_json(refine);
     if (simulate) summary.kept_strategy = summary.strategy;
     summary.total_seconds = seconds_since(begin);
@@ -601,6 +605,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                                     : std::nullopt;  // its stages were not all costed
         baseline.measured_ms = kept->timing.median_ms;
         baseline.schedule = schedule_to_json(kept->schedule);
+        baseline.arena_bytes =
+            Engine::plan_memory_for(graph, kept->schedule, plan_options).activation_bytes();
         baseline.search_stats = {{"cost_model", summary.cost_model},
                                  {"simulated", false},
                                  {"device", device_summary},

@@ -69,13 +69,13 @@ std::vector<const char*> candidate_maths(Precision precision) {
 // buffers (with a copy) are both timed: the graph API takes strided views, but some of its
 // engines then add layout conversions that cost more than the copy (GoogLeNet TF32, H100).
 ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& in,
-                                 const TensorView& out, const ConvSpec& spec) {
+                                 const TensorView& out, const ConvSpec& spec, ConvStaging staging) {
     const bool strided = !in.packed() || !out.packed();
     const auto make_step = [&](bool stage) {
         // A pre-ReLU is applied while staging the input for cuDNN (the depthwise kernel fuses
         // it instead and reads the input itself).
         ConvStep step(context, in, out, spec, conv_math, spec.relu_input || (stage && !in.packed()),
-                      stage && !out.packed());
+                      stage && !out.packed(), staging);
         int on = 0, oc = 0, oh = 0, ow = 0;
         IOSTUNE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(step.conv_desc().get(),
                                                                   step.x_desc(), step.w_desc(),

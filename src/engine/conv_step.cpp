@@ -9,12 +9,15 @@ namespace iostune {
 
 namespace {
 
-DeviceBuffer staging_buffer(bool staged, const TensorView& v) {
-    return staged ? DeviceBuffer(size_t(v.elements()) * size_t(v.element_bytes())) : DeviceBuffer();
+// A buffer of the step's own only when it stages and the caller gave none.
+DeviceBuffer staging_buffer(bool staged, const void* given, const TensorView& v) {
+    if (!staged || given != nullptr) return DeviceBuffer();
+    return DeviceBuffer(size_t(v.elements()) * size_t(v.element_bytes()));
 }
 
-TensorView staged_view(bool staged, const TensorView& v, const DeviceBuffer& buffer) {
-    return staged ? packed_view(buffer.get(), v.dtype, v.layout, v.n, v.c, v.h, v.w) : v;
+TensorView staged_view(bool staged, void* given, const TensorView& v, const DeviceBuffer& own) {
+    return staged ? packed_view(given ? given : own.get(), v.dtype, v.layout, v.n, v.c, v.h, v.w)
+                  : v;
 }
 
 }  // namespace
@@ -95,14 +98,15 @@ cudnnMathType_t math_from_name(const std::string& name) {
 }
 
 ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& target,
-                   const ConvSpec& spec, cudnnMathType_t math, bool stage_input, bool stage_output)
+                   const ConvSpec& spec, cudnnMathType_t math, bool stage_input, bool stage_output,
+                   ConvStaging staging)
     : context(std::move(ctx)),
       source_(source),
       target_(target),
-      staging_in_(staging_buffer(stage_input, source)),
-      staging_out_(staging_buffer(stage_output, target)),
-      in_(staged_view(stage_input, source, staging_in_)),
-      out_(staged_view(stage_output, target, staging_out_)),
+      staging_in_(staging_buffer(stage_input, staging.input, source)),
+      staging_out_(staging_buffer(stage_output, staging.output, target)),
+      in_(staged_view(stage_input, staging.input, source, staging_in_)),
+      out_(staged_view(stage_output, staging.output, target, staging_out_)),
       residual_(spec.residual),
       z_(spec.residual ? *spec.residual : out_),
       x_desc_(in_, context),
@@ -124,6 +128,41 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       geometry_(spec.geometry),
       kernel_h_(spec.kernel_h),
       kernel_w_(spec.kernel_w) {}
+
+bool ConvStep::rebind(const TensorView& source, const TensorView& target,
+                      const std::optional<TensorView>& residual, ConvStaging staging) {
+    if (!same_but_address(source, source_) || !same_but_address(target, target_) ||
+        residual.has_value() != residual_.has_value() ||
+        (residual && !same_but_address(*residual, *residual_)))
+        return false;
+    // A side staged through the caller's buffer needs one again if the chosen path uses it (the
+    // step's own stays its own); an unused one may be gone (null).
+    const bool stages_in = in_.data != source_.data, stages_out = out_.data != target_.data;
+    void* in_buffer = staging_in_.bytes() > 0 ? staging_in_.get() : staging.input;
+    void* out_buffer = staging_out_.bytes() > 0 ? staging_out_.get() : staging.output;
+    if ((input_staged() && in_buffer == nullptr) || (output_staged() && out_buffer == nullptr))
+        return false;
+    // (A null address is aligned to everything: what matters is the buffer that will be used.)
+    const auto realigned = [](bool stages, void* buffer, const void* now) {
+        return stages && buffer != nullptr && byte_alignment(buffer, 256) != byte_alignment(now, 256);
+    };
+    if (realigned(stages_in, in_buffer, in_.data) || realigned(stages_out, out_buffer, out_.data))
+        return false;
+    source_ = source;
+    target_ = target;
+    residual_ = residual;
+    in_ = stages_in ? packed_view(in_buffer, in_.dtype, in_.layout, in_.n, in_.c, in_.h, in_.w)
+                    : source;
+    out_ = stages_out ? packed_view(out_buffer, out_.dtype, out_.layout, out_.n, out_.c, out_.h,
+                                    out_.w)
+                      : target;
+    z_ = residual ? *residual : out_;
+    residual_sum_ = residual ? std::vector<TensorView>{out_, *residual} : std::vector<TensorView>{};
+    if (gemm_) gemm_->rebind(source_, target_, residual_ ? &*residual_ : nullptr);
+    if (graph_) graph_->rebind(in_, out_, nullptr);
+    if (graph_fused_) graph_fused_->rebind(in_, out_, residual_ ? &*residual_ : nullptr);
+    return true;
+}
 
 cudnnStatus_t ConvStep::run_fused(cudnnHandle_t handle, void* workspace) const {
     // Scaling factors are float for float, half and bfloat16 data alike. y = act(conv(x) +

@@ -72,12 +72,30 @@ struct ConvSpec {
     std::optional<ActivationAttrs> activation = std::nullopt;
 };
 
+// Packed buffers a step may stage through: the memory plan's scratch (null: the step allocates
+// its own when it stages).
+struct ConvStaging {
+    void* input = nullptr;
+    void* output = nullptr;
+};
+
 class ConvStep {
 public:
     // Reads `source` and writes `target` (the op's views); `stage_input`/`stage_output` make
-    // the step use packed buffers of its own on that side instead.
+    // the step use packed buffers on that side instead: `staging`'s, or its own.
     ConvStep(std::string context, const TensorView& source, const TensorView& target,
-             const ConvSpec& spec, cudnnMathType_t math, bool stage_input, bool stage_output);
+             const ConvSpec& spec, cudnnMathType_t math, bool stage_input, bool stage_output,
+             ConvStaging staging = {});
+
+    // Points the step at other views (and staging buffers) that differ from its own in their
+    // addresses only (same_but_address: another memory plan's places), keeping its descriptors
+    // and chosen algorithm. A staging buffer its chosen path does not use may be missing (a plan
+    // refined by the engine's choices). False, and nothing changed, when anything else differs
+    // or a staging buffer it uses is missing: then it must be planned again.
+    bool rebind(const TensorView& source, const TensorView& target,
+                const std::optional<TensorView>& residual, ConvStaging staging);
+    // Device bytes of staging buffers the step allocated itself (outside any memory plan).
+    size_t owned_bytes() const { return staging_in_.bytes() + staging_out_.bytes(); }
 
     // Enqueues the step as configured: staging copy in, convolution (+ epilogue), copy out.
     void run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
@@ -92,6 +110,10 @@ public:
     // The convolution writes a buffer of its own and a copy moves it into the op's view.
     bool output_staged() const {
         return path != ConvPath::Depthwise && path != ConvPath::Gemm && out_ != target_;
+    }
+    // A copy of the input (strided, or with the pre-ReLU applied) is what the convolution reads.
+    bool input_staged() const {
+        return path != ConvPath::Depthwise && path != ConvPath::Gemm && in_.data != source_.data;
     }
     // The engine's depthwise kernel can run this convolution (it has no residual input).
     bool depthwise_capable() const {

@@ -57,6 +57,10 @@ public:
     // Enqueues staging copy in, the backward-data convolution, bias, copy out (capture-safe).
     void run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const;
 
+    // It reads / writes the caller's staging buffers instead of the op's views.
+    bool stages_input() const { return in_.data != source_.data; }
+    bool stages_output() const { return out_.data != target_.data; }
+
     // "cudnnConvolutionBackwardData + bias kernel; output staged into its slice", for plans.
     std::string path() const;
     // "ALGO_1 (TENSOR_OP_MATH)" or "GRAPH_0 engine 12 (TENSOR_OP_MATH)", for plans and profiles.

@@ -83,28 +83,26 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
             break;
         case OpKind::ConvTranspose: {
             const auto& a = op.as<ConvTransposeAttrs>();
-            const OpWeights& w = weights[size_t(op.id)];
+            const OpWeights& w = weights_of(op.id);
             const std::string context = op_label(op);
             const ConvTransposeSpec spec{a.out_channels, in.c, a.kernel_h, a.kernel_w,
                                          ConvGeometry{a.pad_h, a.pad_w, a.stride_h, a.stride_w,
                                                       a.dilation_h, a.dilation_w, a.groups},
                                          w.weight.get(), a.bias ? w.bias.get() : nullptr};
-            Lane& lane = *lanes[0];
-            lane.cudnn.set_stream(lane.stream.get());
-            // cuDNN on the op's own views first; strided ones it may refuse are staged.
+            // cuDNN on the op's own views first; strided ones it may refuse are staged (into
+            // the memory plan's scratch for them).
             for (const bool stage : {false, true}) {
                 const bool stage_in = stage && !in.packed(), stage_out = stage && !out.packed();
                 if (stage && !stage_in && !stage_out) break;
-                if (stage_in && exec.staged_input.bytes() == 0)
-                    exec.staged_input = allocate(Shape{in.n, in.c, in.h, in.w});
-                if (stage_out && exec.staged_output.bytes() == 0)
-                    exec.staged_output = allocate(Shape{out.n, out.c, out.h, out.w});
+                const auto staged = [&](bool yes, void* scratch, const TensorView& v,
+                                         const char* what) {
+                    return yes ? packed(scratch_buffer(scratch, op, what), Shape{v.n, v.c, v.h, v.w})
+                               : TensorView{};
+                };
                 const TensorView staged_in =
-                    stage_in ? packed(exec.staged_input.get(), Shape{in.n, in.c, in.h, in.w})
-                             : TensorView{};
+                    staged(stage_in, exec.scratch.staged_input, in, "staged input");
                 const TensorView staged_out =
-                    stage_out ? packed(exec.staged_output.get(), Shape{out.n, out.c, out.h, out.w})
-                              : TensorView{};
+                    staged(stage_out, exec.scratch.staged_output, out, "staged output");
                 exec.conv_transpose.emplace(context, in, out, staged_in, staged_out, spec,
                                             conv_math);
                 if (choose_conv_transpose(*exec.conv_transpose)) break;
@@ -172,11 +170,12 @@ bool Engine::Impl::choose_conv_transpose(ConvTransposeStep& step) {
     return true;
 }
 
-void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream) {
+void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, const DeviceBuffer& workspace,
+                                   cudaStream_t stream) {
     const OpExec& exec = execs[size_t(op.id)];
     const TensorView& out = views[size_t(op.id)];
     const TensorView& in = tensor(op.inputs.at(0));
-    const OpWeights& w = weights[size_t(op.id)];
+    const OpWeights& w = weights_of(op.id);
     switch (op.kind) {
         case OpKind::Activation: {
             launch_activation(in, out, op.as<ActivationAttrs>(), stream);
@@ -211,12 +210,12 @@ void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream
         case OpKind::ConvTranspose: {
             if (exec.conv_transpose) {
                 lane.cudnn.set_stream(stream);
-                if (exec.conv_transpose->workspace_bytes > lane.workspace.bytes())
+                if (exec.conv_transpose->workspace_bytes > workspace.bytes())
                     throw Error(fmt::format("internal error: {} needs a workspace of {} bytes "
-                                            "but its stream lane holds {}",
+                                            "but its slot holds {}",
                                             op_label(op), exec.conv_transpose->workspace_bytes,
-                                            lane.workspace.bytes()));
-                exec.conv_transpose->run(lane.cudnn.get(), lane.workspace.get(), stream);
+                                            workspace.bytes()));
+                exec.conv_transpose->run(lane.cudnn.get(), workspace.get(), stream);
                 break;
             }
             const auto& a = op.as<ConvTransposeAttrs>();

@@ -10,6 +10,7 @@
 
 #include "src/engine/engine_impl.h"
 #include "src/engine/stream_capture.h"
+#include "src/memory_audit.h"
 #include "src/weights.h"
 
 namespace iostune {
@@ -29,11 +30,28 @@ Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(st
     }
     if (graph.size() == 0) throw Error("Engine: the graph has no ops");
     if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, options.weight_seed);
+    if (options.arena) {
+        arena = options.arena;
+        arena_given = true;
+    }
     ensure_lanes(1);
-    plan_memory();
-    upload_weights();
+    // Planned for the schedule from the start when it is known: the memory of every activation
+    // at once is never allocated.
+    apply_plan(options.schedule ? plan_memory(graph, *options.schedule, plan_options())
+                                : plan_memory_without_schedule(graph, plan_options()));
+    if (options.weights) use_weights(options.weights);
+    else upload_weights();
+    for (const MergePlacement& m : memory_plan.merges)
+        plan_merge(Stage{StageStrategy::Merge, {m.ops}});
     for (const Op& op : graph.ops()) plan_op(op);
     grow_workspaces();
+    refine_staging();
+    l2_flush = DeviceBuffer();  // only convolution timing needs it
+    if (options.schedule) audit_memory(graph, memory_plan, StreamProgram(graph, *options.schedule));
+    // Seeded inputs: the first launch (a capture's warm-up) converts real-looking data, not
+    // memory nothing wrote.
+    for (int k = 0; k < graph.input_count(); ++k)
+        write_input(k, random_input(graph.input_shape(k), options.fill_seed + uint64_t(k)));
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing the engine's set-up");
 }
 
@@ -45,16 +63,19 @@ void Engine::Impl::ensure_lanes(size_t count) {
         IOSTUNE_CUBLAS_CHECK(cublasSetWorkspace(lane->cublas.get(), lane->cublas_workspace.get(),
                                                 lane->cublas_workspace.bytes()),
                              context);
-        lane->workspace = DeviceBuffer(workspace_bytes);
         lanes.push_back(std::move(lane));
     }
 }
 
+void Engine::Impl::ensure_workspaces(size_t count) {
+    while (workspaces.size() < count) workspaces.emplace_back(workspace_bytes);
+}
+
 void Engine::Impl::grow_workspaces() {
-    for (auto& lane : lanes) {
-        if (lane->workspace.bytes() < workspace_bytes) {
-            retired.push_back(std::move(lane->workspace));
-            lane->workspace = DeviceBuffer(workspace_bytes);
+    for (DeviceBuffer& w : workspaces) {
+        if (w.bytes() < workspace_bytes) {
+            retire(std::move(w));
+            w = DeviceBuffer(workspace_bytes);
         }
     }
 }
@@ -90,18 +111,18 @@ void Engine::Impl::launch_output_conversion(cudaStream_t stream) const {
 void Engine::Impl::launch_stage(const Stage& stage, cudaStream_t origin_stream) {
     prepare_stage(stage, origin_stream);
     if (stage.strategy == StageStrategy::Merge) {
-        run_merge(merges.at(stage_signature(stage)), *lanes[0], origin_stream);
+        run_merge(merges.at(stage_signature(stage)), *lanes[0], workspaces[0], origin_stream);
         return;
     }
     if (stage.groups.size() == 1) {  // no fork needed
-        for (int id : stage.groups[0]) run_op(id, *lanes[0], origin_stream);
+        for (int id : stage.groups[0]) run_op(id, *lanes[0], workspaces[0], origin_stream);
         return;
     }
     forked.record(origin_stream);
     for (size_t g = 0; g < stage.groups.size(); ++g) {
         Lane& lane = *lanes[g];
         forked.wait_on(lane.stream.get());
-        for (int id : stage.groups[g]) run_op(id, lane, lane.stream.get());
+        for (int id : stage.groups[g]) run_op(id, lane, workspaces[g], lane.stream.get());
         lane.joined.record(lane.stream.get());
     }
     for (size_t g = 0; g < stage.groups.size(); ++g) lanes[g]->joined.wait_on(origin_stream);
@@ -121,18 +142,34 @@ bool sync_each_launch(cudaStream_t origin) {
 }
 }  // namespace
 
-void Engine::Impl::prepare_program(const StreamProgram& program, cudaStream_t stream) {
+// The workspace slot of each launch: the plan's when it was made for this program's schedule,
+// else the launch's lane (lanes run one launch at a time).
+std::vector<int> Engine::Impl::workspace_slots(const Schedule& schedule,
+                                               const StreamProgram& program) const {
+    if (memory_plan.schedule && *memory_plan.schedule == schedule &&
+        memory_plan.workspace_slot.size() == program.launches().size())
+        return memory_plan.workspace_slot;
+    std::vector<int> slots;
+    for (const Launch& l : program.launches()) slots.push_back(l.lane);
+    return slots;
+}
+
+void Engine::Impl::prepare_program(const StreamProgram& program, const std::vector<int>& slots,
+                                   cudaStream_t stream) {
     for (const Launch& launch : program.launches())
         if (launch.merge) prepare_stage(merge_stage_of(launch), stream);
-    // Merges and the ops re-planned to read their slices may need a larger workspace than the
-    // lanes hold (place_merged_ops raises workspace_bytes): every lane grows to it here.
-    const bool small_workspace = std::any_of(lanes.begin(), lanes.end(), [&](const auto& lane) {
-        return lane->workspace.bytes() < workspace_bytes;
-    });
-    if (size_t(program.lane_count()) > lanes.size() ||
+    const size_t slot_count = size_t(*std::max_element(slots.begin(), slots.end()) + 1);
+    // Merges and the ops re-planned to read their slices may need larger workspaces than the
+    // slots hold (they raise workspace_bytes): every slot grows to it here, outside a capture.
+    const bool small_workspace = std::any_of(workspaces.begin(), workspaces.end(),
+                                             [&](const DeviceBuffer& w) {
+                                                 return w.bytes() < workspace_bytes;
+                                             });
+    if (size_t(program.lane_count()) > lanes.size() || slot_count > workspaces.size() ||
         program.launches().size() > launch_done.size() || small_workspace) {
         require_not_capturing(stream, "a schedule with more stream lanes or launches than planned");
         ensure_lanes(size_t(program.lane_count()));
+        ensure_workspaces(slot_count);
         grow_workspaces();
         while (launch_done.size() < program.launches().size()) launch_done.emplace_back();
     }
@@ -140,8 +177,9 @@ void Engine::Impl::prepare_program(const StreamProgram& program, cudaStream_t st
 
 // Every lane starts after the origin's work so far (the input conversion) and the origin waits
 // for every lane at the end, so the program is one fork and one join as seen from outside.
-void Engine::Impl::launch_program(const StreamProgram& program, cudaStream_t origin_stream) {
-    prepare_program(program, origin_stream);
+void Engine::Impl::launch_program(const StreamProgram& program, const std::vector<int>& slots,
+                                  cudaStream_t origin_stream) {
+    prepare_program(program, slots, origin_stream);
     const auto& launches = program.launches();
     std::vector<bool> waited_for(launches.size(), false);
     for (const Launch& l : launches)
@@ -154,8 +192,12 @@ void Engine::Impl::launch_program(const StreamProgram& program, cudaStream_t ori
         Lane& lane = *lanes[size_t(l.lane)];
         cudaStream_t stream = lane.stream.get();
         for (int w : l.waits) launch_done[size_t(w)].wait_on(stream);
-        if (l.merge) run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, stream);
-        else run_op(l.ops[0], lane, stream);
+        // A launch without a convolution has no slot; any workspace will do (it takes none).
+        const DeviceBuffer& workspace = workspaces[size_t(std::max(slots[i], 0))];
+        if (l.merge)
+            run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, workspace, stream);
+        else
+            run_op(l.ops[0], lane, workspace, stream);
         if (waited_for[i]) launch_done[i].record(stream);
         if (sync_each)
             IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream),
@@ -190,12 +232,47 @@ void Engine::Impl::prepare_stage(const Stage& stage, cudaStream_t stream) {
     const bool need_merge = stage.strategy == StageStrategy::Merge &&
                             merges.find(stage_signature(stage)) == merges.end();
     const bool need_lanes = stage.strategy == StageStrategy::Concurrent &&
-                            stage.groups.size() > lanes.size();
+                            (stage.groups.size() > lanes.size() ||
+                             stage.groups.size() > workspaces.size());
     if (!need_merge && !need_lanes) return;
     require_not_capturing(stream, fmt::format("stage {}", stage_signature(stage)));
     if (need_merge) plan_merge(stage);
     ensure_lanes(stage.groups.size());
+    ensure_workspaces(stage.groups.size());
     grow_workspaces();
+}
+
+void Engine::Impl::require_plan_for(const Schedule& schedule, cudaStream_t stream) {
+    if (!memory_plan.schedule || !memory_plan.options.reuse || *memory_plan.schedule == schedule)
+        return;
+    require_not_capturing(stream, "a schedule other than the one the memory is planned for");
+    plan_for(schedule);
+}
+
+void Engine::Impl::plan_for(const Schedule& schedule) {
+    const StreamProgram program(graph, schedule);  // validates
+    if (!memory_plan.schedule || *memory_plan.schedule != schedule) {
+        apply_plan(plan_memory(graph, schedule, plan_options()));
+        refine_staging();
+        l2_flush = DeviceBuffer();
+    }
+    audit_memory(graph, memory_plan, program);
+}
+
+void Engine::Impl::write_input(int index, const HostTensor& input) {
+    InputPort& port = input_port(index);
+    const Shape& e = graph.input_shape(index);
+    if (input.shape != e)
+        throw Error(fmt::format("input {} of shape {}x{}x{}x{} given; graph '{}' takes "
+                                "{}x{}x{}x{}",
+                                index, input.shape.n, input.shape.c, input.shape.h, input.shape.w,
+                                graph.name(), e.n, e.c, e.h, e.w));
+    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before setting the input");
+    IOSTUNE_CUDA_CHECK(cudaMemcpy(port.float_view.data, input.data.data(),
+                                  input.data.size() * sizeof(float), cudaMemcpyHostToDevice),
+                       "copying the input to the device");
+    if (port.convert) launch_convert(port.float_view, port.logical_view, origin.get());
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), "converting the input");
 }
 
 // Any view, as float NCHW on the host: 16-bit or channels-last storage is converted on the
@@ -230,15 +307,16 @@ TensorLayout Engine::layout() const { return impl_->layout; }
 DType Engine::storage_type() const { return impl_->dtype; }
 
 void Engine::prepare(const Schedule& schedule) {
-    const StreamProgram program(impl_->graph, schedule);  // validates
-    impl_->place_merged_ops(schedule);
-    impl_->prepare_program(program, impl_->origin.get());
+    impl_->plan_for(schedule);
+    const StreamProgram program(impl_->graph, schedule);
+    impl_->prepare_program(program, impl_->workspace_slots(schedule, program),
+                           impl_->origin.get());
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing the schedule's set-up");
 }
 
 void Engine::launch_op(int op_id, cudaStream_t stream) {
     impl_->check_op_id(op_id);
-    impl_->run_op(op_id, *impl_->lanes[0], stream);
+    impl_->run_op(op_id, *impl_->lanes[0], impl_->workspaces[0], stream);
 }
 
 void Engine::launch_stage(const Stage& stage, cudaStream_t origin) {
@@ -249,18 +327,22 @@ void Engine::launch_stage(const Stage& stage, cudaStream_t origin) {
 
 void Engine::launch_schedule(const Schedule& schedule, cudaStream_t origin) {
     const StreamProgram program(impl_->graph, schedule);
+    impl_->require_plan_for(schedule, origin);
+    const std::vector<int> slots = impl_->workspace_slots(schedule, program);
     if (impl_->options.float_io) impl_->launch_input_conversion(origin);
-    impl_->launch_program(program, origin);
+    impl_->launch_program(program, slots, origin);
     if (impl_->options.float_io) impl_->launch_output_conversion(origin);
 }
 
 CudaGraphExec Engine::capture(const Schedule& schedule) {
     prepare(schedule);
+    impl_->captured = true;  // the graph uses the plan's memory: kept if the plan changes
     return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
                         "a schedule");
 }
 
 CudaGraphExec Engine::capture_stage(const Stage& stage) {
+    impl_->captured = true;  // as capture()
     return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_stage(stage, s); },
                         fmt::format("stage {}", stage_signature(stage)));
 }
@@ -275,22 +357,7 @@ void Engine::flush_l2(cudaStream_t stream) {
 
 void Engine::set_input(const HostTensor& input) { set_input(0, input); }
 
-void Engine::set_input(int index, const HostTensor& input) {
-    Impl::InputPort& port = impl_->input_port(index);
-    const Shape& e = impl_->graph.input_shape(index);
-    if (input.shape != e)
-        throw Error(fmt::format("input {} of shape {}x{}x{}x{} given; graph '{}' takes "
-                                "{}x{}x{}x{}",
-                                index, input.shape.n, input.shape.c, input.shape.h, input.shape.w,
-                                impl_->graph.name(), e.n, e.c, e.h, e.w));
-    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before setting the input");
-    IOSTUNE_CUDA_CHECK(cudaMemcpy(port.float_buffer.get(), input.data.data(),
-                                  port.float_buffer.bytes(), cudaMemcpyHostToDevice),
-                       "copying the input to the device");
-    if (port.convert)
-        launch_convert(port.float_view, port.logical_view, impl_->origin.get());
-    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(impl_->origin.get()), "converting the input");
-}
+void Engine::set_input(int index, const HostTensor& input) { impl_->write_input(index, input); }
 
 HostTensor Engine::read_output(int index) {
     return read_op_output(impl_->output_port(index).op);
@@ -314,11 +381,13 @@ HostTensor Engine::read_op_output(int op_id) {
                                         impl_->graph.op(op_id).name));
 }
 
-float* Engine::input_device(int index) { return impl_->input_port(index).float_buffer.floats(); }
+float* Engine::input_device(int index) {
+    return static_cast<float*>(impl_->input_port(index).float_view.data);
+}
 const float* Engine::output_device(int index) const {
     const Impl::OutputPort& port = impl_->output_port(index);
-    return port.convert ? port.float_buffer.floats()
-                        : static_cast<const float*>(impl_->views[size_t(port.op)].data);
+    return static_cast<const float*>(port.convert ? port.float_view.data
+                                                  : impl_->views[size_t(port.op)].data);
 }
 TensorView Engine::native_input(int index) const {
     return impl_->input_port(index).view;
@@ -348,20 +417,59 @@ std::vector<MergePlan> Engine::merge_plans() const {
     return plans;
 }
 
-size_t Engine::device_memory_bytes() const {
+size_t EngineMemory::total() const {
+    return weights + merged_weights + io + arena + workspaces + other;
+}
+
+EngineMemory Engine::memory() const {
     const Impl& im = *impl_;
-    size_t total = 0;
-    for (const auto& port : im.input_ports)
-        total += port.float_buffer.bytes() + port.native_buffer.bytes();
-    for (const auto& port : im.output_ports) total += port.float_buffer.bytes();
-    for (const auto& w : im.weights) total += w.weight.bytes() + w.weight2.bytes() + w.bias.bytes();
-    for (const auto& b : im.outputs) total += b.bytes();
+    EngineMemory m;
+    m.weights = im.weights->bytes();
+    m.weights_shared = im.options.weights != nullptr;
+    m.io = im.io_region.bytes();
+    m.arena = im.arena->bytes();
+    m.arena_shared = im.arena_given;
+    for (const DeviceBuffer& w : im.workspaces) m.workspaces += w.bytes();
+    for (const auto& lane : im.lanes) m.workspaces += lane->cublas_workspace.bytes();
+    for (const auto& [s, merge] : im.merges) {
+        m.merged_weights += merge.weight.bytes() + merge.bias.bytes();
+        m.other += merge.own_output.bytes() + (merge.conv ? merge.conv->owned_bytes() : 0);
+    }
     for (const auto& e : im.execs)
-        total += e.depthwise_scratch.bytes() + e.linear_input.bytes();
-    for (const auto& [s, m] : im.merges) total += m.output.bytes() + m.weight.bytes() + m.bias.bytes();
-    for (const auto& lane : im.lanes) total += lane->workspace.bytes() + lane->cublas_workspace.bytes();
-    total += im.l2_flush.bytes();
-    return total;
+        for (const ConvStep& step : e.convs) m.other += step.owned_bytes();
+    for (const DeviceBuffer& b : im.retired) m.other += b.bytes();
+    for (const auto& a : im.retired_arenas) m.other += a->bytes();
+    for (const ConvStep& step : im.retired_steps) m.other += step.owned_bytes();
+    m.other += im.l2_flush.bytes();
+    return m;
+}
+
+size_t Engine::device_memory_bytes() const { return memory().total(); }
+
+const MemoryPlan& Engine::memory_plan() const { return impl_->memory_plan; }
+
+std::shared_ptr<const EngineWeights> Engine::weights() const { return impl_->weights; }
+
+void Engine::release_retired() {
+    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before freeing retired memory");
+    impl_->retired.clear();
+    impl_->retired_arenas.clear();
+    impl_->retired_steps.clear();
+}
+
+MemoryPlanOptions Engine::memory_plan_options(const EngineOptions& options) {
+    MemoryPlanOptions p;
+    p.precision = options.precision;
+    p.layout = options.layout.value_or(default_layout(options.precision));
+    p.concat_in_place = options.concat_in_place;
+    p.pad_input_channels = options.pad_input_channels;
+    p.reuse = options.reuse_memory;
+    return p;
+}
+
+MemoryPlan Engine::plan_memory_for(const Graph& graph, const Schedule& schedule,
+                                   const EngineOptions& options) {
+    return plan_memory(graph, schedule, memory_plan_options(options));
 }
 
 int Engine::lane_count() const { return int(impl_->lanes.size()); }

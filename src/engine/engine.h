@@ -2,14 +2,30 @@
 // of its own, one stage of a Schedule at a time or as one captured CUDA Graph.
 //
 // Plan once, run trivially. The constructor uploads the weights (seeded random ones if the graph
-// has none) in the precision's storage type and the plan's layout, allocates every activation
-// (one buffer per op output; an op whose only consumer is a Concat writes straight into its
-// channel slice of the concat output), builds every descriptor and chooses how each convolution
-// runs by timing cuDNN's best few algorithms on the real path, fused or not, per math type (once
-// per shape within the process; a stored choice can be pinned through EngineOptions::conv_choices).
-// prepare(schedule) adds what a schedule needs on top: stream lanes for its widest stage and the
-// stacked weights of its merge stages. Launches then only enqueue work: no allocation, no
-// synchronisation, so they can be captured into a CUDA Graph.
+// has none) in the precision's storage type and the plan's layout (or takes another engine's:
+// EngineOptions::weights), places every activation by a memory plan (src/memory_planner.h;
+// docs/memory.md), builds every descriptor and chooses how each convolution runs by timing
+// cuDNN's best few algorithms on the real path, fused or not, per math type (once per shape
+// within the process; a stored choice can be pinned through EngineOptions::conv_choices).
+// Launches then only enqueue work: no allocation, no synchronisation, so they can be captured
+// into a CUDA Graph.
+//
+// Memory. Inputs and outputs live in the engine's I/O region, which never changes. Everything
+// else lives in one arena laid out by the memory plan in force: planned without a schedule
+// (every activation its own bytes: any op, stage or schedule runs on it, and any op's output can
+// be read after it ran), or for a schedule (EngineOptions::schedule at construction, or
+// prepare()/capture() later): activations, scratch and merged outputs then share bytes wherever
+// the schedule's stream program orders their uses, and read_op_output() is meaningful only for
+// ops whose bytes no later launch of that schedule reuses (graph outputs always are). An op or a
+// stage launched on its own under a schedule's plan reads what the last launch left. Once its
+// convolutions are chosen the engine plans again with staging scratch only where a chosen kernel
+// stages (the CPU's plan reserves it wherever one may), so it holds at most that. prepare()
+// of another schedule plans again: views move, convolutions are pointed at their new places
+// (planned again only where shapes or alignments change) and CUDA graphs captured earlier stay
+// valid (a capture keeps the memory it used; release_retired() frees it). Before every schedule
+// is prepared its plan is audited on the CPU (src/memory_audit.h): two launches that may run at
+// the same time never touch the same bytes. Memory nothing wrote yet (the arena, the I/O
+// region, the inputs) is filled with seeded values (EngineOptions::fill_seed), as trtexec does.
 //
 // Precision and layout (the plan): fp32/tf32 store float activations, fp16/bf16 store 16-bit
 // ones and accumulate in float; activations are NCHW or NHWC (EngineOptions::layout, by default
@@ -22,9 +38,15 @@
 //
 // Streams: launch_op() runs on the stream it is given with lane 0's cuDNN/cuBLAS handles. A
 // concurrent stage runs group i on the engine's internal stream i (lane i, with its own cuDNN
-// handle and workspace, since concurrent convolutions must not share one), forked from and
-// joined back into the origin stream with events. Using one Engine from several host threads at
-// once is not supported.
+// handle and workspace slot i, since concurrent convolutions must not share one), forked from and
+// joined back into the origin stream with events. A schedule's launches take the workspace slot
+// its memory plan gives them: as many workspaces as convolutions may run at once. Using one
+// Engine from several host threads at once is not supported.
+//
+// Sharing across engines (docs/memory.md): engines of one model at several batch sizes, or of
+// models that run one after another, can share one copy of the weights (EngineOptions::weights
+// = other.weights()) and one arena (EngineOptions::arena, sized with plan_memory_for()), as long
+// as the caller orders their launches.
 //
 // Typical use (profiler, replay):
 //   Engine engine(graph, {Precision::Tf32});
@@ -44,8 +66,10 @@
 
 #include "src/conv_choices.h"
 #include "src/engine/cuda_graph.h"
+#include "src/engine/device_arena.h"
 #include "src/engine/tensor_view.h"
 #include "src/graph.h"
+#include "src/memory_planner.h"
 #include "src/precision.h"
 #include "src/schedule.h"
 #include "src/tensor.h"
@@ -53,6 +77,9 @@
 
 namespace iostune {
 
+// The device copy of a model's weights in one precision and layout (engine_impl.h), shared by
+// the engines that run it.
+struct EngineWeights;
 
 struct EngineOptions {
     // Tf32: like PyTorch's default, convolutions and GEMMs may use TF32 tensor cores.
@@ -71,13 +98,46 @@ struct EngineOptions {
     bool pad_input_channels = false;
     int device = 0;
     // Largest cuDNN workspace an algorithm may need to be chosen (per stream lane).
-    size_t max_workspace_bytes = size_t(256) << 20;
+    size_t max_workspace_bytes = size_t(kDefaultWorkspaceCapBytes);
     // Producers whose only consumer is a Concat write into their slice of its output.
     bool concat_in_place = true;
     uint64_t weight_seed = 1;  // for init_random_weights when the graph has no weights
     // Convolution choices to reuse instead of timing candidates (a stored schedule's, so a replay
     // runs the kernels its search measured). A choice that cannot run here is timed afresh.
     ConvChoices conv_choices = {};
+    // The schedule the engine is built for: memory is planned for it from the start, so the
+    // engine never holds every activation at once, and prepare()/capture() of it plan nothing
+    // more. Unset: planned without a schedule until prepare().
+    std::optional<Schedule> schedule = std::nullopt;
+    // Activations share bytes by the prepared schedule's liveness. Off: every activation keeps
+    // its own bytes under every schedule (read_op_output() of any op after any launch; the
+    // memory of all activations at once).
+    bool reuse_memory = true;
+    // The arena for the plan's shared region (device_arena.h), shared with other engines that
+    // never run at the same time as this one; it must hold every plan this engine uses
+    // (plan_memory_for(...).shared_bytes), else the plan is refused. Unset: the engine's own.
+    std::shared_ptr<DeviceArena> arena = nullptr;
+    // Weights another engine uploaded (Engine::weights()) for the same model (same structure and
+    // values), precision and layout, e.g. the same model at another batch size: used instead of
+    // a copy of this engine's own. Refused when they are not this graph's.
+    std::shared_ptr<const EngineWeights> weights = nullptr;
+    // Seed of the values the engine fills its memory and inputs with when it allocates them.
+    uint64_t fill_seed = 7;
+};
+
+// Device memory an engine holds, by purpose, in bytes.
+struct EngineMemory {
+    size_t weights = 0;          // the model's weights (shared ones too: see weights_shared)
+    bool weights_shared = false;  // they came from another engine (EngineOptions::weights)
+    size_t merged_weights = 0;   // stacked weights of the merge stages planned so far
+    size_t io = 0;               // the I/O region: inputs and outputs (memory_planner.h)
+    size_t arena = 0;            // the arena of the shared region, all of it
+    bool arena_shared = false;   // given (EngineOptions::arena), possibly used by other engines
+    size_t workspaces = 0;       // cuDNN/cuBLASLt workspace slots and each lane's cuBLAS one
+    // Outside the plan: outputs of merge stages run without being planned, staging buffers of
+    // their convolutions, memory kept for CUDA graphs captured under earlier plans.
+    size_t other = 0;
+    size_t total() const;
 };
 
 // How the engine runs one op: for logs, reports and tests.
@@ -127,15 +187,16 @@ public:
     TensorLayout layout() const;  // the resolved activation layout
     DType storage_type() const;   // of every activation and weight
 
-    // Validates the schedule against the graph and plans what it needs beyond the per-op plan:
-    // stream lanes for its widest stage, merged weights and buffers for its merge stages, and the
-    // memory layout where merged ops live in their slice of the merged output (ops reading them
-    // are re-planned to read the slice). read_op_output() follows the current layout. CUDA
-    // graphs captured earlier stay valid (they keep the layout they were captured with).
+    // Validates the schedule against the graph and plans what it needs: its memory plan (see
+    // above: merged ops live in their slice of the merged output, and ops reading them read the
+    // slice), stream lanes, workspaces and the merged weights of its merge stages; then audits
+    // the plan (an internal error names two concurrent launches that would touch the same
+    // bytes). read_op_output() follows the current plan. CUDA graphs captured earlier stay valid.
     void prepare(const Schedule& schedule);
 
     // Enqueue work on `stream` (or, for stages, on the internal lanes forked from `origin`).
-    // A stage that was not prepared is planned on first use (outside capture only).
+    // A stage that was not prepared is planned on first use (outside capture only); so is a
+    // schedule other than the one the memory is planned for, unless nothing is reused.
     void launch_op(int op_id, cudaStream_t stream);
     void launch_stage(const Stage& stage, cudaStream_t origin);
     void launch_schedule(const Schedule& schedule, cudaStream_t origin);
@@ -174,8 +235,21 @@ public:
 
     std::vector<OpPlan> op_plans() const;
     std::vector<MergePlan> merge_plans() const;
-    size_t device_memory_bytes() const;  // weights + activations + scratch + workspaces
+    size_t device_memory_bytes() const;  // memory().total()
+    EngineMemory memory() const;
+    const MemoryPlan& memory_plan() const;  // the plan in force
     int lane_count() const;
+    // This engine's weights, to share with engines of the same model (EngineOptions::weights).
+    std::shared_ptr<const EngineWeights> weights() const;
+    // Frees what was kept for CUDA graphs captured under earlier plans; call only when none of
+    // them will be launched again.
+    void release_retired();
+
+    // On the CPU, no GPU needed: the memory plan options an engine with `options` uses, and its
+    // plan for `schedule` (what to size a shared arena with: MemoryPlan::shared_bytes).
+    static MemoryPlanOptions memory_plan_options(const EngineOptions& options);
+    static MemoryPlan plan_memory_for(const Graph& graph, const Schedule& schedule,
+                                      const EngineOptions& options);
 
     // How each planned convolution runs (ops and merge stages), keyed by shape signature: what a
     // stored schedule keeps so another process can pin it (EngineOptions::conv_choices).

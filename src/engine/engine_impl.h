@@ -1,11 +1,12 @@
 // Internals of Engine (engine.h), shared by the files that implement it, one concept each:
-//   engine.cpp         the public API, stream lanes, stage launches, capture, input/output
-//   memory_plan.cpp    weights and activations in the plan's type and layout, concat slices,
-//                      the input's padded channels
+//   engine.cpp         the public API, stream lanes, stage and program launches, capture, I/O
+//   memory_plan.cpp    weights in the plan's type and layout (shared between engines or not),
+//                      and the memory plan (src/memory_planner.h) made real: the I/O region,
+//                      the shared region's arena, views, workspaces, re-planning on prepare()
 //   conv_planner.cpp   how each convolution runs: a pinned, cached or timed choice
 //   op_plans.cpp       each op's execution plan and launch
 //   deployed_ops.cpp   the same for the operators of deployed CNNs (activation, binary, resize, ...)
-//   merge_stages.cpp   operator-merge stages: stacked weights, merged outputs, where merged ops live
+//   merge_stages.cpp   operator-merge stages: stacked weights, merged outputs, where they live
 #pragma once
 
 #include <cublas_v2.h>
@@ -25,22 +26,24 @@
 #include "src/engine/cuda_stream.h"
 #include "src/engine/cudnn_descriptors.h"
 #include "src/engine/cudnn_handle.h"
+#include "src/engine/device_arena.h"
 #include "src/engine/device_buffer.h"
 #include "src/engine/engine.h"
 #include "src/engine/kernels.h"
 #include "src/engine/tensor_view.h"
+#include "src/memory_planner.h"
 #include "src/stream_program.h"
 
 namespace iostune::engine_internal {
 
-constexpr size_t kCublasWorkspaceBytes = size_t(8) << 20;
-
+// A stream with its own cuDNN and cuBLAS handles. Its cuDNN/cuBLASLt workspace is not its own:
+// a program's launches use their workspace slot's (MemoryPlan::workspace_slot), single ops and
+// stages the slot of their lane's index (Impl::workspaces).
 struct Lane {
     CudaStream stream;
     CudnnHandle cudnn;
     CublasHandle cublas;
-    DeviceBuffer workspace;
-    DeviceBuffer cublas_workspace{kCublasWorkspaceBytes};
+    DeviceBuffer cublas_workspace{size_t(kCublasWorkspaceBytes)};
     CudaEvent joined;  // recorded on `stream` when its group of a stage is done
 };
 
@@ -49,6 +52,17 @@ struct OpWeights {
     // A depthwise filter as [kernel_h, kernel_w, channels], for the engine's channels-last
     // depthwise kernel (SepConv's depthwise part, a Conv with groups = channels).
     DeviceBuffer depthwise;
+    size_t bytes() const {
+        return weight.bytes() + weight2.bytes() + bias.bytes() + depthwise.bytes();
+    }
+};
+
+// The scratch an op's plan uses, in the memory plan's regions (null: none).
+struct ScratchPointers {
+    void* depthwise_output = nullptr;
+    void* staged_input = nullptr;
+    void* staged_output = nullptr;
+    bool operator==(const ScratchPointers&) const = default;
 };
 
 struct OpExec {
@@ -56,24 +70,25 @@ struct OpExec {
     std::optional<TensorDescriptor> x_desc, y_desc;  // cuDNN pooling / softmax
     std::optional<PoolingDescriptor> pool_desc;
     PoolWindow window;
-    DeviceBuffer depthwise_scratch;  // SepConv: the depthwise output the pointwise conv reads
-    DeviceBuffer linear_input;  // Linear over a strided channels-last input: packed copy
     std::vector<int> concat_copies;  // indexes of Concat inputs not written in place
     std::optional<ConvTransposeStep> conv_transpose;
-    // ConvTranspose's packed copies of strided views cuDNN does not take (kept on re-planning,
-    // as depthwise_scratch is).
-    DeviceBuffer staged_input, staged_output;
+    // In the memory plan: SepConv's depthwise output (the pointwise conv reads it), packed copies
+    // of strided views (ConvTranspose's, a channels-last Linear's input, convolutions' staging).
+    ScratchPointers scratch;
     std::vector<TensorView> planned_views;  // inputs then output, as planned
     OpPlan plan;
 };
 
 struct MergeExec {
-    DeviceBuffer output, weight, bias;
-    TensorView merged;  // the whole of `output`
+    DeviceBuffer weight, bias;
+    // The stacked output: in the memory plan when the plan holds the stage, else its own.
+    DeviceBuffer own_output;
+    TensorView merged;
+    void* staged_input = nullptr;  // the plan's packed copy of a strided input, if any
     ConvSpec spec;
     TensorView planned_input;
     std::optional<ConvStep> conv;
-    std::vector<TensorView> slices;  // each merged op's channels of `output`
+    std::vector<TensorView> slices;  // each merged op's channels of `merged`
     MergePlan plan;
 };
 
@@ -82,7 +97,7 @@ std::string op_label(const Op& op);
 
 // A convolution must not run with a smaller workspace than it was planned for (it would write
 // past the end): an internal error instead, checked on the host at launch.
-void require_workspace(const ConvStep& step, const Lane& lane);
+void require_workspace(const ConvStep& step, const DeviceBuffer& workspace);
 
 // Copies a (possibly channel-sliced) view into another of equal shape and storage.
 void copy_view(const TensorView& src, const TensorView& dst, cudaStream_t stream,
@@ -92,11 +107,26 @@ void copy_view(const TensorView& src, const TensorView& dst, cudaStream_t stream
 
 namespace iostune {
 
+// The device copy of one model's weights in one precision and layout, shared by the engines
+// that run it (engine.h: EngineOptions::weights).
+struct EngineWeights {
+    std::vector<engine_internal::OpWeights> ops;  // one per op
+    // The model's fingerprint, precision, layout, stored input channels and a checksum of the
+    // values: engines may share these weights only when theirs is the same.
+    std::string key;
+    size_t bytes() const {
+        size_t total = 0;
+        for (const auto& w : ops) total += w.bytes();
+        return total;
+    }
+};
+
 struct Engine::Impl {
     using Lane = engine_internal::Lane;
     using OpWeights = engine_internal::OpWeights;
     using OpExec = engine_internal::OpExec;
     using MergeExec = engine_internal::MergeExec;
+    using ScratchPointers = engine_internal::ScratchPointers;
 
     Graph graph;
     EngineOptions options;
@@ -105,12 +135,21 @@ struct Engine::Impl {
     cudnnMathType_t conv_math = CUDNN_DEFAULT_MATH;
     cublasMath_t blas_math = CUBLAS_DEFAULT_MATH;
 
-    std::vector<OpWeights> weights;
-    // Each graph input: the caller's float NCHW buffer (float_io) and the input as ops read it.
-    // When the engine's storage is float NCHW itself, the float buffer is the native input and
-    // no conversion runs.
+    std::shared_ptr<const EngineWeights> weights;
+    // The memory plan in force (src/memory_planner.h): planned for options.schedule or without a
+    // schedule at construction, for the schedule of each prepare() after.
+    MemoryPlan memory_plan;
+    DeviceBuffer io_region;              // the plan's I/O region (the same for every plan)
+    std::shared_ptr<DeviceArena> arena;  // its shared region: the engine's own, or given
+    bool arena_given = false;            // options.arena: fixed size, never replaced
+    // A CUDA graph was captured under the current plan: what it uses is kept when the plan
+    // changes (retired), since the caller may launch it again.
+    bool captured = false;
+
+    // Each graph input: the caller's float NCHW buffer (float_io) and the input as ops read it;
+    // when the engine's storage is float NCHW itself, the float buffer is the native input and
+    // no conversion runs. Both live in the I/O region.
     struct InputPort {
-        DeviceBuffer float_buffer, native_buffer;
         TensorView float_view;
         TensorView view;          // native, with the padded channels (what convolutions read)
         TensorView logical_view;  // its first graph.input_shape(k).c channels
@@ -119,7 +158,6 @@ struct Engine::Impl {
     // Each graph output: its op, and the caller's float NCHW copy when the storage differs.
     struct OutputPort {
         int op = 0;
-        DeviceBuffer float_buffer;
         TensorView float_view;
         bool convert = false;
     };
@@ -127,43 +165,56 @@ struct Engine::Impl {
     std::vector<OutputPort> output_ports;
     InputPort& input_port(int index);
     const OutputPort& output_port(int index) const;
-    std::vector<DeviceBuffer> outputs;  // empty for ops that write into a concat
-    // Where each op's output lives now: base_views (own buffer or concat slice) except, after
-    // prepare(), ops of the schedule's merge stages, which live in their merged output's slice.
-    std::vector<TensorView> views, base_views;
+    // Where each op's output lives under the plan (its buffer, a concat or merged slice, a view).
+    std::vector<TensorView> views;
     std::vector<OpExec> execs;
     std::map<std::string, MergeExec> merges;
 
     std::vector<std::unique_ptr<Lane>> lanes;
-    size_t workspace_bytes = 0;  // every lane's workspace is at least this large
+    // cuDNN/cuBLASLt workspaces, each at least workspace_bytes: slot k of the plan's program, and
+    // what single ops (slot 0) and group k of a stage (slot k) use.
+    std::vector<DeviceBuffer> workspaces;
+    size_t workspace_bytes = 0;
     CudaStream origin;
     CudaEvent forked;
     // One per launch of the largest stream program run so far: recorded after a launch that a
     // launch on another lane waits for (stream_program.h).
     std::vector<CudaEvent> launch_done;
     CublasLtHandle cublaslt;  // the 1x1 convolutions' matrix products (gemm_conv.h)
-    DeviceBuffer l2_flush;  // written before each timed convolution run: twice the L2 size
-    // Buffers replaced by larger ones, and re-planned convolutions (with their staging buffers):
-    // kept, since CUDA graphs captured earlier still use them.
+    DeviceBuffer l2_flush;  // written before each timed convolution run; freed after planning
+    // Memory and re-planned convolutions kept for CUDA graphs captured under an earlier plan.
     std::vector<DeviceBuffer> retired;
+    std::vector<std::shared_ptr<DeviceArena>> retired_arenas;
     std::vector<ConvStep> retired_steps;
 
     Impl(Graph g, EngineOptions opt);
 
     // engine.cpp
     void ensure_lanes(size_t count);
+    void ensure_workspaces(size_t count);
     void grow_workspaces();
     const TensorView& tensor(int id) const;
     void launch_stage(const Stage& stage, cudaStream_t origin_stream);
-    // Lanes, merged weights and events a program needs (outside capture only).
-    void prepare_program(const StreamProgram& program, cudaStream_t stream);
-    void launch_program(const StreamProgram& program, cudaStream_t origin_stream);
+    // Each launch's workspace slot (see engine.cpp).
+    std::vector<int> workspace_slots(const Schedule& schedule, const StreamProgram& program) const;
+    // Lanes, merged weights, workspaces and events a program needs (outside capture only).
+    void prepare_program(const StreamProgram& program, const std::vector<int>& slots,
+                         cudaStream_t stream);
+    void launch_program(const StreamProgram& program, const std::vector<int>& slots,
+                        cudaStream_t origin_stream);
     void launch_input_conversion(cudaStream_t stream) const;
     void launch_output_conversion(cudaStream_t stream) const;
     void check_op_id(int id) const;
     void require_not_capturing(cudaStream_t stream, const std::string& what) const;
     void prepare_stage(const Stage& stage, cudaStream_t stream);
     HostTensor read_view(const TensorView& v, const std::string& what);
+    // The schedule runs on the current plan: planned for it, or planned without reuse (any
+    // schedule is safe there). Otherwise it is planned for it first (outside capture only).
+    void require_plan_for(const Schedule& schedule, cudaStream_t stream);
+    // The plan for `schedule` in force (made unless it already is), and audited.
+    void plan_for(const Schedule& schedule);
+    // The caller's float NCHW input copied in and converted into the engine's storage.
+    void write_input(int index, const HostTensor& input);
 
     // memory_plan.cpp
     TensorView packed(void* data, const Shape& s) const;  // in the engine's type and layout
@@ -175,14 +226,34 @@ struct Engine::Impl {
     DeviceBuffer upload_vector(const std::vector<float>& values, const std::string& what) const;
     DeviceBuffer upload_depthwise(const std::vector<float>& kcrs, int c, int kh, int kw,
                                   const std::string& what) const;
+    std::string weights_key() const;
     void upload_weights();
-    void plan_memory();
-    // Points each ChannelSlice op's view at its channels of its input's view in `v` (no copy).
-    void place_channel_slices(std::vector<TensorView>& v) const;
+    void use_weights(std::shared_ptr<const EngineWeights> shared);
+    const OpWeights& weights_of(int op_id) const { return weights->ops[size_t(op_id)]; }
+    MemoryPlanOptions plan_options() const;
+    // What the planned convolutions stage (their chosen paths), and the plan made again with
+    // staging scratch only there (once every convolution of the plan is chosen).
+    StagingUse staging_use() const;
+    void refine_staging();
+    // Makes `next` the plan in force: the I/O region (first plan only), the arena, every view,
+    // the merge stages' outputs, and each op's plan (pointed at its new places, or planned again
+    // where more than the addresses changed); workspaces for its slots.
+    void apply_plan(MemoryPlan next);
+    void bind_arena(size_t bytes);
+    void set_up_ports();
+    // Where a buffer of the plan lives / a tensor at `place` of `shape`.
+    void* address(int buffer) const;
+    TensorView view_at(const TensorPlace& place, const Shape& shape) const;
+    ScratchPointers scratch_of(int op_id) const;
+    // Seeded uniform values (kernels.h: launch_fill_uniform) on the origin stream.
+    void fill(void* data, int64_t elements, DType type, uint64_t seed) const;
+    // Memory no graph captured under the current plan uses is freed; otherwise kept.
+    void retire(DeviceBuffer buffer);
+    void retire(ConvStep step);
 
     // conv_planner.cpp
     ConvStep plan_conv(const std::string& context, const TensorView& in, const TensorView& out,
-                       const ConvSpec& spec);
+                       const ConvSpec& spec, ConvStaging staging = {});
     bool configure(ConvStep& step, const ConvChoice& choice, DeviceBuffer* scratch = nullptr);
     std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked_algorithms(ConvStep& step,
                                                                  const std::string& process_key);
@@ -200,17 +271,29 @@ struct Engine::Impl {
 
     // op_plans.cpp
     std::vector<TensorView> current_views(const Op& op) const;
+    // `planned`, or an internal error naming the op when the memory plan holds no such scratch.
+    void* scratch_buffer(void* planned, const Op& op, const char* what) const;
+    TensorView depthwise_output(const Op& op) const;  // a SepConv's, in its scratch
     void plan_op(const Op& op);
-    void run_op(int id, Lane& lane, cudaStream_t stream);
+    bool rebind_convs(const Op& op, const std::vector<TensorView>& now);
+    // After a plan change: the op's convolutions pointed at its new places when only addresses
+    // changed, else the op planned again.
+    void replan_op(const Op& op);
+    void run_op(int id, Lane& lane, const DeviceBuffer& workspace, cudaStream_t stream);
 
     // deployed_ops.cpp
     void plan_deployed_op(const Op& op);
-    void run_deployed_op(const Op& op, Lane& lane, cudaStream_t stream);
+    void run_deployed_op(const Op& op, Lane& lane, const DeviceBuffer& workspace,
+                         cudaStream_t stream);
 
     // merge_stages.cpp
     MergeExec& plan_merge(const Stage& stage);
-    void run_merge(const MergeExec& m, Lane& lane, cudaStream_t stream);
-    void place_merged_ops(const Schedule& schedule);
+    void run_merge(const MergeExec& m, Lane& lane, const DeviceBuffer& workspace,
+                   cudaStream_t stream);
+    // The stacked output's place under the current plan (its buffer, or one of its own).
+    TensorView merged_place(MergeExec& m, const Shape& shape);
+    // After a plan change: each merge stage's output moved to its new place.
+    void replace_merges();
 };
 
 }  // namespace iostune

@@ -55,6 +55,12 @@ GemmConv::GemmConv(cublasLtHandle_t handle, const TensorView& in, const TensorVi
     }
 }
 
+void GemmConv::rebind(const TensorView& in, const TensorView& out, const TensorView* residual) {
+    in_ = in.data;
+    out_ = out.data;
+    residual_ = residual != nullptr ? residual->data : out.data;
+}
+
 void GemmConv::describe(const TensorView& in, const TensorView& out, const TensorView* residual,
                         const void* bias, bool relu, Precision precision, size_t max_workspace) {
     // Column-major, as cuBLASLt sees it: D (out.c x pixels, ld = out row stride) =

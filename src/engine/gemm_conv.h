@@ -58,6 +58,9 @@ public:
     size_t workspace_bytes() const;
     // Enqueues the product (capture-safe: the workspace is the caller's).
     void run(void* workspace, size_t workspace_bytes, cudaStream_t stream) const;
+    // The same product on other views of the same shapes, strides and alignments (another
+    // memory plan's places): the matrix layouts and the chosen algorithm stay.
+    void rebind(const TensorView& in, const TensorView& out, const TensorView* residual);
 
 private:
     void describe(const TensorView& in, const TensorView& out, const TensorView* residual,

@@ -470,6 +470,12 @@ const char* GraphConv::math(int rank) const {
     return shortlist_->plans.at(size_t(rank)).tensor_cores ? "TENSOR_OP_MATH" : "FMA_MATH";
 }
 
+void GraphConv::rebind(const TensorView& in, const TensorView& out, const TensorView* residual) {
+    x_ = in.data;
+    y_ = out.data;
+    if (z_ != nullptr && residual != nullptr) z_ = residual->data;
+}
+
 void GraphConv::run(cudnnHandle_t handle, void* workspace) const {
     // Built per launch: a variant pack is a few host-side attributes, and a schedule's
     // launches are captured into a CUDA graph once.

@@ -98,6 +98,10 @@ public:
     const std::string& notes() const;
     // Enqueues the convolution on `handle`'s stream (capture-safe).
     void run(cudnnHandle_t handle, void* workspace) const;
+    // A forward convolution on other views of the same shapes, strides and alignments (another
+    // memory plan's places): only the addresses change; `residual` replaces z when the graph
+    // has one.
+    void rebind(const TensorView& in, const TensorView& out, const TensorView* residual);
 
     // The finalized plans for one set of descriptors and what the heuristics left out.
     struct Shortlist;

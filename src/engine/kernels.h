@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "src/engine/op_kernels.h"
@@ -59,6 +60,13 @@ struct DepthwiseGeometry {
 void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
                            const OutputActivation& act, cudaStream_t stream);
+
+// `elements` values of `dtype` at `data`, uniform in [-1, 1) and fixed by `seed` (fill_kernel.cu):
+// what memory holds before anything wrote it, so kernels are timed on real-looking data and
+// compute-sanitizer's initcheck finds no read of uninitialised memory (trtexec fills its inputs
+// the same way).
+void launch_fill_uniform(void* data, int64_t elements, DType dtype, uint64_t seed,
+                         cudaStream_t stream);
 
 // dst = src element by element, converting the element type (round to nearest) and the layout.
 // Same logical shape; either may be strided.

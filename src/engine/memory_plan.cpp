@@ -1,18 +1,19 @@
-// The engine's memory plan: weights converted once to the plan's type and layout, one
-// activation buffer per op output (or a channel slice of a concat's output), and the graph
-// input as the ops read it (padded channels included) beside the caller's float NCHW buffers.
+// The engine's memory: weights converted once to the plan's type and layout (or another
+// engine's, shared), and the memory plan (src/memory_planner.h) made real: the I/O region, the
+// arena of the shared region, every op's view, the merge stages' outputs and the workspaces,
+// switched to another plan (another schedule) on prepare().
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "src/engine/engine_impl.h"
+#include "src/model_json.h"
 #include "src/operator_info.h"
 
 namespace iostune {
 
 namespace {
-
-constexpr int kChannelMultiple = 8;  // what tensor-core kernels want of a 16-bit NHWC input
 
 DeviceBuffer upload_floats(const std::vector<float>& host, const std::string& what) {
     DeviceBuffer buffer(host.size() * sizeof(float));
@@ -22,6 +23,34 @@ DeviceBuffer upload_floats(const std::vector<float>& host, const std::string& wh
                            fmt::format("uploading {}", what));
     }
     return buffer;
+}
+
+// A checksum of every weight value (their bits): engines share weights only when theirs agree.
+uint64_t weights_checksum(const Graph& graph) {
+    uint64_t hash = 0xCBF29CE484222325ull;
+    for (const auto& op_params : graph.params())
+        for (const ParamTensor& p : op_params)
+            for (float v : p.values) {
+                uint32_t bits = 0;
+                std::memcpy(&bits, &v, sizeof bits);
+                hash = (hash ^ bits) * 0x100000001B3ull;
+            }
+    return hash;
+}
+
+// The I/O regions of two plans of one engine agree buffer by buffer (they depend on the graph
+// and the options only).
+bool same_io_region(const MemoryPlan& a, const MemoryPlan& b) {
+    std::vector<std::pair<std::string, int64_t>> pa, pb;
+    for (const PlannedBuffer& x : a.buffers)
+        if (x.pinned) pa.emplace_back(x.name, x.offset);
+    for (const PlannedBuffer& x : b.buffers)
+        if (x.pinned) pb.emplace_back(x.name, x.offset);
+    return a.io_bytes == b.io_bytes && pa == pb;
+}
+
+DType buffer_type(BufferKind kind, DType storage) {
+    return kind == BufferKind::InputFloat || kind == BufferKind::OutputFloat ? DType::F32 : storage;
 }
 
 }  // namespace
@@ -65,12 +94,32 @@ DeviceBuffer Engine::Impl::upload_depthwise(const std::vector<float>& kcrs, int 
     return upload_vector(rsc, what + " (depthwise kernel)");
 }
 
+std::string Engine::Impl::weights_key() const {
+    std::string inputs;
+    for (const InputPort& port : input_ports)
+        inputs += fmt::format("{}{}", inputs.empty() ? "" : ",", port.view.c);
+    return fmt::format("model {}, {} {}, input channels {}, weights {:016x}", fingerprint(graph),
+                       to_string(options.precision), to_string(layout), inputs,
+                       weights_checksum(graph));
+}
+
+void Engine::Impl::use_weights(std::shared_ptr<const EngineWeights> shared) {
+    const std::string mine = weights_key();
+    if (shared->key != mine || shared->ops.size() != size_t(graph.size()))
+        throw Error(fmt::format("EngineOptions::weights hold the weights of another model, "
+                                "precision or layout ({}), not those of '{}' ({}): share weights "
+                                "only between engines of one model in one precision and layout",
+                                shared->key, graph.name(), mine));
+    weights = std::move(shared);
+}
+
 void Engine::Impl::upload_weights() {
-    weights.resize(size_t(graph.size()));
+    auto uploaded = std::make_shared<EngineWeights>();
+    uploaded->ops.resize(size_t(graph.size()));
     for (const Op& op : graph.ops()) {
         const auto& params = graph.params_of(op.id);
         const std::string what = fmt::format("the weights of op {} '{}'", op.id, op.name);
-        OpWeights& w = weights[size_t(op.id)];
+        OpWeights& w = uploaded->ops[size_t(op.id)];
         const auto dims = param_shapes(graph, op.id);
         switch (op.kind) {
             case OpKind::Conv: {
@@ -123,116 +172,181 @@ void Engine::Impl::upload_weights() {
                 break;
         }
     }
+    uploaded->key = weights_key();
+    weights = std::move(uploaded);
 }
 
-void Engine::Impl::place_channel_slices(std::vector<TensorView>& v) const {
-    for (const Op& op : graph.ops()) {  // in order, so a slice of a slice finds its input placed
-        if (op.kind != OpKind::ChannelSlice) continue;
-        const int in = op.inputs.at(0);
-        const TensorView& source =
-            is_graph_input(in) ? input_ports[size_t(graph_input_index(in))].view : v[size_t(in)];
-        const auto& a = op.as<ChannelSliceAttrs>();
-        v[size_t(op.id)] = source.channels(a.begin, a.end - a.begin);
-    }
+MemoryPlanOptions Engine::Impl::plan_options() const {
+    return Engine::memory_plan_options(options);
 }
 
-// One buffer per op output, except ops whose only consumer is a Concat: they write into their
-// channel slice of its output. Resolved from the last op backwards so that nested concats chain
-// their slices.
-void Engine::Impl::plan_memory() {
-    const int n = graph.size();
-    const auto consumers = graph.consumers();
-    struct Slice { int concat = -1; int first_channel = 0; };
-    std::vector<Slice> slice(static_cast<size_t>(n));
-    if (options.concat_in_place) {
-        for (const Op& op : graph.ops()) {
-            if (op.kind != OpKind::Concat) continue;
-            int offset = 0;
-            for (int in : op.inputs) {
-                // A channel slice is a view of its input's buffer, never written: the concat
-                // copies it.
-                const bool sole_use =
-                    !is_graph_input(in) && graph.op(in).kind != OpKind::ChannelSlice &&
-                    consumers[size_t(in)] == std::vector<int>{op.id} &&
-                    std::count(op.inputs.begin(), op.inputs.end(), in) == 1;
-                if (sole_use) slice[size_t(in)] = {op.id, offset};
-                offset += graph.tensor_shape(in).c;
-            }
-        }
-    }
+void* Engine::Impl::address(int buffer) const {
+    const PlannedBuffer& b = memory_plan.buffers.at(size_t(buffer));
+    return static_cast<char*>(b.pinned ? io_region.get() : arena->data()) + b.offset;
+}
 
-    // Each graph input: the caller's float NCHW buffer, and the native one ops read when the
-    // storage differs or the channels are padded.
+TensorView Engine::Impl::view_at(const TensorPlace& place, const Shape& shape) const {
+    const PlannedBuffer& b = memory_plan.buffers.at(size_t(place.buffer));
+    return packed(address(place.buffer), b.shape).channels(place.first_channel, shape.c);
+}
+
+Engine::Impl::ScratchPointers Engine::Impl::scratch_of(int op_id) const {
+    const OpScratch& s = memory_plan.scratch[size_t(op_id)];
+    const auto at = [&](int buffer) { return buffer >= 0 ? address(buffer) : nullptr; };
+    return {at(s.depthwise_output), at(s.staged_input), at(s.staged_output)};
+}
+
+void Engine::Impl::fill(void* data, int64_t elements, DType type, uint64_t seed) const {
+    launch_fill_uniform(data, elements, type, seed, origin.get());
+}
+
+// Kept when a graph captured under the current plan may use it, else freed here.
+void Engine::Impl::retire(DeviceBuffer buffer) {
+    if (captured && buffer.bytes() > 0) retired.push_back(std::move(buffer));
+}
+
+void Engine::Impl::retire(ConvStep step) {
+    if (captured && step.owned_bytes() > 0) retired_steps.push_back(std::move(step));
+}
+
+// The engine's own arena is replaced by one of the plan's size unless a CUDA graph captured
+// under the current plan uses it and it is large enough (nothing in it is kept between
+// launches, so that graph and the new plan may both use it). A given arena is never replaced.
+void Engine::Impl::bind_arena(size_t bytes) {
+    if (arena_given) {
+        if (arena->bytes() < bytes)
+            throw Error(fmt::format(
+                "the shared arena given to the engine of '{}' holds {:.1f} MiB, and its memory "
+                "plan needs {:.1f} MiB: create the arena with the largest MemoryPlan::shared_bytes "
+                "of the engines sharing it (Engine::plan_memory_for)",
+                graph.name(), double(arena->bytes()) / (1 << 20), double(bytes) / (1 << 20)));
+        return;
+    }
+    if (arena && (arena->bytes() == bytes || (captured && arena->bytes() >= bytes))) return;
+    if (arena && captured) retired_arenas.push_back(std::move(arena));
+    arena.reset();  // freed before the new one is allocated: the peak stays one arena
+    arena = std::make_shared<DeviceArena>(bytes);
+}
+
+// Ports onto the I/O region; its buffers filled with seeded values (each in its own type), the
+// padded channels of an input zero (nothing but this memset writes them).
+void Engine::Impl::set_up_ports() {
+    for (size_t b = 0; b < memory_plan.buffers.size(); ++b) {
+        const PlannedBuffer& buffer = memory_plan.buffers[b];
+        if (!buffer.pinned) continue;
+        fill(address(int(b)), buffer.shape.elements(), buffer_type(buffer.kind, dtype),
+             options.fill_seed + b);
+    }
     input_ports.resize(size_t(graph.input_count()));
     for (int k = 0; k < graph.input_count(); ++k) {
         InputPort& port = input_ports[size_t(k)];
         const Shape& in_shape = graph.input_shape(k);
-        port.float_buffer = DeviceBuffer(size_t(in_shape.elements()) * sizeof(float));
-        port.float_view = packed_view(port.float_buffer.get(), DType::F32, TensorLayout::Nchw,
-                                      in_shape.n, in_shape.c, in_shape.h, in_shape.w);
-        // A residual convolution's z (its input 1) is added as it is: it must not be padded.
-        bool only_dense_convs_read_input = true;
-        for (const Op& op : graph.ops())
-            for (size_t i = 0; i < op.inputs.size(); ++i)
-                if (op.inputs[i] == graph_input_id(k) &&
-                    (op.kind != OpKind::Conv || op.as<ConvAttrs>().groups != 1 || i != 0))
-                    only_dense_convs_read_input = false;
-        Shape stored_in = in_shape;
-        if (options.pad_input_channels && layout == TensorLayout::Nhwc && dtype != DType::F32 &&
-            in_shape.c % kChannelMultiple != 0 && only_dense_convs_read_input)
-            stored_in.c = (in_shape.c + kChannelMultiple - 1) / kChannelMultiple * kChannelMultiple;
-        if (dtype == DType::F32 && layout == TensorLayout::Nchw && stored_in == in_shape) {
-            port.view = port.float_view;
-        } else {
-            port.native_buffer = allocate(stored_in);
-            // The padded channels stay zero: nothing but this memset writes them.
-            IOSTUNE_CUDA_CHECK(cudaMemset(port.native_buffer.get(), 0, port.native_buffer.bytes()),
-                               "clearing the engine's input buffer");
-            port.view = packed(port.native_buffer.get(), stored_in);
-            port.convert = true;
-        }
+        const TensorPlace& place = memory_plan.input_places[size_t(k)];
+        port.view = view_at(place, memory_plan.buffers[size_t(place.buffer)].shape);
         port.logical_view = port.view.channels(0, in_shape.c);
+        port.convert = memory_plan.input_float[size_t(k)] != place.buffer;
+        port.float_view =
+            port.convert ? packed_view(address(memory_plan.input_float[size_t(k)]), DType::F32,
+                                       TensorLayout::Nchw, in_shape.n, in_shape.c, in_shape.h,
+                                       in_shape.w)
+                         : port.view;
+        const size_t bytes = size_t(port.view.elements()) * size_t(dtype_bytes(dtype));
+        if (port.view.c != in_shape.c)
+            IOSTUNE_CUDA_CHECK(cudaMemsetAsync(port.view.data, 0, bytes, origin.get()),
+                               "clearing the engine's padded input channels");
     }
-
-    outputs.resize(size_t(n));
-    views.resize(size_t(n));
-    for (int id = n - 1; id >= 0; --id) {
-        const Shape& s = graph.op(id).output;
-        const Slice& sl = slice[size_t(id)];
-        if (sl.concat >= 0) {
-            views[size_t(id)] = views[size_t(sl.concat)].channels(sl.first_channel, s.c);
-        } else if (graph.op(id).kind != OpKind::ChannelSlice) {
-            outputs[size_t(id)] = allocate(s);
-            views[size_t(id)] = packed(outputs[size_t(id)].get(), s);
-        }
-    }
-    place_channel_slices(views);
-    base_views = views;
-
-    // The caller's float NCHW outputs, when the storage is anything else or the output is a
-    // strided view (a channel slice).
-    for (int id : graph.outputs()) {
+    const std::vector<int> outputs = graph.outputs();
+    output_ports.clear();
+    for (size_t k = 0; k < outputs.size(); ++k) {
         OutputPort port;
-        port.op = id;
-        if (dtype != DType::F32 || layout != TensorLayout::Nchw || !views[size_t(id)].packed()) {
-            const Shape& out = graph.op(id).output;
-            port.float_buffer = DeviceBuffer(size_t(out.elements()) * sizeof(float));
-            port.float_view = packed_view(port.float_buffer.get(), DType::F32, TensorLayout::Nchw,
-                                          out.n, out.c, out.h, out.w);
-            port.convert = true;
+        port.op = outputs[k];
+        const int copy = memory_plan.output_float[k];
+        port.convert = copy >= 0;
+        if (port.convert) {
+            const Shape& out = graph.op(port.op).output;
+            port.float_view = packed_view(address(copy), DType::F32, TensorLayout::Nchw, out.n,
+                                          out.c, out.h, out.w);
         }
-        output_ports.push_back(std::move(port));
+        output_ports.push_back(port);
     }
+}
 
-    execs.resize(size_t(n));
-    for (int id = 0; id < n; ++id) {
-        OpPlan& plan = execs[size_t(id)].plan;
-        plan.op_id = id;
-        plan.name = graph.op(id).name;
-        plan.kind = graph.op(id).kind;
-        plan.writes_into_concat = slice[size_t(id)].concat >= 0;
-        plan.storage = fmt::format("{} {}", to_string(dtype), to_string(layout));
+StagingUse Engine::Impl::staging_use() const {
+    StagingUse use;
+    use.input.assign(size_t(graph.size()), false);
+    use.output.assign(size_t(graph.size()), false);
+    for (const Op& op : graph.ops()) {
+        const OpExec& e = execs[size_t(op.id)];
+        if (!e.convs.empty()) {  // a SepConv's depthwise step reads, its pointwise one writes
+            use.input[size_t(op.id)] = e.convs.front().input_staged();
+            use.output[size_t(op.id)] = e.convs.back().output_staged();
+        }
+        // A transposed convolution planned again is timed again and may choose otherwise: its
+        // scratch stays.
+        if (op.kind == OpKind::ConvTranspose)
+            use.input[size_t(op.id)] = use.output[size_t(op.id)] = true;
     }
+    for (const auto& [signature, m] : merges)
+        use.merge_input[signature] = m.conv && m.conv->input_staged();
+    return use;
+}
+
+// The plan reserved staging scratch for every convolution that may stage; once they are chosen
+// (timed, or pinned), the scratch of those that read and write their views in place is dropped.
+// The convolutions are then pointed at the new places: the same shapes, strides and alignments.
+void Engine::Impl::refine_staging() {
+    if (memory_plan.options.staging) return;
+    MemoryPlanOptions refined = memory_plan.options;
+    refined.staging = staging_use();
+    apply_plan(memory_plan.schedule ? plan_memory(graph, *memory_plan.schedule, refined)
+                                    : plan_memory_without_schedule(graph, refined));
+}
+
+void Engine::Impl::apply_plan(MemoryPlan next) {
+    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before changing the memory plan");
+    const bool first = memory_plan.buffers.empty();
+    if (first) {
+        io_region = DeviceBuffer(size_t(next.io_bytes));
+    } else if (!same_io_region(memory_plan, next)) {
+        throw InternalError(fmt::format("two memory plans of '{}' disagree on the I/O region, "
+                                        "which must depend on the graph only; please report it",
+                                        graph.name()));
+    }
+    bind_arena(size_t(next.shared_bytes));
+    memory_plan = std::move(next);
+    if (first) set_up_ports();
+    // Seeded values in the shared region: convolutions are timed on real-looking data, and no
+    // kernel reads memory nothing wrote.
+    fill(arena->data(), memory_plan.shared_bytes / dtype_bytes(dtype), dtype,
+         options.fill_seed + memory_plan.buffers.size());
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), "filling the engine's memory");
+    views.assign(size_t(graph.size()), TensorView{});
+    for (const Op& op : graph.ops())
+        views[size_t(op.id)] = view_at(memory_plan.op_places[size_t(op.id)], op.output);
+    if (first) {
+        execs.resize(size_t(graph.size()));
+        for (const Op& op : graph.ops()) {
+            OpPlan& p = execs[size_t(op.id)].plan;
+            p.op_id = op.id;
+            p.name = op.name;
+            p.kind = op.kind;
+            // Its place is a slice of a concat's buffer (not a view, not a merged output).
+            const int home_buffer = memory_plan.op_places[size_t(op.id)].buffer;
+            const PlannedBuffer& home = memory_plan.buffers[size_t(home_buffer)];
+            p.writes_into_concat = op.kind != OpKind::ChannelSlice &&
+                                   home.kind == BufferKind::Activation && home.op != op.id;
+            p.storage = fmt::format("{} {}", to_string(dtype), to_string(layout));
+        }
+    } else {
+        replace_merges();
+        for (const MergePlacement& m : memory_plan.merges)
+            if (merges.find(m.signature) == merges.end())
+                plan_merge(Stage{StageStrategy::Merge, {m.ops}});
+        for (const Op& op : graph.ops()) replan_op(op);
+    }
+    ensure_workspaces(size_t(std::max(1, memory_plan.workspace_slots)));
+    grow_workspaces();
+    captured = false;
 }
 
 }  // namespace iostune

@@ -1,7 +1,9 @@
 // Operator-merge stages: convolutions that read the same tensor run as one wider convolution
-// over stacked, zero-padded weights (in the engine's type and layout). Under a schedule that
-// holds the stage, each merged op lives in its channel slice of the merged output and consumers
-// read the slice in place.
+// over stacked, zero-padded weights (in the engine's type and layout). Under a memory plan made
+// for a schedule that holds the stage, the stacked output is a buffer of the plan and each merged
+// op lives in its channel slice of it (unless its home is a concat slice or holds a graph output)
+// so consumers read the slice in place; a stage run under another plan has an output of its own
+// and copies each op's slice to where the op lives.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
     }
     const std::string context = fmt::format("running merge stage {}", signature);
     MergeExec m;
+    m.plan.signature = signature;
     const Op& first = graph.op(ids[0]);
     const auto& fa = first.as<ConvAttrs>();
     const TensorView& in = tensor(first.inputs[0]);
@@ -59,9 +62,7 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
                              context + " stacked weights");
     if (fa.bias) m.bias = upload_vector(bias, context + " stacked bias");
     const Shape& s0 = first.output;
-    const Shape merged_shape{s0.n, channels, s0.h, s0.w};
-    m.output = allocate(merged_shape);
-    const TensorView merged = packed(m.output.get(), merged_shape);
+    const TensorView merged = merged_place(m, Shape{s0.n, channels, s0.h, s0.w});
     ConvSpec spec{channels, in.c, kh, kw,
                   ConvGeometry{fa.pad_h + (kh - fa.kernel_h) / 2,
                                fa.pad_w + (kw - fa.kernel_w) / 2, fa.stride_h, fa.stride_w, 1, 1,
@@ -71,14 +72,13 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
     m.merged = merged;
     m.spec = spec;
     m.planned_input = in;
-    m.conv.emplace(plan_conv(context, in, merged, spec));
+    m.conv.emplace(plan_conv(context, in, merged, spec, {m.staged_input, nullptr}));
     int offset = 0;
     for (int id : ids) {
         const int c = graph.op(id).output.c;
         m.slices.push_back(merged.channels(offset, c));
         offset += c;
     }
-    m.plan.signature = signature;
     m.plan.ops = ids;
     m.plan.out_channels = channels;
     m.plan.kernel_h = kh;
@@ -90,60 +90,59 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
 }
 
 // Ops that live in their slice of the merged output need nothing more; the others (outputs that
-// are concat slices, or a merge stage run under another schedule's placement) get a copy.
-void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, cudaStream_t stream) {
+// are concat slices, or a merge stage run under another plan) get a copy.
+void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, const DeviceBuffer& workspace,
+                             cudaStream_t stream) {
     lane.cudnn.set_stream(stream);
-    engine_internal::require_workspace(*m.conv, lane);
-    m.conv->run(lane.cudnn.get(), lane.workspace.get(), stream);
+    engine_internal::require_workspace(*m.conv, workspace);
+    m.conv->run(lane.cudnn.get(), workspace.get(), stream);
     for (size_t k = 0; k < m.plan.ops.size(); ++k) {
         const TensorView& home = views[size_t(m.plan.ops[k])];
         if (!(home == m.slices[k])) engine_internal::copy_view(m.slices[k], home, stream, m.conv->context);
     }
 }
 
-// Moves the schedule's merged ops into their slices of the merged outputs (so consumers read the
-// slice, no copy) and every other op back to its own place, then re-plans whatever reads or
-// writes a tensor that moved. Scratch buffers are reused, never freed, so CUDA graphs captured
-// under an earlier placement stay valid.
-void Engine::Impl::place_merged_ops(const Schedule& schedule) {
-    std::vector<TensorView> target = base_views;
-    for (const Stage& stage : schedule.flat_stages()) {
-        if (stage.strategy != StageStrategy::Merge) continue;
-        MergeExec& m = plan_merge(stage);
-        for (size_t k = 0; k < m.plan.ops.size(); ++k) {
-            const int id = m.plan.ops[k];
-            if (!execs[size_t(id)].plan.writes_into_concat) target[size_t(id)] = m.slices[k];
-        }
+// The plan's buffer for the stage (and its staging scratch), or an output of the stage's own,
+// filled with seeded values as the plan's memory is.
+TensorView Engine::Impl::merged_place(MergeExec& m, const Shape& shape) {
+    if (const MergePlacement* p = memory_plan.merge(m.plan.signature)) {
+        retire(std::move(m.own_output));
+        m.staged_input = p->staged_input >= 0 ? address(p->staged_input) : nullptr;
+        return view_at({p->buffer, 0}, shape);
     }
-    place_channel_slices(target);
-    views = std::move(target);
-    for (const Op& op : graph.ops()) {
-        if (current_views(op) == execs[size_t(op.id)].planned_views) continue;
-        OpExec old = std::move(execs[size_t(op.id)]);
-        OpExec& fresh = execs[size_t(op.id)];
-        fresh = OpExec{};
-        fresh.depthwise_scratch = std::move(old.depthwise_scratch);
-        fresh.linear_input = std::move(old.linear_input);
-        fresh.staged_input = std::move(old.staged_input);
-        fresh.staged_output = std::move(old.staged_output);
-        fresh.plan.op_id = old.plan.op_id;
-        fresh.plan.name = old.plan.name;
-        fresh.plan.kind = old.plan.kind;
-        fresh.plan.writes_into_concat = old.plan.writes_into_concat;
-        fresh.plan.storage = old.plan.storage;
-        // Staging buffers of the old convolutions stay alive with `old` until here; graphs
-        // captured under the old placement keep them referenced, so they are retired, not freed.
-        for (ConvStep& step : old.convs) retired_steps.push_back(std::move(step));
-        plan_op(op);
+    m.staged_input = nullptr;  // the convolution stages into a buffer of its own, if it must
+    if (m.own_output.bytes() == 0) {
+        m.own_output = allocate(shape);
+        fill(m.own_output.get(), shape.elements(), dtype, options.fill_seed);
+        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), "filling a merge stage's output");
     }
+    return packed(m.own_output.get(), shape);
+}
+
+// Each merge stage's output moved to its place under the new plan, its slices with it, and its
+// convolution pointed there (or planned again when more than the addresses changed).
+void Engine::Impl::replace_merges() {
     for (auto& [signature, m] : merges) {
+        const void* old_staging = m.staged_input;
+        const TensorView merged =
+            merged_place(m, Shape{m.merged.n, m.merged.c, m.merged.h, m.merged.w});
         const TensorView& in = tensor(graph.op(m.plan.ops[0]).inputs[0]);
-        if (in == m.planned_input) continue;
+        if (merged == m.merged && in == m.planned_input && m.staged_input == old_staging) continue;
+        m.merged = merged;
+        m.slices.clear();
+        int offset = 0;
+        for (int id : m.plan.ops) {
+            const int c = graph.op(id).output.c;
+            m.slices.push_back(merged.channels(offset, c));
+            offset += c;
+        }
         m.planned_input = in;
-        if (m.conv) retired_steps.push_back(std::move(*m.conv));
+        const ConvStaging staging{m.staged_input, nullptr};
+        if (m.conv && m.conv->rebind(in, merged, std::nullopt, staging)) continue;
+        if (m.conv) retire(std::move(*m.conv));
         m.conv.reset();
-        m.conv.emplace(plan_conv(fmt::format("running merge stage {}", signature), in, m.merged,
-                                 m.spec));
+        m.conv.emplace(plan_conv(fmt::format("running merge stage {}", signature), in, merged,
+                                 m.spec, staging));
         workspace_bytes = std::max(workspace_bytes, m.conv->workspace_bytes);
     }
 }

@@ -28,11 +28,11 @@ void copy_view(const TensorView& src, const TensorView& dst, cudaStream_t stream
                        context);
 }
 
-void require_workspace(const ConvStep& step, const Lane& lane) {
-    if (step.workspace_bytes > lane.workspace.bytes())
-        throw Error(fmt::format("internal error: {} needs a workspace of {} bytes but its stream "
-                                "lane holds {} (the lanes were not grown after planning)",
-                                step.context, step.workspace_bytes, lane.workspace.bytes()));
+void require_workspace(const ConvStep& step, const DeviceBuffer& workspace) {
+    if (step.workspace_bytes > workspace.bytes())
+        throw Error(fmt::format("internal error: {} needs a workspace of {} bytes but its slot "
+                                "holds {} (the workspaces were not grown after planning)",
+                                step.context, step.workspace_bytes, workspace.bytes()));
 }
 
 }  // namespace engine_internal
@@ -62,13 +62,23 @@ std::vector<TensorView> Engine::Impl::current_views(const Op& op) const {
     return v;
 }
 
+void* Engine::Impl::scratch_buffer(void* planned, const Op& op, const char* what) const {
+    if (planned == nullptr)
+        throw InternalError(fmt::format("{} needs a {} the memory plan does not hold "
+                                "(the planner and the engine disagree on where its views are "
+                                "strided); please report it with the model",
+                                op_label(op), what));
+    return planned;
+}
+
 void Engine::Impl::plan_op(const Op& op) {
     OpExec& exec = execs[size_t(op.id)];
     exec.planned_views = current_views(op);
+    exec.scratch = scratch_of(op.id);
     const std::string context = op_label(op);
     const TensorView& out = views[size_t(op.id)];
     const TensorView& in = tensor(op.inputs.at(0));
-    const OpWeights& w = weights[size_t(op.id)];
+    const OpWeights& w = weights_of(op.id);
     switch (op.kind) {
         case OpKind::Conv: {
             const auto& a = op.as<ConvAttrs>();
@@ -79,23 +89,24 @@ void Engine::Impl::plan_op(const Op& op) {
             spec.depthwise_weight = w.depthwise.get();
             if (a.residual) spec.residual = tensor(op.inputs.at(1));
             spec.activation = a.activation;
-            exec.convs.push_back(plan_conv(context, in, out, spec));
+            const ConvStaging staging{exec.scratch.staged_input, exec.scratch.staged_output};
+            exec.convs.push_back(plan_conv(context, in, out, spec, staging));
             record_conv(exec.plan, exec.convs.back());
             break;
         }
         case OpKind::SepConv: {
             const auto& a = op.as<SepConvAttrs>();
-            const Shape dw_shape{out.n, in.c, out.h, out.w};
-            if (exec.depthwise_scratch.bytes() == 0) exec.depthwise_scratch = allocate(dw_shape);
-            const TensorView dw_out = packed(exec.depthwise_scratch.get(), dw_shape);
+            const TensorView dw_out = depthwise_output(op);
             ConvSpec depthwise{in.c, 1, a.kernel, a.kernel,
                                ConvGeometry{a.pad, a.pad, a.stride, a.stride, a.dilation,
                                             a.dilation, in.c},
                                w.weight.get(), nullptr, false, a.pre_relu, w.depthwise.get()};
             ConvSpec pointwise{a.out_channels, in.c, 1, 1, ConvGeometry{}, w.weight2.get(),
                                a.bias ? w.bias.get() : nullptr, false};
-            exec.convs.push_back(plan_conv(context + " depthwise", in, dw_out, depthwise));
-            exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise));
+            exec.convs.push_back(plan_conv(context + " depthwise", in, dw_out, depthwise,
+                                           {exec.scratch.staged_input, nullptr}));
+            exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise,
+                                           {nullptr, exec.scratch.staged_output}));
             for (const ConvStep& s : exec.convs) record_conv(exec.plan, s);
             break;
         }
@@ -181,7 +192,7 @@ void Engine::Impl::plan_op(const Op& op) {
         case OpKind::Linear:
             // cuBLAS reads each batch item as one contiguous row: a channels-last slice is not.
             if (in.nhwc() && !in.packed()) {
-                if (exec.linear_input.bytes() == 0) exec.linear_input = allocate(shape_of(in));
+                scratch_buffer(exec.scratch.staged_input, op, "packed copy of its input");
                 exec.plan.path = "copy kernel; ";
             }
             exec.plan.path += dtype == DType::F32 ? "cublasSgemm + bias kernel"
@@ -190,7 +201,60 @@ void Engine::Impl::plan_op(const Op& op) {
     }
 }
 
-void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
+TensorView Engine::Impl::depthwise_output(const Op& op) const {
+    const TensorView& in = tensor(op.inputs.at(0));
+    const TensorView& out = views[size_t(op.id)];
+    return packed(scratch_buffer(execs[size_t(op.id)].scratch.depthwise_output, op,
+                                 "depthwise output"),
+                  Shape{out.n, in.c, out.h, out.w});
+}
+
+// Only the addresses changed (another plan's places of the same shapes, strides and
+// alignments): the op's convolutions are pointed at them, keeping their choices. Other ops'
+// plans hold no address.
+bool Engine::Impl::rebind_convs(const Op& op, const std::vector<TensorView>& now) {
+    OpExec& exec = execs[size_t(op.id)];
+    const TensorView& in = now.front();
+    const TensorView& out = now.back();
+    if (op.kind == OpKind::Conv && exec.convs.size() == 1) {
+        const auto& a = op.as<ConvAttrs>();
+        const std::optional<TensorView> z = a.residual ? std::optional<TensorView>(now.at(1))
+                                                       : std::nullopt;
+        return exec.convs[0].rebind(in, out, z,
+                                    {exec.scratch.staged_input, exec.scratch.staged_output});
+    }
+    if (op.kind == OpKind::SepConv && exec.convs.size() == 2) {
+        const TensorView dw_out = depthwise_output(op);
+        return exec.convs[0].rebind(in, dw_out, std::nullopt,
+                                    {exec.scratch.staged_input, nullptr}) &&
+               exec.convs[1].rebind(dw_out, out, std::nullopt,
+                                    {nullptr, exec.scratch.staged_output});
+    }
+    return false;
+}
+
+void Engine::Impl::replan_op(const Op& op) {
+    OpExec& exec = execs[size_t(op.id)];
+    const std::vector<TensorView> now = current_views(op);
+    const ScratchPointers scratch = scratch_of(op.id);
+    if (now == exec.planned_views && scratch == exec.scratch) return;
+    exec.scratch = scratch;  // what rebind_convs points the convolutions at
+    if (rebind_convs(op, now)) {
+        exec.planned_views = now;
+        return;
+    }
+    OpExec old = std::move(exec);
+    exec = OpExec{};
+    exec.plan.op_id = old.plan.op_id;
+    exec.plan.name = old.plan.name;
+    exec.plan.kind = old.plan.kind;
+    exec.plan.writes_into_concat = old.plan.writes_into_concat;
+    exec.plan.storage = old.plan.storage;
+    for (ConvStep& step : old.convs) retire(std::move(step));
+    plan_op(op);
+}
+
+void Engine::Impl::run_op(int id, Lane& lane, const DeviceBuffer& workspace, cudaStream_t stream) {
     const Op& op = graph.op(id);
     const OpExec& exec = execs[size_t(id)];
     const TensorView& out = views[size_t(id)];
@@ -201,8 +265,8 @@ void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
         case OpKind::SepConv:
             lane.cudnn.set_stream(stream);
             for (const ConvStep& step : exec.convs) {
-                require_workspace(step, lane);
-                step.run(lane.cudnn.get(), lane.workspace.get(), stream);
+                require_workspace(step, workspace);
+                step.run(lane.cudnn.get(), workspace.get(), stream);
             }
             break;
         case OpKind::MaxPool:
@@ -260,15 +324,15 @@ void Engine::Impl::run_op(int id, Lane& lane, cudaStream_t stream) {
         case OpKind::ConvTranspose:
         case OpKind::ChannelNorm:
         case OpKind::SpatialPad:
-            run_deployed_op(op, lane, stream);
+            run_deployed_op(op, lane, workspace, stream);
             break;
         case OpKind::Linear: {
             const auto& a = op.as<LinearAttrs>();
             const int k = in.c * in.h * in.w;
-            const OpWeights& w = weights[size_t(id)];
+            const OpWeights& w = weights_of(id);
             TensorView x = in;
-            if (exec.linear_input.bytes() > 0) {
-                x = packed(exec.linear_input.get(), shape_of(in));
+            if (in.nhwc() && !in.packed()) {  // cuBLAS reads packed rows
+                x = packed(exec.scratch.staged_input, shape_of(in));
                 launch_copy(in, x, false, stream);
             }
             lane.cublas.set_stream(stream);

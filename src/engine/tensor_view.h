@@ -72,6 +72,14 @@ struct TensorView {
     }
 };
 
+// Whether two views differ in their address only, and not in its alignment (what cuDNN's and
+// cuBLASLt's choices depend on): a planned convolution can be pointed from one to the other.
+inline bool same_but_address(const TensorView& a, const TensorView& b) {
+    return a.dtype == b.dtype && a.layout == b.layout && a.same_shape(b) &&
+           a.row_stride == b.row_stride &&
+           byte_alignment(a.data, 256) == byte_alignment(b.data, 256);
+}
+
 // A packed tensor of the given extent over `data`.
 inline TensorView packed_view(void* data, DType dtype, TensorLayout layout, int n, int c, int h,
                               int w) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/fusion.h"
+#include "src/memory_summary.h"
 #include "src/model_json.h"
 #include "src/zoo/zoo.h"
 
@@ -278,6 +279,44 @@ TEST_CASE("show, search and an exported file agree on the fused model; export wr
     INFO(searched.err);
     REQUIRE(searched.exit_code == 0);
     CHECK(json::parse(searched.out)["fingerprint"] == fused_fp);
+}
+
+TEST_CASE("show --memory: a schedule's arena, liveness bound, workspaces and weights, on the CPU",
+          "[cli][memory]") {
+    const iostune::Graph graph =
+        iostune::fuse_epilogues(iostune::build_zoo_model("resnet50", 16)).graph;
+    iostune::MemoryPlanOptions options;
+    options.precision = iostune::Precision::Fp16;
+    options.layout = iostune::TensorLayout::Nhwc;
+    const iostune::MemorySummary expected =
+        iostune::summarize_memory(graph, iostune::sequential_schedule(graph), options);
+    const Result r = run("show resnet50 --batch 16 --precision fp16 --memory --format json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json doc = json::parse(r.out);
+    CHECK(doc["activation_bytes"] == expected.activation_bytes);
+    CHECK(doc["lower_bound_bytes"] == expected.lower_bound_bytes);
+    CHECK(doc["workspace_bytes"] == expected.workspace_bytes);
+    CHECK(doc["workspace_estimated"] == true);
+    CHECK(doc["weight_bytes"] == expected.weight_bytes);
+    CHECK(doc["layout"] == "nhwc");
+    // ResNet-50's 25.6 M parameters in fp16, and the activations far below their sum.
+    CHECK(expected.weight_bytes > 2 * 25'000'000);
+    CHECK(expected.activation_bytes <= expected.lower_bound_bytes * 115 / 100);
+
+    const Result dataflow = run("show googlenet --memory --schedule-source greedy --form dataflow "
+                                "--format json");
+    REQUIRE(dataflow.exit_code == 0);
+    const json df = json::parse(dataflow.out);
+    CHECK(df["activation_bytes"].get<int64_t>() >= df["lower_bound_bytes"].get<int64_t>());
+    CHECK(df["lanes"].get<int>() > 1);
+    const Result table = run("show googlenet --memory");
+    REQUIRE(table.exit_code == 0);
+    CHECK_THAT(table.out, Catch::Contains("activations") && Catch::Contains("lower bound") &&
+                              Catch::Contains("ESTIMATE") && Catch::Contains("weights"));
+    const Result no_memory = run("show googlenet --format json");
+    CHECK(no_memory.exit_code == 1);
+    CHECK_THAT(no_memory.err, Catch::Contains("--memory"));
 }
 
 TEST_CASE("a model set: searched as one key, listed by report --sets, refused cleanly",

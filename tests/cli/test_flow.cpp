@@ -110,11 +110,21 @@ TEST_CASE("search --cost sim stores a labelled estimate that report shows", "[cl
     CHECK(rows[0]["measured_ms"].is_null());
     CHECK(rows[0]["predicted_ms"].get<double>() == Approx(predicted));
     CHECK(rows[0]["speedup"].get<double>() >= 1.0);
+    // The schedule's memory plan, stored with it; show --memory --db plans the same on the CPU.
+    const int64_t arena = rows[0]["arena_bytes"];
+    CHECK(arena > 0);
+    const Run memory = iostune("show squeezenet1_1 --memory --format json --db " + db);
+    INFO(memory.err);
+    REQUIRE(memory.status == 0);
+    const nlohmann::json shown = nlohmann::json::parse(memory.out);
+    CHECK(shown["activation_bytes"] == arena);
+    CHECK_THAT(shown["schedule"].get<std::string>(), Catch::Contains(fmt::format("#{}", id)));
 
     const Run table = iostune("report --db " + db);
     REQUIRE(table.status == 0);
     CHECK_THAT(table.out, Catch::Contains("squeezenet1_1") && Catch::Contains("(est)") &&
-                              Catch::Contains("estimate (simulated)"));
+                              Catch::Contains("estimate (simulated)") &&
+                              Catch::Contains("arena MiB"));
     const Run csv = iostune("report --format csv --db " + db);
     REQUIRE(csv.status == 0);
     CHECK(csv.out.rfind("id,model,device,batch", 0) == 0);

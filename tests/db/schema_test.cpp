@@ -90,7 +90,7 @@ TEST_CASE("a new database gets the latest schema in WAL mode", "[db]") {
     {
         ScheduleStore store = ScheduleStore::open(path, OpenMode::CreateIfMissing);
         CHECK(store.schema_version() == iostune::db::latest_schema_version());
-        CHECK(store.schema_version() == 4);
+        CHECK(store.schema_version() == 5);
         CHECK(store.integrity_check() == "ok");
     }
     Connection check(path, SQLITE_OPEN_READONLY);
@@ -101,7 +101,7 @@ TEST_CASE("a new database gets the latest schema in WAL mode", "[db]") {
     CHECK(has_schema_object(check, "index", "schedules_by_key"));
     // Reopening an up-to-date DB changes nothing and still works in must-exist mode.
     ScheduleStore again = ScheduleStore::open(path, OpenMode::MustExist);
-    CHECK(again.schema_version() == 4);
+    CHECK(again.schema_version() == 5);
 }
 
 TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]") {
@@ -110,7 +110,7 @@ TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]")
     make_version1_db(path);
 
     ScheduleStore store = ScheduleStore::open(path, OpenMode::MustExist);
-    CHECK(store.schema_version() == 4);
+    CHECK(store.schema_version() == 5);
 
     // Version 4: the stage cache is keyed by layout too; every earlier row was NCHW.
     CHECK_FALSE(store.stage_measurement(1, 1, "fp32", "nhwc", "fp:c:[1,2]"));
@@ -126,6 +126,7 @@ TEST_CASE("a version-1 database is migrated forward and keeps its rows", "[db]")
     CHECK(old_schedule->measured_ms == Approx(1.25));
     CHECK(old_schedule->conv_choices == nlohmann::json::object());
     CHECK(old_schedule->layout == "nchw");  // version 4: schedules before it ran NCHW
+    CHECK_FALSE(old_schedule->arena_bytes);  // version 5: no memory plan was recorded
 
     iostune::db::StageRecord estimate = *old_row;
     estimate.stage_key = "fp:m:[3,4]";

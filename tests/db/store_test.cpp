@@ -88,6 +88,7 @@ TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
     ScheduleRecord record = schedule_row(model_id, device, 1.5, 1.4);
     record.conv_choices = {{"tf32|x1x3x8x8/192|w4x3x3x3", {{"algorithm", "GEMM"}, {"path", "conv"}}}};
     record.layout = "nhwc";
+    record.arena_bytes = int64_t(123) << 20;
     const auto id = store.add_schedule(record);
     const auto loaded = store.schedule(id);
     REQUIRE(loaded);
@@ -103,6 +104,7 @@ TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
     CHECK(loaded->schedule == record.schedule);
     CHECK(loaded->conv_choices == record.conv_choices);
     CHECK(loaded->layout == "nhwc");
+    CHECK(loaded->arena_bytes == record.arena_bytes);
     CHECK(loaded->tool_version == iostune::kVersion);
     CHECK(loaded->git_commit == iostune::kGitCommit);
     CHECK(loaded->created_at.size() == std::string("2025-01-01T00:00:00.000Z").size());
@@ -110,8 +112,10 @@ TEST_CASE("a schedule round-trips with provenance stamped", "[db]") {
 
     record.measured_ms.reset();
     record.tool_version = "0.0.1";
+    record.arena_bytes.reset();
     const auto unmeasured = store.add_schedule(record);
     CHECK_FALSE(store.schedule(unmeasured)->measured_ms);
+    CHECK_FALSE(store.schedule(unmeasured)->arena_bytes);
     CHECK(store.schedule(unmeasured)->tool_version == "0.0.1");
 }
 

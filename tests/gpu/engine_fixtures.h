@@ -69,6 +69,13 @@ inline double op_error_bound(Precision precision) {
     return 0;
 }
 
+// Every op's output kept in bytes of its own under every schedule (EngineOptions::reuse_memory
+// off), for tests that compare each op with the CPU reference after a whole run.
+inline EngineOptions every_output_kept(EngineOptions options) {
+    options.reuse_memory = false;
+    return options;
+}
+
 inline EngineOptions options_with(Precision precision) {
     EngineOptions options;
     options.precision = precision;

@@ -106,7 +106,7 @@ TEST_CASE("every op kind matches the CPU reference in each precision and layout,
     const HostTensor input = random_input(graph.input_shape(), 11);
     const std::vector<HostTensor> ref = reference_run_all(graph, input);
     for (const Plan& plan : all_plans()) {
-        Engine engine(graph, options_for(plan));
+        Engine engine(graph, every_output_kept(options_for(plan)));
         CHECK(engine.layout() == plan.layout);
         engine.set_input(input);
         const Schedule sequential = sequential_schedule(graph);
@@ -145,7 +145,7 @@ TEST_CASE("concurrent and merged schedules in each precision and layout", "[gpu]
     REQUIRE(merges == 2);
     const Schedule greedy = greedy_schedule(graph);
     for (const Plan& plan : all_plans()) {
-        Engine engine(graph, options_for(plan));
+        Engine engine(graph, every_output_kept(options_for(plan)));
         engine.set_input(input);
         const double bound = op_error_bound(plan.precision);
         INFO(label(plan));

@@ -109,6 +109,12 @@ struct ReplayInfo {
     // to (its index in `members`; 0 for a single model).
     std::vector<std::string> output_names;
     std::vector<int> output_models;
+    // Device memory the Replayer holds, in bytes: the weights (a merge stage's stacked ones
+    // too), the activations (its memory plan's arena: activations, scratch, inputs and outputs,
+    // shared by liveness), the cuDNN/cuBLAS workspaces, and all of it together (with what the
+    // plan does not cover).
+    std::size_t weight_bytes = 0, activation_bytes = 0, workspace_bytes = 0;
+    std::size_t device_memory_bytes = 0;
     std::vector<std::string> members;  // a model set's models, in order; empty for one model
     std::string set_inputs;            // a model set's "shared" or "separate"; "" for one model
 };
