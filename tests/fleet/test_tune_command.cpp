@@ -102,11 +102,12 @@ TEST_CASE("a key that fails or runs past its timeout is reported, the others are
           "[fleet][tune]") {
     TempDir dir;
     write_text(dir.file("broken.json"), R"({"name": "broken", "ops": [)");
-    // randwire at r=2, s=2 takes seconds of simulated search: past a one-second limit.
+    // randwire unpruned and unbudgeted takes seconds of simulated search: past a one-second
+    // limit.
     const std::string plan = write_plan(
         dir, R"("squeezenet1_1", "broken.json",
                 {"model": "randwire", "precisions": ["fp16"], "timeout_s": 1,
-                 "search": {"s": 2}})");
+                 "search": {"no_prune": true, "time_budget": 0}})");
     const std::string db = dir.file("fleet.db");
     const Run run = run_iostune(dir, {"tune", "--plan", plan, "--db", db});
     INFO(run.out << run.err);
