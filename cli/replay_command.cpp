@@ -34,6 +34,7 @@ struct ReplayCommandOptions {
     int iterations = 200;
     std::string db = db::kDefaultDatabasePath;
     bool validate = false;
+    int perturb = 0;  // perturbed rounds of the concurrency check (with --validate)
     bool fallback_sequential = false;
     std::string precision = "tf32";
     std::string layout = "auto";
@@ -76,6 +77,21 @@ Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
 // schedule run alone on the same weights and inputs, in the same precision and layout
 // (replay/replay_validation.h): the schedule must not change the result beyond the precision's
 // rounding.
+// The concurrency check: a difference is a missing dependency or a shared buffer, an engine bug.
+void check_perturbed(Replayer& replayer, const ReplayCommandOptions& o) {
+    const Replayer::PerturbationCheck check = replayer.perturbation_check(o.perturb);
+    if (!check.mismatches.empty())
+        throw Error(fmt::format("perturbed replay: {} of {} rounds changed an output, so the "
+                                "schedule has a race (a missing dependency or a shared buffer); "
+                                "this is an iostune bug, please report it with the model. "
+                                "First: {}",
+                                check.mismatches.size(), check.rounds, check.mismatches.front()));
+    fmt::print(o.format == "json" ? stderr : stdout,
+               "perturbed  {} rounds with seeded delays on the schedule's lanes: every output "
+               "bit for bit the same\n",
+               check.rounds);
+}
+
 void validate_output(Replayer& replayer, const ReplayCommandOptions& o) {
     if (o.native_io)
         throw Error("--validate compares float outputs; drop --native-io to validate the schedule");
@@ -280,6 +296,7 @@ void run_replay(const ReplayCommandOptions& o) {
                    mib(info.activation_bytes), mib(info.workspace_bytes));
     }
     if (o.validate) validate_output(replayer, o);
+    if (o.perturb > 0) check_perturbed(replayer, o);
 
     const ReplayTiming timing = replayer.benchmark(o.iterations, nullptr, o.warmup);
     if (table) print_report(info, timing);
@@ -317,8 +334,15 @@ void add_replay_command(CLI::App& app) {
         ->check(positive_whole_number())
         ->capture_default_str();
     cmd->add_option("--db", o->db, "schedule database (must exist)")->capture_default_str();
-    cmd->add_flag("--validate", o->validate,
-                  "check the output against the sequential schedule's before timing");
+    auto* validate = cmd->add_flag("--validate", o->validate,
+                                   "check the output against the sequential schedule's before "
+                                   "timing");
+    cmd->add_option("--perturb", o->perturb,
+                    "with --validate: replay N more times with seeded delays on the schedule's "
+                    "stream lanes and require every output bit for bit the same (races show as "
+                    "differences)")
+        ->check(CLI::Range(1, 10000))
+        ->needs(validate);
     cmd->add_flag("--fallback-sequential", o->fallback_sequential,
                   "run the sequential schedule when no stored schedule may be used, instead of "
                   "failing");

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <cstring>
 #include <span>
 #include <utility>
 
@@ -18,6 +19,7 @@
 #include "src/precision.h"
 #include "src/model_json.h"
 #include "src/model_set.h"
+#include "src/stream_program.h"
 
 namespace iostune {
 
@@ -117,6 +119,7 @@ void require_float_io(const ReplayInfo& info, const char* call) {
 struct Replayer::Impl {
     ReplayInfo info;
     Engine engine;
+    Schedule schedule;  // what `exec` runs (the perturbation check captures it again)
     CudaGraphExec exec;
     std::vector<size_t> input_elements, output_elements;
 
@@ -124,7 +127,8 @@ struct Replayer::Impl {
     Impl(Graph graph, const Schedule& schedule, ReplayInfo replay_info,
          const EngineOptions& engine_options)
         : info(std::move(replay_info)),
-          engine(std::move(graph), planned_for(engine_options, schedule)) {
+          engine(std::move(graph), planned_for(engine_options, schedule)),
+          schedule(schedule) {
         exec = engine.capture(schedule);
         const EngineMemory memory = engine.memory();
         info.weight_bytes = memory.weights + memory.merged_weights;
@@ -312,6 +316,51 @@ size_t Replayer::input_elements(int index) const { return impl_->input_size(inde
 size_t Replayer::output_elements(int index) const { return impl_->output_size(index); }
 
 void Replayer::launch(cudaStream_t stream) { impl_->exec.launch(stream); }
+
+namespace {
+
+// "output 0 ('fc'): element 17 is 0.1234 instead of 0.1235", or "" when the bits agree.
+std::string first_difference(const Graph& graph, int k, const HostTensor& got,
+                             const HostTensor& want) {
+    for (size_t i = 0; i < want.data.size(); ++i)
+        if (std::memcmp(&got.data[i], &want.data[i], sizeof(float)) != 0)
+            return fmt::format("{}: element {} is {} instead of {}", describe_output(graph, k), i,
+                               got.data[i], want.data[i]);
+    return "";
+}
+
+}  // namespace
+
+Replayer::PerturbationCheck Replayer::perturbation_check(int rounds, std::uint64_t seed) {
+    Impl& im = *impl_;
+    if (rounds < 1) throw Error(fmt::format("--perturb needs at least 1 round (got {})", rounds));
+    im.engine.set_random_inputs(11);
+    im.engine.refill_arena(seed);
+    im.exec.launch(im.engine.origin_stream());
+    const std::vector<HostTensor> reference = im.engine.read_outputs();
+    const StreamProgram program(im.engine.graph(), im.schedule);
+    PerturbationCheck check;
+    for (int r = 0; r < rounds; ++r) {
+        Perturbation p;
+        p.seed = seed;
+        p.round = r;
+        std::string described;
+        perturbation_delays(program, p, &described);
+        const CudaGraphExec perturbed = im.engine.capture_perturbed(im.schedule, p);
+        im.engine.refill_arena(seed + 1 + uint64_t(r));  // a stale read now reads other values
+        perturbed.launch(im.engine.origin_stream());
+        const std::vector<HostTensor> outputs = im.engine.read_outputs();
+        for (size_t k = 0; k < outputs.size(); ++k) {
+            const std::string diff =
+                first_difference(im.engine.graph(), int(k), outputs[k], reference[k]);
+            if (diff.empty()) continue;
+            check.mismatches.push_back(described + ": " + diff);
+            break;  // one line per round: its first differing output
+        }
+        ++check.rounds;
+    }
+    return check;
+}
 float* Replayer::input_buffer(int index) { return impl_->engine.input_device(index); }
 const float* Replayer::output_buffer(int index) const {
     return impl_->engine.output_device(index);

@@ -178,12 +178,15 @@ void Engine::Impl::prepare_program(const StreamProgram& program, const std::vect
 // Every lane starts after the origin's work so far (the input conversion) and the origin waits
 // for every lane at the end, so the program is one fork and one join as seen from outside.
 void Engine::Impl::launch_program(const StreamProgram& program, const std::vector<int>& slots,
-                                  cudaStream_t origin_stream) {
+                                  cudaStream_t origin_stream, const Perturbation* perturbation) {
     prepare_program(program, slots, origin_stream);
     const auto& launches = program.launches();
     std::vector<bool> waited_for(launches.size(), false);
     for (const Launch& l : launches)
         for (int w : l.waits) waited_for[size_t(w)] = true;
+    const std::vector<uint64_t> delays =
+        perturbation ? perturbation_delays(program, *perturbation) : std::vector<uint64_t>{};
+    const bool keep_waits = !perturbation || !perturbation->drop_waits;
     forked.record(origin_stream);
     for (int k = 0; k < program.lane_count(); ++k) forked.wait_on(lanes[size_t(k)]->stream.get());
     const bool sync_each = sync_each_launch(origin_stream);
@@ -191,7 +194,9 @@ void Engine::Impl::launch_program(const StreamProgram& program, const std::vecto
         const Launch& l = launches[i];
         Lane& lane = *lanes[size_t(l.lane)];
         cudaStream_t stream = lane.stream.get();
-        for (int w : l.waits) launch_done[size_t(w)].wait_on(stream);
+        if (keep_waits)
+            for (int w : l.waits) launch_done[size_t(w)].wait_on(stream);
+        if (!delays.empty() && delays[i] > 0) launch_spin(delays[i], stream);
         // A launch without a convolution has no slot; any workspace will do (it takes none).
         const DeviceBuffer& workspace = workspaces[size_t(std::max(slots[i], 0))];
         if (l.merge)
@@ -326,12 +331,17 @@ void Engine::launch_stage(const Stage& stage, cudaStream_t origin) {
 }
 
 void Engine::launch_schedule(const Schedule& schedule, cudaStream_t origin) {
-    const StreamProgram program(impl_->graph, schedule);
-    impl_->require_plan_for(schedule, origin);
-    const std::vector<int> slots = impl_->workspace_slots(schedule, program);
-    if (impl_->options.float_io) impl_->launch_input_conversion(origin);
-    impl_->launch_program(program, slots, origin);
-    if (impl_->options.float_io) impl_->launch_output_conversion(origin);
+    impl_->launch_schedule(schedule, origin, nullptr);
+}
+
+void Engine::Impl::launch_schedule(const Schedule& schedule, cudaStream_t origin_stream,
+                                   const Perturbation* perturbation) {
+    const StreamProgram program(graph, schedule);
+    require_plan_for(schedule, origin_stream);
+    const std::vector<int> slots = workspace_slots(schedule, program);
+    if (options.float_io) launch_input_conversion(origin_stream);
+    launch_program(program, slots, origin_stream, perturbation);
+    if (options.float_io) launch_output_conversion(origin_stream);
 }
 
 CudaGraphExec Engine::capture(const Schedule& schedule) {
@@ -339,6 +349,23 @@ CudaGraphExec Engine::capture(const Schedule& schedule) {
     impl_->captured = true;  // the graph uses the plan's memory: kept if the plan changes
     return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
                         "a schedule");
+}
+
+void Engine::refill_arena(uint64_t seed) {
+    Impl& im = *impl_;
+    if (im.arena && im.memory_plan.shared_bytes > 0)
+        im.fill(im.arena->data(), im.memory_plan.shared_bytes / dtype_bytes(im.dtype), im.dtype,
+                seed);
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(im.origin.get()), "refilling the activation arena");
+}
+
+CudaGraphExec Engine::capture_perturbed(const Schedule& schedule, const Perturbation& perturbation) {
+    prepare(schedule);
+    impl_->captured = true;
+    return capture_graph(
+        impl_->origin.get(),
+        [&](cudaStream_t s) { impl_->launch_schedule(schedule, s, &perturbation); },
+        "a perturbed schedule");
 }
 
 CudaGraphExec Engine::capture_stage(const Stage& stage) {
@@ -455,6 +482,7 @@ void Engine::release_retired() {
     impl_->retired.clear();
     impl_->retired_arenas.clear();
     impl_->retired_steps.clear();
+    impl_->retired_transposes.clear();
 }
 
 MemoryPlanOptions Engine::memory_plan_options(const EngineOptions& options) {

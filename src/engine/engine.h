@@ -66,6 +66,7 @@
 
 #include "src/conv_choices.h"
 #include "src/engine/cuda_graph.h"
+#include "src/engine/perturbation.h"
 #include "src/engine/device_arena.h"
 #include "src/engine/tensor_view.h"
 #include "src/graph.h"
@@ -207,6 +208,13 @@ public:
     // op's output buffer, exactly as launch_schedule() would.
     CudaGraphExec capture(const Schedule& schedule);
     CudaGraphExec capture_stage(const Stage& stage);
+    // The check mode of perturbed replay (perturbation.h): the same graph with spin kernels
+    // before chosen launches. Not for production: it is slower by design.
+    CudaGraphExec capture_perturbed(const Schedule& schedule, const Perturbation& perturbation);
+    // Fills the shared activation region with seeded values (synchronising): before a checked
+    // run, a launch that reads a tensor its producer has not written yet then reads these
+    // values, not the identical ones an earlier run left there.
+    void refill_arena(uint64_t seed);
     cudaStream_t origin_stream() const;  // the stream capture uses; free to launch on
     // Enqueues a write of twice the L2 cache's size on `stream`, evicting whatever it held
     // (timing with cold caches). Allocates its buffer on first use: not inside a capture.

@@ -32,6 +32,7 @@
 #include "src/engine/kernels.h"
 #include "src/engine/tensor_view.h"
 #include "src/memory_planner.h"
+#include "src/engine/perturbation.h"
 #include "src/stream_program.h"
 
 namespace iostune::engine_internal {
@@ -186,6 +187,7 @@ struct Engine::Impl {
     std::vector<DeviceBuffer> retired;
     std::vector<std::shared_ptr<DeviceArena>> retired_arenas;
     std::vector<ConvStep> retired_steps;
+    std::vector<ConvTransposeStep> retired_transposes;
 
     Impl(Graph g, EngineOptions opt);
 
@@ -195,13 +197,16 @@ struct Engine::Impl {
     void grow_workspaces();
     const TensorView& tensor(int id) const;
     void launch_stage(const Stage& stage, cudaStream_t origin_stream);
+    void launch_schedule(const Schedule& schedule, cudaStream_t origin_stream,
+                         const Perturbation* perturbation);
     // Each launch's workspace slot (see engine.cpp).
     std::vector<int> workspace_slots(const Schedule& schedule, const StreamProgram& program) const;
     // Lanes, merged weights, workspaces and events a program needs (outside capture only).
     void prepare_program(const StreamProgram& program, const std::vector<int>& slots,
                          cudaStream_t stream);
+    // `perturbation`: the check mode's spin kernels (perturbation.h); nullptr in production.
     void launch_program(const StreamProgram& program, const std::vector<int>& slots,
-                        cudaStream_t origin_stream);
+                        cudaStream_t origin_stream, const Perturbation* perturbation = nullptr);
     void launch_input_conversion(cudaStream_t stream) const;
     void launch_output_conversion(cudaStream_t stream) const;
     void check_op_id(int id) const;

@@ -68,6 +68,9 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
 void launch_fill_uniform(void* data, int64_t elements, DType dtype, uint64_t seed,
                          cudaStream_t stream);
 
+// A one-thread kernel that spins for `nanoseconds` (spin_kernel.cu): a perturbed replay's delay.
+void launch_spin(uint64_t nanoseconds, cudaStream_t stream);
+
 // dst = src element by element, converting the element type (round to nearest) and the layout.
 // Same logical shape; either may be strided.
 void launch_convert(const TensorView& src, const TensorView& dst, cudaStream_t stream);

@@ -205,8 +205,12 @@ void Engine::Impl::retire(DeviceBuffer buffer) {
     if (captured && buffer.bytes() > 0) retired.push_back(std::move(buffer));
 }
 
+// A step owns more than its buffers: a cuDNN graph-API plan of a runtime-compiled engine owns the
+// kernel it compiled, and a CUDA graph captured under the current plan launches that kernel.
+// Destroying the plan unloads it (such a graph then failed with an illegal address on the H100),
+// so every step is kept while such a graph may run.
 void Engine::Impl::retire(ConvStep step) {
-    if (captured && step.owned_bytes() > 0) retired_steps.push_back(std::move(step));
+    if (captured) retired_steps.push_back(std::move(step));
 }
 
 // The engine's own arena is replaced by one of the plan's size unless a CUDA graph captured

@@ -251,6 +251,8 @@ void Engine::Impl::replan_op(const Op& op) {
     exec.plan.writes_into_concat = old.plan.writes_into_concat;
     exec.plan.storage = old.plan.storage;
     for (ConvStep& step : old.convs) retire(std::move(step));
+    if (old.conv_transpose && captured)
+        retired_transposes.push_back(std::move(*old.conv_transpose));
     plan_op(op);
 }
 

@@ -102,19 +102,19 @@ TEST_CASE("a key that fails or runs past its timeout is reported, the others are
           "[fleet][tune]") {
     TempDir dir;
     write_text(dir.file("broken.json"), R"({"name": "broken", "ops": [)");
-    // randwire unpruned and unbudgeted takes seconds of simulated search: past a one-second
-    // limit.
+    // nasnet_a_large at r=3 s=8 takes seconds of simulated search and refinement: past a
+    // one-second limit.
     const std::string plan = write_plan(
         dir, R"("squeezenet1_1", "broken.json",
-                {"model": "randwire", "precisions": ["fp16"], "timeout_s": 1,
-                 "search": {"no_prune": true, "time_budget": 0}})");
+                {"model": "nasnet_a_large", "precisions": ["fp16"], "timeout_s": 1,
+                 "search": {"r": 3, "s": 8}})");
     const std::string db = dir.file("fleet.db");
     const Run run = run_iostune(dir, {"tune", "--plan", plan, "--db", db});
     INFO(run.out << run.err);
     CHECK(run.status.code == 1);
     CHECK_THAT(run.out, Contains("broken b1 tf32: failed:") && Contains("malformed JSON") &&
                             Contains("broken b1 fp16: failed:"));
-    CHECK_THAT(run.out, Contains("randwire b1 fp16: timeout: no result within 1 s"));
+    CHECK_THAT(run.out, Contains("nasnet_a_large b1 fp16: timeout: no result within 1 s"));
     CHECK_THAT(run.out, Contains("5 keys: 2 tuned, 0 stored before, 2 failed, 1 timed out"));
     CHECK_THAT(run.err, Contains("3 of 5 keys did not finish") && Contains("run the same command again"));
     // Each failure's log holds the search's own words.

@@ -151,6 +151,18 @@ public:
     // math type, fused or not) as JSON, in the form the schedule store keeps: an engine that
     // checks this replay pins them to run the same kernels without timing the candidates again.
     std::string conv_choices_json() const;
+
+    // The concurrency check (`iostune replay --validate --perturb N`): runs the schedule once as
+    // captured, then `rounds` more times as graphs with seeded spin kernels delaying chosen
+    // launches (one lane in even rounds, about half of the lanes in odd ones), and compares
+    // every output bit for bit with the first run. A schedule with complete dependencies agrees
+    // every time; each disagreement is named (round, lanes delayed, output, first differing
+    // value). Not part of a production run: it captures extra graphs. Needs float I/O or not.
+    struct PerturbationCheck {
+        int rounds = 0;
+        std::vector<std::string> mismatches;  // one per round that differed; empty: none did
+    };
+    PerturbationCheck perturbation_check(int rounds, std::uint64_t seed = 1);
     int input_count() const;   // 1, or a model set's number of separate inputs
     // Every output of every model: 1 for most models, one per level for a detector backbone
     // with an FPN, a model set's members' outputs one model after another.
