@@ -3,8 +3,9 @@
 
 Small models exported with PyTorch are mutated with the onnx Python API, seeded: dimensions,
 attributes, op types, arity, names and sizes. Each mutated file goes through `iostune run
---backend cpu` (import, then the CPU reference), and the outcome must match what the mutation
-is known to be:
+--backend cpu`'s steps (import, then the CPU reference) in onnx_cpu_run, which forks a child per
+file instead of paying the CLI's start each time; every 20th file also goes through the CLI,
+which must agree. The outcome must match what the mutation is known to be:
 
   same    benign (a symbolic batch, explicit default attributes, renamed nodes or tensors, an
           Identity, an unused optional output): exit 0 and an output bit for bit equal to the
@@ -19,9 +20,11 @@ is known to be:
 Never exit 3 (an internal error), never a signal, never a hang, never a silently different
 result. Prints the counts per mutation class. Exits 1 on any violation.
 
-    /usr/bin/python3 structural_fuzz.py --iostune build/cli/iostune --work DIR [--seed N]
+    /usr/bin/python3 structural_fuzz.py --iostune build/cli/iostune \
+        --runner build/tests/onnx_cpu_run --work DIR [--seed N] [--per-class N]
 """
 import argparse
+import concurrent.futures
 import copy
 import os
 import random
@@ -116,15 +119,53 @@ class Outcome:
         self.code, self.stderr, self.values = code, stderr, values
 
 
-def run_iostune(iostune, model, work, tag):
-    path = os.path.join(work, f"{tag}.onnx")
-    out = os.path.join(work, f"{tag}.out.bin")
+def batch_of(model):
+    """The batch to run at: the model's own where it fixes a small one, else 1 (iostune's
+    default, which binds a symbolic batch)."""
+    dim = model.graph.input[0].type.tensor_type.shape.dim
+    value = dim[0].dim_value if len(dim) and dim[0].HasField("dim_value") else 1
+    return value if 1 <= value <= 64 else 1
+
+
+def case_files(work, tag):
+    return tuple(os.path.join(work, f"{tag}{suffix}") for suffix in (".onnx", ".out.bin", ".err"))
+
+
+def write_model(model, path):
     with open(path, "wb") as f:
-        f.write(model.SerializeToString() if isinstance(model, onnx.ModelProto) else model)
+        f.write(model.SerializeToString())
+
+
+def read_outcome(code, out, err):
+    values = np.fromfile(out, dtype="<f4") if code == 0 and os.path.exists(out) else None
+    with open(err, "rb") as f:
+        return Outcome(code, f.read(), values)
+
+
+def run_runner(runner, work, tagged_models):
+    """onnx_cpu_run on [(tag, model)]: one process, a forked child per case."""
+    listing = os.path.join(work, f"cases_{os.getpid()}_{id(tagged_models)}.txt")
+    with open(listing, "w") as f:
+        for tag, model in tagged_models:
+            path, out, err = case_files(work, tag)
+            write_model(model, path)
+            if os.path.exists(out):
+                os.remove(out)
+            f.write(f"{path}\t{out}\t{batch_of(model)}\t{err}\n")
+    r = subprocess.run([runner, listing], capture_output=True, text=True, check=True)
+    codes = [int(line.split("\t")[1]) for line in r.stdout.splitlines()]
+    return [read_outcome(code, *case_files(work, tag)[1:])
+            for code, (tag, _) in zip(codes, tagged_models)]
+
+
+def run_iostune(iostune, model, work, tag):
+    path, out, err = case_files(work, tag + "_cli")
+    write_model(model, path)
     if os.path.exists(out):
         os.remove(out)
     try:
-        r = subprocess.run([iostune, "run", "--model", path, "--backend", "cpu", "--output", out],
+        r = subprocess.run([iostune, "run", "--model", path, "--backend", "cpu", "--output", out,
+                            "--batch", str(batch_of(model))],
                            capture_output=True, timeout=TIMEOUT_S)
         code = r.returncode
         stderr = r.stderr
@@ -132,6 +173,15 @@ def run_iostune(iostune, model, work, tag):
         code, stderr = "timeout", b""
     values = np.fromfile(out, dtype="<f4") if code == 0 and os.path.exists(out) else None
     return Outcome(code, stderr, values)
+
+
+def same_outcome(cli, runner):
+    """Why the CLI's outcome differs from the runner's, or None."""
+    if cli.code != runner.code:
+        return f"the CLI exits {cli.code}, the runner {runner.code}: {cli.stderr[:300]!r}"
+    if cli.code == 0 and not np.array_equal(cli.values, runner.values):
+        return "the CLI's output differs from the runner's"
+    return None
 
 
 def one_line_error(stderr):
@@ -148,10 +198,22 @@ def one_line_error(stderr):
     return None
 
 
+def without_recorded_shapes(model):
+    """The model without the shapes the exporter recorded for the unmutated model (value_info,
+    the output's dims), which strict inference would otherwise hold against a valid mutation."""
+    m = copy.deepcopy(model)
+    del m.graph.value_info[:]
+    for output in m.graph.output:
+        for k, dim in enumerate(output.type.tensor_type.shape.dim):
+            dim.ClearField("dim_value")
+            dim.dim_param = f"out{k}"
+    return m
+
+
 def inferred_size(model):
     """The element count ONNX's shape inference gives the first output, or None if unknown."""
     try:
-        inferred = shape_inference.infer_shapes(model, strict_mode=True)
+        inferred = shape_inference.infer_shapes(without_recorded_shapes(model), strict_mode=True)
         dims = inferred.graph.output[0].type.tensor_type.shape.dim
         size = 1
         for d in dims:
@@ -165,7 +227,7 @@ def inferred_size(model):
 
 def onnx_accepts(model):
     try:
-        checker.check_model(model, full_check=True)
+        checker.check_model(without_recorded_shapes(model), full_check=True)
         return True
     except Exception:
         return False
@@ -481,9 +543,12 @@ def judge(outcome, expect, reference, expected_size):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iostune", required=True)
+    parser.add_argument("--runner", required=True, help="onnx_cpu_run (tests/onnx/cpu_run)")
+    parser.add_argument("--cli-every", type=int, default=20,
+                        help="every Nth case also goes through the iostune CLI")
     parser.add_argument("--work", required=True)
     parser.add_argument("--seed", type=int, default=20261124)
-    parser.add_argument("--per-class", type=int, default=60,
+    parser.add_argument("--per-class", type=int, default=100,
                         help="mutations per class and base model")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -494,12 +559,14 @@ def main():
         "mobilenet": export(MobileNet(), os.path.join(args.work, "mobilenet.onnx"), 12, 17),
     }
     rng = random.Random(args.seed)
-    counts = {c: {"cases": 0, "same": 0, "refused": 0, "accepted": 0, "failed": 0} for c in CLASSES}
-    failures = []
+    # The cases first, in one seeded order; then iostune on them, two at a time (CI's cores).
+    cases = []
+    references = {}
     for base_name, base in bases.items():
-        reference = run_iostune(args.iostune, base, args.work, f"{base_name}_base")
-        if reference.code != 0:
-            print(f"FAILED: the unmutated {base_name} does not run: {reference.stderr!r}")
+        references[base_name] = run_iostune(args.iostune, base, args.work, f"{base_name}_base")
+        if references[base_name].code != 0:
+            print(f"FAILED: the unmutated {base_name} does not run: "
+                  f"{references[base_name].stderr!r}")
             return 1
         for class_name, mutate in CLASSES.items():
             done = 0
@@ -512,22 +579,43 @@ def main():
                     expect = "refuse"
                 done += 1
                 tag = f"{base_name}_{class_name.replace(' ', '_')}_{done}"
-                outcome = run_iostune(args.iostune, model, args.work, tag)
                 size = inferred_size(model) if expect == "either" else None
-                why = judge(outcome, expect, reference.values, size)
-                row = counts[class_name]
-                row["cases"] += 1
-                if why:
-                    row["failed"] += 1
-                    failures.append(f"{tag} ({what}, expected {expect}): {why}")
-                elif outcome.code == 1:
-                    row["refused"] += 1
-                elif expect == "same":
-                    row["same"] += 1
-                else:
-                    row["accepted"] += 1
+                cases.append((base_name, class_name, tag, model, expect, what, size))
+
+    # Every case through the runner, in two processes (CI's two cores).
+    half = (len(cases) + 1) // 2
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        parts = pool.map(lambda part: run_runner(args.runner, args.work, part),
+                         [[(c[2], c[3]) for c in cases[:half]],
+                          [(c[2], c[3]) for c in cases[half:]]])
+        outcomes = [o for part in parts for o in part]
+        # A sample through the CLI itself, which must agree with the runner.
+        sample = list(range(0, len(cases), args.cli_every))
+        cli = dict(zip(sample, pool.map(
+            lambda i: run_iostune(args.iostune, cases[i][3], args.work, cases[i][2]), sample)))
+
+    counts = {c: {"cases": 0, "same": 0, "refused": 0, "accepted": 0, "failed": 0} for c in CLASSES}
+    failures = []
+    for i, (case, outcome) in enumerate(zip(cases, outcomes)):
+        base_name, class_name, tag, model, expect, what, size = case
+        why = judge(outcome, expect, references[base_name].values, size)
+        if not why and i in cli:
+            why = judge(cli[i], expect, references[base_name].values, size)
+            why = why and f"through the CLI: {why}" or same_outcome(cli[i], outcome)
+        row = counts[class_name]
+        row["cases"] += 1
+        if why:
+            row["failed"] += 1
+            failures.append(f"{tag} ({what}, expected {expect}): {why}")
+        elif outcome.code == 1:
+            row["refused"] += 1
+        elif expect == "same":
+            row["same"] += 1
+        else:
+            row["accepted"] += 1
     elapsed = time.monotonic() - start
-    print(f"structural fuzz, seed {args.seed}, {len(bases)} base models, {elapsed:.1f} s:")
+    print(f"structural fuzz, seed {args.seed}, {len(bases)} base models, {len(cases)} cases, "
+          f"{elapsed:.1f} s:")
     print(f"  {'class':<11} {'cases':>5} {'same':>5} {'refused':>7} {'accepted':>8} {'failed':>6}")
     for name, row in counts.items():
         print(f"  {name:<11} {row['cases']:>5} {row['same']:>5} {row['refused']:>7} "
