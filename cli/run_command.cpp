@@ -131,7 +131,8 @@ void check_host_memory(const Graph& graph, bool gpu) {
     const MemoryNeeds needs = reference_memory_needs(graph);
     int64_t bytes = needs.weights + needs.inputs;
     if (gpu)
-        for (int id : graph.outputs()) bytes += graph.op(id).output.elements() * int64_t(sizeof(float));
+        for (int id : graph.outputs())
+            bytes += graph.op(id).output.elements() * int64_t(sizeof(float));
     else
         bytes += needs.activations;
     require_host_memory(bytes, fmt::format("the weights, input and tensors of model {} at batch "

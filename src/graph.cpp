@@ -50,7 +50,7 @@ const char* enum_name(const Names& names, int value) {
 }
 
 // Output sizes are computed in 64 bits: every operand is an int, so no product or sum of two
-// or three of them wraps, and a result past int is refused (checked_shape) instead of cut.
+// or three of them wraps, and infer_shape() refuses a result past int instead of cutting it.
 
 // torch.nn.ConvTranspose2d's output size along one axis.
 int64_t transposed_output(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
@@ -356,7 +356,8 @@ int Graph::add_input(Shape input) {
         throw Error(fmt::format("model {}: input shape {} must be positive", quoted_name(name_),
                                 shape_text(input)));
     if (const auto problem = tensor_size_problem({input.n, input.c, input.h, input.w}))
-        throw Error(fmt::format("model {}: the input is too large: {}", quoted_name(name_), *problem));
+        throw Error(
+            fmt::format("model {}: the input is too large: {}", quoted_name(name_), *problem));
     if (!inputs_.empty() && input.n != inputs_.front().n)
         throw Error(fmt::format("model {}: input {} has batch {}, input 0 has {} (one batch "
                                 "for the whole graph)",
@@ -382,8 +383,8 @@ void Graph::set_outputs(std::vector<int> outputs) {
                                     quoted_name(name_), i, outputs[i], size() - 1));
         for (size_t j = 0; j < i; ++j)
             if (outputs[j] == outputs[i])
-                throw Error(fmt::format("model {}: op {} is named as an output twice", quoted_name(name_),
-                                        outputs[i]));
+                throw Error(fmt::format("model {}: op {} is named as an output twice",
+                                        quoted_name(name_), outputs[i]));
     }
     outputs_ = std::move(outputs);
 }
@@ -400,7 +401,8 @@ void Graph::set_members(std::vector<GraphMember> members) {
             !is_graph_input(m.input) || graph_input_index(m.input) >= input_count())
             throw Error(fmt::format("model {}: member {} (ops {}..{}, outputs {}) does not "
                                     "tile the graph's ops in order",
-                                    quoted_name(name_), quoted_name(m.name), m.first_op, m.end_op - 1,
+                                    quoted_name(name_), quoted_name(m.name), m.first_op,
+                                    m.end_op - 1,
                                     fmt::join(m.outputs, ",")));
         next = m.end_op;
         member_outputs.insert(member_outputs.end(), m.outputs.begin(), m.outputs.end());
@@ -410,7 +412,8 @@ void Graph::set_members(std::vector<GraphMember> members) {
         return;
     }
     if (next != size())
-        throw Error(fmt::format("model {}: the members cover ops 0..{} of 0..{}", quoted_name(name_),
+        throw Error(fmt::format("model {}: the members cover ops 0..{} of 0..{}",
+                                quoted_name(name_),
                                 next - 1, size() - 1));
     // Output k of a set is then found from its members alone (model_set.h, output_origins).
     if (member_outputs != outputs())
@@ -492,7 +495,8 @@ void Graph::set_params(std::vector<std::vector<ParamTensor>> params, WeightsStat
         const auto expected = param_shapes(*this, op.id);
         const auto& got = params[size_t(op.id)];
         if (got.size() != expected.size())
-            throw Error(fmt::format("op {}: expects {} parameter tensors, got {}", quoted_name(op.name),
+            throw Error(fmt::format("op {}: expects {} parameter tensors, got {}",
+                                    quoted_name(op.name),
                                     expected.size(), got.size()));
         for (size_t i = 0; i < got.size(); ++i) {
             int64_t count = 1;

@@ -72,7 +72,8 @@ void require_host_memory(int64_t bytes, const std::string& purpose,
                          const std::optional<HostMemoryLimit>& limit) {
     if (!limit || bytes <= limit->bytes) return;
     throw Error(fmt::format("needs {} of host memory for {}; this machine has {} {}",
-                            byte_text(bytes), purpose, byte_text(std::max<int64_t>(limit->bytes, 0)),
+                            byte_text(bytes), purpose,
+                            byte_text(std::max<int64_t>(limit->bytes, 0)),
                             limit->source));
 }
 

@@ -339,7 +339,8 @@ void read_op(const Reader& r, const json& op, int index, int op_count, Graph& gr
     const std::string kind_name = r.string(r.field(op, "op", location), location + ".op");
     const auto kind = op_kind_from_string(kind_name);
     if (!kind)
-        r.fail(location + ".op", fmt::format("unknown operator {} (valid operators: {})", quoted_name(kind_name),
+        r.fail(location + ".op", fmt::format("unknown operator {} (valid operators: {})",
+                                             quoted_name(kind_name),
                                              valid_kinds()));
     std::vector<int> inputs = read_inputs(r, op, index, op_count, graph.input_count(), location);
     OpAttrs attrs = read_attrs(r, op, *kind, location);

@@ -144,11 +144,12 @@ private:
     // x op y (Add, Sub, Mul) on integers, refused where it leaves int64: shape arithmetic that
     // wrapped would give a wrong shape without a word.
     int64_t exact(const std::string& op, int64_t x, int64_t y) const {
-        const auto v = op == "Add"   ? checked_add(x, y)
-                       : op == "Sub" ? (y == INT64_MIN ? std::nullopt : checked_add(x, -y))
-                                     : checked_multiply(x, y);
-        if (!v) throw fail(fmt::format("integer {} of {} and {} overflows int64", op, x, y));
-        return *v;
+        int64_t v = 0;
+        const bool overflow = op == "Add"   ? __builtin_add_overflow(x, y, &v)
+                              : op == "Sub" ? __builtin_sub_overflow(x, y, &v)
+                                            : __builtin_mul_overflow(x, y, &v);
+        if (overflow) throw fail(fmt::format("integer {} of {} and {} overflows int64", op, x, y));
+        return v;
     }
     // A whole double as int64 (a cast or integer power), refused where it does not fit.
     int64_t to_int64(double v) const {

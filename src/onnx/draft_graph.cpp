@@ -29,7 +29,9 @@ void DraftGraph::add_bias(int id, std::vector<float> values) {
     bool* bias = nullptr;
     if (op.kind == OpKind::Conv) bias = &std::get<ConvAttrs>(op.attrs).bias;
     if (op.kind == OpKind::Linear) bias = &std::get<LinearAttrs>(op.attrs).bias;
-    if (!bias) throw Error(fmt::format("op {}: only a Conv or Linear takes a bias", quoted_name(op.name)));
+    if (!bias)
+        throw Error(
+            fmt::format("op {}: only a Conv or Linear takes a bias", quoted_name(op.name)));
     if (*bias) {
         std::vector<float>& existing = op.params.back().values;
         for (size_t i = 0; i < existing.size(); ++i) existing[i] += values[i];

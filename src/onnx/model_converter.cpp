@@ -89,7 +89,8 @@ public:
         values_[input_name] = Value{};
         for (const auto& initializer : graph.initializer())
             values_[initializer.name()] = constant(decode_tensor(
-                initializer, fmt::format("{}: initializer {}", source_, quoted_name(initializer.name()))));
+                initializer,
+                fmt::format("{}: initializer {}", source_, quoted_name(initializer.name()))));
         for (const auto& node : graph.node())
             for (const auto& name : node.input()) ++uses_[name];
         for (const auto& output : graph.output()) ++uses_[output.name()];
@@ -215,7 +216,8 @@ private:
                 "{}: node {} has op type {}{} (opset {}), which iostune cannot import. "
                 "Supported op types: {}",
                 source_, quoted_name(node_name(node)), quoted_name(node.op_type()),
-                default_domain ? "" : fmt::format(" of domain {}", quoted_name(node.domain())), opset_,
+                default_domain ? "" : fmt::format(" of domain {}", quoted_name(node.domain())),
+                opset_,
                 kSupportedOps));
         try {
             (this->*(it->second))(node);
@@ -286,7 +288,8 @@ private:
         if (!t.is_float || t.floats.size() != count)
             throw fail(node,
                        fmt::format("the {} ({}) should hold {} float values, it holds {}", what,
-                                   quoted_name(t.name), count, t.is_float ? t.floats.size() : t.ints.size()));
+                                   quoted_name(t.name), count,
+                                   t.is_float ? t.floats.size() : t.ints.size()));
         return t.floats;
     }
     // A value padded with zeros (or cropped) that no Conv or pool folds: from now on the output
@@ -408,7 +411,8 @@ private:
                 axis.end = total - axis.begin;
             }
         } else if (auto_pad != "NOTSET") {
-            throw fail(node, fmt::format("auto_pad {} is not a valid value", quoted_name(auto_pad)));
+            throw fail(node,
+                       fmt::format("auto_pad {} is not a valid value", quoted_name(auto_pad)));
         }
         return axes;
     }
@@ -1610,7 +1614,8 @@ std::pair<std::string, Shape> graph_input(const onnx::GraphProto& graph, const s
     const onnx::ValueInfoProto& in = *inputs[0];
     if (!in.type().has_tensor_type() ||
         in.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
-        throw Error(fmt::format("{}: input {} must be a float32 tensor", source, quoted_name(in.name())));
+        throw Error(fmt::format("{}: input {} must be a float32 tensor", source,
+                                quoted_name(in.name())));
     const auto& dims = in.type().tensor_type().shape().dim();
     if (dims.size() != 4)
         throw Error(
@@ -1625,7 +1630,8 @@ std::pair<std::string, Shape> graph_input(const onnx::GraphProto& graph, const s
             // Written as a number, not left symbolic: an empty or negative size, not a free one.
             throw Error(fmt::format("{}: input {} has a {} of {}; a dimension must be positive "
                                     "(or symbolic, a dim_param)",
-                                    source, quoted_name(in.name()), kAxisNames[axis], d.dim_value()));
+                                    source, quoted_name(in.name()), kAxisNames[axis],
+                                    d.dim_value()));
         } else if (d.has_dim_value()) {
             size[size_t(axis)] = d.dim_value();
         } else if (axis == 0) {
@@ -1636,7 +1642,8 @@ std::pair<std::string, Shape> graph_input(const onnx::GraphProto& graph, const s
                 "spatial sizes (only the batch may be symbolic). Re-export the model with a "
                 "fixed image size (no dynamic_axes on H/W)",
                 source, quoted_name(in.name()), kAxisNames[axis],
-                d.has_dim_param() ? fmt::format(" ({})", quoted_name(d.dim_param())) : std::string()));
+                d.has_dim_param() ? fmt::format(" ({})", quoted_name(d.dim_param()))
+                                  : std::string()));
         }
     }
     // The sizes as the file gives them: one a Shape cannot hold is refused, never cut to int.

@@ -53,7 +53,8 @@ std::vector<int64_t> NodeAttributes::get_ints(const std::string& name,
     const auto* a = find(node_, name);
     if (!a) return fallback;
     if (a->type() != onnx::AttributeProto::INTS)
-        throw Error(fmt::format("{}: attribute {} should be a list of ints", where_, quoted_name(name)));
+        throw Error(fmt::format("{}: attribute {} should be a list of ints", where_,
+                                quoted_name(name)));
     return {a->ints().begin(), a->ints().end()};
 }
 

@@ -104,7 +104,8 @@ void check_attributes(const onnx::NodeProto& node, const OpSchemaEntry& schema, 
     std::set<std::string> seen;
     for (const onnx::AttributeProto& a : node.attribute()) {
         if (!seen.insert(a.name()).second)
-            throw Error(fmt::format("{}: attribute {} is given twice", where, quoted_name(a.name())));
+            throw Error(
+                fmt::format("{}: attribute {} is given twice", where, quoted_name(a.name())));
         const auto known =
             std::find_if(schema.attributes.begin(), schema.attributes.end(),
                          [&](const AttributeSchema& s) { return a.name() == s.name; });

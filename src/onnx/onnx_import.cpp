@@ -86,7 +86,8 @@ Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options
     // /dev/zero or a pipe named .onnx would otherwise fail obscurely or never end.
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
-    if (!fs::exists(status)) throw Error(fmt::format("cannot open ONNX model {}: no such file", shown(path)));
+    if (!fs::exists(status))
+        throw Error(fmt::format("cannot open ONNX model {}: no such file", shown(path)));
     if (!fs::is_regular_file(status))
         throw Error(fmt::format("ONNX model {} is not a regular file (a directory, a device or "
                                 "a pipe); pass the .onnx file itself",
@@ -102,7 +103,8 @@ Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options
     if (!file) throw Error(fmt::format("cannot open ONNX model {}", shown(path)));
     std::ostringstream bytes;
     bytes << file.rdbuf();
-    if (!file.good() && !file.eof()) throw Error(fmt::format("cannot read ONNX model {}", shown(path)));
+    if (!file.good() && !file.eof())
+        throw Error(fmt::format("cannot read ONNX model {}", shown(path)));
     OnnxImportOptions named = options;
     if (named.name.empty()) named.name = std::filesystem::path(path).stem().string();
     return import_onnx_bytes(bytes.str(), shown(path), named);

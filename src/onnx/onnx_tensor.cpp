@@ -63,11 +63,13 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
     int64_t elements = 1;
     for (int64_t d : proto.dims()) {
         if (d < 0)
-            throw Error(fmt::format("{}: tensor {} has a negative dimension", where, quoted_name(t.name)));
+            throw Error(fmt::format("{}: tensor {} has a negative dimension", where,
+                                    quoted_name(t.name)));
         if (d > kMaxElements || (d > 0 && elements > kMaxElements / d))
             throw Error(fmt::format("{}: tensor {} has shape [{}], more than the {} elements "
                                     "iostune reads in one constant",
-                                    where, quoted_name(t.name), fmt::join(proto.dims(), ", "), kMaxElements));
+                                    where, quoted_name(t.name), fmt::join(proto.dims(), ", "),
+                                    kMaxElements));
         elements *= d;
         t.dims.push_back(d);
     }

@@ -35,14 +35,16 @@ void check_params(const Op& op, const Shape& in, const std::vector<ParamTensor>&
     const auto expected = param_shapes(single, 0);
     if (params.size() != expected.size())
         throw Error(fmt::format("reference: op {} ({}) expects {} parameter tensors, got {}",
-                                quoted_name(op.name), to_string(op.kind), expected.size(), params.size()));
+                                quoted_name(op.name), to_string(op.kind), expected.size(),
+                                params.size()));
     for (size_t i = 0; i < params.size(); ++i) {
         size_t count = 1;
         for (int d : expected[i]) count *= size_t(d);
         if (params[i].dims != expected[i] || params[i].values.size() != count)
             throw Error(fmt::format("reference: op {} ({}) parameter {} has dims [{}] and {} "
                                     "values, expected dims [{}]",
-                                    quoted_name(op.name), to_string(op.kind), i, fmt::join(params[i].dims, ","),
+                                    quoted_name(op.name), to_string(op.kind), i,
+                                    fmt::join(params[i].dims, ","),
                                     params[i].values.size(), fmt::join(expected[i], ",")));
     }
 }
@@ -114,7 +116,8 @@ std::vector<HostTensor> run_graph(const Graph& graph, const std::vector<HostTens
                                 "before running the CPU reference",
                                 quoted_name(graph.name())));
     if (int(inputs_given.size()) != graph.input_count())
-        throw Error(fmt::format("reference: model {} takes {} input(s), got {}", quoted_name(graph.name()),
+        throw Error(fmt::format("reference: model {} takes {} input(s), got {}",
+                                quoted_name(graph.name()),
                                 graph.input_count(), inputs_given.size()));
     for (int k = 0; k < graph.input_count(); ++k) {
         const HostTensor& input = inputs_given[size_t(k)];
@@ -176,7 +179,8 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
     if (has_params) {
         check_params(op, shapes[0], params);
     } else if (!params.empty()) {
-        throw Error(fmt::format("reference: op {} ({}) takes no parameters, got {}", quoted_name(op.name),
+        throw Error(fmt::format("reference: op {} ({}) takes no parameters, got {}",
+                                quoted_name(op.name),
                                 to_string(op.kind), params.size()));
     }
     switch (op.kind) {

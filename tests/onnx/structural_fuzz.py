@@ -306,7 +306,8 @@ def mutate_attributes(m, rng):
     if kind == 2:
         pools = nodes_of(m, "MaxPool", "AveragePool") or convs
         pool = rng.choice(pools)
-        flag = "count_include_pad" if pool.op_type == "AveragePool" and rng.randrange(2) else "ceil_mode"
+        counted = pool.op_type == "AveragePool" and rng.randrange(2)
+        flag = "count_include_pad" if counted else "ceil_mode"
         if pool.op_type == "Conv":
             return None
         value = rng.choice([7, -1, 2])

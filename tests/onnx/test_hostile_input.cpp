@@ -209,10 +209,12 @@ TEST_CASE("a graph output declared INT64 or STRING is refused", "[onnx][hostile]
         const std::string bytes = b.bytes();
         onnx::ModelProto model;
         REQUIRE(model.ParseFromString(bytes));
-        auto* tensor = model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type();
+        auto* tensor =
+            model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type();
         tensor->set_elem_type(type);
         CHECK_THAT(import_error(model.SerializeAsString()),
-                   Contains("'y'") && Contains(type == onnx::TensorProto::INT64 ? "INT64" : "STRING") &&
+                   Contains("'y'") &&
+                       Contains(type == onnx::TensorProto::INT64 ? "INT64" : "STRING") &&
                        Contains("float32"));
         tensor->set_elem_type(onnx::TensorProto::FLOAT);
         CHECK_NOTHROW(import_onnx_bytes(model.SerializeAsString(), "m.onnx"));
