@@ -2,12 +2,14 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "iostune/version.h"
 #include "src/error.h"
+#include "src/quoted.h"
 
 namespace {
 
@@ -56,10 +58,17 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
         return usage_error(app, e);
     } catch (const iostune::Error& e) {
-        fmt::print(stderr, "iostune: error: {}\n", e.what());
+        // Printable, so that whatever a model file put in a name, the message is one line.
+        fmt::print(stderr, "iostune: error: {}\n", iostune::printable(e.what()));
+        return kExitError;
+    } catch (const std::bad_alloc&) {
+        // The machine's limit, not a bug: the memory checks before a run refuse what they can
+        // foresee, and the places that allocate by the model's sizes say what they were doing.
+        fmt::print(stderr, "iostune: error: out of host memory; use a smaller batch or model, or "
+                           "a machine with more memory\n");
         return kExitError;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "iostune: internal error: {}\n", e.what());
+        fmt::print(stderr, "iostune: internal error: {}\n", iostune::printable(e.what()));
         return kExitInternal;
     }
     return 0;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@
 #include "iostune/replay.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
+#include "src/host_memory.h"
+#include "src/memory_needs.h"
+#include "src/quoted.h"
+#include "src/shape_limits.h"
 #include "src/reference/reference.h"
 #include "src/schedule.h"
 #include "src/weights.h"
@@ -48,8 +53,6 @@ struct RunOptions {
     std::optional<uint64_t> seed;
 };
 
-std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}x{}", s.n, s.c, s.h, s.w); }
-
 HostTensor read_input(const std::string& path, const Graph& graph) {
     const Shape shape = graph.input_shape();
     const uint64_t want = uint64_t(shape.elements()) * sizeof(float);
@@ -58,10 +61,10 @@ HostTensor read_input(const std::string& path, const Graph& graph) {
     if (ec) throw Error(fmt::format("cannot read input file '{}': {}", path, ec.message()));
     if (have != want)
         throw Error(
-            fmt::format("input file '{}' holds {} bytes, but model '{}' at batch {} takes a "
+            fmt::format("input file '{}' holds {} bytes, but model {} at batch {} takes a "
                         "{} float32 NCHW tensor ({} bytes); check --batch and the image "
                         "size",
-                        path, have, graph.name(), shape.n, shape_text(shape), want));
+                        path, have, quoted_name(graph.name()), shape.n, shape_text(shape), want));
     HostTensor input(shape);
     std::ifstream file(path, std::ios::binary);
     file.read(reinterpret_cast<char*>(input.data.data()), std::streamsize(want));
@@ -110,6 +113,34 @@ std::vector<HostTensor> run_gpu_best(const RunOptions& o, const Graph& graph,
     return outputs;
 }
 
+// Runs `allocate`; an allocation that fails although the memory check passed (another process
+// took the memory meanwhile) says what it was for.
+template <class F>
+auto allocating(const std::string& what, F&& allocate) {
+    try {
+        return allocate();
+    } catch (const std::bad_alloc&) {
+        throw Error(fmt::format("out of host memory allocating {}", what));
+    }
+}
+
+// The host memory the run takes, counted from the shapes before anything is allocated: the
+// weights still to be seeded, the input and, on the CPU, every tensor the reference holds at
+// once; on the GPU the outputs read back (the engine checks the device itself).
+void check_host_memory(const Graph& graph, bool gpu) {
+    const MemoryNeeds needs = reference_memory_needs(graph);
+    int64_t bytes = needs.weights + needs.inputs;
+    if (gpu)
+        for (int id : graph.outputs())
+            bytes += graph.op(id).output.elements() * int64_t(sizeof(float));
+    else
+        bytes += needs.activations;
+    require_host_memory(bytes, fmt::format("the weights, input and tensors of model {} at batch "
+                                           "{} on the {}",
+                                           quoted_name(graph.name()), graph.batch(),
+                                           gpu ? "GPU engine's host side" : "CPU reference"));
+}
+
 void run_inference(const RunOptions& o) {
     const bool gpu = o.backend == "gpu";
     if (!gpu && o.schedule != "sequential")
@@ -118,10 +149,13 @@ void run_inference(const RunOptions& o) {
             "--backend gpu");
     if (gpu) require_gpu("`iostune run --backend gpu`");
     Graph graph = load_model_spec(o.model, o.batch);
-    if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, kWeightSeed);
-    const HostTensor input = o.input.empty()
-                                 ? random_input(graph.input_shape(), o.seed.value_or(kInputSeed))
-                                 : read_input(o.input, graph);
+    check_host_memory(graph, gpu);
+    if (graph.weights_state() == WeightsState::Absent)
+        allocating("the model's seeded weights", [&] { init_random_weights(graph, kWeightSeed); });
+    const HostTensor input = allocating("the input", [&] {
+        return o.input.empty() ? random_input(graph.input_shape(), o.seed.value_or(kInputSeed))
+                               : read_input(o.input, graph);
+    });
 
     std::vector<HostTensor> outputs;
     if (!gpu)

@@ -10,6 +10,8 @@
 
 #include "src/error.h"
 #include "src/operator_info.h"
+#include "src/quoted.h"
+#include "src/shape_limits.h"
 
 namespace iostune {
 
@@ -47,24 +49,29 @@ const char* enum_name(const Names& names, int value) {
     return value >= 0 && value < int(names.size()) ? names[size_t(value)] : "?";
 }
 
+// Output sizes are computed in 64 bits: every operand is an int, so no product or sum of two
+// or three of them wraps, and infer_shape() refuses a result past int instead of cutting it.
+
 // torch.nn.ConvTranspose2d's output size along one axis.
-int transposed_output(int in, int kernel, int stride, int pad, int output_padding, int dilation) {
+int64_t transposed_output(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                          int64_t output_padding, int64_t dilation) {
     return (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1;
 }
 
 // torch.nn.{Max,Avg}Pool2d / Conv2d output size, including ceil_mode's rule that the last window
 // must start inside the (left-padded) input.
-int window_output(int in, int kernel, int stride, int pad, int dilation, bool ceil_mode) {
-    const int span = in + 2 * pad - dilation * (kernel - 1) - 1;
+int64_t window_output(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
+                      bool ceil_mode) {
+    const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
     if (span < 0) return 0;
-    int out = ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
+    int64_t out = ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
     if (ceil_mode && (out - 1) * stride >= in + pad) --out;
     return out;
 }
 
 void expect_inputs(const std::string& op_name, OpKind kind, size_t got, size_t min, size_t max) {
     if (got < min || got > max) {
-        throw Error(fmt::format("op '{}' ({}): expects {} input(s), got {}", op_name,
+        throw Error(fmt::format("op {} ({}): expects {} input(s), got {}", quoted_name(op_name),
                                 to_string(kind),
                                 min == max ? fmt::format("{}", min)
                                            : fmt::format("{} or more", min),
@@ -112,6 +119,16 @@ void check_conv_window(const Attrs& a, int in_channels, const Fail& fail,
         throw invalid("kernel, stride and dilation must be positive and padding >= 0");
 }
 
+// A weight tensor is a tensor too: held within one tensor's limit, so param_count() and every
+// weight buffer stay in range whatever the attributes say.
+template <class Invalid>
+void check_weight_size(const std::vector<int64_t>& dims, const Invalid& invalid) {
+    for (int64_t d : dims)
+        if (d <= 0) return;  // no weights: the output's shape says what is wrong
+    if (const auto problem = tensor_size_problem(dims))
+        throw invalid(fmt::format("the weights are too large: {}", *problem));
+}
+
 // What an activation requires, as an Activation op or fused into a convolution.
 template <class Fail>
 void check_activation(const ActivationAttrs& a, const Fail& fail) {
@@ -147,26 +164,34 @@ std::string to_string(const ActivationAttrs& a) {
 Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& in,
                   const std::string& op_name) {
     if (!attrs_match_kind(kind, attrs))
-        throw Error(fmt::format("op '{}': attributes do not belong to a {} op", op_name,
+        throw Error(fmt::format("op {}: attributes do not belong to a {} op", quoted_name(op_name),
                                 to_string(kind)));
     // A shape the inputs cannot have, or attributes no input could make valid.
     auto fail = [&](const std::string& why) -> Error {
-        return Error(fmt::format("op '{}' ({}): shape mismatch: {}", op_name, to_string(kind), why));
+        return Error(fmt::format("op {} ({}): shape mismatch: {}", quoted_name(op_name),
+                                 to_string(kind), why));
     };
     auto invalid = [&](const std::string& why) -> Error {
-        return Error(
-            fmt::format("op '{}' ({}): invalid attributes: {}", op_name, to_string(kind), why));
+        return Error(fmt::format("op {} ({}): invalid attributes: {}", quoted_name(op_name),
+                                 to_string(kind), why));
     };
-    auto positive = [&](Shape s) {
-        if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0)
-            throw fail(fmt::format("output would be {}x{}x{}x{}", s.n, s.c, s.h, s.w));
-        return s;
+    // An output shape computed in 64 bits: empty is a mismatch, too large for a tensor an error
+    // saying so; never a value cut to int.
+    auto positive = [&](std::array<int64_t, 4> s) {
+        if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0 || s[3] <= 0)
+            throw fail(fmt::format("output would be {}", fmt::join(s, "x")));
+        if (const auto problem = tensor_size_problem({s.begin(), s.end()}))
+            throw Error(fmt::format("op {} ({}): the output is too large: {}", quoted_name(op_name),
+                                    to_string(kind), *problem));
+        return Shape{int(s[0]), int(s[1]), int(s[2]), int(s[3])};
     };
     switch (kind) {
         case OpKind::Conv: {
             const auto& a = std::get<ConvAttrs>(attrs);
             expect_inputs(op_name, kind, in.size(), a.residual ? 2 : 1, a.residual ? 2 : 1);
             check_conv_window(a, in[0].c, fail, invalid);
+            check_weight_size({a.out_channels, in[0].c / a.groups, a.kernel_h, a.kernel_w},
+                              invalid);
             if (a.activation) {
                 if (a.relu) throw invalid("a convolution fuses a ReLU or an activation, not both");
                 check_activation(*a.activation, invalid);
@@ -187,19 +212,21 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             const auto& a = std::get<SepConvAttrs>(attrs);
             if (a.kernel <= 0 || a.stride <= 0 || a.dilation <= 0 || a.pad < 0)
                 throw invalid("kernel, stride and dilation must be positive and padding >= 0");
-            const int h = window_output(in[0].h, a.kernel, a.stride, a.pad, a.dilation, false);
-            const int w = window_output(in[0].w, a.kernel, a.stride, a.pad, a.dilation, false);
+            check_weight_size({in[0].c, 1, a.kernel, a.kernel}, invalid);
+            check_weight_size({a.out_channels, in[0].c, 1, 1}, invalid);
+            const int64_t h = window_output(in[0].h, a.kernel, a.stride, a.pad, a.dilation, false);
+            const int64_t w = window_output(in[0].w, a.kernel, a.stride, a.pad, a.dilation, false);
             return positive({in[0].n, a.out_channels, h, w});
         }
         case OpKind::MaxPool:
         case OpKind::AvgPool: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<PoolAttrs>(attrs);
-            if (a.global) return {in[0].n, in[0].c, 1, 1};
+            if (a.global) return Shape{in[0].n, in[0].c, 1, 1};
             if (a.kernel_h <= 0 || a.kernel_w <= 0 || a.stride_h <= 0 || a.stride_w <= 0 ||
                 a.pad_h < 0 || a.pad_w < 0)
                 throw invalid("kernel and stride must be positive and padding >= 0");
-            if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w)
+            if (2 * int64_t(a.pad_h) > a.kernel_h || 2 * int64_t(a.pad_w) > a.kernel_w)
                 throw invalid("padding must be at most half the kernel size");
             return positive({in[0].n, in[0].c,
                              window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, 1, a.ceil_mode),
@@ -207,17 +234,16 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         }
         case OpKind::Concat: {
             expect_inputs(op_name, kind, in.size(), 1, size_t(-1));
-            Shape out = in[0];
-            out.c = 0;
+            int64_t channels = 0;
             for (size_t i = 0; i < in.size(); ++i) {
                 if (in[i].n != in[0].n || in[i].h != in[0].h || in[i].w != in[0].w)
                     throw fail(fmt::format("input {} is {}x{}x{}x{}, input 0 is {}x{}x{}x{} "
                                            "(all but channels must agree)",
                                            i, in[i].n, in[i].c, in[i].h, in[i].w, in[0].n, in[0].c,
                                            in[0].h, in[0].w));
-                out.c += in[i].c;
+                channels += in[i].c;
             }
-            return out;
+            return positive({in[0].n, channels, in[0].h, in[0].w});
         }
         case OpKind::Add: {
             expect_inputs(op_name, kind, in.size(), 2, size_t(-1));
@@ -255,8 +281,8 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             };
             if (in[0].n != in[1].n)
                 throw fail(fmt::format("batch sizes {} and {} differ", in[0].n, in[1].n));
-            return {in[0].n, dim(in[0].c, in[1].c, "channels"), dim(in[0].h, in[1].h, "height"),
-                    dim(in[0].w, in[1].w, "width")};
+            return positive({in[0].n, dim(in[0].c, in[1].c, "channels"),
+                             dim(in[0].h, in[1].h, "height"), dim(in[0].w, in[1].w, "width")});
         }
         case OpKind::ChannelShuffle: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
@@ -272,7 +298,7 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
                 throw fail(fmt::format("channels [{}, {}) are not a non-empty range of the input's "
                                        "{}",
                                        a.begin, a.end, in[0].c));
-            return {in[0].n, a.end - a.begin, in[0].h, in[0].w};
+            return Shape{in[0].n, a.end - a.begin, in[0].h, in[0].w};
         }
         case OpKind::Resize: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
@@ -288,18 +314,19 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             const auto& a = std::get<SpatialPadAttrs>(attrs);
             const int64_t h = int64_t(in[0].h) + a.top + a.bottom;
             const int64_t w = int64_t(in[0].w) + a.left + a.right;
-            if (h < 1 || w < 1 || h > std::numeric_limits<int>::max() ||
-                w > std::numeric_limits<int>::max())
+            if (h < 1 || w < 1)
                 throw fail(fmt::format("padding {}x{} by top {}, bottom {}, left {}, right {} "
                                        "leaves {}x{}; the output must keep at least one row and "
                                        "column",
                                        in[0].h, in[0].w, a.top, a.bottom, a.left, a.right, h, w));
-            return {in[0].n, in[0].c, int(h), int(w)};
+            return positive({in[0].n, in[0].c, h, w});
         }
         case OpKind::ConvTranspose: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<ConvTransposeAttrs>(attrs);
             check_conv_window(a, in[0].c, fail, invalid);
+            check_weight_size({in[0].c, a.out_channels / a.groups, a.kernel_h, a.kernel_w},
+                              invalid);
             if (a.output_padding_h < 0 || a.output_padding_w < 0 ||
                 (a.output_padding_h >= a.stride_h && a.output_padding_h >= a.dilation_h) ||
                 (a.output_padding_w >= a.stride_w && a.output_padding_w >= a.dilation_w))
@@ -315,7 +342,8 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             expect_inputs(op_name, kind, in.size(), 1, 1);
             const auto& a = std::get<LinearAttrs>(attrs);
             if (a.out_features <= 0) throw invalid("out_features must be positive");
-            return {in[0].n, a.out_features, 1, 1};
+            check_weight_size({a.out_features, int64_t(in[0].c) * in[0].h * in[0].w}, invalid);
+            return positive({in[0].n, a.out_features, 1, 1});
         }
     }
     throw invalid("unknown operator kind");
@@ -325,12 +353,15 @@ Graph::Graph(std::string name, Shape input) : name_(std::move(name)) { add_input
 
 int Graph::add_input(Shape input) {
     if (input.n <= 0 || input.c <= 0 || input.h <= 0 || input.w <= 0)
-        throw Error(fmt::format("model '{}': input shape {}x{}x{}x{} must be positive", name_,
-                                input.n, input.c, input.h, input.w));
+        throw Error(fmt::format("model {}: input shape {} must be positive", quoted_name(name_),
+                                shape_text(input)));
+    if (const auto problem = tensor_size_problem({input.n, input.c, input.h, input.w}))
+        throw Error(
+            fmt::format("model {}: the input is too large: {}", quoted_name(name_), *problem));
     if (!inputs_.empty() && input.n != inputs_.front().n)
-        throw Error(fmt::format("model '{}': input {} has batch {}, input 0 has {} (one batch "
+        throw Error(fmt::format("model {}: input {} has batch {}, input 0 has {} (one batch "
                                 "for the whole graph)",
-                                name_, inputs_.size(), input.n, inputs_.front().n));
+                                quoted_name(name_), inputs_.size(), input.n, inputs_.front().n));
     inputs_.push_back(input);
     return graph_input_id(int(inputs_.size()) - 1);
 }
@@ -348,12 +379,12 @@ const Shape& Graph::output_shape() const {
 void Graph::set_outputs(std::vector<int> outputs) {
     for (size_t i = 0; i < outputs.size(); ++i) {
         if (outputs[i] < 0 || outputs[i] >= size())
-            throw Error(fmt::format("model '{}': output {} names op {}, but the ops are 0..{}",
-                                    name_, i, outputs[i], size() - 1));
+            throw Error(fmt::format("model {}: output {} names op {}, but the ops are 0..{}",
+                                    quoted_name(name_), i, outputs[i], size() - 1));
         for (size_t j = 0; j < i; ++j)
             if (outputs[j] == outputs[i])
-                throw Error(fmt::format("model '{}': op {} is named as an output twice", name_,
-                                        outputs[i]));
+                throw Error(fmt::format("model {}: op {} is named as an output twice",
+                                        quoted_name(name_), outputs[i]));
     }
     outputs_ = std::move(outputs);
 }
@@ -368,9 +399,10 @@ void Graph::set_members(std::vector<GraphMember> members) {
             });
         if (m.first_op != next || m.end_op <= m.first_op || m.end_op > size() || !outputs_inside ||
             !is_graph_input(m.input) || graph_input_index(m.input) >= input_count())
-            throw Error(fmt::format("model '{}': member '{}' (ops {}..{}, outputs {}) does not "
+            throw Error(fmt::format("model {}: member {} (ops {}..{}, outputs {}) does not "
                                     "tile the graph's ops in order",
-                                    name_, m.name, m.first_op, m.end_op - 1,
+                                    quoted_name(name_), quoted_name(m.name), m.first_op,
+                                    m.end_op - 1,
                                     fmt::join(m.outputs, ",")));
         next = m.end_op;
         member_outputs.insert(member_outputs.end(), m.outputs.begin(), m.outputs.end());
@@ -380,13 +412,15 @@ void Graph::set_members(std::vector<GraphMember> members) {
         return;
     }
     if (next != size())
-        throw Error(fmt::format("model '{}': the members cover ops 0..{} of 0..{}", name_,
+        throw Error(fmt::format("model {}: the members cover ops 0..{} of 0..{}",
+                                quoted_name(name_),
                                 next - 1, size() - 1));
     // Output k of a set is then found from its members alone (model_set.h, output_origins).
     if (member_outputs != outputs())
-        throw Error(fmt::format("model '{}': the graph's outputs ({}) are not its members' "
+        throw Error(fmt::format("model {}: the graph's outputs ({}) are not its members' "
                                 "outputs in member order ({})",
-                                name_, fmt::join(outputs(), ","), fmt::join(member_outputs, ",")));
+                                quoted_name(name_), fmt::join(outputs(), ","),
+                                fmt::join(member_outputs, ",")));
     members_ = std::move(members);
 }
 
@@ -407,10 +441,10 @@ int Graph::add(OpKind kind, OpAttrs attrs, std::vector<int> inputs, std::string 
     std::vector<Shape> in_shapes;
     for (int src : inputs) {
         if (is_graph_input(src) ? graph_input_index(src) >= input_count() : src >= id)
-            throw Error(fmt::format("op '{}' (#{}): input {} {} (inputs must be earlier ops or "
+            throw Error(fmt::format("op {} (#{}): input {} {} (inputs must be earlier ops or "
                                     "the graph's inputs; anything else is a dangling or cyclic "
                                     "edge)",
-                                    name, id, src,
+                                    quoted_name(name), id, src,
                                     src == id  ? "refers to itself"
                                     : src > id ? "refers to a later op"
                                                : "does not exist"));
@@ -455,21 +489,22 @@ void Graph::set_params(std::vector<std::vector<ParamTensor>> params, WeightsStat
         return;
     }
     if (params.size() != ops_.size())
-        throw Error(fmt::format("model '{}': {} parameter sets given for {} ops", name_,
+        throw Error(fmt::format("model {}: {} parameter sets given for {} ops", quoted_name(name_),
                                 params.size(), ops_.size()));
     for (const Op& op : ops_) {
         const auto expected = param_shapes(*this, op.id);
         const auto& got = params[size_t(op.id)];
         if (got.size() != expected.size())
-            throw Error(fmt::format("op '{}': expects {} parameter tensors, got {}", op.name,
+            throw Error(fmt::format("op {}: expects {} parameter tensors, got {}",
+                                    quoted_name(op.name),
                                     expected.size(), got.size()));
         for (size_t i = 0; i < got.size(); ++i) {
             int64_t count = 1;
             for (int d : expected[i]) count *= d;
             if (got[i].dims != expected[i] || int64_t(got[i].values.size()) != count)
-                throw Error(fmt::format("op '{}': parameter {} has {} values with dims [{}], "
+                throw Error(fmt::format("op {}: parameter {} has {} values with dims [{}], "
                                         "expected dims [{}]",
-                                        op.name, i, got[i].values.size(),
+                                        quoted_name(op.name), i, got[i].values.size(),
                                         fmt::join(got[i].dims, ","), fmt::join(expected[i], ",")));
         }
     }

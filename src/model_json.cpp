@@ -22,6 +22,7 @@
 
 #include "src/attr_fields.h"
 #include "src/error.h"
+#include "src/quoted.h"
 #include "src/operator_info.h"
 
 namespace iostune {
@@ -327,8 +328,8 @@ void read_op(const Reader& r, const json& op, int index, int op_count, Graph& gr
     r.only_keys(op, location, {"id", "name", "op", "inputs", "attrs", "cell"});
     const int id = r.integer(r.field(op, "id", location), location + ".id");
     if (id >= 0 && id < index)
-        r.fail(location + ".id", fmt::format("duplicate id {} (already used by ops[{}] '{}')", id, id,
-                                             graph.op(id).name));
+        r.fail(location + ".id", fmt::format("duplicate id {} (already used by ops[{}] {})", id, id,
+                                             quoted_name(graph.op(id).name)));
     if (id != index)
         r.fail(location + ".id", fmt::format("id {} does not match the op's position {} (ops are "
                                              "listed in id order with ids 0, 1, 2, ...)",
@@ -338,7 +339,8 @@ void read_op(const Reader& r, const json& op, int index, int op_count, Graph& gr
     const std::string kind_name = r.string(r.field(op, "op", location), location + ".op");
     const auto kind = op_kind_from_string(kind_name);
     if (!kind)
-        r.fail(location + ".op", fmt::format("unknown operator '{}' (valid operators: {})", kind_name,
+        r.fail(location + ".op", fmt::format("unknown operator {} (valid operators: {})",
+                                             quoted_name(kind_name),
                                              valid_kinds()));
     std::vector<int> inputs = read_inputs(r, op, index, op_count, graph.input_count(), location);
     OpAttrs attrs = read_attrs(r, op, *kind, location);

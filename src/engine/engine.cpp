@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "src/engine/device_memory.h"
 #include "src/engine/engine_impl.h"
 #include "src/engine/stream_capture.h"
 #include "src/memory_audit.h"
@@ -29,6 +30,7 @@ Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(st
         default: blas_math = CUBLAS_DEFAULT_MATH; break;
     }
     if (graph.size() == 0) throw Error("Engine: the graph has no ops");
+    require_engine_memory(graph, options.precision, dtype_bytes(dtype));  // before any allocation
     if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, options.weight_seed);
     if (options.arena) {
         arena = options.arena;

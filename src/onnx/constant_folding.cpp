@@ -14,6 +14,8 @@
 #include "onnx.pb.h"
 #include "src/error.h"
 #include "src/onnx/node_attributes.h"
+#include "src/quoted.h"
+#include "src/shape_limits.h"
 
 namespace iostune::onnx_import {
 
@@ -61,11 +63,9 @@ ConstTensor to_const(const Tensor& t, const std::string& name) {
     return c;
 }
 
-int64_t count(const std::vector<int64_t>& dims) {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
-}
+// Element count of dims already checked (check_dims) or taken from an existing tensor; a
+// product past int64 (only a malformed shape has one) counts as none.
+int64_t count(const std::vector<int64_t>& dims) { return checked_product(dims).value_or(-1); }
 
 // Folded tensors are shapes and small weight arithmetic; anything near this is a malformed
 // model, refused before it takes the machine's memory.
@@ -130,7 +130,7 @@ public:
         else if (op == "Shape") out = shape();
         else if (op == "Size") out = ints({}, {in(0).size()});
         else if (op == "ReduceProd") out = reduce_prod();
-        else throw fail(fmt::format("op type '{}' cannot be folded", op));
+        else throw fail(fmt::format("op type {} cannot be folded", quoted_name(op)));
         if (count(out.dims) != out.size()) throw fail("internal: folded size mismatch");
         check_dims(out.dims);
         return {to_const(out, node_.output(0))};
@@ -139,6 +139,23 @@ public:
 private:
     Error fail(const std::string& why) const {
         return Error(fmt::format("{}: constant folding: {}", where_, why));
+    }
+
+    // x op y (Add, Sub, Mul) on integers, refused where it leaves int64: shape arithmetic that
+    // wrapped would give a wrong shape without a word.
+    int64_t exact(const std::string& op, int64_t x, int64_t y) const {
+        int64_t v = 0;
+        const bool overflow = op == "Add"   ? __builtin_add_overflow(x, y, &v)
+                              : op == "Sub" ? __builtin_sub_overflow(x, y, &v)
+                                            : __builtin_mul_overflow(x, y, &v);
+        if (overflow) throw fail(fmt::format("integer {} of {} and {} overflows int64", op, x, y));
+        return v;
+    }
+    // A whole double as int64 (a cast or integer power), refused where it does not fit.
+    int64_t to_int64(double v) const {
+        if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+            throw fail(fmt::format("the value {} does not fit an int64", v));
+        return int64_t(v);
     }
 
     Tensor in(int k) const {
@@ -193,7 +210,8 @@ private:
             t.is_float = true;
         } else if (to_int && t.is_float) {
             for (double v : t.f)
-                t.i.push_back(to == onnx::TensorProto::BOOL ? int64_t(v != 0.0) : int64_t(v));
+                t.i.push_back(to == onnx::TensorProto::BOOL ? int64_t(v != 0.0)
+                                                            : to_int64(std::trunc(v)));
             t.f.clear();
             t.is_float = false;
         } else if (to == onnx::TensorProto::BOOL) {
@@ -208,6 +226,8 @@ private:
         Tensor t = in(0);
         if (!t.is_float) {
             for (int64_t& v : t.i) {
+                if ((op == "Neg" || op == "Abs") && v == INT64_MIN)
+                    throw fail(fmt::format("{} of {} overflows int64", op, v));
                 if (op == "Neg") v = -v;
                 else if (op == "Abs") v = v < 0 ? -v : v;
                 else if (op == "Not") v = v == 0;
@@ -260,6 +280,7 @@ private:
     Tensor binary(const std::string& op, const Tensor& a, const Tensor& b) const {
         Tensor out;
         out.dims = broadcast(a.dims, b.dims);
+        check_dims(out.dims);  // before computing: two small operands may broadcast to a huge one
         const int64_t n = count(out.dims);
         const bool boolean = is_comparison(op) || is_logical(op);
         out.is_float = (a.is_float || b.is_float) && !boolean;
@@ -276,14 +297,14 @@ private:
                 if ((op == "Div" || op == "Mod") && y == 0)
                     throw fail(fmt::format("integer {} by zero",
                                            op == "Div" ? "division" : "modulo"));
-                if (op == "Add") v = x + y;
-                else if (op == "Sub") v = x - y;
-                else if (op == "Mul") v = x * y;
+                if (op == "Add" || op == "Sub" || op == "Mul") v = exact(op, x, y);
+                else if ((op == "Div" || op == "Mod") && x == INT64_MIN && y == -1)
+                    throw fail(fmt::format("integer {} of {} by -1 overflows int64", op, x));
                 else if (op == "Div") v = x / y;  // ONNX integer Div truncates, as C++ does
                 else if (op == "Mod") {
                     v = x % y;
                     if (!fmod && v != 0 && (v < 0) != (y < 0)) v += y;
-                } else if (op == "Pow") v = int64_t(std::llround(std::pow(double(x), double(y))));
+                } else if (op == "Pow") v = to_int64(std::round(std::pow(double(x), double(y))));
                 else if (op == "Max") v = std::max(x, y);
                 else if (op == "Min") v = std::min(x, y);
                 else if (boolean) v = compare(op, x, y);
@@ -349,6 +370,7 @@ private:
         const Tensor c = in(0), x = in(1), y = in(2);
         Tensor out;
         out.dims = broadcast(broadcast(c.dims, x.dims), y.dims);
+        check_dims(out.dims);
         out.is_float = x.is_float || y.is_float;
         for (int64_t k = 0; k < count(out.dims); ++k) {
             const bool take = c.real(source(k, out.dims, c.dims)) != 0.0;
@@ -382,6 +404,7 @@ private:
         out.dims.assign(data.dims.begin(), data.dims.begin() + ax);
         out.dims.insert(out.dims.end(), idx.dims.begin(), idx.dims.end());
         out.dims.insert(out.dims.end(), data.dims.begin() + ax + 1, data.dims.end());
+        check_dims(out.dims);
         for (int64_t o = 0; o < outer; ++o)
             for (int64_t j : idx.i) {
                 const int64_t at = j < 0 ? j + extent : j;
@@ -458,11 +481,16 @@ private:
         int inferred = -1;
         int64_t known = 1;
         for (size_t k = 0; k < dims.size(); ++k) {
-            if (dims[k] == 0 && attrs_.get_int("allowzero", 0) == 0) dims[k] = t.dims.at(k);
+            if (dims[k] == 0 && attrs_.get_int("allowzero", 0) == 0) {
+                if (k >= t.dims.size())
+                    throw fail(fmt::format("Reshape copies dimension {} of a rank-{} tensor", k,
+                                           t.dims.size()));
+                dims[k] = t.dims[k];
+            }
             if (dims[k] == -1) inferred = int(k);
-            else known *= dims[k];
+            else known = checked_product({known, dims[k]}).value_or(-1);  // -1: matches nothing
         }
-        if (inferred >= 0) dims[size_t(inferred)] = known == 0 ? 0 : t.size() / known;
+        if (inferred >= 0) dims[size_t(inferred)] = known <= 0 ? 0 : t.size() / known;
         if (count(dims) != t.size())
             throw fail(fmt::format("cannot reshape {} values to [{}]", t.size(), fmt::join(dims, ",")));
         t.dims = dims;
@@ -633,7 +661,7 @@ private:
             out.f = {p};
         } else {
             int64_t p = 1;
-            for (int64_t v : t.i) p *= v;
+            for (int64_t v : t.i) p = exact("Mul", p, v);
             out.i = {p};
         }
         return out;

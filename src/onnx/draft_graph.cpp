@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "src/error.h"
+#include "src/quoted.h"
 
 namespace iostune::onnx_import {
 
@@ -28,7 +29,9 @@ void DraftGraph::add_bias(int id, std::vector<float> values) {
     bool* bias = nullptr;
     if (op.kind == OpKind::Conv) bias = &std::get<ConvAttrs>(op.attrs).bias;
     if (op.kind == OpKind::Linear) bias = &std::get<LinearAttrs>(op.attrs).bias;
-    if (!bias) throw Error(fmt::format("op '{}': only a Conv or Linear takes a bias", op.name));
+    if (!bias)
+        throw Error(
+            fmt::format("op {}: only a Conv or Linear takes a bias", quoted_name(op.name)));
     if (*bias) {
         std::vector<float>& existing = op.params.back().values;
         for (size_t i = 0; i < existing.size(); ++i) existing[i] += values[i];
@@ -119,8 +122,8 @@ Graph DraftGraph::finish(const std::string& name, const std::vector<int>& output
     for (int output : outputs) {
         outs.push_back(resolve(output));
         if (outs.back() == kGraphInput)
-            throw Error(fmt::format("model '{}': an output is the input itself (no operators)",
-                                    name));
+            throw Error(fmt::format("model {}: an output is the input itself (no operators)",
+                                    quoted_name(name)));
     }
 
     // Only ops the outputs depend on are emitted; walking back from them keeps id order.

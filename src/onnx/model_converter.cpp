@@ -19,7 +19,10 @@
 #include "src/onnx/constant_folding.h"
 #include "src/onnx/draft_graph.h"
 #include "src/onnx/node_attributes.h"
+#include "src/onnx/node_schema.h"
 #include "src/onnx/onnx_tensor.h"
+#include "src/quoted.h"
+#include "src/shape_limits.h"
 
 namespace iostune::onnx_import {
 
@@ -86,7 +89,8 @@ public:
         values_[input_name] = Value{};
         for (const auto& initializer : graph.initializer())
             values_[initializer.name()] = constant(decode_tensor(
-                initializer, fmt::format("{}: initializer '{}'", source_, initializer.name())));
+                initializer,
+                fmt::format("{}: initializer {}", source_, quoted_name(initializer.name()))));
         for (const auto& node : graph.node())
             for (const auto& name : node.input()) ++uses_[name];
         for (const auto& output : graph.output()) ++uses_[output.name()];
@@ -99,15 +103,15 @@ public:
             const std::string& output = graph_output.name();
             auto it = values_.find(output);
             if (it == values_.end())
-                throw Error(fmt::format("{}: the graph output '{}' is not produced by any node",
-                                        source_, output));
+                throw Error(fmt::format("{}: the graph output {} is not produced by any node",
+                                        source_, quoted_name(output)));
             const Value& out = settle(output);
             if (out.form != Value::Form::Tensor && out.form != Value::Form::Flat)
                 throw Error(fmt::format(
-                    "{}: the graph output '{}' is a constant, a padded tensor or a view iostune "
+                    "{}: the graph output {} is a constant, a padded tensor or a view iostune "
                     "does not keep (channels-last, 5-D); iostune needs an NCHW or [N, features] "
                     "tensor computed from the input",
-                    source_, output));
+                    source_, quoted_name(output)));
             outputs.push_back(out.id);
         }
         return draft_.finish(name, outputs);
@@ -131,8 +135,8 @@ private:
     }
 
     std::string where(const onnx::NodeProto& node) const {
-        return fmt::format("{}: node '{}' ({}, opset {})", source_, node_name(node), node.op_type(),
-                           opset_);
+        return fmt::format("{}: node {} ({}, opset {})", source_, quoted_name(node_name(node)),
+                           escaped_name(node.op_type()), opset_);
     }
     static std::string node_name(const onnx::NodeProto& node) {
         if (!node.name().empty()) return node.name();
@@ -140,6 +144,14 @@ private:
     }
     Error fail(const onnx::NodeProto& node, const std::string& why) const {
         return Error(fmt::format("{}: {}", where(node), why));
+    }
+    // A size or pad from the file (or a sum of them) as the int a graph attribute holds: one
+    // beyond it is refused with its value, never cut to 32 bits.
+    int narrow(const onnx::NodeProto& node, int64_t value, const char* what) const {
+        if (value < -kMaxDimension || value > kMaxDimension)
+            throw fail(node, fmt::format("{} of {} is beyond the {} iostune supports", what, value,
+                                         kMaxDimension));
+        return int(value);
     }
 
     void convert(const onnx::NodeProto& node) {
@@ -188,13 +200,24 @@ private:
         auto it = handlers.find(node.op_type());
         if (node.output_size() == 0 || node.output(0).empty())
             throw fail(node, "the node has no output");
+        // ONNX graphs assign each tensor once; a second writer would silently replace the first
+        // for every later reader.
+        for (const auto& output : node.output())
+            if (!output.empty() && values_.count(output))
+                throw fail(node, fmt::format("its output {} is already the graph input, an "
+                                             "initializer or another node's output",
+                                             quoted_name(output)));
+        // Arity, attribute names, types and flags, as ONNX defines the op, before any reader
+        // (folding included) could ignore what the node says.
+        if (default_domain) check_node_schema(node, opset_, where(node));
         if (default_domain && try_fold(node)) return;
         if (!default_domain || it == handlers.end())
             throw Error(fmt::format(
-                "{}: node '{}' has op type '{}'{} (opset {}), which iostune cannot import. "
+                "{}: node {} has op type {}{} (opset {}), which iostune cannot import. "
                 "Supported op types: {}",
-                source_, node_name(node), node.op_type(),
-                default_domain ? "" : fmt::format(" of domain '{}'", node.domain()), opset_,
+                source_, quoted_name(node_name(node)), quoted_name(node.op_type()),
+                default_domain ? "" : fmt::format(" of domain {}", quoted_name(node.domain())),
+                opset_,
                 kSupportedOps));
         try {
             (this->*(it->second))(node);
@@ -233,19 +256,19 @@ private:
         if (!has_input(node, index)) throw fail(node, fmt::format("input {} is missing", index));
         auto it = values_.find(node.input(index));
         if (it == values_.end())
-            throw fail(node, fmt::format("input '{}' is not the graph input, an initializer or "
+            throw fail(node, fmt::format("input {} is not the graph input, an initializer or "
                                          "the output of an earlier node (ONNX requires nodes in "
                                          "topological order)",
-                                         node.input(index)));
+                                         quoted_name(node.input(index))));
         return it->second;
     }
     const ConstTensor& constant_input(const onnx::NodeProto& node, int index,
                                       const char* what) const {
         const Value& v = input(node, index);
         if (v.form != Value::Form::Constant)
-            throw fail(node, fmt::format("the {} (input '{}') must be an initializer or constant; "
+            throw fail(node, fmt::format("the {} (input {}) must be an initializer or constant; "
                                          "iostune imports models with fixed weights",
-                                         what, node.input(index)));
+                                         what, quoted_name(node.input(index))));
         return *v.constant;
     }
     // A (transposed) convolution's parameters: its 4-D filter, then the optional bias (input 2).
@@ -264,8 +287,9 @@ private:
         const ConstTensor& t = constant_input(node, index, what);
         if (!t.is_float || t.floats.size() != count)
             throw fail(node,
-                       fmt::format("the {} ('{}') should hold {} float values, it holds {}", what,
-                                   t.name, count, t.is_float ? t.floats.size() : t.ints.size()));
+                       fmt::format("the {} ({}) should hold {} float values, it holds {}", what,
+                                   quoted_name(t.name), count,
+                                   t.is_float ? t.floats.size() : t.ints.size()));
         return t.floats;
     }
     // A value padded with zeros (or cropped) that no Conv or pool folds: from now on the output
@@ -299,31 +323,31 @@ private:
         const Value& v = input(node, index);
         if (v.form == Value::Form::Tensor) return v;
         if (v.form == Value::Form::Padded)
-            throw fail(node, fmt::format("input '{}' comes from a Pad node with -inf; iostune "
+            throw fail(node, fmt::format("input {} comes from a Pad node with -inf; iostune "
                                          "folds such a Pad only into a following MaxPool",
-                                         node.input(index)));
+                                         quoted_name(node.input(index))));
         if (v.form == Value::Form::Flat)
-            throw fail(node, fmt::format("input '{}' is a flattened (2-D) tensor; this op needs an "
+            throw fail(node, fmt::format("input {} is a flattened (2-D) tensor; this op needs an "
                                          "NCHW tensor",
-                                         node.input(index)));
+                                         quoted_name(node.input(index))));
         if (v.form == Value::Form::ChannelsLast)
-            throw fail(node, fmt::format("input '{}' is a channels-last [N, H, W, C] view; iostune "
+            throw fail(node, fmt::format("input {} is a channels-last [N, H, W, C] view; iostune "
                                          "supports there only per-channel operations (LayerNorm, "
                                          "MatMul, activations, arithmetic) and the Transpose back "
                                          "to NCHW",
-                                         node.input(index)));
+                                         quoted_name(node.input(index))));
         if (v.form == Value::Form::Grouped || v.form == Value::Form::Shuffled)
-            throw fail(node, fmt::format("input '{}' is a 5-D channel-group view; iostune supports "
+            throw fail(node, fmt::format("input {} is a 5-D channel-group view; iostune supports "
                                          "it only as a channel shuffle (Reshape to [N, g, C/g, H, "
                                          "W], Transpose(0, 2, 1, 3, 4), Reshape back)",
-                                         node.input(index)));
+                                         quoted_name(node.input(index))));
         if (is_gelu_step(v.form))
-            throw fail(node, fmt::format("input '{}' is part of an erf expression; iostune supports "
+            throw fail(node, fmt::format("input {} is part of an erf expression; iostune supports "
                                          "Erf only as GELU: x * (1 + erf(x / sqrt(2))) * 0.5",
-                                         node.input(index)));
-        throw fail(node, fmt::format("input '{}' is a constant; this op needs a tensor computed "
+                                         quoted_name(node.input(index))));
+        throw fail(node, fmt::format("input {} is a constant; this op needs a tensor computed "
                                      "from the model input",
-                                     node.input(index)));
+                                     quoted_name(node.input(index))));
     }
     // A tensor an elementwise or per-channel op can take as it is: NCHW, flattened [N, C] or
     // channels-last; the result keeps its form.
@@ -346,9 +370,9 @@ private:
         for (int i = first; i < node.output_size(); ++i) {
             const std::string& name = node.output(i);
             if (!name.empty() && uses_.count(name))
-                throw fail(node, fmt::format("output {} ('{}') is used, and iostune computes only "
+                throw fail(node, fmt::format("output {} ({}) is used, and iostune computes only "
                                              "this op's main output",
-                                             i, name));
+                                             i, quoted_name(name)));
         }
     }
     int uses(const std::string& name) const {
@@ -362,9 +386,9 @@ private:
     // Reads kernel/stride/dilation/pads/auto_pad of a window over an input of extent `in`.
     std::array<Axis, 2> window(const onnx::NodeProto& node, const NodeAttributes& attrs,
                                const Shape& in, std::array<int64_t, 2> kernel) const {
-        const auto strides = attrs.get_ints("strides", {1, 1});
-        const auto dilations = attrs.get_ints("dilations", {1, 1});
-        auto pads = attrs.get_ints("pads", {0, 0, 0, 0});
+        const auto strides = attrs.get_sizes("strides", {1, 1});
+        const auto dilations = attrs.get_sizes("dilations", {1, 1});
+        auto pads = attrs.get_sizes("pads", {0, 0, 0, 0});
         if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
             throw fail(node, "only 2-D windows (NCHW inputs) are supported");
         std::array<Axis, 2> axes;
@@ -387,7 +411,8 @@ private:
                 axis.end = total - axis.begin;
             }
         } else if (auto_pad != "NOTSET") {
-            throw fail(node, fmt::format("auto_pad '{}' is not a valid value", auto_pad));
+            throw fail(node,
+                       fmt::format("auto_pad {} is not a valid value", quoted_name(auto_pad)));
         }
         return axes;
     }
@@ -412,9 +437,12 @@ private:
         const Value& v = input(node, 0);
         if (v.form == Value::Form::Padded && fold != Fold::Never) {
             const Shape s = draft_.shape(v.id);
-            const Shape padded{s.n, s.c, int(s.h + v.pads[0] + v.pads[2]),
-                               int(s.w + v.pads[1] + v.pads[3])};
-            bool folds = padded.h > 0 && padded.w > 0 && v.pad_lowest == (fold == Fold::Lowest);
+            // Pads are bounded by kMaxDimension, so these sums do not wrap; a size a Shape cannot
+            // hold does not fold, and the spatial_pad op it settles into refuses it.
+            const int64_t h = s.h + v.pads[0] + v.pads[2], w = s.w + v.pads[1] + v.pads[3];
+            bool folds = h > 0 && w > 0 && h <= kMaxDimension && w <= kMaxDimension &&
+                         v.pad_lowest == (fold == Fold::Lowest);
+            const Shape padded{s.n, s.c, int(h), int(w)};
             Window win{v.id, true, {}};
             if (folds) win.axes = window(node, attrs, padded, kernel);
             for (int a = 0; a < 2 && folds; ++a) {
@@ -500,9 +528,10 @@ private:
             }
             ceil_mode = true;
         }
-        Padding p{win.input, int(own[0]), int(own[1])};
+        Padding p{win.input, narrow(node, own[0], "a pad"), narrow(node, own[1], "a pad")};
         if (rest != std::array<int64_t, 4>{}) {
-            const SpatialPadAttrs a{int(rest[0]), int(rest[2]), int(rest[1]), int(rest[3])};
+            const SpatialPadAttrs a{narrow(node, rest[0], "a pad"), narrow(node, rest[2], "a pad"),
+                                    narrow(node, rest[1], "a pad"), narrow(node, rest[3], "a pad")};
             p.input = draft_.add(OpKind::SpatialPad, a, {win.input},
                                  fmt::format("{}:pad", op_name(node)), {});
         }
@@ -530,7 +559,7 @@ private:
                        "supported");
         const Window win = window_of(node, attrs, {w.dims[2], w.dims[3]}, Fold::Zeros);
         const Shape in = draft_.shape(win.input);
-        const int64_t group = attrs.get_int("group", 1);
+        const int64_t group = attrs.get_size("group", 1);
         if (group <= 0 || w.dims[1] * group != in.c || w.dims[0] % group != 0)
             throw fail(node, fmt::format("weight shape [{}] and group {} do not fit an input with "
                                          "{} channels",
@@ -606,7 +635,7 @@ private:
         const NodeAttributes attrs(node, where(node));
         require_unused_outputs(node, 1);
         const bool average = kind == OpKind::AvgPool;
-        const auto kernel = attrs.get_ints("kernel_shape", {});
+        const auto kernel = attrs.get_sizes("kernel_shape", {});
         if (kernel.size() != 2) throw fail(node, "kernel_shape must have 2 values (NCHW input)");
         if (attrs.get_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
             throw fail(node, "dilated pooling is not supported");
@@ -633,7 +662,7 @@ private:
         a.pad_w = padding.w;
         a.ceil_mode = ceil_mode;
         a.count_include_pad = count_include_pad;
-        if (2 * a.pad_h > a.kernel_h || 2 * a.pad_w > a.kernel_w)
+        if (2 * int64_t(a.pad_h) > a.kernel_h || 2 * int64_t(a.pad_w) > a.kernel_w)
             throw fail(node, fmt::format("padding {}x{} is more than half the kernel {}x{}, which "
                                          "PyTorch (and iostune) does not allow",
                                          a.pad_h, a.pad_w, a.kernel_h, a.kernel_w));
@@ -669,6 +698,7 @@ private:
                                  "supported");
         }
         const auto& p = pads.ints;
+        for (int64_t value : p) narrow(node, value, "a pad");
         if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0)
             throw fail(node, "only spatial (H, W) padding is supported");
         const std::array<int64_t, 4> spatial{p[2], p[3], p[6], p[7]};
@@ -691,10 +721,9 @@ private:
     void define_padded(const onnx::NodeProto& node, const Value& x, std::array<int64_t, 4> pads,
                        bool lowest) {
         Value v = x;
-        if (x.form == Value::Form::Padded)
-            for (size_t k = 0; k < 4; ++k) v.pads[k] += pads[k];
-        else
-            v.pads = pads;
+        for (size_t k = 0; k < 4; ++k)
+            v.pads[k] = narrow(node, (x.form == Value::Form::Padded ? x.pads[k] : 0) + pads[k],
+                               "a pad");
         const bool none = v.pads == std::array<int64_t, 4>{};
         v.form = none ? Value::Form::Tensor : Value::Form::Padded;
         v.pad_lowest = lowest;
@@ -929,9 +958,9 @@ private:
     const Value& flat_input(const onnx::NodeProto& node) const {
         const Value& x = input(node, 0);
         if (x.form != Value::Form::Flat)
-            throw fail(node, fmt::format("input '{}' must be a 2-D tensor [N, features] (Flatten "
+            throw fail(node, fmt::format("input {} must be a 2-D tensor [N, features] (Flatten "
                                          "or Reshape the NCHW tensor first)",
-                                         node.input(0)));
+                                         quoted_name(node.input(0))));
         return x;
     }
 
@@ -1025,8 +1054,8 @@ private:
             if (shape[i] == 0 && !allow_zero && i < dims.size()) shape[i] = dims[i];
             if (shape[i] == -1 && inferred < 0)
                 inferred = int(i);
-            else
-                known *= shape[i];
+            else  // a product past int64 matches no shape: 0 stands for it
+                known = checked_multiply(known, shape[i]).value_or(0);
         }
         const int64_t total = int64_t(s.n) * s.c * s.h * s.w;
         if (inferred >= 0 && known > 0 && total % known == 0)
@@ -1105,13 +1134,13 @@ private:
         int inferred = -1;
         for (size_t i = 0; i < shape.size(); ++i) {
             if (shape[i] == -1) inferred = int(i);
-            else known *= shape[i];
+            else known = checked_multiply(known, shape[i]).value_or(0);  // 0: no shape
         }
         const int64_t total = s.elements();
         if (inferred >= 0 && known > 0) shape[size_t(inferred)] = total / known;
         if (x.form == Value::Form::Tensor) {
             if (shape.size() != 5 || shape[3] != s.h || shape[4] != s.w || shape[1] <= 0 ||
-                shape[1] * shape[2] != s.c)
+                checked_multiply(shape[1], shape[2]) != std::optional<int64_t>(s.c))
                 return false;
             Value v = x;
             v.form = Value::Form::Grouped;
@@ -1265,8 +1294,8 @@ private:
                                              node.output_size()));
             sizes.assign(size_t(node.output_size()), c / node.output_size());
         }
-        int64_t total = 0;
-        for (int64_t v : sizes) total += v;
+        int64_t total = 0;  // each size within [0, c] first, so the sum cannot wrap
+        for (int64_t v : sizes) total += v < 0 || v > c ? int64_t(c) + 1 : v;
         if (int(sizes.size()) != node.output_size() || total != c)
             throw fail(node, fmt::format("split sizes [{}] do not cover {} channels with {} "
                                          "outputs",
@@ -1355,24 +1384,27 @@ private:
             const std::string rounding = attrs.get_string("nearest_mode", "round_prefer_floor");
             if (transform != "asymmetric" || rounding != "floor")
                 throw fail(node, fmt::format("nearest resizing with coordinate_transformation_mode "
-                                             "'{}' and nearest_mode '{}' is not supported (only "
+                                             "{} and nearest_mode {} is not supported (only "
                                              "PyTorch's: 'asymmetric' and 'floor')",
-                                             transform, rounding));
+                                             quoted_name(transform), quoted_name(rounding)));
             a.mode = ResizeMode::Nearest;
         } else if (mode == "linear") {
             a.mode = ResizeMode::Bilinear;
             if (transform == "align_corners") a.align_corners = true;
             else if (transform != "pytorch_half_pixel" && transform != "half_pixel")
                 throw fail(node, fmt::format("bilinear resizing with coordinate_transformation_"
-                                             "mode '{}' is not supported (only half_pixel, "
+                                             "mode {} is not supported (only half_pixel, "
                                              "pytorch_half_pixel and align_corners)",
-                                             transform));
+                                             quoted_name(transform)));
         } else {
-            throw fail(node, fmt::format("resize mode '{}' is not supported (only nearest and "
+            throw fail(node, fmt::format("resize mode {} is not supported (only nearest and "
                                          "linear)",
-                                         mode));
+                                         quoted_name(mode)));
         }
         if (attrs.get_int("antialias", 0) != 0) throw fail(node, "antialias is not supported");
+        // It re-weights samples next to the border, which iostune's resizing does not do.
+        if (attrs.get_int("exclude_outside", 0) != 0)
+            throw fail(node, "exclude_outside=1 is not supported");
         auto present = [&](int index) {
             return has_input(node, index) && constant_input(node, index, "scales/sizes").elements() > 0;
         };
@@ -1381,8 +1413,8 @@ private:
             if (sizes.size() != 4 || sizes[1] != s.c)
                 throw fail(node, fmt::format("sizes [{}] must resize only H and W of a 4-D tensor",
                                              fmt::join(sizes, ", ")));
-            a.out_h = int(sizes[2]);
-            a.out_w = int(sizes[3]);
+            a.out_h = narrow(node, sizes[2], "the output height");
+            a.out_w = narrow(node, sizes[3], "the output width");
         } else if (present(2)) {
             const ConstTensor& t = constant_input(node, 2, "scales");
             if (!t.is_float || t.floats.size() != 4 || t.floats[0] != 1.0f || t.floats[1] != 1.0f)
@@ -1390,10 +1422,14 @@ private:
             // iostune's source coordinates use in/out: exact when the output size is in * scale.
             auto exact = [&](int in, float scale) {
                 const double out = double(in) * double(scale);
-                if (std::abs(out - std::round(out)) > 1e-6 || out < 1)
+                if (!(std::abs(out - std::round(out)) <= 1e-6) || !(out >= 1))
                     throw fail(node, fmt::format("scale {} of a size-{} axis gives no whole output "
                                                  "size; iostune resizes to whole sizes only",
                                                  scale, in));
+                if (out > double(kMaxDimension))
+                    throw fail(node, fmt::format("scale {} of a size-{} axis gives {}, more than "
+                                                 "the {} iostune supports",
+                                                 scale, in, out, kMaxDimension));
                 return int(std::lround(out));
             };
             a.out_h = exact(s.h, t.floats[2]);
@@ -1438,7 +1474,7 @@ private:
         const Value& x = activation(node, 0);
         const Shape in = draft_.shape(x.id);
         const ConstTensor& w = constant_input(node, 1, "weight");
-        const int64_t group = attrs.get_int("group", 1);
+        const int64_t group = attrs.get_size("group", 1);
         if (w.dims.size() != 4 || !w.is_float || group <= 0 || w.dims[0] != in.c ||
             in.c % group != 0)
             throw fail(node, fmt::format("weight shape [{}] and group {} do not fit an input with "
@@ -1446,18 +1482,28 @@ private:
                                          fmt::join(w.dims, ", "), group, in.c));
         if (attrs.get_string("auto_pad", "NOTSET") != "NOTSET")
             throw fail(node, "auto_pad is not supported; give explicit pads");
-        const auto strides = attrs.get_ints("strides", {1, 1});
-        const auto dilations = attrs.get_ints("dilations", {1, 1});
-        const auto pads = attrs.get_ints("pads", {0, 0, 0, 0});
-        const auto output_padding = attrs.get_ints("output_padding", {0, 0});
+        const auto strides = attrs.get_sizes("strides", {1, 1});
+        const auto dilations = attrs.get_sizes("dilations", {1, 1});
+        const auto pads = attrs.get_sizes("pads", {0, 0, 0, 0});
+        const auto output_padding = attrs.get_sizes("output_padding", {0, 0});
         if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
             output_padding.size() != 2)
             throw fail(node, "only 2-D transposed convolutions (NCHW inputs) are supported");
         if (pads[0] != pads[2] || pads[1] != pads[3])
             throw fail(node, fmt::format("asymmetric pads [{}] are not supported",
                                          fmt::join(pads, ", ")));
+        const int64_t out_channels = w.dims[1] * group;  // each factor below 2^31: no wrap
+        if (out_channels > kMaxDimension)
+            throw fail(node, fmt::format("weight shape [{}] and group {} give {} output channels, "
+                                         "more than the {} iostune supports",
+                                         fmt::join(w.dims, ", "), group, out_channels,
+                                         kMaxDimension));
+        const auto kernel = attrs.get_sizes("kernel_shape", {w.dims[2], w.dims[3]});
+        if (kernel != std::vector<int64_t>{w.dims[2], w.dims[3]})
+            throw fail(node, fmt::format("kernel_shape [{}] disagrees with the weight shape [{}]",
+                                         fmt::join(kernel, ", "), fmt::join(w.dims, ", ")));
         ConvTransposeAttrs a;
-        a.out_channels = int(w.dims[1] * group);
+        a.out_channels = int(out_channels);
         a.kernel_h = int(w.dims[2]);
         a.kernel_w = int(w.dims[3]);
         a.stride_h = int(strides[0]);
@@ -1510,6 +1556,7 @@ private:
         require_unused_outputs(node, 1);
         if (has_input(node, 2)) {
             const ConstTensor& training = constant_input(node, 2, "training_mode");
+            if (training.elements() != 1) throw fail(node, "training_mode must be a scalar");
             const bool on =
                 training.is_float ? training.floats.at(0) != 0.0f : training.ints.at(0) != 0;
             if (on) throw fail(node, "training_mode is on; export the model in eval mode");
@@ -1567,31 +1614,66 @@ std::pair<std::string, Shape> graph_input(const onnx::GraphProto& graph, const s
     const onnx::ValueInfoProto& in = *inputs[0];
     if (!in.type().has_tensor_type() ||
         in.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT)
-        throw Error(fmt::format("{}: input '{}' must be a float32 tensor", source, in.name()));
+        throw Error(fmt::format("{}: input {} must be a float32 tensor", source,
+                                quoted_name(in.name())));
     const auto& dims = in.type().tensor_type().shape().dim();
     if (dims.size() != 4)
         throw Error(
-            fmt::format("{}: input '{}' has rank {}; iostune needs an NCHW image tensor "
+            fmt::format("{}: input {} has rank {}; iostune needs an NCHW image tensor "
                         "(rank 4)",
-                        source, in.name(), dims.size()));
+                        source, quoted_name(in.name()), dims.size()));
     static constexpr const char* kAxisNames[] = {"batch", "channel", "height", "width"};
-    std::array<int, 4> size{};
+    std::array<int64_t, 4> size{};
     for (int axis = 0; axis < 4; ++axis) {
         const auto& d = dims[axis];
-        if (d.has_dim_value() && d.dim_value() > 0) {
-            size[size_t(axis)] = int(d.dim_value());
+        if (d.has_dim_value() && d.dim_value() <= 0) {
+            // Written as a number, not left symbolic: an empty or negative size, not a free one.
+            throw Error(fmt::format("{}: input {} has a {} of {}; a dimension must be positive "
+                                    "(or symbolic, a dim_param)",
+                                    source, quoted_name(in.name()), kAxisNames[axis],
+                                    d.dim_value()));
+        } else if (d.has_dim_value()) {
+            size[size_t(axis)] = d.dim_value();
         } else if (axis == 0) {
             size[0] = batch;  // symbolic batch: bound by the caller
         } else {
             throw Error(fmt::format(
-                "{}: input '{}' has a dynamic {} dimension{}; iostune needs fixed channel and "
+                "{}: input {} has a dynamic {} dimension{}; iostune needs fixed channel and "
                 "spatial sizes (only the batch may be symbolic). Re-export the model with a "
                 "fixed image size (no dynamic_axes on H/W)",
-                source, in.name(), kAxisNames[axis],
-                d.has_dim_param() ? fmt::format(" ('{}')", d.dim_param()) : std::string()));
+                source, quoted_name(in.name()), kAxisNames[axis],
+                d.has_dim_param() ? fmt::format(" ({})", quoted_name(d.dim_param()))
+                                  : std::string()));
         }
     }
-    return {in.name(), Shape{size[0], size[1], size[2], size[3]}};
+    // The sizes as the file gives them: one a Shape cannot hold is refused, never cut to int.
+    if (const auto problem = tensor_size_problem({size.begin(), size.end()}))
+        throw Error(fmt::format("{}: input {} of shape {}: {}", source, quoted_name(in.name()),
+                                fmt::join(size, "x"), *problem));
+    return {in.name(), Shape{int(size[0]), int(size[1]), int(size[2]), int(size[3])}};
+}
+
+// iostune's outputs are float32: an output the file declares as another type (INT64, STRING, a
+// sequence) promises what iostune would not deliver. An undeclared type is taken as float.
+void check_output_types(const onnx::GraphProto& graph, const std::string& source) {
+    for (const auto& output : graph.output()) {
+        if (!output.has_type()) continue;
+        const auto& type = output.type();
+        const bool float_tensor =
+            type.has_tensor_type() &&
+            (type.tensor_type().elem_type() == onnx::TensorProto::FLOAT ||
+             type.tensor_type().elem_type() == onnx::TensorProto::UNDEFINED);
+        if (float_tensor || type.value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
+        const int elem = type.tensor_type().elem_type();
+        const std::string declared =
+            !type.has_tensor_type() ? std::string("as something other than a tensor")
+            : onnx::TensorProto::DataType_IsValid(elem)
+                ? onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(elem))
+                : fmt::format("of element type {}", elem);
+        throw Error(fmt::format("{}: the graph output {} is declared {}; iostune computes float32 "
+                                "tensors only",
+                                source, quoted_name(output.name()), declared));
+    }
 }
 
 }  // namespace
@@ -1601,6 +1683,7 @@ Graph convert_model(const onnx::ModelProto& model, int opset, const std::string&
     const onnx::GraphProto& graph = model.graph();
     if (graph.output_size() < 1)
         throw Error(fmt::format("{}: the graph has no outputs", source));
+    check_output_types(graph, source);
     auto [input_name, input_shape] = graph_input(graph, source, options.batch);
     Converter converter(graph, opset, source, input_shape, input_name);
     return converter.run(options.name);

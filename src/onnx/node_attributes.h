@@ -24,10 +24,17 @@ public:
     std::string get_string(const std::string& name, const std::string& fallback) const;
     std::vector<int64_t> get_ints(const std::string& name,
                                   const std::vector<int64_t>& fallback) const;
+    // A size, pad, stride, dilation or group count: as get_int(s), refused with the value as
+    // written (and this node) where its magnitude exceeds what a graph attribute (an int) holds.
+    int64_t get_size(const std::string& name, int64_t fallback) const;
+    std::vector<int64_t> get_sizes(const std::string& name,
+                                   const std::vector<int64_t>& fallback) const;
     std::optional<ConstTensor> get_tensor(const std::string& name) const;
     bool has(const std::string& name) const;
 
 private:
+    void check_size(const std::string& name, int64_t value) const;
+
     const onnx::NodeProto& node_;
     std::string where_;
 };

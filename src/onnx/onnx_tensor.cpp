@@ -8,6 +8,7 @@
 
 #include "onnx.pb.h"
 #include "src/error.h"
+#include "src/quoted.h"
 
 namespace iostune::onnx_import {
 
@@ -62,35 +63,37 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
     int64_t elements = 1;
     for (int64_t d : proto.dims()) {
         if (d < 0)
-            throw Error(fmt::format("{}: tensor '{}' has a negative dimension", where, t.name));
+            throw Error(fmt::format("{}: tensor {} has a negative dimension", where,
+                                    quoted_name(t.name)));
         if (d > kMaxElements || (d > 0 && elements > kMaxElements / d))
-            throw Error(fmt::format("{}: tensor '{}' has shape [{}], more than the {} elements "
+            throw Error(fmt::format("{}: tensor {} has shape [{}], more than the {} elements "
                                     "iostune reads in one constant",
-                                    where, t.name, fmt::join(proto.dims(), ", "), kMaxElements));
+                                    where, quoted_name(t.name), fmt::join(proto.dims(), ", "),
+                                    kMaxElements));
         elements *= d;
         t.dims.push_back(d);
     }
     if (proto.data_location() == onnx::TensorProto::EXTERNAL)
         throw Error(
-            fmt::format("{}: tensor '{}' keeps its data in an external file, which iostune "
+            fmt::format("{}: tensor {} keeps its data in an external file, which iostune "
                         "does not read; re-export the model with the weights embedded "
                         "(onnx.save_model(..., save_as_external_data=False))",
-                        where, t.name));
+                        where, quoted_name(t.name)));
     const int type = proto.data_type();
     const size_t size = element_size(type);
     if (size == 0)
         throw Error(
-            fmt::format("{}: tensor '{}' has element type {} (TensorProto.DataType); "
+            fmt::format("{}: tensor {} has element type {} (TensorProto.DataType); "
                         "iostune reads float, double, int32, int64 and bool constants",
-                        where, t.name, type));
+                        where, quoted_name(t.name), type));
     const int64_t count = t.elements();
     t.is_float = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE;
 
     if (proto.has_raw_data()) {
         const std::string& raw = proto.raw_data();
         if (raw.size() != size_t(count) * size)
-            throw Error(fmt::format("{}: tensor '{}' holds {} bytes of data, its shape needs {}",
-                                    where, t.name, raw.size(), size_t(count) * size));
+            throw Error(fmt::format("{}: tensor {} holds {} bytes of data, its shape needs {}",
+                                    where, quoted_name(t.name), raw.size(), size_t(count) * size));
         switch (type) {
             case onnx::TensorProto::FLOAT:
                 t.floats = from_raw<float>(raw, count);
@@ -126,8 +129,8 @@ ConstTensor decode_tensor(const onnx::TensorProto& proto, const std::string& whe
         }
         const size_t got = t.is_float ? t.floats.size() : t.ints.size();
         if (got != size_t(count))
-            throw Error(fmt::format("{}: tensor '{}' holds {} values, its shape needs {}", where,
-                                    t.name, got, count));
+            throw Error(fmt::format("{}: tensor {} holds {} values, its shape needs {}", where,
+                                    quoted_name(t.name), got, count));
     }
     return t;
 }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 #include <cstddef>
 #include <string>
@@ -10,6 +12,10 @@
 #include <vector>
 
 #include "src/error.h"
+#include "src/host_memory.h"
+#include "src/memory_needs.h"
+#include "src/quoted.h"
+#include "src/shape_limits.h"
 #include "src/operator_info.h"
 #include "src/reference/kernels.h"
 
@@ -18,8 +24,6 @@ namespace iostune {
 namespace {
 
 using namespace reference_detail;
-
-std::string shape_text(const Shape& s) { return fmt::format("{}x{}x{}x{}", s.n, s.c, s.h, s.w); }
 
 // Checks params against param_shapes() for the op applied to `in` (the op's own graph may have
 // another batch size, so the layout is derived from a one-op graph over the actual input).
@@ -30,15 +34,17 @@ void check_params(const Op& op, const Shape& in, const std::vector<ParamTensor>&
     single.add(op.kind, attrs, {kGraphInput}, op.name);
     const auto expected = param_shapes(single, 0);
     if (params.size() != expected.size())
-        throw Error(fmt::format("reference: op '{}' ({}) expects {} parameter tensors, got {}",
-                                op.name, to_string(op.kind), expected.size(), params.size()));
+        throw Error(fmt::format("reference: op {} ({}) expects {} parameter tensors, got {}",
+                                quoted_name(op.name), to_string(op.kind), expected.size(),
+                                params.size()));
     for (size_t i = 0; i < params.size(); ++i) {
         size_t count = 1;
         for (int d : expected[i]) count *= size_t(d);
         if (params[i].dims != expected[i] || params[i].values.size() != count)
-            throw Error(fmt::format("reference: op '{}' ({}) parameter {} has dims [{}] and {} "
+            throw Error(fmt::format("reference: op {} ({}) parameter {} has dims [{}] and {} "
                                     "values, expected dims [{}]",
-                                    op.name, to_string(op.kind), i, fmt::join(params[i].dims, ","),
+                                    quoted_name(op.name), to_string(op.kind), i,
+                                    fmt::join(params[i].dims, ","),
                                     params[i].values.size(), fmt::join(expected[i], ",")));
     }
 }
@@ -93,26 +99,40 @@ HostTensor run_sepconv(const Op& op, const HostTensor& in, const std::vector<Par
     return out;
 }
 
+// An allocation that failed after the memory check passed (another process took the memory)
+// still says which op needed it.
+Error out_of_memory(const Op& op) {
+    return Error(fmt::format("out of host memory computing op {} ({}, output {}) of the CPU "
+                             "reference",
+                             quoted_name(op.name), to_string(op.kind), shape_text(op.output)));
+}
+
 // Runs the graph op by op. keep_all = false frees each tensor after its last consumer, so a
 // whole model at full resolution needs only its live tensors; the outputs are kept.
 std::vector<HostTensor> run_graph(const Graph& graph, const std::vector<HostTensor>& inputs_given,
                                   bool keep_all) {
     if (graph.weights_state() == WeightsState::Absent)
-        throw Error(fmt::format("reference: model '{}' has no weights; load or seed weights "
+        throw Error(fmt::format("reference: model {} has no weights; load or seed weights "
                                 "before running the CPU reference",
-                                graph.name()));
+                                quoted_name(graph.name())));
     if (int(inputs_given.size()) != graph.input_count())
-        throw Error(fmt::format("reference: model '{}' takes {} input(s), got {}", graph.name(),
+        throw Error(fmt::format("reference: model {} takes {} input(s), got {}",
+                                quoted_name(graph.name()),
                                 graph.input_count(), inputs_given.size()));
     for (int k = 0; k < graph.input_count(); ++k) {
         const HostTensor& input = inputs_given[size_t(k)];
         if (!(input.shape == graph.input_shape(k)) ||
             input.data.size() != size_t(input.shape.elements()))
-            throw Error(fmt::format("reference: model '{}' takes a {} input {}, got {} with {} "
+            throw Error(fmt::format("reference: model {} takes a {} input {}, got {} with {} "
                                     "values",
-                                    graph.name(), shape_text(graph.input_shape(k)), k,
+                                    quoted_name(graph.name()), shape_text(graph.input_shape(k)), k,
                                     shape_text(input.shape), input.data.size()));
     }
+    // Its tensors are counted before the first one is made: a model this machine cannot hold
+    // is refused in one line, not by the allocator or the kernel's OOM killer.
+    require_host_memory(reference_memory_needs(graph).activations,
+                        fmt::format("the tensors of the CPU reference of model {} at batch {}",
+                                    quoted_name(graph.name()), graph.batch()));
     const std::vector<int> kept = graph.outputs();
     std::vector<int> last_use(size_t(graph.size()), -1);
     for (const Op& op : graph.ops())
@@ -124,7 +144,13 @@ std::vector<HostTensor> run_graph(const Graph& graph, const std::vector<HostTens
         for (int src : op.inputs)
             inputs.push_back(is_graph_input(src) ? &inputs_given[size_t(graph_input_index(src))]
                                                  : &outputs[size_t(src)]);
-        outputs[size_t(op.id)] = reference_op(op, inputs, graph.params_of(op.id));
+        try {
+            outputs[size_t(op.id)] = reference_op(op, inputs, graph.params_of(op.id));
+        } catch (const std::bad_alloc&) {
+            throw out_of_memory(op);
+        } catch (const std::length_error&) {  // a vector asked for more than it can index
+            throw out_of_memory(op);
+        }
         if (keep_all) continue;
         for (int src : op.inputs)
             if (!is_graph_input(src) && last_use[size_t(src)] == op.id &&
@@ -141,8 +167,8 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
     std::vector<Shape> shapes;
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i]->data.size() != size_t(inputs[i]->shape.elements()))
-            throw Error(fmt::format("reference: op '{}' input {} is {} but holds {} values",
-                                    op.name, i, shape_text(inputs[i]->shape),
+            throw Error(fmt::format("reference: op {} input {} is {} but holds {} values",
+                                    quoted_name(op.name), i, shape_text(inputs[i]->shape),
                                     inputs[i]->data.size()));
         shapes.push_back(inputs[i]->shape);
     }
@@ -153,7 +179,8 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
     if (has_params) {
         check_params(op, shapes[0], params);
     } else if (!params.empty()) {
-        throw Error(fmt::format("reference: op '{}' ({}) takes no parameters, got {}", op.name,
+        throw Error(fmt::format("reference: op {} ({}) takes no parameters, got {}",
+                                quoted_name(op.name),
                                 to_string(op.kind), params.size()));
     }
     switch (op.kind) {
@@ -245,7 +272,7 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
             return out;
         }
     }
-    throw Error(fmt::format("reference: op '{}' has an unknown kind", op.name));
+    throw Error(fmt::format("reference: op {} has an unknown kind", quoted_name(op.name)));
 }
 
 std::vector<HostTensor> reference_run_all(const Graph& graph, const HostTensor& input) {

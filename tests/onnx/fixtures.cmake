@@ -31,3 +31,19 @@ if(EXISTS /usr/bin/python3)
   add_test(NAME "onnx: gpu check self-test"
     COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/scripts/gpu_onnx_check.py --self-test)
 endif()
+# Issue 33's structural fuzz: small PyTorch exports mutated with the onnx API (dimensions,
+# attributes, op types, arity, names, sizes), each through `iostune run --backend cpu`; prints
+# the counts per mutation class. Skipped without torch and onnx.
+# onnx_cpu_run runs `iostune run --backend cpu`'s steps in forked children, without the CUDA
+# libraries whose loading is most of a CLI run; a sample goes through the CLI itself.
+add_executable(onnx_cpu_run onnx/cpu_run/onnx_cpu_run.cpp)
+target_link_libraries(onnx_cpu_run PRIVATE iostune_onnx iostune_core iostune_warnings)
+add_dependencies(test_onnx onnx_cpu_run)
+if(TARGET iostune AND EXISTS /usr/bin/python3)
+  add_test(NAME "onnx: structural fuzz"
+    COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/onnx/structural_fuzz.py
+            --iostune $<TARGET_FILE:iostune> --runner $<TARGET_FILE:onnx_cpu_run>
+            --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_structural_fuzz)
+  set_tests_properties("onnx: structural fuzz" PROPERTIES
+    SKIP_REGULAR_EXPRESSION "^skipped" TIMEOUT 600)
+endif()
