@@ -46,6 +46,7 @@ struct Lane {
 
 struct OpWeights {
     DeviceBuffer weight, weight2, bias;  // weight2: SepConv's pointwise weights
+    DeviceBuffer slope;  // a PRelu's slopes, or those of a convolution with a fused PReLU
     // A depthwise filter as [kernel_h, kernel_w, channels], for the engine's channels-last
     // depthwise kernel (SepConv's depthwise part, a Conv with groups = channels).
     DeviceBuffer depthwise;
@@ -68,7 +69,7 @@ struct OpExec {
 };
 
 struct MergeExec {
-    DeviceBuffer output, weight, bias;
+    DeviceBuffer output, weight, bias, slope;
     TensorView merged;  // the whole of `output`
     ConvSpec spec;
     TensorView planned_input;
