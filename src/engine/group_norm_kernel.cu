@@ -104,7 +104,8 @@ void launch_group_norm(const TensorView& in, const TensorView& out, const void* 
     const int64_t blocks = int64_t(out.n) * groups;
     if (out.elements() == 0) return;
     if (blocks > INT32_MAX)
-        throw Error(fmt::format("group norm: {} images x {} groups exceed the grid", out.n, groups));
+        throw Error(
+            fmt::format("group norm: {} images x {} groups exceed the grid", out.n, groups));
     // A warp per 32 elements of a group, up to kMaxThreads: small groups (instance norm of a
     // small map) do not idle most of a large block.
     const int64_t count = int64_t(out.c / groups) * out.h * out.w;

@@ -1014,6 +1014,7 @@ private:
     }
 
     void flatten(const onnx::NodeProto& node) {
+        if (view_flatten(node)) return;
         const NodeAttributes attrs(node, where(node));
         const Value& x = input(node, 0);
         const int64_t axis = attrs.get_int("axis", 1);
@@ -1964,6 +1965,23 @@ private:
         return true;
     }
 
+    // Flatten of a view at axis 1: the flattened tensor under it (the view reads it in order).
+    bool view_flatten(const onnx::NodeProto& node) {
+        const Value& x = input(node, 0);
+        if (!is_view(x)) return false;
+        const ViewShape view = *view_of(x);
+        const int64_t rank = int64_t(view.dims.size());
+        int64_t axis = NodeAttributes(node, where(node)).get_int("axis", 1);
+        if (axis < 0) axis += rank;
+        if (axis != 1 || view.transposed())
+            throw fail(node, fmt::format("flattening the view [{}] at axis {} is not supported "
+                                         "(only a view in its tensor's order, at axis 1)",
+                                         fmt::join(view.logical(), ", "), axis));
+        const Shape s = draft_.shape(x.id);
+        define(node, 0, view_value(node, x.id, ViewShape{{s.n, int64_t(s.c) * s.h * s.w}, {}}));
+        return true;
+    }
+
     // Unsqueeze and Squeeze of a computed tensor (constants are folded): the same tensor with
     // axes of size 1 added or removed (torch.stack's Unsqueeze, a head's squeeze(-1)).
     void squeeze(const onnx::NodeProto& node) {
@@ -1991,7 +2009,8 @@ private:
         } else {
             for (auto a = axes.rbegin(); a != axes.rend(); ++a) {
                 if (dims[size_t(*a)] != 1)
-                    throw fail(node, fmt::format("axis {} has size {}, not 1", *a, dims[size_t(*a)]));
+                    throw fail(node,
+                               fmt::format("axis {} has size {}, not 1", *a, dims[size_t(*a)]));
                 dims.erase(dims.begin() + *a);
             }
         }

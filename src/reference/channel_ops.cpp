@@ -74,7 +74,8 @@ void radix_softmax(const HostTensor& in, const RadixSoftmaxAttrs& a, HostTensor&
                     };
                     double top = source(0), sum = 0.0;
                     for (int k = 1; k < a.radix; ++k) top = std::max(top, double(source(k)));
-                    for (int k = 0; k < a.radix; ++k) sum += e[size_t(k)] = std::exp(source(k) - top);
+                    for (int k = 0; k < a.radix; ++k)
+                        sum += e[size_t(k)] = std::exp(source(k) - top);
                     for (int k = 0; k < a.radix; ++k) {
                         const size_t c = size_t(k * a.cardinality + g) * size_t(r) + size_t(j);
                         out.data[(size_t(n) * size_t(s.c) + c) * pixels + p] =

@@ -128,7 +128,8 @@ TEST_CASE("radix softmax takes ResNeSt's [cardinality, radix, r] to [radix, card
     require_values(run_op(OpKind::RadixSoftmax, RadixSoftmaxAttrs{2, 2}, {x}), {1, 4, 1, 1},
                    {0.25f, 0.75f, 0.75f, 0.25f});
     // Per pixel: every branch set sums to 1 at every position.
-    const HostTensor y = run_op(OpKind::RadixSoftmax, RadixSoftmaxAttrs{3, 2}, {ramp({2, 12, 2, 3})});
+    const HostTensor y =
+        run_op(OpKind::RadixSoftmax, RadixSoftmaxAttrs{3, 2}, {ramp({2, 12, 2, 3})});
     for (int n = 0; n < 2; ++n)
         for (int gj = 0; gj < 4; ++gj)
             for (int p = 0; p < 6; ++p) {

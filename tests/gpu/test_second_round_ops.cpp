@@ -73,7 +73,8 @@ TEST_CASE("every second-round operator matches the CPU reference in each precisi
         for (const Op& op : graph.ops()) {
             const OpPlan& p = plans[size_t(op.id)];
             const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-            INFO(fmt::format("{}: op {} '{}' ({}) via {} [{}]: relative error {:.3g} (bound {:.3g})",
+            INFO(fmt::format("{}: op {} '{}' ({}) via {} [{}]: relative error {:.3g} (bound "
+                             "{:.3g})",
                              label(plan), op.id, op.name, to_string(op.kind), p.path, p.algorithms,
                              err, bound));
             CHECK(err < bound);
@@ -102,7 +103,8 @@ TEST_CASE("convolutions with a fused PReLU merge (their slopes stacked) and matc
     bool prelu_pair = false;
     for (const Stage& stage : merged.flat_stages())
         if (stage.strategy == StageStrategy::Merge)
-            for (int id : stage.groups[0]) prelu_pair = prelu_pair || graph.op(id).name == "merge_a";
+            for (int id : stage.groups[0])
+                prelu_pair = prelu_pair || graph.op(id).name == "merge_a";
     REQUIRE(prelu_pair);
     for (const Plan& plan : {Plan{Precision::Fp32, TensorLayout::Nchw},
                              Plan{Precision::Tf32, TensorLayout::Nhwc},

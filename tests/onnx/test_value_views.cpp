@@ -108,8 +108,8 @@ TEST_CASE("PReLU slopes: per channel a prelu op, shared a leaky ReLU, anything e
           "[onnx][views]") {
     for (const int slopes : {1, 2}) {
         ModelBuilder b(1, 2, 2, 2);
-        b.initializer("slope", slopes == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{2, 1, 1},
-                      slopes == 1 ? std::vector<float>{0.2f} : std::vector<float>{0.2f, -0.5f});
+        if (slopes == 1) b.initializer("slope", {1}, {0.2f});
+        else b.initializer("slope", {2, 1, 1}, {0.2f, -0.5f});
         b.node("PRelu", {"x", "slope"}, "y");
         const Graph g = import_onnx_bytes(b.bytes(), "prelu.onnx");
         REQUIRE(g.size() == 1);
