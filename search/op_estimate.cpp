@@ -78,6 +78,7 @@ KernelEstimate conv_kernel(const Shape& in, const Shape& out, const ConvAttrs& a
     // A residual convolution adds z (read once, of the output's size) in its epilogue.
     const double residual = a.residual ? 1.0 : 0.0;
     const double epilogue = (a.bias ? 1.0 : 0.0) + (a.relu ? 1.0 : 0.0) + residual +
+                            (a.prelu ? 2.0 : 0.0) +
                             (a.activation ? double(activation_flops(*a.activation)) : 0.0);
     const double weights = double(a.out_channels) * double(k) * kFloat;
     if (a.groups == 1) {
@@ -157,13 +158,32 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id) {
         case OpKind::ChannelSlice:
         case OpKind::Resize:
         case OpKind::SpatialPad:
-        case OpKind::ChannelNorm: {
+        case OpKind::ChannelNorm:
+        case OpKind::PRelu:
+        case OpKind::RadixSoftmax:
+        case OpKind::StridedSlice:
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth:
+        case OpKind::Flatten: {
             // One pass over the output; operator_info's counts spread over its elements (a
             // broadcast or per-channel operand adds little, a channel norm reads its input twice).
             const double per_out = 1.0 / double(std::max<int64_t>(outs, 1));
             const double reads = op.kind == OpKind::ChannelNorm ? 2.0 : 1.0;
             return {elementwise_kernel("elementwise", outs, double(flops(graph, op_id)) * per_out,
                                        double(bytes_moved(graph, op_id)) * per_out * reads, 32)};
+        }
+        case OpKind::GroupNorm: {
+            // A block per (image, group) reduces its channels and pixels (mean, then variance),
+            // then every element is normalised: the input read three times, the output written.
+            const auto& a = op.as<GroupNormAttrs>();
+            const int64_t planes = int64_t(in.n) * a.groups;
+            const int64_t group_size = in.elements() / std::max<int64_t>(planes, 1);
+            KernelEstimate k = reduce_kernel(planes, group_size);
+            k.block_flops = 7.0 * double(group_size);
+            k.block_bytes = 4.0 * double(group_size) * kFloat;
+            k.flops = double(flops(graph, op_id));
+            k.bytes = 4.0 * double(in.elements()) * kFloat;
+            return {k};
         }
         case OpKind::ConvTranspose: {
             // A GEMM of the input pixels by [Cin, Cout*kh*kw] followed by a scatter-add (what

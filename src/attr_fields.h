@@ -18,13 +18,15 @@ namespace iostune {
 // The enums that attribute fields use, written by name (to_string in src/graph.h).
 template <class T>
 constexpr bool is_attr_enum_v = std::is_same_v<T, ActivationFunction> ||
-                                std::is_same_v<T, BinaryOp> || std::is_same_v<T, ResizeMode>;
+                                std::is_same_v<T, BinaryOp> || std::is_same_v<T, ResizeMode> ||
+                                std::is_same_v<T, BlockOrder>;
 
 template <class E>
 constexpr int attr_enum_count() {
     if constexpr (std::is_same_v<E, ActivationFunction>) return kActivationFunctionCount;
     if constexpr (std::is_same_v<E, BinaryOp>) return kBinaryOpCount;
     if constexpr (std::is_same_v<E, ResizeMode>) return kResizeModeCount;
+    if constexpr (std::is_same_v<E, BlockOrder>) return kBlockOrderCount;
 }
 
 // The enum value named `name`, if any.
@@ -67,6 +69,7 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("relu", attrs.relu);
         f("residual", attrs.residual);
         f("activation", attrs.activation);
+        f("prelu", attrs.prelu);
     } else if constexpr (std::is_same_v<A, SepConvAttrs>) {
         f("out_channels", attrs.out_channels);
         f("kernel", attrs.kernel);
@@ -127,10 +130,30 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("bottom", attrs.bottom);
         f("left", attrs.left);
         f("right", attrs.right);
+    } else if constexpr (std::is_same_v<A, GroupNormAttrs>) {
+        f("groups", attrs.groups);
+        f("eps", attrs.eps);
+    } else if constexpr (std::is_same_v<A, RadixSoftmaxAttrs>) {
+        f("radix", attrs.radix);
+        f("cardinality", attrs.cardinality);
+    } else if constexpr (std::is_same_v<A, StridedSliceAttrs>) {
+        f("c_begin", attrs.c_begin);
+        f("c_step", attrs.c_step);
+        f("c_count", attrs.c_count);
+        f("h_begin", attrs.h_begin);
+        f("h_step", attrs.h_step);
+        f("h_count", attrs.h_count);
+        f("w_begin", attrs.w_begin);
+        f("w_step", attrs.w_step);
+        f("w_count", attrs.w_count);
+    } else if constexpr (std::is_same_v<A, DepthSpaceAttrs>) {
+        f("block", attrs.block);
+        f("order", attrs.order);
     } else {
         static_assert(std::is_same_v<A, ConcatAttrs> || std::is_same_v<A, ReluAttrs> ||
                           std::is_same_v<A, SoftmaxAttrs> || std::is_same_v<A, IdentityAttrs> ||
-                          std::is_same_v<A, ChannelAffineAttrs>,
+                          std::is_same_v<A, ChannelAffineAttrs> || std::is_same_v<A, PReluAttrs> ||
+                          std::is_same_v<A, FlattenAttrs>,
                       "an attribute struct without a field list in src/attr_fields.h");
     }
 }
@@ -138,7 +161,9 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
 // A field added after models and schedules were stored: a model file and the fingerprint leave
 // it out while it is false (or unset), so older files read unchanged and keep their
 // fingerprints (and so their stored schedules).
-inline bool omitted_when_false(std::string_view field) { return field == "residual"; }
+inline bool omitted_when_false(std::string_view field) {
+    return field == "residual" || field == "prelu";
+}
 template <class T>
 bool omitted_field(std::string_view field, const T& value) {
     if constexpr (std::is_same_v<T, bool>) return !value && omitted_when_false(field);
@@ -168,6 +193,13 @@ inline OpAttrs default_attrs(OpKind kind) {
         case OpKind::ConvTranspose: return ConvTransposeAttrs{};
         case OpKind::ChannelNorm: return ChannelNormAttrs{};
         case OpKind::SpatialPad: return SpatialPadAttrs{};
+        case OpKind::PRelu: return PReluAttrs{};
+        case OpKind::GroupNorm: return GroupNormAttrs{};
+        case OpKind::RadixSoftmax: return RadixSoftmaxAttrs{};
+        case OpKind::StridedSlice: return StridedSliceAttrs{};
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth: return DepthSpaceAttrs{};
+        case OpKind::Flatten: return FlattenAttrs{};
     }
     return IdentityAttrs{};
 }

@@ -48,6 +48,7 @@ public:
                 if (!is_graph_input(src)) src = value_of_[size_t(src)];
             if (node.kind == OpKind::Relu) fuse_relu(id);
             if (node.kind == OpKind::Activation) fuse_activation(id);
+            if (node.kind == OpKind::PRelu) fuse_prelu(id);
             if (node.kind == OpKind::Add) {
                 merge_inner_adds(node);
                 fuse_residual_conv(id);
@@ -80,7 +81,8 @@ private:
             count = &counts_.add_relu;
         }
         if (relu == nullptr || *relu) return;
-        if (p.kind == OpKind::Conv && std::get<ConvAttrs>(p.attrs).activation) return;
+        if (p.kind == OpKind::Conv && has_epilogue_activation(std::get<ConvAttrs>(p.attrs)))
+            return;
         *relu = true;
         ++*count;
         absorb(id, producer);
@@ -91,10 +93,30 @@ private:
         const int producer = nodes_[size_t(id)].inputs.at(0);
         if (!absorbable(producer) || nodes_[size_t(producer)].kind != OpKind::Conv) return;
         auto& attrs = std::get<ConvAttrs>(nodes_[size_t(producer)].attrs);
-        if (attrs.relu || attrs.activation) return;
+        if (attrs.relu || has_epilogue_activation(attrs)) return;
         attrs.activation = std::get<ActivationAttrs>(nodes_[size_t(id)].attrs);
         ++counts_.conv_activation;
         absorb(id, producer);
+    }
+
+    // Conv -> PRelu: the convolution applies the PReLU last; its slopes become the
+    // convolution's last parameter.
+    void fuse_prelu(int id) {
+        const int producer = nodes_[size_t(id)].inputs.at(0);
+        if (!absorbable(producer) || nodes_[size_t(producer)].kind != OpKind::Conv) return;
+        Node& conv = nodes_[size_t(producer)];
+        auto& attrs = std::get<ConvAttrs>(conv.attrs);
+        if (attrs.relu || has_epilogue_activation(attrs)) return;
+        attrs.prelu = true;
+        const auto& slopes = nodes_[size_t(id)].params;  // empty when the graph has no weights
+        conv.params.insert(conv.params.end(), slopes.begin(), slopes.end());
+        ++counts_.conv_prelu;
+        absorb(id, producer);
+    }
+
+    // A convolution applies at most one of a ReLU, an activation and a PReLU.
+    static bool has_epilogue_activation(const ConvAttrs& a) {
+        return a.activation.has_value() || a.prelu;
     }
 
     // The producer now computes op `id`'s tensor, for its readers.
@@ -130,7 +152,7 @@ private:
             if (!absorbable(conv_id) || nodes_[size_t(conv_id)].kind != OpKind::Conv) continue;
             Node& conv = nodes_[size_t(conv_id)];
             auto attrs = std::get<ConvAttrs>(conv.attrs);
-            if (attrs.relu || attrs.activation || attrs.residual) continue;
+            if (attrs.relu || has_epilogue_activation(attrs) || attrs.residual) continue;
             attrs.residual = true;
             attrs.relu = std::get<AddAttrs>(add.attrs).relu;
             Node fused{OpKind::Conv, attrs, {conv.inputs.at(0), add.inputs[size_t(1 - k)]},

@@ -4,6 +4,7 @@
 // not a graph output:
 //   Conv -> Relu            => Conv with relu
 //   Conv -> Activation      => Conv with that activation (ConvAttrs::activation), applied last
+//   Conv -> PRelu           => Conv with prelu (its slopes the conv's last parameter), applied last
 //   Add -> Relu             => Add with relu
 //   Conv -> Add(conv, z)    => Conv with residual, inputs [x, z]: relu?(conv(x) + bias + z),
 //                              placed where the Add was (so z is computed before it)
@@ -22,11 +23,12 @@ enum class Fusion { Epilogues, None };
 struct FusionCounts {
     int conv_relu = 0;        // ReLUs fused into the convolution before them
     int conv_activation = 0;  // other activations fused into the convolution before them
+    int conv_prelu = 0;       // PReLUs fused into the convolution before them
     int add_relu = 0;         // ReLUs fused into the add before them
     int conv_add = 0;         // adds fused into a convolution as its residual
     int add_add = 0;          // adds merged into the add after them
     int total() const {  // ops removed
-        return conv_relu + conv_activation + add_relu + conv_add + add_add;
+        return conv_relu + conv_activation + conv_prelu + add_relu + conv_add + add_add;
     }
 };
 

@@ -37,12 +37,20 @@ constexpr std::array<std::pair<OpKind, const char*>, kOpKindCount> kKindNames{{
     {OpKind::ConvTranspose, "conv_transpose"},
     {OpKind::ChannelNorm, "channel_norm"},
     {OpKind::SpatialPad, "spatial_pad"},
+    {OpKind::PRelu, "prelu"},
+    {OpKind::GroupNorm, "group_norm"},
+    {OpKind::RadixSoftmax, "radix_softmax"},
+    {OpKind::StridedSlice, "strided_slice"},
+    {OpKind::DepthToSpace, "depth_to_space"},
+    {OpKind::SpaceToDepth, "space_to_depth"},
+    {OpKind::Flatten, "flatten"},
 }};
 
 constexpr std::array<const char*, kActivationFunctionCount> kActivationNames{
     "clip", "sigmoid", "silu", "hardsigmoid", "hardswish", "leakyrelu", "gelu", "tanh"};
 constexpr std::array<const char*, kBinaryOpCount> kBinaryOpNames{"add", "sub", "mul", "div"};
 constexpr std::array<const char*, kResizeModeCount> kResizeModeNames{"nearest", "bilinear"};
+constexpr std::array<const char*, kBlockOrderCount> kBlockOrderNames{"dcr", "crd"};
 
 template <class Names>
 const char* enum_name(const Names& names, int value) {
@@ -100,6 +108,13 @@ bool attrs_match_kind(OpKind kind, const OpAttrs& attrs) {
         case OpKind::ConvTranspose: return std::holds_alternative<ConvTransposeAttrs>(attrs);
         case OpKind::ChannelNorm: return std::holds_alternative<ChannelNormAttrs>(attrs);
         case OpKind::SpatialPad: return std::holds_alternative<SpatialPadAttrs>(attrs);
+        case OpKind::PRelu: return std::holds_alternative<PReluAttrs>(attrs);
+        case OpKind::GroupNorm: return std::holds_alternative<GroupNormAttrs>(attrs);
+        case OpKind::RadixSoftmax: return std::holds_alternative<RadixSoftmaxAttrs>(attrs);
+        case OpKind::StridedSlice: return std::holds_alternative<StridedSliceAttrs>(attrs);
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth: return std::holds_alternative<DepthSpaceAttrs>(attrs);
+        case OpKind::Flatten: return std::holds_alternative<FlattenAttrs>(attrs);
     }
     return false;
 }
@@ -138,6 +153,51 @@ void check_activation(const ActivationAttrs& a, const Fail& fail) {
         throw fail(fmt::format("clip bounds [{}, {}] are empty", a.alpha, a.beta));
 }
 
+// Each axis of a strided slice reads `count` indices from `begin` in steps of `step`, all inside
+// the input's extent along it.
+template <class Fail, class Invalid>
+Shape strided_slice_shape(const StridedSliceAttrs& a, const Shape& in, const Fail& fail,
+                          const Invalid& invalid) {
+    const auto axis = [&](const char* name, int begin, int step, int count, int size) {
+        if (step == 0 || count <= 0)
+            throw invalid(fmt::format("{}: step {} must be nonzero and count {} positive", name,
+                                      step, count));
+        const int64_t last = int64_t(begin) + int64_t(count - 1) * step;
+        if (begin < 0 || begin >= size || last < 0 || last >= size)
+            throw fail(fmt::format("{}: {} indices from {} in steps of {} leave [0, {})", name,
+                                   count, begin, step, size));
+    };
+    axis("channels", a.c_begin, a.c_step, a.c_count, in.c);
+    axis("height", a.h_begin, a.h_step, a.h_count, in.h);
+    axis("width", a.w_begin, a.w_step, a.w_count, in.w);
+    return {in.n, a.c_count, a.h_count, a.w_count};
+}
+
+// depth_to_space needs C divisible by block^2, space_to_depth H and W divisible by block.
+template <class Fail, class Invalid>
+Shape depth_space_shape(bool to_space, const DepthSpaceAttrs& a, const Shape& in,
+                        const Fail& fail, const Invalid& invalid) {
+    if (a.block <= 0) throw invalid(fmt::format("block {} must be positive", a.block));
+    if (int(a.order) < 0 || int(a.order) >= kBlockOrderCount) throw invalid("unknown block order");
+    const int64_t area = int64_t(a.block) * a.block;
+    const auto narrow = [&](int64_t v) {
+        if (v > std::numeric_limits<int>::max())
+            throw fail(fmt::format("block {} makes a size of {}", a.block, v));
+        return int(v);
+    };
+    if (to_space) {
+        if (in.c % area != 0)
+            throw fail(fmt::format("{} channels do not divide into blocks of {}x{}", in.c, a.block,
+                                   a.block));
+        return {in.n, int(in.c / area), narrow(int64_t(in.h) * a.block),
+                narrow(int64_t(in.w) * a.block)};
+    }
+    if (in.h % a.block != 0 || in.w % a.block != 0)
+        throw fail(fmt::format("a {}x{} map does not divide into {}x{} blocks", in.h, in.w, a.block,
+                               a.block));
+    return {in.n, narrow(in.c * area), in.h / a.block, in.w / a.block};
+}
+
 }  // namespace
 
 const char* to_string(OpKind kind) {
@@ -157,6 +217,7 @@ const char* to_string(ActivationFunction function) {
 }
 const char* to_string(BinaryOp op) { return enum_name(kBinaryOpNames, int(op)); }
 const char* to_string(ResizeMode mode) { return enum_name(kResizeModeNames, int(mode)); }
+const char* to_string(BlockOrder order) { return enum_name(kBlockOrderNames, int(order)); }
 std::string to_string(const ActivationAttrs& a) {
     return fmt::format("{}({},{})", to_string(a.function), a.alpha, a.beta);
 }
@@ -192,10 +253,9 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
             check_conv_window(a, in[0].c, fail, invalid);
             check_weight_size({a.out_channels, in[0].c / a.groups, a.kernel_h, a.kernel_w},
                               invalid);
-            if (a.activation) {
-                if (a.relu) throw invalid("a convolution fuses a ReLU or an activation, not both");
-                check_activation(*a.activation, invalid);
-            }
+            if (int(a.relu) + int(a.activation.has_value()) + int(a.prelu) > 1)
+                throw invalid("a convolution fuses one of a ReLU, an activation and a PReLU");
+            if (a.activation) check_activation(*a.activation, invalid);
             const Shape out = positive(
                 {in[0].n, a.out_channels,
                  window_output(in[0].h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, false),
@@ -259,8 +319,44 @@ Shape infer_shape(OpKind kind, const OpAttrs& attrs, const std::vector<Shape>& i
         case OpKind::Identity:
         case OpKind::ChannelAffine:
         case OpKind::ChannelNorm:
+        case OpKind::PRelu:
             expect_inputs(op_name, kind, in.size(), 1, 1);
             return in[0];
+        case OpKind::GroupNorm: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<GroupNormAttrs>(attrs);
+            if (!(a.eps >= 0.0f)) throw invalid(fmt::format("eps {} must be >= 0", a.eps));
+            if (a.groups <= 0 || in[0].c % a.groups != 0)
+                throw fail(fmt::format("{} channels do not split into {} groups", in[0].c,
+                                       a.groups));
+            return in[0];
+        }
+        case OpKind::RadixSoftmax: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const auto& a = std::get<RadixSoftmaxAttrs>(attrs);
+            if (a.radix <= 0 || a.cardinality <= 0)
+                throw invalid("radix and cardinality must be positive");
+            if (in[0].c % (int64_t(a.radix) * a.cardinality) != 0)
+                throw fail(fmt::format("{} channels do not split into cardinality {} x radix {} "
+                                       "groups",
+                                       in[0].c, a.cardinality, a.radix));
+            return in[0];
+        }
+        case OpKind::StridedSlice:
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            return strided_slice_shape(std::get<StridedSliceAttrs>(attrs), in[0], fail, invalid);
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth:
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            return depth_space_shape(kind == OpKind::DepthToSpace, std::get<DepthSpaceAttrs>(attrs),
+                                     in[0], fail, invalid);
+        case OpKind::Flatten: {
+            expect_inputs(op_name, kind, in.size(), 1, 1);
+            const int64_t features = int64_t(in[0].c) * in[0].h * in[0].w;
+            if (features > std::numeric_limits<int>::max())
+                throw fail(fmt::format("{} features do not fit a channel count", features));
+            return {in[0].n, int(features), 1, 1};
+        }
         case OpKind::Activation: {
             expect_inputs(op_name, kind, in.size(), 1, 1);
             check_activation(std::get<ActivationAttrs>(attrs), invalid);

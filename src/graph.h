@@ -34,8 +34,11 @@ enum class OpKind {
     // The operators of deployed CNNs (MobileNet, EfficientNet, ShuffleNet, ConvNeXt, U-Net, FPN).
     Activation, Binary, ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose,
     ChannelNorm, SpatialPad,
+    // The second round (PReLU nets, GroupNorm heads, ResNeSt and SKNet split attention, YOLO's
+    // Focus stem, PixelShuffle upsamplers, multi-scale classifier heads).
+    PRelu, GroupNorm, RadixSoftmax, StridedSlice, DepthToSpace, SpaceToDepth, Flatten,
 };
-constexpr int kOpKindCount = int(OpKind::SpatialPad) + 1;
+constexpr int kOpKindCount = int(OpKind::Flatten) + 1;
 
 // A pointwise nonlinearity y = f(x) (torch semantics); alpha and beta are its parameters:
 //   clip          min(max(x, alpha), beta)                 (ReLU6: alpha 0, beta 6)
@@ -57,8 +60,9 @@ struct ActivationAttrs {
 
 // Convolution with optional bias (batch norm folded in), an optional residual and a fused ReLU
 // or other activation: act(conv(x) + bias + z). With `residual` the op has a second input z (a
-// residual add fused into the convolution by src/fusion.h) of the output's shape. `relu` and
-// `activation` (an Activation op fused by src/fusion.h) exclude each other.
+// residual add fused into the convolution by src/fusion.h) of the output's shape. `relu`,
+// `activation` (an Activation op fused by src/fusion.h) and `prelu` (a PRelu op fused by it: one
+// more parameter, its slopes [out_channels]) exclude each other.
 struct ConvAttrs {
     int out_channels = 0;
     int kernel_h = 1, kernel_w = 1;
@@ -70,6 +74,7 @@ struct ConvAttrs {
     bool relu = false;
     bool residual = false;
     std::optional<ActivationAttrs> activation = std::nullopt;
+    bool prelu = false;
     bool operator==(const ConvAttrs&) const = default;
 };
 
@@ -198,11 +203,73 @@ struct SpatialPadAttrs {
     bool operator==(const SpatialPadAttrs&) const = default;
 };
 
+// PReLU (torch.nn.PReLU with one slope per channel): y = x >= 0 ? x : slope[c] * x. Parameter
+// slope [C]. (A single slope shared by all channels is a leakyrelu activation.)
+struct PReluAttrs {
+    bool operator==(const PReluAttrs&) const = default;
+};
+
+// Group normalisation (torch.nn.GroupNorm; InstanceNorm is groups = C): the channels split into
+// `groups` runs of C / groups consecutive channels; each image's group is normalised over its
+// channels and pixels with its mean and biased variance, then scaled and shifted per channel:
+// y = (x - mean) / sqrt(var + eps) * gamma[c] + beta[c]. Parameters gamma [C], beta [C].
+struct GroupNormAttrs {
+    int groups = 1;
+    float eps = 1e-5f;
+    bool operator==(const GroupNormAttrs&) const = default;
+};
+
+// The softmax across the `radix` branches of split attention, per pixel (ResNeSt's rSoftMax,
+// SKNet's softmax over paths). The input's channels are [cardinality, radix, r], the output's
+// [radix, cardinality, r] (r = C / (cardinality * radix)), as ResNeSt's view + transpose has them:
+//   out[(k * cardinality + g) * r + j] = softmax over k of in[(g * radix + k) * r + j].
+// With cardinality 1 both are [radix, r]: SKNet's view [N, radix, C / radix, H, W] + softmax(1).
+struct RadixSoftmaxAttrs {
+    int radix = 2;
+    int cardinality = 1;
+    bool operator==(const RadixSoftmaxAttrs&) const = default;
+};
+
+// Every step-th channel, row and column from a start, `count` of each (Python's x[:, :, ::2, ::2],
+// YOLO's Focus stem; a negative step walks backwards):
+//   out[n, c, y, x] = in[n, c_begin + c * c_step, h_begin + y * h_step, w_begin + x * w_step].
+// Output C, H, W = c_count, h_count, w_count; every index read must lie inside the input.
+struct StridedSliceAttrs {
+    int c_begin = 0, c_step = 1, c_count = 1;
+    int h_begin = 0, h_step = 1, h_count = 1;
+    int w_begin = 0, w_step = 1, w_count = 1;
+    bool operator==(const StridedSliceAttrs&) const = default;
+};
+
+// Where a block's pixels sit among the channels of depth_to_space / space_to_depth (ONNX's
+// modes): DCR (depth, column, row) puts the block offset (by, bx) outermost, channel
+// (by * block + bx) * C + c; CRD (torch's PixelShuffle / PixelUnshuffle) innermost,
+// c * block * block + by * block + bx.
+enum class BlockOrder { Dcr, Crd };
+constexpr int kBlockOrderCount = int(BlockOrder::Crd) + 1;
+
+// depth_to_space moves each pixel's block * block channel groups into a block x block patch:
+// [N, C, H, W] -> [N, C / block^2, H * block, W * block], out[n, c, y * block + by, x * block + bx]
+// = in[n, source channel of (c, by, bx) in `order`, y, x]. space_to_depth is its inverse:
+// [N, C, H, W] -> [N, C * block^2, H / block, W / block].
+struct DepthSpaceAttrs {
+    int block = 2;
+    BlockOrder order = BlockOrder::Dcr;
+    bool operator==(const DepthSpaceAttrs&) const = default;
+};
+
+// An NCHW map as a vector (torch.flatten(x, 1) before a concat of several such vectors):
+// [N, C, H, W] -> [N, C * H * W, 1, 1], out[n, (c * H + y) * W + x] = in[n, c, y, x].
+struct FlattenAttrs {
+    bool operator==(const FlattenAttrs&) const = default;
+};
+
 using OpAttrs = std::variant<ConvAttrs, SepConvAttrs, PoolAttrs, ConcatAttrs, AddAttrs, ReluAttrs,
                              LinearAttrs, SoftmaxAttrs, IdentityAttrs, ActivationAttrs,
                              BinaryAttrs, ChannelAffineAttrs, ChannelShuffleAttrs,
                              ChannelSliceAttrs, ResizeAttrs, ConvTransposeAttrs,
-                             ChannelNormAttrs, SpatialPadAttrs>;
+                             ChannelNormAttrs, SpatialPadAttrs, PReluAttrs, GroupNormAttrs,
+                             RadixSoftmaxAttrs, StridedSliceAttrs, DepthSpaceAttrs, FlattenAttrs>;
 
 struct Op {
     int id = 0;
@@ -303,6 +370,7 @@ std::optional<OpKind> op_kind_from_string(const std::string& name);
 const char* to_string(ActivationFunction function);
 const char* to_string(BinaryOp op);
 const char* to_string(ResizeMode mode);
+const char* to_string(BlockOrder order);
 // "silu(0,0)": the function with its alpha and beta, as convolution signatures and cache keys
 // name a fused activation.
 std::string to_string(const ActivationAttrs& a);

@@ -25,6 +25,7 @@ std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id) {
             const auto& a = op.as<ConvAttrs>();
             std::vector<std::vector<int>> p{{a.out_channels, in.c / a.groups, a.kernel_h, a.kernel_w}};
             if (a.bias) p.push_back({a.out_channels});
+            if (a.prelu) p.push_back({a.out_channels});
             return p;
         }
         case OpKind::SepConv: {
@@ -47,7 +48,9 @@ std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id) {
             return p;
         }
         case OpKind::ChannelAffine:
-        case OpKind::ChannelNorm: return {{in.c}, {in.c}};
+        case OpKind::ChannelNorm:
+        case OpKind::GroupNorm: return {{in.c}, {in.c}};
+        case OpKind::PRelu: return {{in.c}};
         default: return {};
     }
 }
@@ -72,7 +75,7 @@ int64_t flops(const Graph& graph, int op_id) {
             const auto& a = op.as<ConvAttrs>();
             const int64_t macs = out_elems * (in.c / a.groups) * a.kernel_h * a.kernel_w;
             return 2 * macs + (a.bias ? out_elems : 0) + (a.residual ? out_elems : 0) +
-                   (a.relu ? out_elems : 0) +
+                   (a.relu ? out_elems : 0) + (a.prelu ? 2 * out_elems : 0) +
                    (a.activation ? out_elems * activation_flops(*a.activation) : 0);
         }
         case OpKind::SepConv: {
@@ -102,7 +105,15 @@ int64_t flops(const Graph& graph, int op_id) {
         case OpKind::Identity:
         case OpKind::ChannelShuffle:
         case OpKind::ChannelSlice:
-        case OpKind::SpatialPad: return 0;
+        case OpKind::SpatialPad:
+        case OpKind::StridedSlice:
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth:
+        case OpKind::Flatten: return 0;
+        case OpKind::PRelu: return 2 * out_elems;  // compare, multiply
+        case OpKind::RadixSoftmax: return 4 * out_elems;  // max, exp, sum, divide
+        case OpKind::GroupNorm:  // mean, variance, normalise, scale and shift, as ChannelNorm
+            return 7 * out_elems;
         case OpKind::Activation: return out_elems * activation_flops(op.as<ActivationAttrs>());
         case OpKind::Binary:
         case OpKind::ChannelAffine: return out_elems * (op.kind == OpKind::Binary ? 1 : 2);

@@ -11,12 +11,13 @@
 namespace iostune {
 
 // Dims of each parameter tensor of the op, in order:
-//   Conv:    weight [Cout, Cin/groups, kh, kw], bias [Cout] (if bias)
+//   Conv:    weight [Cout, Cin/groups, kh, kw], bias [Cout] (if bias), slope [Cout] (if prelu)
 //   SepConv: depthwise [Cin, 1, k, k], pointwise [Cout, Cin, 1, 1], bias [Cout] (if bias)
 //   Linear:  weight [out, Cin*H*W], bias [out] (if bias)
 //   ConvTranspose: weight [Cin, Cout/groups, kh, kw], bias [Cout] (if bias)
 //   ChannelAffine: scale [C], shift [C]
-//   ChannelNorm:   gamma [C], beta [C]
+//   ChannelNorm, GroupNorm: gamma [C], beta [C]
+//   PRelu:   slope [C]
 //   others:  none
 std::vector<std::vector<int>> param_shapes(const Graph& graph, int op_id);
 

@@ -85,10 +85,12 @@ bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why
             return refuse(why, fmt::format("op '{}' has stride {}x{}, '{}' has {}x{}", op.name,
                                            a.stride_h, a.stride_w, first.name, f.stride_h,
                                            f.stride_w));
-        // One epilogue for the merged output: the same bias, ReLU and activation in every slice.
-        if (a.bias != f.bias || a.relu != f.relu || a.activation != f.activation)
-            return refuse(why, fmt::format("op '{}' differs from '{}' in bias, ReLU or "
-                                           "activation",
+        // One epilogue for the merged output: the same bias, ReLU and activation in every slice
+        // (PReLU slopes are per channel: they stack like the biases).
+        if (a.bias != f.bias || a.relu != f.relu || a.activation != f.activation ||
+            a.prelu != f.prelu)
+            return refuse(why, fmt::format("op '{}' differs from '{}' in bias, ReLU, activation "
+                                           "or PReLU",
                                            op.name, first.name));
         if (op.output.h != first.output.h || op.output.w != first.output.w)
             return refuse(why, fmt::format("op '{}' outputs {}x{}, '{}' outputs {}x{}", op.name,

@@ -24,8 +24,10 @@ constexpr double kInputSecondMoment = 1.0 / 3.0;
 constexpr double kTargetSecondMoment = 1.0;
 // Biases stand in for folded batch-norm shifts: small next to the unit-scale activations.
 constexpr double kBiasBound = 0.1;
-// Per-channel scales (ChannelAffine, ChannelNorm) are drawn from 1 +- this.
+// Per-channel scales (ChannelAffine, ChannelNorm, GroupNorm) are drawn from 1 +- this.
 constexpr double kScaleSpread = 0.25;
+// PReLU slopes are drawn from torch's initial 0.25 +- this (trained ones spread around it).
+constexpr double kSlopeCentre = 0.25, kSlopeSpread = 0.2;
 // Two factors the independence model gets wrong, measured on the zoo models with the CPU
 // reference. A max pool raises the second moment (5x for a 3x3 window over fresh conv outputs,
 // 1.5x over already-pooled maps). A ReLU after a residual Add keeps most of the sum, because the
@@ -72,6 +74,12 @@ ParamTensor filled(const std::vector<int>& dims, double bound, Uniform& rng) {
     return t;
 }
 
+ParamTensor slopes(const std::vector<int>& dims, Uniform& rng) {
+    ParamTensor t = filled(dims, kSlopeSpread, rng);
+    for (float& v : t.values) v += float(kSlopeCentre);
+    return t;
+}
+
 double input_moment(const Op& op, const std::vector<double>& moments) {
     if (op.inputs.empty()) return kInputSecondMoment;
     const int src = op.inputs[0];
@@ -108,11 +116,13 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
             double moment = kTargetSecondMoment + bias_moment;
             if (a.residual) moment += moment_of(op.inputs[1]);
             if (a.relu) moment *= a.residual ? kResidualReluKeep : 0.5;
+            if (a.prelu) moment *= 0.5;
             return a.activation ? activation_moment(*a.activation, moment) : moment;
         }
         case OpKind::SepConv:
         case OpKind::Linear: return kTargetSecondMoment + bias_moment;
-        case OpKind::Relu: return 0.5 * moment_of(op.inputs[0]);
+        case OpKind::Relu:
+        case OpKind::PRelu: return 0.5 * moment_of(op.inputs[0]);
         case OpKind::Add: {
             double sum = 0.0;
             for (int src : op.inputs) sum += moment_of(src);
@@ -133,9 +143,18 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
         case OpKind::ChannelSlice:
         case OpKind::SpatialPad:
         case OpKind::Resize:
-        case OpKind::ChannelAffine: return moment_of(op.inputs[0]);
+        case OpKind::ChannelAffine:
+        case OpKind::StridedSlice:
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth:
+        case OpKind::Flatten: return moment_of(op.inputs[0]);
         case OpKind::ConvTranspose: return kTargetSecondMoment + bias_moment;
-        case OpKind::ChannelNorm: return 1.0;
+        case OpKind::ChannelNorm:
+        case OpKind::GroupNorm: return 1.0;
+        case OpKind::RadixSoftmax: {  // weights near 1 / radix
+            const double radix = op.as<RadixSoftmaxAttrs>().radix;
+            return 1.0 / (radix * radix);
+        }
         case OpKind::Activation: return activation_moment(op.as<ActivationAttrs>(), moment_of(op.inputs[0]));
         case OpKind::Binary: {
             const double a = moment_of(op.inputs[0]), b = moment_of(op.inputs[1]);
@@ -157,10 +176,16 @@ std::vector<ParamTensor> op_params(const Graph& graph, const Op& op, double in_m
     std::vector<ParamTensor> params;
     switch (op.kind) {
         case OpKind::Conv: {
+            const auto& a = op.as<ConvAttrs>();
             const auto& w = shapes[0];  // [Cout, Cin/groups, kh, kw]
             params.push_back(filled(w, weight_bound(int64_t(w[1]) * w[2] * w[3], in_moment), rng));
+            if (a.bias) params.push_back(filled(shapes[1], kBiasBound, rng));
+            if (a.prelu) params.push_back(slopes(shapes.back(), rng));
             break;
         }
+        case OpKind::PRelu:
+            params.push_back(slopes(shapes[0], rng));
+            break;
         case OpKind::SepConv: {
             const auto& a = op.as<SepConvAttrs>();
             const auto& dw = shapes[0];  // [Cin, 1, k, k]
@@ -186,7 +211,8 @@ std::vector<ParamTensor> op_params(const Graph& graph, const Op& op, double in_m
             break;
         }
         case OpKind::ChannelAffine:
-        case OpKind::ChannelNorm: {
+        case OpKind::ChannelNorm:
+        case OpKind::GroupNorm: {
             // Scale (gamma) near 1, as a trained batch or layer norm's is; the shift is the bias.
             ParamTensor scale = filled(shapes[0], kScaleSpread, rng);
             for (float& v : scale.values) v += 1.0f;

@@ -1,8 +1,10 @@
-"""Exports the deployed models (issue 14) to ONNX for scripts/bench/deployed_models.sh, built as
-torch_peers.py builds its peers (tests/fixtures/export_torchvision.py's seeded weights and
-calibrated, perturbed batch-norm statistics), at torch_peers.DEPLOYED_SIZES (--small: the CI
-fixtures' sizes), with the fixtures' export settings (opset, batch norm kept or folded by
-PyTorch, symbolic batch) and the TorchScript exporter (dynamo=False where torch has it).
+"""Exports the deployed models (issues 14 and 28) to ONNX for scripts/bench/deployed_models.sh,
+built as torch_peers.py builds its peers (tests/fixtures/export_torchvision.py's seeded weights
+and calibrated, perturbed batch-norm statistics; timm's models through timm.create_model), at
+torch_peers.DEPLOYED_SIZES (--small: the CI fixtures' sizes), with their export settings
+(torch_peers.export_settings: opset, batch norm kept or folded by PyTorch, symbolic batch) and
+the TorchScript exporter (dynamo=False where torch has it). A model that cannot be built (timm's
+without timm) is recorded with its error; the others are still exported.
 
     deployed_export.py OUT_DIR [--models efficientnet_b0 ...] [--small]
 
@@ -25,7 +27,7 @@ def export_one(name, out_dir, small):
     fx = torch_peers.fixtures_module()
     began = time.perf_counter()
     model, size = torch_peers.deployed_model(name, small)
-    opts = fx.CI_EXPORTS[name]
+    opts = torch_peers.export_settings(name)
     path = os.path.join(out_dir, f"{name}.onnx")
     example = fx.seeded_input((1, 3, size, size), fx.SEED)
     fx.export(model, example, path, opts["opset"], keep_bn=opts["keep_bn"],

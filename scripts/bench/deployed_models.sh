@@ -7,13 +7,18 @@
 #       [--models "efficientnet_b0 mobilenet_v3_large fasterrcnn_fpn_backbone unet"]
 #       [--precisions "tf32 fp16"] [--batches "1 16"] [--parts "iostune torch"]
 #       [--r 2] [--s 4] [--iters 200] [--validate-iters 20] [--search-timeout 120]
+#       [--search-args "--time-budget 30"]
 #       [--torch-systems "cudagraph compile"] [--compile-jobs 4] [--compile-budget 150]
 #       [--row-budget 5] [--deadline 480] [--torch-deadline 0] [--torch-device cuda] [--small]
 #
 # Models (torch_peers.py DEPLOYED_SIZES): efficientnet_b0 and mobilenet_v3_large at 224x224,
 # fasterrcnn_fpn_backbone (torchvision's fasterrcnn_resnet50_fpn `model.backbone`, five outputs)
-# and unet (tests/fixtures/export_torchvision.py's small U-Net) at 256x256; --small: the CI
-# fixtures' sizes (CPU dry runs). scripts/bench/deployed_export.py exports them with this
+# and unet (tests/fixtures/export_torchvision.py's small U-Net) at 256x256; issue 28's (not in
+# the default list): espcn (the fixtures' ESPCN super-resolution net: PReLU, PixelShuffle) at
+# 256x256, timm's resnest14d (split attention) and skresnet18 (selective kernels) at 224x224
+# (they need timm; without it their export fails and their rows are recorded as failed);
+# --small: the CI fixtures' sizes (CPU dry runs). --search-args: more options for every
+# `iostune search` (issue 28's H100 rows: "--time-budget 30"). scripts/bench/deployed_export.py exports them with this
 # machine's PyTorch (TorchScript exporter) from the modules torch_peers.py times, so both sides
 # run the same architecture and weights.
 #
@@ -55,6 +60,7 @@ s=4
 iters=200
 validate_iters=20
 search_timeout=120
+search_args=""
 torch_systems="cudagraph compile"
 compile_jobs=4
 compile_budget=150
@@ -80,6 +86,7 @@ while [ $# -gt 0 ]; do
     --iters) iters="$2"; shift 2 ;;
     --validate-iters) validate_iters="$2"; shift 2 ;;
     --search-timeout) search_timeout="$2"; shift 2 ;;
+    --search-args) search_args="$2"; shift 2 ;;
     --torch-systems) torch_systems="$2"; shift 2 ;;
     --compile-jobs) compile_jobs="$2"; shift 2 ;;
     --compile-budget) compile_budget="$2"; shift 2 ;;
@@ -107,9 +114,10 @@ for part in $parts; do
   case "$part" in iostune|torch) ;; *) fail "--parts: '$part' is not iostune or torch" ;; esac
 done
 for m in $models; do
-  case "$m" in efficientnet_b0|mobilenet_v3_large|fasterrcnn_fpn_backbone|unet) ;;
-    *) fail "--models: '$m' is not a deployed model (efficientnet_b0 mobilenet_v3_large fasterrcnn_fpn_backbone unet)" ;; esac
+  case "$m" in efficientnet_b0|mobilenet_v3_large|fasterrcnn_fpn_backbone|unet|espcn|resnest14d|skresnet18) ;;
+    *) fail "--models: '$m' is not a deployed model (efficientnet_b0 mobilenet_v3_large fasterrcnn_fpn_backbone unet espcn resnest14d skresnet18)" ;; esac
 done
+read -ra extra_search <<<"$search_args"
 if [ -z "$iostune" ]; then iostune="$repo/.devpack/iostune"; fi
 [ -x "$iostune" ] || fail "no iostune binary at '$iostune'; pass --iostune BIN (or run scripts/pack_for_device.sh)"
 iostune="$(cd "$(dirname "$iostune")" && pwd)/$(basename "$iostune")"
@@ -223,7 +231,15 @@ iostune_row() {
   local model="$1" batch="$2" base="${1}_b${2}${pfx}"
   local db="$work/db/$base.db" json="$scratch/search.json" slog="$logs/${base}_search.log"
   local cmd=("$iostune" search --model "$onnx/$model.onnx" --batch "$batch" "${prec_args[@]}"
-             --r "$r" --s "$s" --cost measured --db "$db" --format json)
+             --r "$r" --s "$s" --cost measured --db "$db" --format json "${extra_search[@]}")
+  # A model its builder could not make (timm's without timm) has no ONNX file: its rows say why.
+  if [ ! -f "$onnx/$model.onnx" ]; then
+    grep -m1 "^$model: export FAILED" "$logs/export.log" >"$slog" 2>/dev/null ||
+      echo "$model: no ONNX export (see logs/export.log)" >"$slog"
+    record_failure "$model" "$batch" iostune-ios-both failed "$(quote "${cmd[@]}")" "$slog"
+    validation "$model" "$batch" "not run" "$(cat "$slog")"
+    return
+  fi
   local limit="$search_timeout" start status wall
   if [ "$deadline" -gt 0 ] && [ $((deadline - SECONDS)) -lt "$limit" ]; then limit=$((deadline - SECONDS)); fi
   [ "$limit" -gt 0 ] || limit=1
@@ -284,7 +300,7 @@ what() { echo "$1 b$2 $precision"; }
 
 echo "== $(stamp) deployed models $tag: $version"
 echo "   models: $models; batches: $batches; precisions: $precisions; parts: $parts"
-echo "   r=$r s=$s iters=$iters search-timeout=${search_timeout}s deadline=${deadline}s small=$small"
+echo "   r=$r s=$s iters=$iters search-timeout=${search_timeout}s deadline=${deadline}s small=$small${search_args:+ search-args: $search_args}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv \
   >"$logs/nvidia-smi.txt" 2>&1 || echo "   (no nvidia-smi)"
 

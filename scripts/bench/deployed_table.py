@@ -1,8 +1,8 @@
-"""The deployed models' table (issue 14) from the raw records and validate.jsonl that
+"""The deployed models' table (issues 14 and 28) from the raw records and validate.jsonl that
 scripts/bench/deployed_models.sh writes: per (model, batch, precision), iostune's sequential
 schedule, iostune's best (the DB's best after the search's contest, with the strategy it kept),
-whether the replayed best passed --validate, PyTorch's CUDA graph and torch.compile, and the
-best peer's median over iostune's best (above 1: iostune is faster).
+whether the replayed best passed --validate, PyTorch eager, its CUDA graph and torch.compile, and
+the best peer's median over iostune's best (above 1: iostune is faster).
 
     deployed_table.py --raw RAW --validations validate.jsonl --models M... --batches B...
                       --precisions P... --out deployed.md [--note TEXT]
@@ -18,9 +18,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_record  # noqa: E402
 
-PEERS = ("torch-cudagraph", "torch-compile")
+PEERS = ("torch-eager", "torch-cudagraph", "torch-compile")
 COLUMNS = ("model", "batch", "precision", "iostune sequential", "iostune best (kept strategy)",
-           "validate", "torch cudagraph", "torch.compile", "best vs best peer")
+           "validate", "torch eager", "torch cudagraph", "torch.compile", "best vs best peer")
 
 
 def latest_records(raw_dir):
@@ -88,16 +88,16 @@ def table_rows(records, validations, models, batches, precisions):
                 rows.append([model, str(batch), precision, cell(get("iostune-sequential")),
                              best_cell(best), validate_cell(validations.get((model, batch,
                                                                              precision))),
-                             cell(get("torch-cudagraph")), cell(get("torch-compile")), ratio])
+                             *(cell(get(p)) for p in PEERS), ratio])
     return rows
 
 
 def markdown(rows, records, validations, note):
-    lines = ["# Deployed models: iostune against PyTorch (issue 14)", ""]
+    lines = ["# Deployed models: iostune against PyTorch", ""]
     # Failure records without an iostune JSON name the device "unknown" (no nvidia-smi).
     devices = sorted({r["device"].get("name", "unknown") for r in records.values()} - {"unknown"})
     lines.append(f"Device: {', '.join(devices) or 'no records'}. Medians in ms; "
-                 "best vs best peer = min(torch cudagraph, torch.compile) / iostune best "
+                 "best vs best peer = min(torch eager, cudagraph, torch.compile) / iostune best "
                  "(above 1: iostune is faster). fp16/bf16 iostune replays use --native-io; "
                  "validation replays use float I/O.")
     if note:

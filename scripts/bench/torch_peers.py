@@ -19,8 +19,11 @@ ONNX (issue 14): efficientnet_b0, mobilenet_v3_large (224x224), fasterrcnn_fpn_b
 (torchvision's fasterrcnn_resnet50_fpn `model.backbone`, five outputs) and unet (256x256), built
 by tests/fixtures/export_torchvision.py with its seeded weights and calibrated, perturbed batch-norm
 statistics, so they are the modules scripts/bench/deployed_models.sh exports for iostune
-(--small: the fixtures' small CI sizes, for CPU tests). A model with several outputs is timed as
-one forward producing all of them.
+(--small: the fixtures' small CI sizes, for CPU tests); issue 28's: espcn (the fixtures' ESPCN
+super-resolution net: PReLU, PixelShuffle; 256x256) and timm's resnest14d (split attention) and
+skresnet18 (selective kernels) at 224x224 (64x64 with --small), built by timm.create_model with
+the fixtures' seed and batch-norm calibration (timm must be installed). A model with several
+outputs is timed as one forward producing all of them.
 
 torch.compile runs in a child process per (model, batch) with a time budget, so a slow or failing
 compile is recorded (status timeout/failed) and the rest of the run goes on.
@@ -53,8 +56,13 @@ TORCHVISION_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50")
 # The deployed models (issue 14) and their benchmark input sizes, which deployed_models.sh
 # exports to ONNX with the same builders and weights; not in the default --models.
 DEPLOYED_SIZES = {"efficientnet_b0": 224, "mobilenet_v3_large": 224,
-                  "fasterrcnn_fpn_backbone": 256, "unet": 256}
+                  "fasterrcnn_fpn_backbone": 256, "unet": 256, "espcn": 256, "resnest14d": 224,
+                  "skresnet18": 224}
 DEPLOYED_MODELS = tuple(DEPLOYED_SIZES)
+# Issue 28's timm models: (small input size, export settings as export_torchvision.CI_EXPORTS
+# writes them; batch norm folded by PyTorch's export).
+TIMM_DEPLOYED = {"resnest14d": (64, dict(opset=17, keep_bn=False, dynamic_batch=False)),
+                 "skresnet18": (64, dict(opset=17, keep_bn=False, dynamic_batch=False))}
 SYSTEMS = ("eager", "cudagraph", "compile")
 IR_SUFFIX = "-ir"
 # --precision -> the dtype of weights and activations; TF32 and fp32 keep float32 storage.
@@ -97,35 +105,88 @@ def fixtures_module():
 
 def deployed_size(name, small):
     """The deployed model's input size: the benchmark's, or with small the CI fixtures'."""
-    return fixtures_module().TORCHVISION[name][1] if small else DEPLOYED_SIZES[name]
+    if not small:
+        return DEPLOYED_SIZES[name]
+    return TIMM_DEPLOYED[name][0] if name in TIMM_DEPLOYED else fixtures_module().TORCHVISION[name][1]
+
+
+def export_settings(name):
+    """The deployed model's ONNX export settings (opset, keep_bn, dynamic_batch)."""
+    if name in TIMM_DEPLOYED:
+        return dict(TIMM_DEPLOYED[name][1])
+    opts = fixtures_module().CI_EXPORTS[name]
+    return {k: opts[k] for k in ("opset", "keep_bn", "dynamic_batch")}
+
+
+def timm_model(name, size):
+    """timm.create_model(name) seeded and calibrated as export_torchvision.py's models are."""
+    try:
+        import timm
+    except ImportError as e:
+        raise PeerError(f"'{name}' needs timm, which this Python cannot import ({e})")
+    fx = fixtures_module()
+    torch.manual_seed(fx.SEED)
+    model = timm.create_model(name, pretrained=False)
+    fx.calibrate_batch_norms(model, (3, size, size), fx.SEED)
+    return model.eval()
 
 
 def deployed_model(name, small):
     """(module, input size) as export_torchvision.py builds it for that size: the same seeded
     weights and batch-norm statistics as the ONNX file deployed_models.sh gives iostune."""
     size = deployed_size(name, small)
+    if name in TIMM_DEPLOYED:
+        return timm_model(name, size), size
     return fixtures_module().torchvision_model(name, size), size
 
 
-def fold_batch_norms(model):
-    """Folds every BatchNorm2d into the Conv2d registered just before it in the same parent
-    (true of all torchvision models used here); fails if any batch norm is left unfolded."""
+def last_conv(module):
+    """(parent, name) of the Conv2d a module ends in: the module itself, or the last child of a
+    Sequential ending in one (timm's deep stem before its bn1); None otherwise."""
+    while isinstance(module, nn.Sequential) and len(module) > 0:
+        name = list(module._modules)[-1]
+        if isinstance(module._modules[name], nn.Conv2d):
+            return module, name
+        module = module._modules[name]
+    return None
+
+
+def folded_remainder(bn):
+    """What stays of a batch norm folded into its convolution: nothing, or timm's
+    BatchNormAct2d's dropout and activation (identity and its activation in eval mode)."""
+    if type(bn) is nn.BatchNorm2d:
+        return nn.Identity()
+    return nn.Sequential(getattr(bn, "drop", nn.Identity()), getattr(bn, "act", nn.Identity()))
+
+
+def fold_batch_norms(model, strict=True):
+    """Folds every BatchNorm2d (timm's BatchNormAct2d too) into the Conv2d registered just
+    before it in the same parent, or ending the Sequential registered before it (true of all
+    torchvision models used here, and of timm's ResNeSt and SKNet). strict: fail if any batch
+    norm is left unfolded; else leave those (returned as the second count)."""
     from torch.nn.utils.fusion import fuse_conv_bn_eval
     model.eval()
     folded = 0
     for parent in list(model.modules()):
         names = list(parent._modules.keys())
         for prev, cur in zip(names, names[1:]):
-            conv, bn = parent._modules[prev], parent._modules[cur]
-            if isinstance(conv, nn.Conv2d) and isinstance(bn, nn.BatchNorm2d):
-                parent._modules[prev] = fuse_conv_bn_eval(conv, bn)
-                parent._modules[cur] = nn.Identity()
-                folded += 1
+            bn = parent._modules[cur]
+            if not isinstance(bn, nn.BatchNorm2d) or not getattr(bn, "track_running_stats", True):
+                continue
+            if isinstance(parent._modules[prev], nn.Conv2d):
+                holder, name = parent, prev
+            elif (found := last_conv(parent._modules[prev])) is not None:
+                holder, name = found
+            else:
+                continue
+            holder._modules[name] = fuse_conv_bn_eval(holder._modules[name], bn)
+            parent._modules[cur] = folded_remainder(bn)
+            folded += 1
     left = sum(isinstance(m, nn.BatchNorm2d) for m in model.modules())
-    if left:
+    if left and strict:
         raise PeerError(f"{left} batch norm layers could not be folded (no Conv2d registered "
                         "right before them); use --keep-bn")
-    return folded
+    return folded, left
 
 
 def find_iostune(requested):
@@ -170,17 +231,21 @@ def build_model(name, use_interpreter, args):
     elif name in DEPLOYED_MODELS:
         module, size = deployed_model(name, getattr(args, "small", False))
         c, h, w = 3, size, size
-        folded = 0 if args.keep_bn else fold_batch_norms(module)
+        timm_built = name in TIMM_DEPLOYED
+        # timm's blocks may hold a batch norm no convolution precedes: kept, and counted.
+        folded, left = (0, 0) if args.keep_bn else fold_batch_norms(module, strict=not timm_built)
         fx = fixtures_module()
-        details = {"model_source": "export_torchvision",
-                   "weights": "export_torchvision.py torchvision_model (seed %d, calibrated and "
-                              "perturbed batch norms)" % fx.SEED,
-                   "bn_folded": not args.keep_bn, "batch_norms_folded": folded}
+        details = {"model_source": "timm" if timm_built else "export_torchvision",
+                   "weights": "%s (seed %d, calibrated and perturbed batch norms)" % (
+                       "timm.create_model" if timm_built else
+                       "export_torchvision.py torchvision_model", fx.SEED),
+                   "bn_folded": not args.keep_bn, "batch_norms_folded": folded,
+                   "batch_norms_left": left}
     else:
         module, size = torchvision_model(name)
         c, h, w = 3, size, size
         module.eval()
-        folded = 0 if args.keep_bn else fold_batch_norms(module)
+        folded = 0 if args.keep_bn else fold_batch_norms(module)[0]
         details = {"model_source": "torchvision", "weights": "torchvision init, seed %d" % args.seed,
                    "bn_folded": not args.keep_bn, "batch_norms_folded": folded}
     details["parameters"] = sum(p.numel() for p in module.parameters())
@@ -713,7 +778,7 @@ def check_cpu(args):
                     reference, xr = reference.double(), x.double()
                 with torch.no_grad():
                     expected = flat_output(reference(xr))
-                    fold_batch_norms(reference)
+                    fold_batch_norms(reference, strict=name not in TIMM_DEPLOYED)
                     got = flat_output(reference(xr))
                 err = float((got - expected).abs().max() / expected.abs().max().clamp_min(1e-12))
                 ok = err < 1e-4

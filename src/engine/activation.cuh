@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include "src/engine/kernel_support.cuh"
 #include "src/engine/op_kernels.h"
 
 namespace iostune {
@@ -25,11 +26,17 @@ __device__ __forceinline__ float activate(PointwiseFunction f, float alpha, floa
     return x;
 }
 
-__device__ __forceinline__ float activate(const OutputActivation& a, float x) {
+__device__ __forceinline__ float prelu(float x, float slope) { return x >= 0.0f ? x : slope * x; }
+
+// What a kernel writes for value x of channel `channel` (a PReLU's slopes are of type T).
+template <class T>
+__device__ __forceinline__ float activate(const OutputActivation& a, float x, int channel) {
     switch (a.kind) {
         case OutputActivation::Kind::None: return x;
         case OutputActivation::Kind::Relu: return fmaxf(x, 0.0f);
         case OutputActivation::Kind::Function: return activate(a.function, a.alpha, a.beta, x);
+        case OutputActivation::Kind::PRelu:
+            return prelu(x, kernel_support::load(static_cast<const T*>(a.slope) + channel));
     }
     return x;
 }

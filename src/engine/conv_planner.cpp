@@ -104,6 +104,7 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
         if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
         // Another epilogue is another choice (the fused graph differs, the kernel after costs).
         if (spec.activation) step.signature += "|" + to_string(*spec.activation);
+        if (spec.prelu_slope) step.signature += "|prelu";
         // Channel slices start at any element. The heuristics rank cuDNN's graph engines and
         // cuBLASLt's products by alignment, so a ranked choice (GRAPH_<k>, GEMM_<k>) names one
         // kernel only for one alignment; packed tensors (256-byte aligned) keep the plain key.

@@ -122,6 +122,7 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       relu_(spec.relu),
       relu_input_(spec.relu_input),
       activation_(spec.activation),
+      prelu_slope_(spec.prelu_slope),
       depthwise_weight_(spec.depthwise_weight),
       residual_sum_(spec.residual ? std::vector<TensorView>{out_, *spec.residual}
                                   : std::vector<TensorView>{}),
@@ -214,6 +215,7 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
     const TensorView& written = output_staged() ? out_ : target_;
     if (activation_ && !activation_fused())
         launch_activation(written, written, *activation_, stream);
+    if (prelu_slope_ && !prelu_fused()) launch_prelu(written, written, prelu_slope_, stream);
     if (output_staged()) launch_copy(out_, target_, false, stream);
 }
 
@@ -227,7 +229,7 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
                                   geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
                                   geometry_.dilation_h, geometry_.dilation_w};
         launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_,
-                              output_activation(relu_, activation_), stream);
+                              output_activation(relu_, activation_, prelu_slope_), stream);
         return;
     }
     if (in_ != source_) launch_copy(source_, in_, relu_input_, stream);
@@ -250,7 +252,8 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
             if (bias_) launch_bias_activation(out_, bias_, false, stream);
             launch_add(residual_sum_, out_, relu_, stream);
         } else {
-            launch_bias_activation(out_, bias_, output_activation(relu_, activation_), stream);
+            launch_bias_activation(out_, bias_,
+                                   output_activation(relu_, activation_, prelu_slope_), stream);
         }
     }
 }
@@ -283,6 +286,10 @@ std::string ConvStep::staging_note() const {
                             : path == ConvPath::Depthwise ? "fused into the depthwise kernel"
                             : activation_fused()          ? "fused into the bias kernel"
                                                           : "by the activation kernel");
+    if (prelu_slope_)
+        note += path == ConvPath::Depthwise ? "; prelu fused into the depthwise kernel"
+                : prelu_fused()             ? "; prelu fused into the bias kernel"
+                                            : "; prelu by the prelu kernel";
     return note;
 }
 

@@ -10,7 +10,10 @@
 // computes it as one more pointwise operation where cuDNN has a mode for it, the engine's
 // depthwise kernel and bias kernel as they write (any function); every other path
 // runs as without it and then applies the engine's activation kernel in place on what the
-// convolution wrote, before any copy into the op's slice.
+// convolution wrote, before any copy into the op's slice. A fused PReLU (ConvAttrs::prelu, one
+// slope per output channel) likewise: the depthwise and bias kernels apply it as they write,
+// every other path (the fused graph too: cuDNN has no per-channel slope) runs the PReLU kernel
+// in place after.
 //
 // Staging: an op may read a channel slice of a merged output or write its slice of a concat.
 // cuDNN runs most convolutions on such strided views directly, but some of its algorithms refuse
@@ -70,6 +73,9 @@ struct ConvSpec {
     std::optional<TensorView> residual = std::nullopt;
     // Applied last (never with `relu`).
     std::optional<ActivationAttrs> activation = std::nullopt;
+    // A PReLU's slopes (out_channels elements of the type), applied last; nullptr: none. Never
+    // with `relu` or `activation`.
+    const void* prelu_slope = nullptr;
 };
 
 // Packed buffers a step may stage through: the memory plan's scratch (null: the step allocates
@@ -157,6 +163,12 @@ public:
         return path == ConvPath::GraphFused || path == ConvPath::Depthwise ||
                (epilogue_kernels() && !residual_);
     }
+    bool has_prelu() const { return prelu_slope_ != nullptr; }
+    // The path applies the PReLU as it writes (the depthwise and bias kernels), else the PReLU
+    // kernel follows.
+    bool prelu_fused() const {
+        return path == ConvPath::Depthwise || (epilogue_kernels() && !residual_);
+    }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes
 
@@ -180,6 +192,7 @@ private:
     bool relu_ = false;
     bool relu_input_ = false;
     std::optional<ActivationAttrs> activation_;
+    const void* prelu_slope_ = nullptr;
     const void* depthwise_weight_ = nullptr;
     std::vector<TensorView> residual_sum_;  // {output, z}: the epilogue path's add
     ConvGeometry geometry_;

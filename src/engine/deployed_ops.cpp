@@ -1,5 +1,6 @@
 // The execution plan and launch of the operators of deployed CNNs (graph.h: Activation, Binary,
-// ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose, ChannelNorm, SpatialPad):
+// ChannelAffine, ChannelShuffle, ChannelSlice, Resize, ConvTranspose, ChannelNorm, SpatialPad,
+// PRelu, GroupNorm, RadixSoftmax, StridedSlice, DepthToSpace, SpaceToDepth, Flatten):
 // the engine's kernels of op_kernels.h, cuDNN's backward-data convolution for ConvTranspose (the engine's
 // direct kernel where cuDNN has no algorithm), and no work at all for a channel slice, whose view
 // is its input's channels (memory_plan.cpp).
@@ -26,6 +27,14 @@ BinaryKind binary_kind(BinaryOp op) {
         case BinaryOp::Div: return BinaryKind::Div;
     }
     throw Error("unknown binary operation");
+}
+
+ChannelBlockOrder block_order(BlockOrder order) {
+    return order == BlockOrder::Dcr ? ChannelBlockOrder::Dcr : ChannelBlockOrder::Crd;
+}
+
+SliceGeometry slice_geometry(const StridedSliceAttrs& a) {
+    return SliceGeometry{a.c_begin, a.c_step, a.h_begin, a.h_step, a.w_begin, a.w_step};
 }
 
 ConvTransposeGeometry conv_transpose_geometry(const ConvTransposeAttrs& a) {
@@ -80,6 +89,38 @@ void Engine::Impl::plan_deployed_op(const Op& op) {
         case OpKind::ChannelNorm:
             exec.plan.path = out.nhwc() ? "channel norm kernel (a warp per pixel)"
                                         : "channel norm kernel (a thread per pixel)";
+            break;
+        case OpKind::PRelu:
+            exec.plan.path = "prelu kernel";
+            break;
+        case OpKind::GroupNorm:
+            exec.plan.path = fmt::format("group norm kernel (a block per image and group, {} "
+                                         "groups)",
+                                         op.as<GroupNormAttrs>().groups);
+            break;
+        case OpKind::RadixSoftmax: {
+            const auto& a = op.as<RadixSoftmaxAttrs>();
+            exec.plan.path = fmt::format("radix softmax kernel (radix {}, cardinality {})",
+                                         a.radix, a.cardinality);
+            break;
+        }
+        case OpKind::StridedSlice: {
+            const auto& a = op.as<StridedSliceAttrs>();
+            exec.plan.path = fmt::format("strided slice kernel (steps {}, {}, {})", a.c_step,
+                                         a.h_step, a.w_step);
+            break;
+        }
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth: {
+            const auto& a = op.as<DepthSpaceAttrs>();
+            exec.plan.path = fmt::format("{} kernel (block {}, {})",
+                                         op.kind == OpKind::DepthToSpace ? "depth to space"
+                                                                         : "space to depth",
+                                         a.block, to_string(a.order));
+            break;
+        }
+        case OpKind::Flatten:
+            exec.plan.path = "flatten kernel";
             break;
         case OpKind::ConvTranspose: {
             const auto& a = op.as<ConvTransposeAttrs>();
@@ -206,6 +247,35 @@ void Engine::Impl::run_deployed_op(const Op& op, Lane& lane, const DeviceBuffer&
         case OpKind::ChannelNorm:
             launch_channel_norm(in, out, w.weight.get(), w.bias.get(),
                                 op.as<ChannelNormAttrs>().eps, stream);
+            break;
+        case OpKind::PRelu:
+            launch_prelu(in, out, w.slope.get(), stream);
+            break;
+        case OpKind::GroupNorm: {
+            const auto& a = op.as<GroupNormAttrs>();
+            launch_group_norm(in, out, w.weight.get(), w.bias.get(), a.groups, a.eps, stream);
+            break;
+        }
+        case OpKind::RadixSoftmax: {
+            const auto& a = op.as<RadixSoftmaxAttrs>();
+            launch_radix_softmax(in, out, a.radix, a.cardinality, stream);
+            break;
+        }
+        case OpKind::StridedSlice:
+            launch_strided_slice(in, out, slice_geometry(op.as<StridedSliceAttrs>()), stream);
+            break;
+        case OpKind::DepthToSpace: {
+            const auto& a = op.as<DepthSpaceAttrs>();
+            launch_depth_to_space(in, out, a.block, block_order(a.order), stream);
+            break;
+        }
+        case OpKind::SpaceToDepth: {
+            const auto& a = op.as<DepthSpaceAttrs>();
+            launch_space_to_depth(in, out, a.block, block_order(a.order), stream);
+            break;
+        }
+        case OpKind::Flatten:
+            launch_flatten(in, out, stream);
             break;
         case OpKind::ConvTranspose: {
             if (exec.conv_transpose) {

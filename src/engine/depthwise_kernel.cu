@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(kThreads)
         const int ox = strip * TX + p;
         if (ox >= out_w) break;
         P y;
-        for (int j = 0; j < W; ++j) store(&y.e[j], activate(act, acc[p][j]));
+        for (int j = 0; j < W; ++j) store(&y.e[j], activate<T>(act, acc[p][j], c0 + j));
         *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
     }
 }
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kThreads)
         P y;
 #pragma unroll
         for (int j = 0; j < W; ++j)
-            store(&y.e[j], activate(act, acc[p][j]));
+            store(&y.e[j], activate<T>(act, acc[p][j], c0 + j));
         *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
     }
 }

@@ -50,6 +50,7 @@ struct Lane {
 
 struct OpWeights {
     DeviceBuffer weight, weight2, bias;  // weight2: SepConv's pointwise weights
+    DeviceBuffer slope;  // a PRelu's slopes, or those of a convolution with a fused PReLU
     // A depthwise filter as [kernel_h, kernel_w, channels], for the engine's channels-last
     // depthwise kernel (SepConv's depthwise part, a Conv with groups = channels).
     DeviceBuffer depthwise;
@@ -81,7 +82,7 @@ struct OpExec {
 };
 
 struct MergeExec {
-    DeviceBuffer weight, bias;
+    DeviceBuffer weight, bias, slope;
     // The stacked output: in the memory plan when the plan holds the stage, else its own.
     DeviceBuffer own_output;
     TensorView merged;

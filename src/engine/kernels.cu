@@ -54,7 +54,7 @@ __global__ void bias_activation_kernel(T* x, Indexer ix, int64_t total, const T*
         T* p = x + ix.at(b, ch, y, xx);
         float v = load(p);
         if (bias != nullptr) v += load(bias + ch);
-        store(p, activate(act, v));
+        store(p, activate<T>(act, v, ch));
     }
 }
 
@@ -74,7 +74,7 @@ __global__ void bias_activation_flat_kernel(T* x, int64_t packs, int plane, int 
         for (int j = 0; j < W; ++j) {
             float y = load(&v.e[j]);
             if (bias != nullptr) y += load(bias + ch);
-            store(&v.e[j], activate(act, y));
+            store(&v.e[j], activate<T>(act, y, int(ch)));
             if (plane == 1 && ++ch == channels) ch = 0;
         }
         *p = v;
@@ -148,7 +148,7 @@ __global__ void bias_activation_nhwc_kernel(T* x, Rows rows, int64_t total, int 
         for (int j = 0; j < W; ++j) {
             float y = load(&v.e[j]);
             if (bias != nullptr) y += load(bias + first + j);
-            store(&v.e[j], activate(act, y));
+            store(&v.e[j], activate<T>(act, y, first + j));
         }
         *p = v;
     }

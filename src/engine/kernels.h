@@ -50,9 +50,9 @@ inline void launch_bias_activation(const TensorView& x, const void* bias, bool r
 //   out[n, y, x, c] = act(bias[c] + sum_ij act_in(in[n, y*s - p + i*d, x*s - p + j*d, c])
 //                                      * w[i, j, c])
 // with act_in = ReLU if relu_input (a SepConv's pre-ReLU, fused into the load) and act the
-// convolution's ReLU or fused activation (or none). `weight` is [kernel_h, kernel_w, c] (the taps
-// of one channel are c apart, so a warp reads each tap's weights for consecutive channels at
-// once); `bias` may be null.
+// convolution's ReLU, fused activation or PReLU (or none). `weight` is [kernel_h, kernel_w, c]
+// (the taps of one channel are c apart, so a warp reads each tap's weights for consecutive
+// channels at once); `bias` may be null.
 struct DepthwiseGeometry {
     int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
     int dilation_h = 1, dilation_w = 1;

@@ -132,6 +132,7 @@ void Engine::Impl::upload_weights() {
                         : d[1];
                 w.weight = upload_filter(params.at(0).values, d[0], d[1], d[2], d[3], stored, what);
                 if (a.bias) w.bias = upload_vector(params.at(1).values, what);
+                if (a.prelu) w.slope = upload_vector(params.back().values, what);
                 const int in_c = graph.tensor_shape(op.inputs[0]).c;
                 if (layout == TensorLayout::Nhwc && a.groups == in_c && a.out_channels == in_c)
                     w.depthwise = upload_depthwise(params.at(0).values, in_c, d[2], d[3], what);
@@ -165,8 +166,12 @@ void Engine::Impl::upload_weights() {
             }
             case OpKind::ChannelAffine:  // scale, shift
             case OpKind::ChannelNorm:    // gamma, beta
+            case OpKind::GroupNorm:      // gamma, beta
                 w.weight = upload_vector(params.at(0).values, what);
                 w.bias = upload_vector(params.at(1).values, what);
+                break;
+            case OpKind::PRelu:
+                w.slope = upload_vector(params.at(0).values, what);
                 break;
             default:
                 break;

@@ -40,7 +40,7 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
     // Stack the weights along output channels, each kernel centred in the largest one.
     std::vector<float> stacked(size_t(channels) * size_t(in_channels) * size_t(kh) * size_t(kw),
                                0.0f);
-    std::vector<float> bias;
+    std::vector<float> bias, slopes;
     int row = 0;
     for (int id : ids) {
         const auto& a = graph.op(id).as<ConvAttrs>();
@@ -56,11 +56,14 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
                             wv[((size_t(o) * size_t(in_channels) + size_t(c)) * size_t(a.kernel_h) +
                                 size_t(y)) * size_t(a.kernel_w) + size_t(x)];
         if (a.bias) bias.insert(bias.end(), params.at(1).values.begin(), params.at(1).values.end());
+        if (a.prelu)
+            slopes.insert(slopes.end(), params.back().values.begin(), params.back().values.end());
         row += a.out_channels;
     }
     m.weight = upload_filter(stacked, channels, in_channels, kh, kw, in.c,
                              context + " stacked weights");
     if (fa.bias) m.bias = upload_vector(bias, context + " stacked bias");
+    if (fa.prelu) m.slope = upload_vector(slopes, context + " stacked PReLU slopes");
     const Shape& s0 = first.output;
     const TensorView merged = merged_place(m, Shape{s0.n, channels, s0.h, s0.w});
     ConvSpec spec{channels, in.c, kh, kw,
@@ -69,6 +72,7 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
                                1},
                   m.weight.get(), fa.bias ? m.bias.get() : nullptr, fa.relu};
     spec.activation = fa.activation;  // can_merge: the same in every merged op
+    if (fa.prelu) spec.prelu_slope = m.slope.get();
     m.merged = merged;
     m.spec = spec;
     m.planned_input = in;

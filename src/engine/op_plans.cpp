@@ -89,6 +89,7 @@ void Engine::Impl::plan_op(const Op& op) {
             spec.depthwise_weight = w.depthwise.get();
             if (a.residual) spec.residual = tensor(op.inputs.at(1));
             spec.activation = a.activation;
+            if (a.prelu) spec.prelu_slope = w.slope.get();
             const ConvStaging staging{exec.scratch.staged_input, exec.scratch.staged_output};
             exec.convs.push_back(plan_conv(context, in, out, spec, staging));
             record_conv(exec.plan, exec.convs.back());
@@ -187,6 +188,13 @@ void Engine::Impl::plan_op(const Op& op) {
         case OpKind::ConvTranspose:
         case OpKind::ChannelNorm:
         case OpKind::SpatialPad:
+        case OpKind::PRelu:
+        case OpKind::GroupNorm:
+        case OpKind::RadixSoftmax:
+        case OpKind::StridedSlice:
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth:
+        case OpKind::Flatten:
             plan_deployed_op(op);
             break;
         case OpKind::Linear:
@@ -326,6 +334,13 @@ void Engine::Impl::run_op(int id, Lane& lane, const DeviceBuffer& workspace, cud
         case OpKind::ConvTranspose:
         case OpKind::ChannelNorm:
         case OpKind::SpatialPad:
+        case OpKind::PRelu:
+        case OpKind::GroupNorm:
+        case OpKind::RadixSoftmax:
+        case OpKind::StridedSlice:
+        case OpKind::DepthToSpace:
+        case OpKind::SpaceToDepth:
+        case OpKind::Flatten:
             run_deployed_op(op, lane, workspace, stream);
             break;
         case OpKind::Linear: {

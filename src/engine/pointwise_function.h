@@ -24,8 +24,11 @@ inline PointwiseFunction pointwise_function(ActivationFunction f) {
     throw Error("unknown activation function");
 }
 
-// A convolution's ReLU or fused activation (never both) as a kernel's OutputActivation.
-inline OutputActivation output_activation(bool relu, const std::optional<ActivationAttrs>& a) {
+// A convolution's ReLU, fused activation or PReLU (`slope`: its slopes; at most one of the
+// three) as a kernel's OutputActivation.
+inline OutputActivation output_activation(bool relu, const std::optional<ActivationAttrs>& a,
+                                          const void* slope = nullptr) {
+    if (slope) return {OutputActivation::Kind::PRelu, PointwiseFunction::Clip, 0.0f, 0.0f, slope};
     if (a) return {OutputActivation::Kind::Function, pointwise_function(a->function), a->alpha,
                    a->beta};
     return {relu ? OutputActivation::Kind::Relu : OutputActivation::Kind::None};

@@ -1,5 +1,6 @@
 // Pointwise kernels of deployed CNNs: activations (a row walk like the copy kernel) and the
-// broadcasting kernel behind binary arithmetic and per-channel affine maps. See op_kernels.h.
+// broadcasting kernel behind binary arithmetic, per-channel affine maps and PReLU. See
+// op_kernels.h.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <fmt/format.h>
@@ -66,6 +67,12 @@ struct BinaryCombine {
 struct AffineCombine {  // x * scale + shift
     __device__ __forceinline__ float operator()(const CombineInputs<3>& in) const {
         return in.v[0] * in.v[1] + in.v[2];
+    }
+};
+
+struct PReluCombine {  // x >= 0 ? x : slope * x
+    __device__ __forceinline__ float operator()(const CombineInputs<2>& in) const {
+        return prelu(in.v[0], in.v[1]);
     }
 };
 
@@ -215,6 +222,18 @@ void launch_binary(const TensorView& a, const TensorView& b, const TensorView& o
         launch_broadcast(inputs, out, BinaryCombine{op}, stream);
     });
     check_launch("binary");
+}
+
+void launch_prelu(const TensorView& in, const TensorView& out, const void* slope,
+                  cudaStream_t stream) {
+    require_same_shape(in, out, "prelu");
+    require_same_storage(in, out, "prelu");
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        const Operands<T, 2> inputs{{operand_of<T>(in, out), channel_vector<T>(slope, out)}};
+        launch_broadcast(inputs, out, PReluCombine{}, stream);
+    });
+    check_launch("prelu");
 }
 
 void launch_channel_affine(const TensorView& in, const TensorView& out, const void* scale,

@@ -73,6 +73,12 @@ void DraftGraph::fold_affines(const std::vector<int>& outputs) {
         const int src = resolve(affine.inputs[0]);
         if (src == kGraphInput || counts[size_t(src)] != 1) continue;
         DraftOp& producer = ops_[size_t(src)];
+        if (producer.kind == OpKind::GroupNorm) {
+            fold_into_norm(affine, producer);
+            affine.replaced_by = src;
+            counts[size_t(src)] = counts[id];
+            continue;
+        }
         bool* has_bias = nullptr;
         if (producer.kind == OpKind::Conv && !std::get<ConvAttrs>(producer.attrs).relu)
             has_bias = &std::get<ConvAttrs>(producer.attrs).bias;
@@ -94,6 +100,19 @@ void DraftGraph::fold_affines(const std::vector<int>& outputs) {
         }
         affine.replaced_by = src;
         counts[size_t(src)] = counts[id];
+    }
+}
+
+// y = scale * (norm * gamma + beta) + shift: GroupNorm's affine part over a group norm exported
+// as Reshape + InstanceNormalization + Reshape, followed by Mul and Add.
+void DraftGraph::fold_into_norm(const DraftOp& affine, DraftOp& norm) {
+    const std::vector<float>& scale = affine.params[0].values;
+    const std::vector<float>& shift = affine.params[1].values;
+    std::vector<float>& gamma = norm.params[0].values;
+    std::vector<float>& beta = norm.params[1].values;
+    for (size_t c = 0; c < scale.size(); ++c) {
+        gamma[c] *= scale[c];
+        beta[c] = scale[c] * beta[c] + shift[c];
     }
 }
 

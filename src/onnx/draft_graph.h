@@ -35,8 +35,8 @@ public:
     void add_bias(int id, std::vector<float> values);
     const Shape& shape(int id) const;  // id may be kGraphInput
 
-    // Folds ChannelAffine maps (batch norms, constant scales and shifts) into the Conv or Linear
-    // before them and ReLUs into the Conv or Add before them (when that op has no other
+    // Folds ChannelAffine maps (batch norms, constant scales and shifts) into the Conv, Linear or
+    // GroupNorm before them and ReLUs into the Conv or Add before them (when that op has no other
     // consumer), then emits the ops the outputs depend on; several outputs are named with
     // Graph::set_outputs.
     Graph finish(const std::string& name, const std::vector<int>& outputs);
@@ -45,6 +45,7 @@ private:
     int resolve(int id) const;
     std::vector<int> consumer_counts(const std::vector<int>& outputs) const;
     void fold_affines(const std::vector<int>& outputs);
+    static void fold_into_norm(const DraftOp& affine, DraftOp& norm);
     void fuse_relus(const std::vector<int>& outputs);
 
     Shape input_;

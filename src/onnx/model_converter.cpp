@@ -21,6 +21,7 @@
 #include "src/onnx/node_attributes.h"
 #include "src/onnx/node_schema.h"
 #include "src/onnx/onnx_tensor.h"
+#include "src/onnx/value_views.h"
 #include "src/quoted.h"
 #include "src/shape_limits.h"
 
@@ -31,12 +32,17 @@ namespace {
 constexpr const char* kSupportedOps =
     "Conv, ConvTranspose, BatchNormalization, LayerNormalization (over channels), Relu, Clip, "
     "Sigmoid, HardSigmoid, HardSwish, LeakyRelu, Tanh, Gelu, Erf (in GELU's erf form), MaxPool, "
-    "AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean and ReduceMax (over H and W), Pad "
-    "(zeros, any pads: negative ones crop), Concat, Split (along channels), Slice (along channels, "
-    "H and W, step 1), Add, Sub, Mul, Div (tensors with broadcasting, or "
-    "a per-channel or scalar constant), Sum, Gemm, MatMul, Flatten, Reshape (flattening, channel "
-    "shuffle), Transpose (channels-last blocks, channel shuffle), Resize (nearest, bilinear), "
-    "Softmax, Dropout, Identity, Constant, and any subgraph of constants or static shapes (Shape, "
+    "AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean, ReduceMax and ReduceSum (over H "
+    "and W; ReduceSum and ReduceMean also over split attention's branches), Pad "
+    "(zeros, any pads: negative ones crop), Concat (channels; flattened vectors), Split (along "
+    "channels), Slice (along channels, H and W, any step), Add, Sub, Mul, Div (tensors with "
+    "broadcasting, or a per-channel or scalar constant), Sum, Gemm, MatMul, Flatten, Reshape, "
+    "Squeeze and Unsqueeze (flattening, channel shuffle, split attention, GroupNorm, "
+    "PixelShuffle), Transpose (channels-last blocks, channel shuffle, split attention, "
+    "PixelShuffle), Resize (nearest, bilinear), Softmax (also across split attention's "
+    "branches), PRelu, InstanceNormalization (also GroupNorm as PyTorch exports it), "
+    "DepthToSpace, SpaceToDepth, Dropout, Identity, Constant, and any subgraph of constants or "
+    "static shapes (Shape, "
     "Gather, Unsqueeze, Squeeze, Concat, Cast, Ceil, Floor, arithmetic, Max, Min, Clip, Mod, "
     "comparisons, Range, ConstantOfShape, Slice, Reshape, Transpose, Expand, Where, ...), which is "
     "folded at import";
@@ -55,6 +61,8 @@ struct Value {
         GeluErf,         // erf(x / sqrt(2)) of the tensor (GELU's erf form, step 1)
         GeluErfPlusOne,  // 1 + erf(x / sqrt(2))                            (step 2)
         GeluDouble,      // x * (1 + erf(x / sqrt(2))), twice GELU           (step 3)
+        View,  // the tensor reshaped and perhaps transposed (value_views.h): split attention's
+               // [N, cardinality, radix, r], GroupNorm's [N, G, -1], PixelShuffle's 6-D view
     };
     Form form = Form::Tensor;
     int id = kGraphInput;
@@ -64,6 +72,7 @@ struct Value {
     int groups = 0;                 // Grouped, Shuffled
     Form pre_form = Form::Tensor;   // GELU steps: the form of x, whose op `id` is
     std::shared_ptr<const ConstTensor> constant;
+    ViewShape view;  // View
 };
 
 bool is_gelu_step(Value::Form form) {
@@ -195,6 +204,13 @@ private:
             {"Transpose", &Converter::transpose},
             {"Resize", &Converter::resize},
             {"Shape", &Converter::shape_node},
+            {"PRelu", &Converter::prelu},
+            {"InstanceNormalization", &Converter::instance_norm},
+            {"DepthToSpace", &Converter::depth_space},
+            {"SpaceToDepth", &Converter::depth_space},
+            {"ReduceSum", &Converter::reduce},
+            {"Unsqueeze", &Converter::squeeze},
+            {"Squeeze", &Converter::squeeze},
         };
         const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
         auto it = handlers.find(node.op_type());
@@ -341,6 +357,12 @@ private:
                                          "it only as a channel shuffle (Reshape to [N, g, C/g, H, "
                                          "W], Transpose(0, 2, 1, 3, 4), Reshape back)",
                                          quoted_name(node.input(index))));
+        if (v.form == Value::Form::View)
+            throw fail(node, fmt::format("input {} is a reshaped view [{}] of a tensor; iostune "
+                                         "reads such views only as split attention (softmax and "
+                                         "sum across branches), group norm and pixel (un)shuffle",
+                                         quoted_name(node.input(index)),
+                                         fmt::join(v.view.logical(), ", ")));
         if (is_gelu_step(v.form))
             throw fail(node, fmt::format("input {} is part of an erf expression; iostune supports "
                                          "Erf only as GELU: x * (1 + erf(x / sqrt(2))) * 0.5",
@@ -732,6 +754,7 @@ private:
     }
 
     void concat(const onnx::NodeProto& node) {
+        if (view_concat(node)) return;
         const NodeAttributes attrs(node, where(node));
         const int64_t axis = attrs.get_int("axis", 1);
         if (axis != 1 && axis != -3)
@@ -748,6 +771,7 @@ private:
     // two tensors become an Add (equal shapes) or a broadcasting Binary op. SiLU (x * sigmoid(x)),
     // HardSwish (x * hardsigmoid(x)) and GELU's erf form are recognised here.
     void arithmetic(const onnx::NodeProto& node) {
+        if (view_arithmetic(node)) return;
         const std::string& op = node.op_type();
         if (node.input_size() != 2) throw fail(node, "needs exactly two inputs");
         const Value& a = unpadded_input(node, 0);
@@ -1020,6 +1044,7 @@ private:
     }
 
     void flatten(const onnx::NodeProto& node) {
+        if (view_flatten(node)) return;
         const NodeAttributes attrs(node, where(node));
         const Value& x = input(node, 0);
         const int64_t axis = attrs.get_int("axis", 1);
@@ -1035,6 +1060,7 @@ private:
 
     void reshape(const onnx::NodeProto& node) {
         const NodeAttributes attrs(node, where(node));
+        if (view_reshape(node)) return;
         if (shuffle_reshape(node)) return;
         const Value& x = input(node, 0);
         if (x.form != Value::Form::Flat) activation(node, 0);
@@ -1098,6 +1124,7 @@ private:
     }
 
     void transpose(const onnx::NodeProto& node) {
+        if (view_transpose(node)) return;
         const NodeAttributes attrs(node, where(node));
         const Value& x = unpadded_input(node, 0);
         const auto perm = attrs.get_ints("perm", {});
@@ -1235,8 +1262,10 @@ private:
         unary(node, OpKind::Activation, ActivationAttrs{ActivationFunction::Clip, low, high});
     }
 
-    // ReduceMean / ReduceMax over the spatial axes: a global pool (keepdims=0 gives [N, C]).
+    // ReduceMean / ReduceMax / ReduceSum over the spatial axes: a global pool (keepdims=0 gives
+    // [N, C]); over the branches of a split-attention view, view_reduce().
     void reduce(const onnx::NodeProto& node) {
+        if (view_reduce(node)) return;
         const NodeAttributes attrs(node, where(node));
         const Value& x = unpadded_input(node, 0);
         std::vector<int64_t> axes = attrs.get_ints("axes", {});
@@ -1255,8 +1284,11 @@ private:
         PoolAttrs a;
         a.global = true;
         const OpKind kind = node.op_type() == "ReduceMax" ? OpKind::MaxPool : OpKind::AvgPool;
-        define_op(node, draft_.add(kind, a, {x.id}, op_name(node), {}),
-                  keep ? x.form : Value::Form::Flat);
+        int id = draft_.add(kind, a, {x.id}, op_name(node), {});
+        // A sum over the plane is its mean times its size.
+        const Shape s = draft_.shape(x.id);
+        if (node.op_type() == "ReduceSum") id = scaled(node, id, float(int64_t(s.h) * s.w));
+        define_op(node, id, keep ? x.form : Value::Form::Flat);
     }
 
     // Whether ONNX `axis` (possibly negative) is the channel axis of a 4-D tensor in x's form.
@@ -1311,6 +1343,7 @@ private:
     // Slice along channels (a channel_slice op), along H and W (a crop, as negative padding), or
     // both.
     void slice(const onnx::NodeProto& node) {
+        if (stepped_slice(node)) return;
         const Value& x = input(node, 0);
         if (x.form == Value::Form::Flat)
             throw fail(node, "slicing a flattened tensor is not supported");
@@ -1455,6 +1488,7 @@ private:
                 break;
             case Value::Form::Grouped: dims = {s.n, x.groups, s.c / x.groups, s.h, s.w}; break;
             case Value::Form::Shuffled: dims = {s.n, s.c / x.groups, x.groups, s.h, s.w}; break;
+            case Value::Form::View: dims = x.view.logical(); break;
             default: throw fail(node, "the shape of this value is not known to iostune");
         }
         const int64_t rank = int64_t(dims.size());
@@ -1532,6 +1566,7 @@ private:
     }
 
     void softmax(const onnx::NodeProto& node) {
+        if (view_softmax(node)) return;
         const NodeAttributes attrs(node, where(node));
         const Value& x = unpadded_input(node, 0);
         const int64_t axis = attrs.get_int("axis", opset_ < 13 ? 1 : -1);
@@ -1589,6 +1624,447 @@ private:
         define(node, 0, constant(std::move(t)));
     }
 
+    // ---- PReLU, instance and group norm, pixel (un)shuffle, stepped slices ----
+
+    // A per-channel slope: a prelu op; one slope for every channel: a leaky ReLU (exact, and it
+    // fuses into the convolution before it like the other activations).
+    void prelu(const onnx::NodeProto& node) {
+        const Value& x = pointwise_input(node, 0);
+        std::vector<float> slope = per_channel_constant(node, 1, x);
+        if (std::all_of(slope.begin(), slope.end(), [&](float v) { return v == slope[0]; })) {
+            unary(node, OpKind::Activation,
+                  ActivationAttrs{ActivationFunction::LeakyRelu, slope[0], 0.0f});
+            return;
+        }
+        std::vector<ParamTensor> params;
+        params.push_back({{int(slope.size())}, std::move(slope)});
+        define_op(node, draft_.add(OpKind::PRelu, PReluAttrs{}, {x.id}, op_name(node),
+                                   std::move(params)),
+                  x.form);
+    }
+
+    // InstanceNormalization normalises each (image, index of axis 1) over the other axes: over an
+    // NCHW tensor each channel (a group_norm op with a group per channel); over GroupNorm's
+    // [N, G, -1] view (PyTorch's export of nn.GroupNorm) each group of C / G channels.
+    void instance_norm(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = unpadded_input(node, 0);
+        const std::optional<ViewShape> view = view_of(x);
+        const Shape s = draft_.shape(x.id);
+        const std::optional<int> groups =
+            view && view->dims.size() >= 3 ? channel_branches(s, *view) : std::nullopt;
+        if (!groups)
+            throw fail(node, "InstanceNormalization needs an NCHW tensor, or its view [N, G, ...] "
+                             "with G dividing the channels (GroupNorm as PyTorch exports it)");
+        const std::vector<float>& scale = float_input(node, 1, "scale", size_t(*groups));
+        const std::vector<float>& bias = float_input(node, 2, "bias", size_t(*groups));
+        std::vector<float> gamma(size_t(s.c)), beta(size_t(s.c));
+        const int per_group = s.c / *groups;
+        for (int c = 0; c < s.c; ++c) {
+            gamma[size_t(c)] = scale[size_t(c / per_group)];
+            beta[size_t(c)] = bias[size_t(c / per_group)];
+        }
+        std::vector<ParamTensor> params;
+        params.push_back({{s.c}, std::move(gamma)});
+        params.push_back({{s.c}, std::move(beta)});
+        const GroupNormAttrs a{*groups, attrs.get_float("epsilon", 1e-5f)};
+        const int id = draft_.add(OpKind::GroupNorm, a, {x.id}, op_name(node), std::move(params));
+        define(node, 0, view_value(node, id, *view));
+    }
+
+    void depth_space(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = activation(node, 0);
+        const int64_t block = attrs.get_int("blocksize", 0);
+        if (block < 1 || block > std::numeric_limits<int>::max())
+            throw fail(node, fmt::format("blocksize {} must be a positive int", block));
+        DepthSpaceAttrs a{int(block), BlockOrder::Dcr};
+        const bool to_space = node.op_type() == "DepthToSpace";
+        if (to_space) {
+            const std::string mode = attrs.get_string("mode", "DCR");
+            if (mode == "CRD") a.order = BlockOrder::Crd;
+            else if (mode != "DCR")
+                throw fail(node, fmt::format("mode '{}' is not DCR or CRD", mode));
+        }
+        const OpKind kind = to_space ? OpKind::DepthToSpace : OpKind::SpaceToDepth;
+        define_op(node, draft_.add(kind, a, {x.id}, op_name(node), {}));
+    }
+
+    // A Slice with a step other than 1 along C, H or W (YOLO's Focus: x[..., ::2, ::2]): a
+    // strided_slice op, one for a strided slice of a strided slice. False for step-1 slices,
+    // which slice() makes channel slices and crops.
+    bool stepped_slice(const onnx::NodeProto& node) {
+        if (!has_input(node, 4)) return false;
+        const std::vector<int64_t>& steps = constant_input(node, 4, "steps").ints;
+        if (std::all_of(steps.begin(), steps.end(), [](int64_t v) { return v == 1; })) return false;
+        const Value& x = activation(node, 0);
+        std::vector<int64_t> axes;
+        if (has_input(node, 3)) axes = constant_input(node, 3, "axes").ints;
+        std::optional<StridedSliceAttrs> a = strided_slice_of(
+            draft_.shape(x.id), constant_input(node, 1, "starts").ints,
+            constant_input(node, 2, "ends").ints, axes, steps, where(node));
+        if (!a) throw fail(node, "the slice is empty; iostune needs at least one element");
+        int source = x.id;
+        if (source != kGraphInput && draft_.op(source).kind == OpKind::StridedSlice) {
+            a = composed(std::get<StridedSliceAttrs>(draft_.op(source).attrs), *a);
+            source = draft_.op(source).inputs.at(0);
+        }
+        define_op(node, draft_.add(OpKind::StridedSlice, *a, {source}, op_name(node), {}));
+        return true;
+    }
+
+    // ---- reshaped views: split attention, group norm, pixel (un)shuffle, flattened heads ----
+
+    // What a value is of its op's tensor, for the forms that are views of it (value_views.h).
+    std::optional<ViewShape> view_of(const Value& v) const {
+        const Shape s = draft_.shape(v.id);
+        const int64_t features = int64_t(s.c) * s.h * s.w;
+        switch (v.form) {
+            case Value::Form::Tensor: return ViewShape{{s.n, s.c, s.h, s.w}, {}};
+            case Value::Form::Flat: return ViewShape{{s.n, features}, {}};
+            case Value::Form::Grouped:
+                return ViewShape{{s.n, v.groups, s.c / v.groups, s.h, s.w}, {}};
+            case Value::Form::Shuffled:
+                return ViewShape{{s.n, v.groups, s.c / v.groups, s.h, s.w}, {0, 2, 1, 3, 4}};
+            case Value::Form::View: return v.view;
+            default: return std::nullopt;
+        }
+    }
+
+    static bool is_view(const Value& v) {
+        return v.form == Value::Form::View || v.form == Value::Form::Grouped ||
+               v.form == Value::Form::Shuffled;
+    }
+
+    // `view` of op `id`'s tensor as the value that names it: the tensor itself, flattened, a
+    // channel-group view (Grouped, Shuffled) or a View. A flattened map read as [N, C*H*W, 1, 1]
+    // is its flatten op.
+    Value view_value(const onnx::NodeProto& node, int id, ViewShape view) {
+        view = normalized(std::move(view));
+        const Shape s = draft_.shape(id);
+        const std::vector<int64_t>& d = view.dims;
+        const int64_t features = int64_t(s.c) * s.h * s.w;
+        const bool grouped = d.size() == 5 && d[0] == s.n && d[1] >= 1 && d[1] * d[2] == s.c &&
+                             d[3] == s.h && d[4] == s.w;
+        Value v;
+        v.id = id;
+        if (!view.transposed()) {
+            if (d == std::vector<int64_t>{s.n, s.c, s.h, s.w}) return v;
+            if (d == std::vector<int64_t>{s.n, features}) {
+                v.form = Value::Form::Flat;
+                return v;
+            }
+            if (d == std::vector<int64_t>{s.n, features, 1, 1}) {
+                v.id = flattened(node, id);
+                return v;
+            }
+            if (grouped) {
+                v.form = Value::Form::Grouped;
+                v.groups = int(d[1]);
+                return v;
+            }
+        } else if (grouped && view.perm == std::vector<int64_t>{0, 2, 1, 3, 4}) {
+            v.form = Value::Form::Shuffled;
+            v.groups = int(d[1]);
+            return v;
+        }
+        v.form = Value::Form::View;
+        v.view = std::move(view);
+        return v;
+    }
+
+    // Op `id`'s map as a vector [N, C*H*W, 1, 1] (one flatten op per map, shared by its readers).
+    int flattened(const onnx::NodeProto& node, int id) {
+        const Shape s = draft_.shape(id);
+        if (s.h == 1 && s.w == 1) return id;
+        auto [it, fresh] = flattened_.try_emplace(id, kGraphInput);
+        if (fresh)
+            it->second = draft_.add(OpKind::Flatten, FlattenAttrs{}, {id},
+                                    fmt::format("{}:flatten", op_name(node)), {});
+        return it->second;
+    }
+
+    // A ChannelAffine map y = factor * x over op `id`'s tensor.
+    int scaled(const onnx::NodeProto& node, int id, float factor) {
+        const int c = draft_.shape(id).c;
+        std::vector<ParamTensor> params;
+        params.push_back({{c}, std::vector<float>(size_t(c), factor)});
+        params.push_back({{c}, std::vector<float>(size_t(c), 0.0f)});
+        return draft_.add(OpKind::ChannelAffine, ChannelAffineAttrs{}, {id},
+                          fmt::format("{}:scale", op_name(node)), std::move(params));
+    }
+
+    // Reshape of a tensor, a flattened tensor or a view: a view of the same tensor; of a
+    // PixelShuffle / PixelUnshuffle view (6-D, transposed): its depth_to_space / space_to_depth
+    // op, viewed as the target. False for a channel shuffle's view (shuffle_reshape()).
+    bool view_reshape(const onnx::NodeProto& node) {
+        const Value& x = unpadded_input(node, 0);
+        if (x.form == Value::Form::Shuffled) return false;
+        const std::optional<ViewShape> view = view_of(x);
+        if (!view) return false;
+        const ConstTensor& shape = constant_input(node, 1, "shape");
+        if (shape.is_float) return false;
+        const bool allow_zero = NodeAttributes(node, where(node)).get_int("allowzero", 0) != 0;
+        const std::vector<int64_t> dims = view->logical();
+        const auto target = reshape_target(shape.ints, dims, allow_zero, draft_.shape(x.id).n);
+        if (!target)
+            throw fail(node, fmt::format("reshaping [{}] to [{}]: the element counts differ",
+                                         fmt::join(dims, ", "), fmt::join(shape.ints, ", ")));
+        int id = x.id;
+        if (view->transposed()) {
+            const std::optional<DepthSpaceMatch> match = match_depth_space(draft_.shape(id), *view);
+            if (!match)
+                throw fail(node, fmt::format("reshaping the transposed view [{}] (of [{}], perm "
+                                             "[{}]) is not supported; iostune reads transposed "
+                                             "views as channel shuffles, PixelShuffle and "
+                                             "PixelUnshuffle (6-D, DCR or CRD) and split "
+                                             "attention's softmax",
+                                             fmt::join(dims, ", "), fmt::join(view->dims, ", "),
+                                             fmt::join(view->perm, ", ")));
+            id = draft_.add(match->kind, match->attrs, {id}, op_name(node), {});
+        }
+        define(node, 0, view_value(node, id, ViewShape{*target, {}}));
+        return true;
+    }
+
+    // Transpose of a view: the same tensor read in another order. False for the NCHW <-> NHWC
+    // transposes of transpose().
+    bool view_transpose(const onnx::NodeProto& node) {
+        const Value& x = input(node, 0);
+        if (!is_view(x)) return false;
+        const ViewShape view = *view_of(x);
+        std::vector<int64_t> perm = NodeAttributes(node, where(node)).get_ints("perm", {});
+        if (perm.empty())  // ONNX's default: the axes reversed
+            for (size_t i = view.dims.size(); i > 0; --i) perm.push_back(int64_t(i - 1));
+        const std::optional<ViewShape> t = transposed(view, perm);
+        if (!t)
+            throw fail(node, fmt::format("perm [{}] is not a permutation of the view's {} axes",
+                                         fmt::join(perm, ", "), view.dims.size()));
+        define(node, 0, view_value(node, x.id, *t));
+        return true;
+    }
+
+    // Softmax across the branches of a split-attention view (ResNeSt's [N, cardinality, radix,
+    // r] transposed, SKNet's [N, radix, C / radix, H, W]): a radix_softmax op.
+    bool view_softmax(const onnx::NodeProto& node) {
+        const Value& x = input(node, 0);
+        if (!is_view(x)) return false;
+        const ViewShape view = *view_of(x);
+        const std::vector<int64_t> dims = view.logical();
+        const int rank = int(dims.size());
+        int64_t axis = NodeAttributes(node, where(node)).get_int("axis", opset_ < 13 ? 1 : -1);
+        if (axis < 0) axis += rank;
+        // Before opset 13 Softmax normalises over every axis from `axis` on: one axis where the
+        // rest are 1.
+        bool one_axis = axis >= 1 && axis < rank;
+        for (int64_t i = axis + 1; opset_ < 13 && one_axis && i < rank; ++i)
+            one_axis = dims[size_t(i)] == 1;
+        const std::optional<RadixSoftmaxPlan> plan =
+            one_axis ? plan_radix_softmax(draft_.shape(x.id), view, int(axis)) : std::nullopt;
+        if (!plan)
+            throw fail(node, fmt::format("softmax along axis {} of the view [{}] is not "
+                                         "supported; iostune takes a softmax across split "
+                                         "attention's branches (ResNeSt, SKNet)",
+                                         axis, fmt::join(dims, ", ")));
+        const int id = draft_.add(OpKind::RadixSoftmax, plan->attrs, {x.id}, op_name(node), {});
+        define(node, 0, view_value(node, id, plan->result));
+        return true;
+    }
+
+    // ReduceSum / ReduceMean over axis 1 of a view whose axis 1 splits the channels into branches
+    // (split attention's weighted sum): an add of the branches' channel slices.
+    bool view_reduce(const onnx::NodeProto& node) {
+        const Value& x = input(node, 0);
+        if (!is_view(x)) return false;
+        const NodeAttributes attrs(node, where(node));
+        const ViewShape view = *view_of(x);
+        const int64_t rank = int64_t(view.dims.size());
+        std::vector<int64_t> axes = attrs.get_ints("axes", {});
+        if (has_input(node, 1)) axes = constant_input(node, 1, "axes").ints;
+        const Shape s = draft_.shape(x.id);
+        const std::optional<int> branches = channel_branches(s, view);
+        const bool sum = node.op_type() == "ReduceSum", mean = node.op_type() == "ReduceMean";
+        if (axes.size() != 1 || (axes[0] != 1 && axes[0] != 1 - rank) || !branches ||
+            !(sum || mean))
+            throw fail(node, fmt::format("{} over axes [{}] of the view [{}] is not supported; "
+                                         "iostune sums or averages split attention's branches "
+                                         "(axis 1 of [N, radix, C / radix, ...])",
+                                         node.op_type(), fmt::join(axes, ", "),
+                                         fmt::join(view.logical(), ", ")));
+        int id = x.id;
+        if (*branches > 1) {
+            std::vector<int> slices;
+            const int width = s.c / *branches;
+            for (int k = 0; k < *branches; ++k)
+                slices.push_back(draft_.add(OpKind::ChannelSlice,
+                                            ChannelSliceAttrs{k * width, (k + 1) * width}, {x.id},
+                                            fmt::format("{}:branch{}", op_name(node), k), {}));
+            id = draft_.add(OpKind::Add, AddAttrs{}, slices, op_name(node), {});
+            if (mean) id = scaled(node, id, 1.0f / float(*branches));
+        }
+        std::vector<int64_t> dims = view.dims;
+        if (attrs.get_int("keepdims", 1) != 0) dims[1] = 1;
+        else dims.erase(dims.begin() + 1);
+        define(node, 0, view_value(node, id, ViewShape{dims, {}}));
+        return true;
+    }
+
+    // Arithmetic on views that split their tensors' channels alike (x * attention over
+    // [N, radix, C, H, W] and [N, radix, C, 1, 1]): the op on the tensors, broadcasting over H
+    // and W; and a view with a scalar constant: an affine map.
+    bool view_arithmetic(const onnx::NodeProto& node) {
+        if (node.input_size() != 2) return false;
+        const Value& a = input(node, 0);
+        const Value& b = input(node, 1);
+        if (!is_view(a) && !is_view(b)) return false;
+        const std::string& op = node.op_type();
+        if (a.form == Value::Form::Constant || b.form == Value::Form::Constant) {
+            view_scalar_arithmetic(node, a.form == Value::Form::Constant);
+            return true;
+        }
+        const std::optional<ViewShape> va = view_of(a), vb = view_of(b);
+        const Shape sa = draft_.shape(a.id), sb = draft_.shape(b.id);
+        const auto spatial_last = [](const ViewShape& v, const Shape& s) {
+            const auto& d = v.dims;
+            return d.size() >= 3 && d[d.size() - 2] == s.h && d[d.size() - 1] == s.w;
+        };
+        const bool aligned =
+            va && vb && !va->transposed() && !vb->transposed() &&
+            va->dims.size() == vb->dims.size() && spatial_last(*va, sa) && spatial_last(*vb, sb) &&
+            std::equal(va->dims.begin(), va->dims.end() - 2, vb->dims.begin());
+        if (!aligned)
+            throw fail(node, "the operands are views of tensors that split the channels "
+                             "differently (or transposed); iostune takes arithmetic between "
+                             "views [N, g, C / g, H, W] of the same split, broadcast over H and W");
+        std::vector<int64_t> dims = va->dims;
+        dims[dims.size() - 2] = std::max(sa.h, sb.h);
+        dims[dims.size() - 1] = std::max(sa.w, sb.w);
+        static const std::map<std::string, BinaryOp> ops = {
+            {"Add", BinaryOp::Add}, {"Sub", BinaryOp::Sub}, {"Mul", BinaryOp::Mul},
+            {"Div", BinaryOp::Div}};
+        const int id = op == "Add" && sa == sb
+                           ? draft_.add(OpKind::Add, AddAttrs{}, {a.id, b.id}, op_name(node), {})
+                           : draft_.add(OpKind::Binary, BinaryAttrs{ops.at(op)}, {a.id, b.id},
+                                        op_name(node), {});
+        define(node, 0, view_value(node, id, ViewShape{dims, {}}));
+        return true;
+    }
+
+    // A view (input 1 - constant_index) with a scalar constant: an affine map of its tensor.
+    void view_scalar_arithmetic(const onnx::NodeProto& node, int constant_index) {
+        const std::string& op = node.op_type();
+        const Value& x = input(node, 1 - constant_index);
+        const ConstTensor& c = constant_input(node, constant_index, "constant operand");
+        if (c.elements() != 1 || (op == "Div" && constant_index == 0))
+            throw fail(node, fmt::format("{} of a view and the constant [{}]: iostune takes a "
+                                         "scalar constant (and no division by a view)",
+                                         op, fmt::join(c.dims, ", ")));
+        const float v = c.is_float ? c.floats.at(0) : float(c.ints.at(0));
+        float scale = 1.0f, shift = 0.0f;
+        if (op == "Add") shift = v;
+        else if (op == "Sub") constant_index == 0 ? (scale = -1.0f, shift = v) : (shift = -v);
+        else if (op == "Mul") scale = v;
+        else scale = 1.0f / v;
+        const int channels = draft_.shape(x.id).c;
+        std::vector<ParamTensor> params;
+        params.push_back({{channels}, std::vector<float>(size_t(channels), scale)});
+        params.push_back({{channels}, std::vector<float>(size_t(channels), shift)});
+        const int id = draft_.add(OpKind::ChannelAffine, ChannelAffineAttrs{}, {x.id},
+                                  op_name(node), std::move(params));
+        define(node, 0, view_value(node, id, *view_of(x)));
+    }
+
+    // Concat of flattened tensors (a multi-scale head's pooled vectors): their vectors
+    // concatenated; along axis 1 of views [N, g_k, C, H, W] (SKNet's torch.stack of its paths):
+    // the tensors concatenated, a view of g = sum g_k. False for NCHW inputs (concat()).
+    bool view_concat(const onnx::NodeProto& node) {
+        if (node.input_size() < 1) return false;
+        const Value& first = input(node, 0);
+        if (first.form != Value::Form::Flat && !is_view(first)) return false;
+        const std::optional<ViewShape> view = view_of(first);
+        const int64_t rank = int64_t(view->dims.size());
+        int64_t axis = NodeAttributes(node, where(node)).get_int("axis", 1);
+        if (axis < 0) axis += rank;
+        std::vector<int> inputs;
+        std::vector<int64_t> dims = view->dims;
+        dims[1] = 0;
+        for (int i = 0; i < node.input_size(); ++i) {
+            const Value& v = input(node, i);
+            const std::optional<ViewShape> vi = view_of(v);
+            const Shape s = vi ? draft_.shape(v.id) : Shape{};
+            const auto& d = vi ? vi->dims : std::vector<int64_t>{};
+            const bool fits =
+                axis == 1 && vi && !vi->transposed() && int64_t(d.size()) == rank &&
+                (first.form == Value::Form::Flat
+                     ? v.form == Value::Form::Flat
+                     : rank >= 3 && std::equal(d.begin() + 2, d.end(), view->dims.begin() + 2) &&
+                           d[d.size() - 2] == s.h && d[d.size() - 1] == s.w);
+            if (!fits)
+                throw fail(node, fmt::format("input '{}' cannot join the concatenation: iostune "
+                                             "concatenates flattened [N, features] tensors along "
+                                             "axis 1 and views [N, g, C, H, W] of one C, H and W "
+                                             "along axis 1",
+                                             node.input(i)));
+            inputs.push_back(first.form == Value::Form::Flat ? flattened(node, v.id) : v.id);
+            dims[1] += d[1];
+        }
+        const int id = draft_.add(OpKind::Concat, ConcatAttrs{}, inputs, op_name(node), {});
+        define(node, 0, view_value(node, id, ViewShape{dims, {}}));
+        return true;
+    }
+
+    // Flatten of a view at axis 1: the flattened tensor under it (the view reads it in order).
+    bool view_flatten(const onnx::NodeProto& node) {
+        const Value& x = input(node, 0);
+        if (!is_view(x)) return false;
+        const ViewShape view = *view_of(x);
+        const int64_t rank = int64_t(view.dims.size());
+        int64_t axis = NodeAttributes(node, where(node)).get_int("axis", 1);
+        if (axis < 0) axis += rank;
+        if (axis != 1 || view.transposed())
+            throw fail(node, fmt::format("flattening the view [{}] at axis {} is not supported "
+                                         "(only a view in its tensor's order, at axis 1)",
+                                         fmt::join(view.logical(), ", "), axis));
+        const Shape s = draft_.shape(x.id);
+        define(node, 0, view_value(node, x.id, ViewShape{{s.n, int64_t(s.c) * s.h * s.w}, {}}));
+        return true;
+    }
+
+    // Unsqueeze and Squeeze of a computed tensor (constants are folded): the same tensor with
+    // axes of size 1 added or removed (torch.stack's Unsqueeze, a head's squeeze(-1)).
+    void squeeze(const onnx::NodeProto& node) {
+        const NodeAttributes attrs(node, where(node));
+        const Value& x = unpadded_input(node, 0);
+        const std::optional<ViewShape> view = view_of(x);
+        if (!view || view->transposed())
+            throw fail(node, "iostune squeezes and unsqueezes NCHW tensors, flattened tensors and "
+                             "their reshaped views");
+        std::vector<int64_t> axes = attrs.get_ints("axes", {});
+        if (has_input(node, 1)) axes = constant_input(node, 1, "axes").ints;
+        std::vector<int64_t> dims = view->dims;
+        const bool unsqueeze = node.op_type() == "Unsqueeze";
+        const int64_t rank = int64_t(dims.size()) + (unsqueeze ? int64_t(axes.size()) : 0);
+        for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+        std::sort(axes.begin(), axes.end());
+        const bool valid = !axes.empty() && axes.front() >= 1 && axes.back() < rank &&
+                           std::adjacent_find(axes.begin(), axes.end()) == axes.end();
+        if (!valid)
+            throw fail(node, fmt::format("axes [{}] are not distinct axes of a rank-{} tensor past "
+                                         "the batch",
+                                         fmt::join(axes, ", "), rank));
+        if (unsqueeze) {
+            for (int64_t a : axes) dims.insert(dims.begin() + a, 1);
+        } else {
+            for (auto a = axes.rbegin(); a != axes.rend(); ++a) {
+                if (dims[size_t(*a)] != 1)
+                    throw fail(node,
+                               fmt::format("axis {} has size {}, not 1", *a, dims[size_t(*a)]));
+                dims.erase(dims.begin() + *a);
+            }
+        }
+        define(node, 0, view_value(node, x.id, ViewShape{dims, {}}));
+    }
+
     const onnx::GraphProto& graph_;
     int opset_;
     std::string source_;
@@ -1596,6 +2072,7 @@ private:
     std::unordered_map<std::string, Value> values_;
     std::unordered_map<std::string, int> uses_;
     std::map<std::pair<int, std::array<int64_t, 4>>, int> settled_pads_;  // (input, pads) -> op
+    std::map<int, int> flattened_;  // op -> its flatten op
 };
 
 // The one graph input that is not an initializer, as an NCHW shape.

@@ -5,15 +5,25 @@
 // (folded into the Conv before it, or a ChannelAffine map when there is none), Relu (fused into a
 // Conv or Add that has no other consumer), Clip (ReLU6), Sigmoid, HardSigmoid, HardSwish,
 // LeakyRelu, Tanh, Gelu and its decomposed erf form, SiLU (x * sigmoid(x)), MaxPool,
-// AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, Pad (zeros,
-// any sign: negative pads crop; -inf before a MaxPool), Concat, Split (channels), Slice
-// (channels, H and W, step 1), Add/Sub/Mul/Div
+// AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax/ReduceSum over H and W, Pad
+// (zeros, any sign: negative pads crop; -inf before a MaxPool), Concat (channels, or flattened
+// [N, features] vectors: a flatten op where a map is flattened), Split (channels), Slice
+// (channels, H and W; a step other than 1 is a strided_slice op), Add/Sub/Mul/Div
 // (tensors with broadcasting such as squeeze-excitation scales, or per-channel and scalar
 // constants, folded into the Conv before them where possible), Sum, Gemm, MatMul (+ Add of a
-// bias), Flatten/Reshape (before the classifier), channel shuffle (Reshape -> Transpose ->
-// Reshape), channels-last blocks (Transpose -> LayerNormalization / MatMul / arithmetic ->
-// Transpose back, as ConvNeXt), Resize (nearest as PyTorch exports it, bilinear with half-pixel
-// or aligned corners), Softmax, Dropout and Identity (as identity), Constant. Zero padding and
+// bias), Flatten/Reshape/Squeeze/Unsqueeze (before the classifier), channel shuffle (Reshape ->
+// Transpose -> Reshape), channels-last blocks (Transpose -> LayerNormalization / MatMul /
+// arithmetic -> Transpose back, as ConvNeXt), Resize (nearest as PyTorch exports it, bilinear
+// with half-pixel or aligned corners), Softmax, PRelu (a prelu op; one shared slope: leakyrelu),
+// InstanceNormalization (a group_norm op, a group per channel), DepthToSpace and SpaceToDepth
+// (DCR, CRD), Dropout and Identity (as identity), Constant. Reshaped and transposed views of a
+// tensor (src/onnx/value_views.h) import as the ops they amount to: PyTorch's GroupNorm (Reshape
+// [N, G, -1] -> InstanceNormalization -> Reshape -> Mul, Add) as one group_norm op; ResNeSt's and
+// SKNet's split attention (Reshape to [N, radix, C / radix, H, W] or [N, cardinality, radix, r]
+// with its Transpose, Softmax across the branches, Mul, ReduceSum over them; torch.stack as
+// Unsqueeze + Concat) as a radix_softmax op, binary ops and adds of channel slices;
+// PixelUnshuffle's (and PixelShuffle's) 6-D Reshape -> Transpose -> Reshape as space_to_depth
+// (depth_to_space). Zero padding and
 // crops (Pad, Slice of H/W) fold into the padding of the Conv or pool they feed where that is
 // exact, and are a spatial_pad op elsewhere; a Conv's or pool's asymmetric padding keeps its equal
 // part and puts the rest in a spatial_pad op (zeros: Conv, an AveragePool that counts padding),

@@ -1,6 +1,6 @@
 // The operators of deployed CNNs that work pixel by pixel or channel by channel: activations,
-// broadcasting binary arithmetic, per-channel affine maps, channel shuffle and slice, and the
-// layer norm over channels.
+// PReLU, broadcasting binary arithmetic, per-channel affine maps, channel shuffle and slice, the
+// layer norm over channels and split attention's softmax across branches.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -44,6 +44,44 @@ float combine(BinaryOp op, float a, float b) {
 void activation(const HostTensor& in, const ActivationAttrs& a, HostTensor& out) {
     for (size_t i = 0; i < in.data.size(); ++i)
         out.data[i] = activate(a.function, a.alpha, a.beta, in.data[i]);
+}
+
+void prelu(const HostTensor& in, const float* slope, HostTensor& out) {
+    const size_t pixels = size_t(in.shape.h) * size_t(in.shape.w);
+    for (int n = 0; n < in.shape.n; ++n)
+        for (int c = 0; c < in.shape.c; ++c) {
+            const size_t base = (size_t(n) * size_t(in.shape.c) + size_t(c)) * pixels;
+            for (size_t p = 0; p < pixels; ++p) {
+                const float x = in.data[base + p];
+                out.data[base + p] = x >= 0.0f ? x : slope[c] * x;
+            }
+        }
+}
+
+void radix_softmax(const HostTensor& in, const RadixSoftmaxAttrs& a, HostTensor& out) {
+    const Shape& s = in.shape;
+    const int r = s.c / (a.radix * a.cardinality);
+    const size_t pixels = size_t(s.h) * size_t(s.w);
+    std::vector<double> e(size_t(a.radix));
+    for (int n = 0; n < s.n; ++n)
+        for (int g = 0; g < a.cardinality; ++g)
+            for (int j = 0; j < r; ++j)
+                for (size_t p = 0; p < pixels; ++p) {
+                    // The branches of (g, j) at this pixel: input channel (g * radix + k) * r + j.
+                    const auto source = [&](int k) {
+                        const size_t c = size_t(g * a.radix + k) * size_t(r) + size_t(j);
+                        return in.data[(size_t(n) * size_t(s.c) + c) * pixels + p];
+                    };
+                    double top = source(0), sum = 0.0;
+                    for (int k = 1; k < a.radix; ++k) top = std::max(top, double(source(k)));
+                    for (int k = 0; k < a.radix; ++k)
+                        sum += e[size_t(k)] = std::exp(source(k) - top);
+                    for (int k = 0; k < a.radix; ++k) {
+                        const size_t c = size_t(k * a.cardinality + g) * size_t(r) + size_t(j);
+                        out.data[(size_t(n) * size_t(s.c) + c) * pixels + p] =
+                            float(e[size_t(k)] / sum);
+                    }
+                }
 }
 
 void binary(const HostTensor& a, const HostTensor& b, BinaryOp op, HostTensor& out) {

@@ -35,6 +35,20 @@ void channel_shuffle(const HostTensor& in, int groups, HostTensor& out);
 void channel_slice(const HostTensor& in, int begin, HostTensor& out);
 void channel_norm(const HostTensor& in, float eps, const float* gamma, const float* beta,
                   HostTensor& out);
+// y = x >= 0 ? x : slope[c] * x (`out` may be `in`: a convolution's fused PReLU).
+void prelu(const HostTensor& in, const float* slope, HostTensor& out);
+// The softmax across branches of split attention, in double.
+void radix_softmax(const HostTensor& in, const RadixSoftmaxAttrs& attrs, HostTensor& out);
+
+// group_norm.cpp: gamma and beta are [C].
+void group_norm(const HostTensor& in, const GroupNormAttrs& attrs, const float* gamma,
+                const float* beta, HostTensor& out);
+
+// rearrange.cpp: elements moved, nothing computed.
+void strided_slice(const HostTensor& in, const StridedSliceAttrs& attrs, HostTensor& out);
+void depth_to_space(const HostTensor& in, const DepthSpaceAttrs& attrs, HostTensor& out);
+void space_to_depth(const HostTensor& in, const DepthSpaceAttrs& attrs, HostTensor& out);
+void flatten(const HostTensor& in, HostTensor& out);
 
 // spatial_pad.cpp: zero padding (positive sides) and cropping (negative sides) of H and W.
 void spatial_pad(const HostTensor& in, const SpatialPadAttrs& attrs, HostTensor& out);

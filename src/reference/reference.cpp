@@ -71,6 +71,7 @@ HostTensor run_conv(const Op& op, const std::vector<const HostTensor*>& inputs,
         add({&conv, inputs[1]}, a.relu, out);
     }
     if (a.activation) activation(out, *a.activation, out);
+    if (a.prelu) prelu(out, params.back().values.data(), out);
     return out;
 }
 
@@ -175,7 +176,8 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
     const Shape out_shape = infer_shape(op.kind, op.attrs, shapes, op.name);
     const bool has_params = op.kind == OpKind::Conv || op.kind == OpKind::SepConv ||
                             op.kind == OpKind::Linear || op.kind == OpKind::ConvTranspose ||
-                            op.kind == OpKind::ChannelAffine || op.kind == OpKind::ChannelNorm;
+                            op.kind == OpKind::ChannelAffine || op.kind == OpKind::ChannelNorm ||
+                            op.kind == OpKind::PRelu || op.kind == OpKind::GroupNorm;
     if (has_params) {
         check_params(op, shapes[0], params);
     } else if (!params.empty()) {
@@ -269,6 +271,42 @@ HostTensor reference_op(const Op& op, const std::vector<const HostTensor*>& inpu
             HostTensor out(out_shape);
             channel_norm(*inputs[0], op.as<ChannelNormAttrs>().eps, params[0].values.data(),
                          params[1].values.data(), out);
+            return out;
+        }
+        case OpKind::PRelu: {
+            HostTensor out(out_shape);
+            prelu(*inputs[0], params[0].values.data(), out);
+            return out;
+        }
+        case OpKind::GroupNorm: {
+            HostTensor out(out_shape);
+            group_norm(*inputs[0], op.as<GroupNormAttrs>(), params[0].values.data(),
+                       params[1].values.data(), out);
+            return out;
+        }
+        case OpKind::RadixSoftmax: {
+            HostTensor out(out_shape);
+            radix_softmax(*inputs[0], op.as<RadixSoftmaxAttrs>(), out);
+            return out;
+        }
+        case OpKind::StridedSlice: {
+            HostTensor out(out_shape);
+            strided_slice(*inputs[0], op.as<StridedSliceAttrs>(), out);
+            return out;
+        }
+        case OpKind::DepthToSpace: {
+            HostTensor out(out_shape);
+            depth_to_space(*inputs[0], op.as<DepthSpaceAttrs>(), out);
+            return out;
+        }
+        case OpKind::SpaceToDepth: {
+            HostTensor out(out_shape);
+            space_to_depth(*inputs[0], op.as<DepthSpaceAttrs>(), out);
+            return out;
+        }
+        case OpKind::Flatten: {
+            HostTensor out(out_shape);
+            flatten(*inputs[0], out);
             return out;
         }
     }

@@ -5,7 +5,9 @@
 # (eager timed; cudagraph recorded as skipped), after torch_peers.py --check-cpu of their
 # builders. Checks what one device call returns (one
 # tarball and one log), the records and validations of every row, the table, a validation
-# failure and a deadline. Prints "skipped" (CTest: Skipped) without torch, torchvision and onnx.
+# failure and a deadline; and issue 28's models: espcn through every step with --search-args,
+# timm's resnest14d recorded as failed with the reason where timm is missing. Prints "skipped"
+# (CTest: Skipped) without torch, torchvision and onnx.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,20 +39,25 @@ run() {  # run TAG ARGS...: one device call's worth
 # torch_peers.py's CPU self-check of the deployed builders: folding exact (float64), one
 # flattened output per sample (the FPN's five maps concatenated).
 "$py" "$bench/torch_peers.py" --check-cpu --small --models efficientnet_b0 mobilenet_v3_large \
-  fasterrcnn_fpn_backbone unet >"$tmp/check.txt" 2>&1 || { cat "$tmp/check.txt"; fail "--check-cpu"; }
-[ "$(grep -c "batch-norm folding changes outputs by .* ok$" "$tmp/check.txt")" -eq 4 ] &&
+  fasterrcnn_fpn_backbone unet espcn >"$tmp/check.txt" 2>&1 || { cat "$tmp/check.txt"; fail "--check-cpu"; }
+[ "$(grep -c "batch-norm folding changes outputs by .* ok$" "$tmp/check.txt")" -eq 5 ] &&
   grep -q "fasterrcnn_fpn_backbone: export_torchvision: 26825856 parameters, output (2, 87296) ok" \
     "$tmp/check.txt" || { cat "$tmp/check.txt"; fail "--check-cpu of the deployed models"; }
 
 run all --batches "1 2" --precisions "tf32 fp16" --parts "torch iostune" --torch-deadline 400
 FAKE_IOSTUNE_INVALID=1 run invalid --models unet --batches 1 --parts iostune
 run late --models unet --batches 1 --deadline 1
+# Issue 28's models: espcn (PReLU, PixelShuffle) all the way, with the H100 rows' search options;
+# timm's resnest14d without timm here: its rows say why.
+timm_here=0; "$py" -c "import timm" 2>/dev/null && timm_here=1
+run second --models "espcn resnest14d" --batches 1 --precisions tf32 --parts "iostune torch" \
+  --torch-systems "eager cudagraph" --search-args "--time-budget 30"
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out_dry$$_all/bench_dry$$_all.tar.gz" |
   grep -q "64 raw records merged" || fail "unpack_results.sh did not merge the 64 records"
 
-"$py" - "$tmp" "$$" "$bench" <<'PY'
-import glob, json, os, sys
-tmp, pid, bench = sys.argv[1], sys.argv[2], sys.argv[3]
+"$py" - "$tmp" "$$" "$bench" "$timm_here" <<'PY'
+import glob, json, os, re, sys
+tmp, pid, bench, timm_here = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 sys.path.insert(0, bench)
 import bench_record
 def check(cond, what):
@@ -93,8 +100,9 @@ check(set(s for *_, s in got) == {"iostune-ios-both", "iostune-sequential", "tor
 vals = [json.loads(l) for l in open(f"{w}/validate.jsonl")]
 check(len(vals) == 16 and all(v["status"] == "passed" for v in vals), f"validations: {vals}")
 md = open(f"{w}/deployed.md").read()
-check("| fasterrcnn_fpn_backbone | 2 | fp16 |" in md and "(ios-both) | passed | skipped | not run |" in md,
-      "the table has every row with the kept strategy and validation")
+check("| fasterrcnn_fpn_backbone | 2 | fp16 |" in md and
+      re.search(r"\(ios-both\) \| passed \| [0-9.]+ \| skipped \| not run \|", md),
+      "the table has every row with the kept strategy, validation and eager peer")
 check(os.path.isfile(f"{w}/summary/summary.md"), "summarize.py ran on the records")
 log = open(f"{w}/logs/deployed_models.log").read()
 check(log.index("PyTorch peers, fp16") < log.index("efficientnet_b0 batch 1, tf32"),
@@ -115,9 +123,30 @@ check("| unet | 1 | fp16 | 0." in md and "| failed | FAILED |" in md and "Valida
 w = work("late")
 runs, _ = bench_record.load_records(f"{w}/raw")
 check(not runs, "nothing measured past the deadline")
-check("| unet | 1 | tf32 | not run | not run | not run | not run | not run | - |" in
+check("| unet | 1 | tf32 | not run | not run | not run | not run | not run | not run | - |" in
       open(f"{w}/deployed.md").read(), "rows past the deadline are 'not run'")
 log = open(f"{w}/logs/deployed_models.log").read()
 check("past --deadline 1 s, not started: iostune unet b1 tf32" in log, "the skipped steps are listed")
+w = work("second")
+runs, _ = bench_record.load_records(f"{w}/raw")
+got2 = {(r["model"], r["system"]): r for r in runs}
+espcn = got2[("espcn", "iostune-ios-both")]
+check(espcn["status"] == "ok" and "--time-budget 30" in espcn["details"]["search_command"],
+      "espcn searched with --search-args and replayed")
+check(got2[("espcn", "torch-eager")]["status"] == "ok" and
+      got2[("espcn", "torch-eager")]["details"]["batch_norms_left"] == 0,
+      "espcn's PyTorch eager peer ran")
+exported = json.load(open(f"{w}/logs/export.json"))["models"]
+check(exported["espcn"]["input_shape"] == [1, 3, 17, 17], f"espcn export: {exported['espcn']}")
+if not timm_here:
+    check("timm" in exported["resnest14d"]["error"], f"resnest14d export: {exported['resnest14d']}")
+    for system in ("iostune-ios-both", "torch-eager"):
+        r = got2[("resnest14d", system)]
+        check(r["status"] == "failed" and "timm" in r["error"], f"resnest14d {system}: {r}")
+    vals = [json.loads(l) for l in open(f"{w}/validate.jsonl")]
+    check([v["status"] for v in vals if v["model"] == "resnest14d"] == ["not run"],
+          f"resnest14d's validation: {vals}")
+md = open(f"{w}/deployed.md").read()
+check("| espcn | 1 | tf32 |" in md and "| resnest14d | 1 | tf32 |" in md, "issue 28's rows")
 print("deployed dry run passed:", len(got), "records in the full run")
 PY

@@ -10,7 +10,7 @@ hits); as in iostune's DB, schedules and stages are keyed by precision, and a sc
 only in the precision it was searched in. --precision (or --math) fp32|tf32|fp16|bf16, --layout
 auto|nchw|nhwc and replay's --native-io are accepted and reported as iostune reports them.
 --model may be a model file (.onnx or .json, named after the deployed models: its stem is the
-model), `import X.onnx -o X.json` writes a placeholder model, and `replay --validate` reports a
+model; a missing one is an error), `import X.onnx -o X.json` writes a placeholder model, and `replay --validate` reports a
 passed validation on stderr (as iostune does with --format json); FAKE_IOSTUNE_INVALID=1 makes
 it fail as a schedule whose output differs would.
 """
@@ -24,10 +24,12 @@ DEVICE = {"name": "Fake H100", "compute_capability": "9.0", "sm_count": 132,
           "driver": "580.0", "cuda_runtime": "13.0", "cudnn": "9.19.0"}
 STAGES = {"inception_v3": 5428, "googlenet": 1314, "squeezenet1_1": 78, "resnet50": 60,
           "nasnet_a_large": 122012, "randwire": 131000, "efficientnet_b0": 900,
-          "mobilenet_v3_large": 700, "fasterrcnn_fpn_backbone": 400, "unet": 60}
+          "mobilenet_v3_large": 700, "fasterrcnn_fpn_backbone": 400, "unet": 60, "espcn": 10,
+          "resnest14d": 300, "skresnet18": 250}
 BASE_MS = {"inception_v3": 2.6, "googlenet": 1.5, "squeezenet1_1": 0.38, "resnet50": 2.2,
            "nasnet_a_large": 7.9, "randwire": 5.1, "efficientnet_b0": 1.1,
-           "mobilenet_v3_large": 0.9, "fasterrcnn_fpn_backbone": 1.6, "unet": 0.3}
+           "mobilenet_v3_large": 0.9, "fasterrcnn_fpn_backbone": 1.6, "unet": 0.3, "espcn": 0.4,
+           "resnest14d": 1.2, "skresnet18": 1.0}
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 STORAGE = {"fp32": "float", "tf32": "float", "fp16": "half", "bf16": "bfloat16"}
 
@@ -93,8 +95,12 @@ def main(args):
         if command == "replay" and not os.environ.get("FAKE_IOSTUNE_NO_SCHEDULE_ID"):
             print("  --schedule-id INT   replay exactly this schedule of --db")
         return 0
-    model = model_name(option(args, "--model"))
+    spec = option(args, "--model")
+    model = model_name(spec)
     batch = int(option(args, "--batch", "1"))
+    if model != spec and not os.path.isfile(spec):  # a model file, as iostune reads it
+        print(f"error: cannot read model file '{spec}'", file=sys.stderr)
+        return 1
     if model not in STAGES:
         print(f"error: unknown model '{model}'", file=sys.stderr)
         return 1

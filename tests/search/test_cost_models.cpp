@@ -9,6 +9,7 @@
 #include "search/ios_search.h"
 #include "search/op_estimate.h"
 #include "search/sim_cost_model.h"
+#include "search/timeline_sim.h"
 #include "src/error.h"
 #include "src/operator_info.h"
 #include "test_graphs.h"
@@ -333,4 +334,57 @@ TEST_CASE("sim model and IOS search cost the deployed-CNN operators", "[costmode
     options.progress = false;
     const auto result = ios_search(g, model, options);
     CHECK_NOTHROW(validate(g, result.schedule));
+}
+
+TEST_CASE("sim model, timeline and IOS search cost the second-round operators (issue 28)",
+          "[costmodel][second_round]") {
+    // Split attention beside a Focus / pixel-shuffle branch and a group-normed PReLU branch, every
+    // kind in parallel branches the search can overlap; two PReLU convolutions that merge.
+    Graph g("second_round", Shape{1, 16, 14, 14});
+    ConvAttrs c3;
+    c3.out_channels = 16;
+    c3.kernel_h = c3.kernel_w = 3;
+    c3.pad_h = c3.pad_w = 1;
+    c3.prelu = true;
+    const int a = g.add(OpKind::Conv, c3, {kGraphInput}, "conv_prelu_a");
+    const int b = g.add(OpKind::Conv, c3, {kGraphInput}, "conv_prelu_b");
+    const int norm = g.add(OpKind::GroupNorm, GroupNormAttrs{4, 1e-5f}, {a}, "gn");
+    const int prelu = g.add(OpKind::PRelu, PReluAttrs{}, {norm}, "prelu");
+    const int attn = g.add(OpKind::RadixSoftmax, RadixSoftmaxAttrs{2, 2}, {b}, "rsoftmax");
+    const int focus = g.add(OpKind::StridedSlice, StridedSliceAttrs{0, 1, 16, 0, 2, 7, 1, 2, 7},
+                            {kGraphInput}, "focus");
+    const int up = g.add(OpKind::DepthToSpace, DepthSpaceAttrs{2, BlockOrder::Crd}, {focus},
+                         "pixel_shuffle");
+    const int down = g.add(OpKind::SpaceToDepth, DepthSpaceAttrs{2, BlockOrder::Dcr}, {prelu},
+                           "space_to_depth");
+    const int flat = g.add(OpKind::Flatten, FlattenAttrs{}, {up}, "flatten");
+    const int flat_attn = g.add(OpKind::Flatten, FlattenAttrs{}, {attn}, "flatten_attention");
+    const int flat_down = g.add(OpKind::Flatten, FlattenAttrs{}, {down}, "flatten_down");
+    g.add(OpKind::Concat, ConcatAttrs{}, {flat, flat_attn, flat_down}, "head");
+
+    SimCostModel model;
+    for (const Op& op : g.ops()) {
+        INFO(op.name);
+        CHECK(latency(model, g, single(op.id)) > 0.0);
+        CHECK_FALSE(op_kernels(g, op.id).empty());
+    }
+    // The PReLU epilogue costs work; the two PReLU convolutions merge (their slopes stack).
+    ConvAttrs plain = c3;
+    plain.prelu = false;
+    Graph without("plain", Shape{1, 16, 14, 14});
+    without.add(OpKind::Conv, plain, {kGraphInput}, "conv");
+    CHECK(op_kernels(g, a).front().flops > op_kernels(without, 0).front().flops);
+    CHECK(can_merge(g, {a, b}));
+    CHECK(latency(model, g, Stage{StageStrategy::Merge, {{a, b}}}) > 0.0);
+    // A group norm's reduction is a block per (image, group): more groups, more blocks.
+    Graph wider("gn", Shape{1, 16, 14, 14});
+    wider.add(OpKind::GroupNorm, GroupNormAttrs{16, 1e-5f}, {kGraphInput}, "instance_norm");
+    CHECK(op_kernels(wider, 0).front().blocks == 16);
+    CHECK(op_kernels(g, norm).front().blocks == 4);
+
+    SearchOptions options;
+    options.progress = false;
+    const auto result = ios_search(g, model, options);
+    CHECK_NOTHROW(validate(g, result.schedule));
+    CHECK(simulate_program_ms(g, StreamProgram(g, result.schedule), model) > 0.0);
 }
