@@ -19,6 +19,9 @@
 #   configurations are PARITY="model:batch:precision[:layout] ...", default below, each measuring
 #   torch shapes for at most PARITY_BUDGET_S seconds (default 90); tables in parity.md beside
 #   pass.tar.gz)
+#   perturb (issue 29: `replay --validate --perturb N`, N = PERTURB_N or 20, of every zoo model at
+#     batch 1 in TF32 and fp16 with the greedy and nimble baselines in both replay forms, 4 at a
+#     time; a line per run in perturb.tsv beside pass.tar.gz: name, exit status, the verdict)
 set -uo pipefail
 
 pack=${1:-.devpack}
@@ -195,6 +198,29 @@ for step in $steps; do
         done
         cp "$raw/parity.md" "$out/parity.md" 2>/dev/null
         grep -E '^### |^\| total' "$raw/parity.md" | tee -a "$log"
+        ;;
+    perturb)
+        : > "$raw/perturb.tsv"
+        for m in inception_v3 googlenet squeezenet1_1 resnet50 nasnet_a_large randwire; do
+            for p in tf32 fp16; do
+                for src in greedy nimble; do
+                    for form in staged dataflow; do
+                        echo "${m}_b1_${p}_${src}_${form} $m $p $src $form"
+                    done
+                done
+            done
+        done | xargs -P 4 -L 1 bash -c '
+            name=$1; log="'"$raw"'/perturb_$name.log"
+            "'"$iostune"'" replay --model "$2" --batch 1 --precision "$3" --schedule-source "$4" \
+                --form "$5" --validate --perturb "'"${PERTURB_N:-20}"'" --iters 10 > "$log" 2>&1
+            status=$?
+            verdict=$(grep -m1 -i "perturb" "$log" | tr "\t" " ")
+            printf "%s\t%s\t%s\n" "$name" "$status" "${verdict:-$(tail -n 1 "$log")}" \
+                >> "'"$raw"'/perturb.tsv"' _
+        sort -o "$raw/perturb.tsv" "$raw/perturb.tsv"
+        cp "$raw/perturb.tsv" "$out/perturb.tsv"
+        say "perturb: $(awk -F'\t' '$2 == 0' "$raw/perturb.tsv" | wc -l) of $(wc -l < "$raw/perturb.tsv") passed"
+        awk -F'\t' '$2 != 0' "$raw/perturb.tsv" | tee -a "$log"
         ;;
     *) say "unknown step '$step'" ;;
     esac

@@ -23,6 +23,7 @@
 # run the same architecture and weights.
 #
 # iostune, per precision, batch and model (in that order: a deadline cuts the big batches last):
+#   iostune profile --model M.onnx ... --json (the critical-path bound, a profile record);
 #   iostune search --model M.onnx --batch B --precision P --r R --s S --cost measured --db DB
 #     (its contest times sequential, greedy and nimble beside the searched schedule and stores
 #     the fastest as the DB's best: the record's kept_strategy), recorded as iostune-ios-both
@@ -239,6 +240,17 @@ iostune_row() {
     record_failure "$model" "$batch" iostune-ios-both failed "$(quote "${cmd[@]}")" "$slog"
     validation "$model" "$batch" "not run" "$(cat "$slog")"
     return
+  fi
+  # The critical-path bound (isolated kernel times along the longest path), as run_h100.sh's.
+  local pjson="$scratch/profile.json" plog="$logs/${base}_profile.log"
+  local pcmd=("$iostune" profile --model "$onnx/$model.onnx" --batch "$batch" "${prec_args[@]}"
+              --json "$pjson")
+  if "${pcmd[@]}" >"$plog" 2>&1 &&
+     $record profile --model "$model" --profile-json "$pjson" --command "$(quote "${pcmd[@]}")" \
+       --version "$version" --precision "$precision" --out "$raw" >>"$plog" 2>&1; then
+    echo "  profile: critical path $(json_field "$pjson" critical_path_us) us"
+  else
+    echo "  profile: FAILED (see logs/$(basename "$plog"))"
   fi
   local limit="$search_timeout" start status wall
   if [ "$deadline" -gt 0 ] && [ $((deadline - SECONDS)) -lt "$limit" ]; then limit=$((deadline - SECONDS)); fi

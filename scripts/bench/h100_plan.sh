@@ -52,6 +52,16 @@
 #                                            # --native-io` and torch.compile (python_api_check.py;
 #                                            # pack: scripts/pack_for_device.sh build python)
 #   bash scripts/bench/h100_plan.sh call43   # the same in fp16
+# The search of issue 25 (docs/search.md), batch 1, beside PyTorch's CUDA graph in the same call:
+#   bash scripts/bench/h100_plan.sh call44   # TF32: Inception V3, GoogLeNet, NASNet-A large,
+#                                            # RandWire: profile (critical-path bound),
+#                                            # sequential/greedy/nimble in both replay forms, the
+#                                            # search with its defaults (60 s budget, r=3 s=8)
+#   bash scripts/bench/h100_plan.sh call45   # the same in fp16
+#   bash scripts/bench/h100_plan.sh call46   # from ONNX: timm hrnet_w18_small_v2 with the search's
+#                                            # defaults, then issue 28's resnest14d, skresnet18 and
+#                                            # espcn (--time-budget 20), TF32 and fp16, searched,
+#                                            # replay --validate, beside PyTorch's CUDA graph
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -236,6 +246,21 @@ case "${1:-}" in
     precision=$([ "$1" = call42 ] && echo tf32 || echo fp16)
     python3 scripts/bench/python_api_check.py --pack .devpack --precisions "$precision" \
       --tag "$1" --compile-budget-s 150 --deadline 400 --out "${OUT:-python-api-out}" ;;
-  *) echo "usage: h100_plan.sh call1|...|call43 (see the comment at the top)" >&2
+  call44|call45)
+    p=tf32; [[ $1 == call45 ]] && p=fp16
+    "${run[@]}" --tag "$1" --models "inception_v3 googlenet $large" --batches 1 --precisions "$p" \
+      --parts "profile iostune torch" --torch-systems cudagraph --strategies ios-both \
+      --baselines "sequential greedy nimble" --baseline-forms "staged dataflow" --iters 300 \
+      --search-timeout 120 --deadline "$(left)" ;;
+  call46)
+    deployed=(bash scripts/bench/deployed_models.sh --iostune "${IOSTUNE:-.devpack/iostune}"
+              --python "${PYTHON:-python3}" --torch-device "${TORCH_DEVICE:-cuda}"
+              --precisions "tf32 fp16" --batches 1 --parts "torch iostune"
+              --torch-systems cudagraph --row-budget 3 --iters 200 --search-timeout 120
+              --r 3 --s 8)
+    "${deployed[@]}" --tag call46-hrnet --models hrnet_w18_small_v2 --deadline "$(upto 170)"
+    "${deployed[@]}" --tag call46-issue28 --models "resnest14d skresnet18 espcn" \
+      --search-args "--time-budget 20" --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call46 (see the comment at the top)" >&2
      exit 2 ;;
 esac

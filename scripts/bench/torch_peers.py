@@ -57,12 +57,14 @@ TORCHVISION_MODELS = ("inception_v3", "googlenet", "squeezenet1_1", "resnet50")
 # exports to ONNX with the same builders and weights; not in the default --models.
 DEPLOYED_SIZES = {"efficientnet_b0": 224, "mobilenet_v3_large": 224,
                   "fasterrcnn_fpn_backbone": 256, "unet": 256, "espcn": 256, "resnest14d": 224,
-                  "skresnet18": 224}
+                  "skresnet18": 224, "hrnet_w18_small_v2": 224}
 DEPLOYED_MODELS = tuple(DEPLOYED_SIZES)
 # Issue 28's timm models: (small input size, export settings as export_torchvision.CI_EXPORTS
 # writes them; batch norm folded by PyTorch's export).
 TIMM_DEPLOYED = {"resnest14d": (64, dict(opset=17, keep_bn=False, dynamic_batch=False)),
-                 "skresnet18": (64, dict(opset=17, keep_bn=False, dynamic_batch=False))}
+                 "skresnet18": (64, dict(opset=17, keep_bn=False, dynamic_batch=False)),
+                 # Issue 25's wide model: one block of 197 operators, 12 branches wide.
+                 "hrnet_w18_small_v2": (64, dict(opset=17, keep_bn=False, dynamic_batch=False))}
 SYSTEMS = ("eager", "cudagraph", "compile")
 IR_SUFFIX = "-ir"
 # --precision -> the dtype of weights and activations; TF32 and fp32 keep float32 storage.

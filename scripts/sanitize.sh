@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# compute-sanitizer over replay and the engine's kernel tests, on the GPU machine (issue 29).
+#
+#   bash scripts/sanitize.sh [--pack .devpack] [--out DIR] [--models "inception_v3 ..."]
+#       [--precisions "tf32 fp16"] [--tools "memcheck initcheck synccheck"]
+#       [--sources "greedy"] [--jobs 12] [--timeout 480]
+#
+# Per zoo model, precision, schedule source and tool: `compute-sanitizer --tool T iostune replay
+# --model M --batch 1 --precision P --schedule-source S --iters 2 --warmup 1` (greedy: the
+# concurrent baseline, so several streams and the memory plan's shared buffers are exercised,
+# and the engine's convolution planner times its candidates under the tool too). Then racecheck
+# (shared-memory hazards) over the [gpu] tests of the engine's own kernels, op by op. Runs go
+# --jobs at a time, each cut off after --timeout seconds. Each run's log is DIR/logs/<name>.log;
+# DIR/sanitize.tsv has one line per run: name, exit status (0 clean, 9 a finding, 124 cut off),
+# the tool's summary line. Packed into DIR/sanitize.tar.gz at the end.
+set -uo pipefail
+
+pack=.devpack
+out=${OUT:-$PWD/sanitize-out}
+models="inception_v3 googlenet squeezenet1_1 resnet50 nasnet_a_large randwire"
+precisions="tf32 fp16"
+tools="memcheck initcheck synccheck"
+sources="greedy"
+jobs=12
+timeout_s=480
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pack) pack="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --models) models="$2"; shift 2 ;;
+    --precisions) precisions="$2"; shift 2 ;;
+    --tools) tools="$2"; shift 2 ;;
+    --sources) sources="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    --timeout) timeout_s="$2"; shift 2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "sanitize.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+eval "$(bash "$(dirname "$0")/device_unpack.sh" "$pack")"
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$sanitizer" ] || { echo "sanitize.sh: no compute-sanitizer" >&2; exit 2; }
+iostune="$(cd "$pack" && pwd)/iostune"
+test_gpu="$(cd "$pack" && pwd)/test_gpu"
+mkdir -p "$out/logs"
+out="$(cd "$out" && pwd)"
+
+# One run: NAME TOOL COMMAND...; its result line goes to sanitize.tsv.
+run_one() {
+  local name=$1 tool=$2
+  shift 2
+  local log="$out/logs/$name.log"
+  timeout --kill-after=10 "$timeout_s" "$sanitizer" --tool "$tool" --error-exitcode 9 \
+    --print-limit 20 "$@" >"$log" 2>&1
+  local status=$?
+  local summary
+  summary=$(grep -m1 "ERROR SUMMARY\|RACECHECK SUMMARY" "$log" | sed 's/^========= //')
+  [ "$status" -eq 124 ] && summary="cut off after $timeout_s s"
+  printf '%s\t%s\t%s\n' "$name" "$status" "${summary:-no summary (see the log)}" >>"$out/sanitize.tsv"
+  echo "$name: exit $status: ${summary:-see logs/$name.log}"
+}
+export -f run_one
+export out timeout_s sanitizer
+
+: >"$out/sanitize.tsv"
+{
+  for model in $models; do
+    for precision in $precisions; do
+      for source in $sources; do
+        for tool in $tools; do
+          printf '%s\n' "${model}_b1_${precision}_${source}_$tool $tool $iostune replay --model $model --batch 1 --precision $precision --schedule-source $source --iters 2 --warmup 1"
+        done
+      done
+    done
+  done
+  # The engine's own kernels, op by op, in every precision and layout the tests cover.
+  printf '%s\n' "kernels_racecheck racecheck $test_gpu [gpu][engine][precision]~[zoo]"
+  printf '%s\n' "kernels_memcheck memcheck $test_gpu [gpu][engine][precision]~[zoo]"
+} | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _
+
+sort -o "$out/sanitize.tsv" "$out/sanitize.tsv"
+echo "== $(awk -F'\t' '$2 == 0' "$out/sanitize.tsv" | wc -l) clean, $(awk -F'\t' '$2 == 9' "$out/sanitize.tsv" | wc -l) with findings, $(awk -F'\t' '$2 != 0 && $2 != 9' "$out/sanitize.tsv" | wc -l) other (cut off or failed) of $(wc -l <"$out/sanitize.tsv")"
+tar -C "$out" -czf "$out/sanitize.tar.gz" logs sanitize.tsv && rm -rf "$out/logs"
