@@ -5,11 +5,11 @@
 #       [--precisions "tf32 fp16"] [--tools "memcheck initcheck synccheck"]
 #       [--sources "greedy"] [--jobs 12] [--timeout 480]
 #
-# Per zoo model, precision, schedule source and tool: `compute-sanitizer --tool T iostune replay
+# The engine's kernel tests under racecheck (shared-memory hazards) and memcheck first; then per
+# tool, zoo model, precision and schedule source: `compute-sanitizer --tool T iostune replay
 # --model M --batch 1 --precision P --schedule-source S --iters 2 --warmup 1` (greedy: the
 # concurrent baseline, so several streams and the memory plan's shared buffers are exercised,
-# and the engine's convolution planner times its candidates under the tool too). Then racecheck
-# (shared-memory hazards) over the [gpu] tests of the engine's own kernels, op by op. Runs go
+# and the engine's convolution planner times its candidates under the tool too). Runs go
 # --jobs at a time, each cut off after --timeout seconds. Each run's log is DIR/logs/<name>.log;
 # DIR/sanitize.tsv has one line per run: name, exit status (0 clean, 9 a finding, 124 cut off),
 # the tool's summary line. Packed into DIR/sanitize.tar.gz at the end.
@@ -17,7 +17,7 @@ set -uo pipefail
 
 pack=.devpack
 out=${OUT:-$PWD/sanitize-out}
-models="inception_v3 googlenet squeezenet1_1 resnet50 nasnet_a_large randwire"
+models="googlenet squeezenet1_1 resnet50 inception_v3 randwire nasnet_a_large"
 precisions="tf32 fp16"
 tools="memcheck initcheck synccheck"
 sources="greedy"
@@ -63,19 +63,20 @@ export -f run_one
 export out timeout_s sanitizer
 
 : >"$out/sanitize.tsv"
+# The kernel tests first, then one tool at a time over every model, so a run cut short by the
+# caller's wall clock still has every tool's small models done.
 {
-  for model in $models; do
-    for precision in $precisions; do
-      for source in $sources; do
-        for tool in $tools; do
+  printf '%s\n' "kernels_racecheck racecheck $test_gpu [gpu][engine][precision]~[zoo]"
+  printf '%s\n' "kernels_memcheck memcheck $test_gpu [gpu][engine][precision]~[zoo]"
+  for tool in $tools; do
+    for model in $models; do
+      for precision in $precisions; do
+        for source in $sources; do
           printf '%s\n' "${model}_b1_${precision}_${source}_$tool $tool $iostune replay --model $model --batch 1 --precision $precision --schedule-source $source --iters 2 --warmup 1"
         done
       done
     done
   done
-  # The engine's own kernels, op by op, in every precision and layout the tests cover.
-  printf '%s\n' "kernels_racecheck racecheck $test_gpu [gpu][engine][precision]~[zoo]"
-  printf '%s\n' "kernels_memcheck memcheck $test_gpu [gpu][engine][precision]~[zoo]"
 } | xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _
 
 sort -o "$out/sanitize.tsv" "$out/sanitize.tsv"
