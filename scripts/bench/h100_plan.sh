@@ -62,6 +62,9 @@
 #                                            # defaults, then issue 28's resnest14d, skresnet18 and
 #                                            # espcn (--time-budget 20), TF32 and fp16, searched,
 #                                            # replay --validate, beside PyTorch's CUDA graph
+#   bash scripts/bench/h100_plan.sh call47   # model sets, TF32 b1, searches with --time-budget 30:
+#                                            # GoogLeNet + Inception V3, SqueezeNet + ResNet-50,
+#                                            # 4x ResNet-50 on one input; beside PyTorch's graphs
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -261,6 +264,12 @@ case "${1:-}" in
     "${deployed[@]}" --tag call46-hrnet --models hrnet_w18_small_v2 --deadline "$(upto 170)"
     "${deployed[@]}" --tag call46-issue28 --models "resnest14d skresnet18 espcn" \
       --search-args "--time-budget 20" --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call46 (see the comment at the top)" >&2
+  call47)
+    bash scripts/bench/run_sets.sh --tag call47 --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+      --sets "googlenet+inception_v3:separate;squeezenet1_1+resnet50:separate;resnet50+resnet50+resnet50+resnet50:shared" \
+      --search-args "--time-budget 30" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+      --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call47 (see the comment at the top)" >&2
      exit 2 ;;
 esac

@@ -10,6 +10,7 @@
 #       [--precisions "tf32 fp16"] [--batches "1 8"] [--sets "SPEC;SPEC"] [--parts "iostune torch"]
 #       [--torch-systems "cudagraph-back-to-back cudagraph-streams compile"]
 #       [--iters 300] [--compile-budget 240] [--deadline SECONDS] [--out DIR]
+#       [--search-args "--time-budget 30"]
 #
 # A SPEC is models joined by '+' and ':shared' or ':separate' (default: the issue's three sets).
 # Everything goes to /tmp/bench_<tag> (raw records in raw/runs, logs, the schedule DB) and is
@@ -21,14 +22,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tag="" iostune=".devpack/iostune" python=python3 precisions="tf32 fp16" batches="1 8"
 sets="resnet50+resnet50+resnet50+resnet50:shared;googlenet+googlenet+googlenet+googlenet:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate"
 parts="iostune torch" torch_systems="cudagraph-back-to-back cudagraph-streams compile"
-iters=300 compile_budget=240 deadline=0 out="${OUT:-$PWD/device-out}"
+iters=300 compile_budget=240 deadline=0 out="${OUT:-$PWD/device-out}" search_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) tag="$2" ;; --iostune) iostune="$2" ;; --python) python="$2" ;;
     --precisions) precisions="$2" ;; --batches) batches="$2" ;; --sets) sets="$2" ;;
     --parts) parts="$2" ;; --torch-systems) torch_systems="$2" ;; --iters) iters="$2" ;;
     --compile-budget) compile_budget="$2" ;; --deadline) deadline="$2" ;; --out) out="$2" ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    --search-args) search_args="$2" ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *) echo "run_sets.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift 2
@@ -67,7 +69,9 @@ models_args() {
 
 search() {  # search LOGNAME ARGS...: one tuning job into the shared DB
   local logname="$1"; shift
-  "$iostune" search "$@" --db "$db" --format json > "$work/logs/$logname.json" \
+  local extra=()
+  [ -n "$search_args" ] && read -ra extra <<<"$search_args"
+  "$iostune" search "$@" "${extra[@]}" --db "$db" --format json > "$work/logs/$logname.json" \
     2> "$work/logs/$logname.log" || echo "  search failed: see logs/$logname.log"
 }
 
