@@ -65,6 +65,10 @@
 #   bash scripts/bench/h100_plan.sh call47   # model sets, TF32 b1, searches with --time-budget 30:
 #                                            # GoogLeNet + Inception V3, SqueezeNet + ResNet-50,
 #                                            # 4x ResNet-50 on one input; beside PyTorch's graphs
+#   bash scripts/bench/h100_plan.sh call48   # issues 25 and 27 in one call: `iostune tune` of the
+#                                            # 12-key plan (6 zoo models, TF32+fp16, b1, 25 s
+#                                            # searches), then per key the critical-path bound,
+#                                            # sequential, the tuned DB's best, PyTorch's graph
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -270,6 +274,12 @@ case "${1:-}" in
       --sets "googlenet+inception_v3:separate;squeezenet1_1+resnet50:separate;resnet50+resnet50+resnet50+resnet50:shared" \
       --search-args "--time-budget 30" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
       --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call47 (see the comment at the top)" >&2
+  call48)
+    bash scripts/bench/fleet_h100.sh --tag call48-fleet
+    "${run[@]}" --tag call48 --models "$large $small" --batches 1 --precisions "tf32 fp16" \
+      --layout nhwc --parts "profile iostune torch" --strategies "" --baselines sequential \
+      --tuned-db "${OUT:-device-out}/call48-fleet/fleet.db" --torch-systems cudagraph \
+      --iters 300 --row-budget 3 --deadline "$(left)" ;;
+  *) echo "usage: h100_plan.sh call1|...|call48 (see the comment at the top)" >&2
      exit 2 ;;
 esac

@@ -8,6 +8,7 @@
 #       [--parts "profile iostune torch"] [--strategies "ios-both ios-parallel ios-merge"]
 #       [--baselines "sequential greedy nimble opara"] [--baseline-forms "staged dataflow"]
 #       [--r 3] [--s 8] [--search-args "--time-budget 60"] [--shared-db [--resume-db DIR]]
+#       [--tuned-db DB]
 #       [--iters 500] [--warmup 50] [--torch-systems "eager cudagraph compile"]
 #       [--compile-budget 300] [--compile-jobs 1] [--row-budget 20] [--search-timeout 900] [--deadline SECONDS]
 #       [--python python3] [--torch-device cuda]
@@ -25,6 +26,10 @@
 # (`iostune replay --schedule-id`), so a search that kept the sequential schedule as the DB's best
 # still has its own schedule measured. IOS searches run only at --search-batches (default: every
 # batch); the others get baselines and peers only.
+#
+# --tuned-db DB: also replay the best schedule DB holds for each (model, batch, precision), as
+# production would (`iostune replay --db DB`), recorded as iostune-ios-both (a DB `iostune tune`
+# filled: scripts/bench/fleet_h100.sh).
 #
 # --baseline-forms: the forms each baseline replays in (`replay --form`): staged (every stage a
 # barrier, the default) and/or dataflow (each launch waits for its inputs only; its rows are
@@ -78,6 +83,7 @@ r=3
 s=8
 shared_db=0
 resume_db=""
+tuned_db=""
 iters=500
 warmup=50
 torch_systems="eager cudagraph"
@@ -114,6 +120,7 @@ while [ $# -gt 0 ]; do
     --s) s="$2"; shift 2 ;;
     --shared-db) shared_db=1; shift ;;
     --resume-db) resume_db="$2"; shift 2 ;;
+    --tuned-db) tuned_db="$2"; shift 2 ;;
     --iters) iters="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
     --compile) torch_systems="$torch_systems compile"; shift ;;
@@ -134,6 +141,7 @@ fail() { echo "run_h100.sh: $*" >&2; exit 2; }
 [ -n "$tag" ] || fail "--tag NAME is required (names the tarball bench_NAME.tar.gz)"
 [ -z "$resume_db" ] || [ "$shared_db" -eq 1 ] || fail "--resume-db needs --shared-db (it resumes the shared DB of each model and batch)"
 [ -z "$resume_db" ] || [ -d "$resume_db" ] || fail "--resume-db '$resume_db' is not a folder"
+[ -z "$tuned_db" ] || [ -f "$tuned_db" ] || fail "--tuned-db '$tuned_db' is not a file"
 [[ "$tag" =~ ^[A-Za-z0-9._-]+$ ]] || fail "--tag '$tag' may hold only letters, digits, '.', '_' and '-'"
 [ -n "$out" ] || fail "no --out and no \$OUT: say where bench_$tag.tar.gz goes"
 for n in "$r" "$s" "$iters" "$warmup" "$deadline" "$compile_jobs"; do
@@ -355,6 +363,10 @@ if has "$parts" profile || has "$parts" iostune; then
             replay "$model" "$batch" "$local_system" --schedule-source "$baseline" --form "$form"
           done
         done
+        if [ -n "$tuned_db" ]; then
+          if past_deadline; then skipped+=("iostune-ios-both (tuned DB) $(what "$model" "$batch")")
+          else replay "$model" "$batch" iostune-ios-both --db "$tuned_db"; fi
+        fi
         has "$search_batches" "$batch" || continue
         earlier=""
         for strategy in $strategies; do
