@@ -16,6 +16,7 @@
 # and unet (tests/fixtures/export_torchvision.py's small U-Net) at 256x256; issue 28's (not in
 # the default list): espcn (the fixtures' ESPCN super-resolution net: PReLU, PixelShuffle) at
 # 256x256, timm's resnest14d (split attention) and skresnet18 (selective kernels) at 224x224
+# and issue 25's hrnet_w18_small_v2 (one 197-op block, 12 wide) at 224x224
 # (they need timm; without it their export fails and their rows are recorded as failed);
 # --small: the CI fixtures' sizes (CPU dry runs). --search-args: more options for every
 # `iostune search` (issue 28's H100 rows: "--time-budget 30"). scripts/bench/deployed_export.py exports them with this
@@ -115,8 +116,8 @@ for part in $parts; do
   case "$part" in iostune|torch) ;; *) fail "--parts: '$part' is not iostune or torch" ;; esac
 done
 for m in $models; do
-  case "$m" in efficientnet_b0|mobilenet_v3_large|fasterrcnn_fpn_backbone|unet|espcn|resnest14d|skresnet18) ;;
-    *) fail "--models: '$m' is not a deployed model (efficientnet_b0 mobilenet_v3_large fasterrcnn_fpn_backbone unet espcn resnest14d skresnet18)" ;; esac
+  case "$m" in efficientnet_b0|mobilenet_v3_large|fasterrcnn_fpn_backbone|unet|espcn|resnest14d|skresnet18|hrnet_w18_small_v2) ;;
+    *) fail "--models: '$m' is not a deployed model (efficientnet_b0 mobilenet_v3_large fasterrcnn_fpn_backbone unet espcn resnest14d skresnet18 hrnet_w18_small_v2)" ;; esac
 done
 read -ra extra_search <<<"$search_args"
 if [ -z "$iostune" ]; then iostune="$repo/.devpack/iostune"; fi

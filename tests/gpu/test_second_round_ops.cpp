@@ -63,7 +63,7 @@ TEST_CASE("every second-round operator matches the CPU reference in each precisi
     const std::vector<HostTensor> ref = reference_run_all(graph, input);
     const HostTensor ref2 = reference_run(graph, input2);
     for (const Plan& plan : every_plan()) {
-        Engine engine(graph, options_for(plan));
+        Engine engine(graph, every_output_kept(options_for(plan)));
         engine.set_input(input);
         const Schedule sequential = sequential_schedule(graph);
         engine.prepare(sequential);
@@ -110,7 +110,7 @@ TEST_CASE("convolutions with a fused PReLU merge (their slopes stacked) and matc
                              Plan{Precision::Tf32, TensorLayout::Nhwc},
                              Plan{Precision::Fp16, TensorLayout::Nhwc},
                              Plan{Precision::Bf16, TensorLayout::Nchw}}) {
-        Engine engine(graph, options_for(plan));
+        Engine engine(graph, every_output_kept(options_for(plan)));
         engine.set_input(input);
         engine.prepare(merged);
         engine.launch_schedule(merged, engine.origin_stream());
