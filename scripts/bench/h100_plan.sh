@@ -69,6 +69,8 @@
 #                                            # 12-key plan (6 zoo models, TF32+fp16, b1, 25 s
 #                                            # searches), then per key the critical-path bound,
 #                                            # sequential, the tuned DB's best, PyTorch's graph
+#   bash scripts/bench/h100_plan.sh call49   # HRNet-W18 small v2 from timm, TF32 b1, the search's
+#                                            # defaults (run on 2026-11-25 under the tag c4hrnet)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -280,6 +282,11 @@ case "${1:-}" in
       --layout nhwc --parts "profile iostune torch" --strategies "" --baselines sequential \
       --tuned-db "${OUT:-device-out}/call48-fleet/fleet.db" --torch-systems cudagraph \
       --iters 300 --row-budget 3 --deadline "$(left)" ;;
-  *) echo "usage: h100_plan.sh call1|...|call48 (see the comment at the top)" >&2
+  call49)
+    bash scripts/bench/deployed_models.sh --tag call49 --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --models hrnet_w18_small_v2 --precisions tf32 --batches 1 \
+      --parts "iostune torch" --torch-systems cudagraph --r 3 --s 8 --iters 200 \
+      --search-timeout 100 --row-budget 3 --deadline 150 ;;
+  *) echo "usage: h100_plan.sh call1|...|call49 (see the comment at the top)" >&2
      exit 2 ;;
 esac
