@@ -53,7 +53,8 @@ timm_here=0; "$py" -c "import timm" 2>/dev/null && timm_here=1
 run second --models "espcn resnest14d" --batches 1 --precisions tf32 --parts "iostune torch" \
   --torch-systems "eager cudagraph" --search-args "--time-budget 30"
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out_dry$$_all/bench_dry$$_all.tar.gz" |
-  grep -q "64 raw records merged" || fail "unpack_results.sh did not merge the 64 records"
+  grep -q "80 raw records merged" ||
+  fail "unpack_results.sh did not merge the 80 records (64 runs, 16 profiles)"
 
 "$py" - "$tmp" "$$" "$bench" "$timm_here" <<'PY'
 import glob, json, os, re, sys
@@ -73,8 +74,12 @@ exported = json.load(open(f"{w}/logs/export.json"))["models"]
 check(sorted(exported) == sorted(models) and
       len(exported["fasterrcnn_fpn_backbone"]["output_shapes_b1"]) == 5 and
       exported["unet"]["input_shape"] == [1, 3, 48, 48], f"export.json: {exported}")
-runs, _ = bench_record.load_records(f"{w}/raw")
+runs, profiles = bench_record.load_records(f"{w}/raw")
 got = {(r["model"], r["batch"], r["precision"], r["system"]): r for r in runs}
+bounds = {(p["model"], p["batch"], bench_record.precision_of(p)) for p in profiles}
+check(bounds == {(m, b, p) for m in models for b in (1, 2) for p in ("tf32", "fp16")} and
+      all(p["critical_path_ms"] > 0 for p in profiles),
+      f"a critical-path bound per model, batch and precision: {sorted(bounds)}")
 for m in models:
     for b in (1, 2):
         for p in ("tf32", "fp16"):

@@ -433,7 +433,7 @@ TEST_CASE("conv activation: the IR checks it, JSON round-trips it, old files rea
     ConvAttrs both = with_activation(conv3x3(8, true), {ActivationFunction::Silu});
     CHECK_THROWS_WITH(g.add(OpKind::Conv, both, {kGraphInput}, "both"),
                       Catch::StartsWith("op 'both' (conv): invalid attributes: a convolution fuses "
-                                        "a ReLU or an activation, not both"));
+                                        "one of a ReLU, an activation and a PReLU"));
     CHECK_THROWS_WITH(g.add(OpKind::Conv,
                             with_activation(conv3x3(8), {ActivationFunction::Clip, 6.0f, 0.0f}),
                             {kGraphInput}, "empty_clip"),

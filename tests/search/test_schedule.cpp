@@ -65,7 +65,7 @@ TEST_CASE("can_merge refuses each illegal merge with a reason", "[search][schedu
     CHECK_THAT(merge_refusal(g, {0, 3}), Catch::Contains("outputs"));
     CHECK_THAT(merge_refusal(g, {0, 4}), Catch::Contains("even kernel"));
     CHECK_THAT(merge_refusal(g, {0, 5}), Catch::Contains("stride"));
-    CHECK_THAT(merge_refusal(g, {0, 6}), Catch::Contains("bias, ReLU or activation"));
+    CHECK_THAT(merge_refusal(g, {0, 6}), Catch::Contains("bias, ReLU, activation or PReLU"));
     CHECK_THAT(merge_refusal(g, {0, 7}), Catch::Contains("not a Conv"));
     CHECK_THAT(merge_refusal(g, {1, 8}), Catch::Contains("same tensor"));
     CHECK_THAT(merge_refusal(g, {0, 42}), Catch::Contains("not in graph"));
