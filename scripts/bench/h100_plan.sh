@@ -71,6 +71,8 @@
 #                                            # sequential, the tuned DB's best, PyTorch's graph
 #   bash scripts/bench/h100_plan.sh call49   # HRNet-W18 small v2 from timm, TF32 b1, the search's
 #                                            # defaults (run on 2026-11-25 under the tag c4hrnet)
+#   bash scripts/bench/h100_plan.sh call50   # issue 31: process peak of iostune replay beside
+#                                            # PyTorch's CUDA graph, b16 and b64, TF32 (not run yet)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -287,6 +289,10 @@ case "${1:-}" in
       --python "${PYTHON:-python3}" --models hrnet_w18_small_v2 --precisions tf32 --batches 1 \
       --parts "iostune torch" --torch-systems cudagraph --r 3 --s 8 --iters 200 \
       --search-timeout 100 --row-budget 3 --deadline 150 ;;
-  *) echo "usage: h100_plan.sh call1|...|call49 (see the comment at the top)" >&2
+  call50)
+    "${PYTHON:-python3}" scripts/bench/memory_peaks.py --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --models inception_v3 resnet50 googlenet nasnet_a_large --batches 16 64 \
+      --schedules sequential nimble:dataflow --out "${OUT:-device-out}/call50" ;;
+  *) echo "usage: h100_plan.sh call1|...|call50 (see the comment at the top)" >&2
      exit 2 ;;
 esac
