@@ -57,6 +57,11 @@ grep -q "resuming from" "$tmp/out/bench_dry$$_resume.log" || fail "the resumed D
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out/bench_dry$$_resume.tar.gz"
 grep -q wal-marker "$tmp/results/device/bench_dry$$_resume/db/nasnet_a_large_b1.db-wal" ||
   fail "the resumed DB's -wal file was left behind"
+# --tuned-db: the best a tuned DB holds, replayed per key and recorded as iostune-ios-both.
+run tuned --models nasnet_a_large --batches 1 --strategies "" --baselines "" \
+  --tuned-db "$tmp/results/device/bench_dry$$_large/db/nasnet_a_large_b1.db"
+grep -q "iostune-ios-both: median" "$tmp/out/bench_dry$$_tuned.log" ||
+  fail "--tuned-db replayed nothing"
 "$py" "$bench/summarize.py" --raw "$tmp/results/raw" --out "$tmp/results" --no-plot
 
 "$py" - "$tmp/results" "$$" <<'PY'
