@@ -73,6 +73,8 @@
 #                                            # defaults (run on 2026-11-25 under the tag c4hrnet)
 #   bash scripts/bench/h100_plan.sh call50   # issue 31: process peak of iostune replay beside
 #                                            # PyTorch's CUDA graph, b16 and b64, TF32 (not run yet)
+#   bash scripts/bench/h100_plan.sh call51   # issue 29: compute-sanitizer (scripts/sanitize.sh)
+#                                            # alone on the machine, one archive under $OUT
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -293,6 +295,8 @@ case "${1:-}" in
     "${PYTHON:-python3}" scripts/bench/memory_peaks.py --iostune "${IOSTUNE:-.devpack/iostune}" \
       --models inception_v3 resnet50 googlenet nasnet_a_large --batches 16 64 \
       --schedules sequential nimble:dataflow --out "${OUT:-device-out}/call50" ;;
-  *) echo "usage: h100_plan.sh call1|...|call50 (see the comment at the top)" >&2
+  call51)
+    bash scripts/sanitize.sh --jobs 12 --timeout 420 --out "${OUT:-device-out}/call51" ;;
+  *) echo "usage: h100_plan.sh call1|...|call51 (see the comment at the top)" >&2
      exit 2 ;;
 esac
