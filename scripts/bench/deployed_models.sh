@@ -20,8 +20,8 @@
 # (they need timm; without it their export fails and their rows are recorded as failed);
 # --small: the CI fixtures' sizes (CPU dry runs). --search-args: more options for every
 # `iostune search` (issue 28's H100 rows: "--time-budget 30"). scripts/bench/deployed_export.py
-# exports them with this machine's PyTorch (TorchScript exporter) from the modules torch_peers.py times, so both sides
-# run the same architecture and weights.
+# exports them with this machine's PyTorch (TorchScript exporter) from the modules torch_peers.py
+# times, so both sides run the same architecture and weights.
 #
 # iostune, per precision, batch and model (in that order: a deadline cuts the big batches last):
 #   iostune profile --model M.onnx ... --json (the critical-path bound, a profile record);
