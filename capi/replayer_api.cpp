@@ -9,6 +9,7 @@
 #include "capi/api_status.h"
 #include "capi/model_handle.h"
 #include "iostune/batch_replayer.h"
+#include "replay/replay_timing.h"
 #include "src/precision.h"
 
 using namespace iostune;
@@ -100,20 +101,10 @@ nlohmann::json info_json(const BatchReplayer& r) {
 }
 
 nlohmann::json timing_json(const ReplayTiming& t, int n, bool graph_only) {
-    return {{"batch", n},
-            {"graph_only", graph_only},
-            {"iterations", t.iterations},
-            {"median_ms", t.median_ms},
-            {"mean_ms", t.mean_ms},
-            {"min_ms", t.min_ms},
-            {"max_ms", t.max_ms},
-            {"p90_ms", t.p90_ms},
-            {"p95_ms", t.p95_ms},
-            {"p99_ms", t.p99_ms},
-            {"stddev_ms", t.stddev_ms},
-            {"enqueue_median_ms", t.enqueue_median_ms},
-            {"throughput_per_s", t.throughput_per_s},
-            {"samples_ms", t.latency_ms}};
+    nlohmann::json j = timing_stats_json(t);
+    j["batch"] = n;
+    j["graph_only"] = graph_only;
+    return j;
 }
 
 iostune_status item_bytes(const iostune_replayer* replayer, int index, size_t* bytes, bool input) {

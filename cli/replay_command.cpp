@@ -16,6 +16,7 @@
 #include "iostune/replay.h"
 #include "profiler/profile_report.h"
 #include "replay/device_match.h"
+#include "replay/replay_timing.h"
 #include "replay/replay_validation.h"
 #include "replay/schedule_selection.h"
 #include "search/baselines.h"
@@ -163,45 +164,36 @@ void write_times(const std::string& path, const ReplayTiming& t) {
 
 // Everything one replay measured, as one JSON object (the only thing printed with --format json).
 nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int warmup) {
-    return {{"model", info.model},
-            {"members", info.members},
-            {"set_inputs", info.set_inputs.empty() ? nlohmann::json(nullptr)
-                                                   : nlohmann::json(info.set_inputs)},
-            {"batch", info.batch},
-            {"precision", info.precision},
-            {"layout", info.layout},
-            {"storage", info.storage},
-            {"native_io", info.native_io},
-            {"fingerprint", info.fingerprint},
-            {"strategy", info.strategy},
-            {"schedule_id", info.schedule_id},
-            {"sequential_fallback", info.sequential_fallback},
-            {"stages", info.stages},
-            {"form", info.form},
-            {"graph_nodes", info.graph_nodes},
-            {"convolutions", info.convolutions},
-            {"pinned_convolutions", info.pinned_convolutions},
-            {"weight_bytes", info.weight_bytes},
-            {"activation_bytes", info.activation_bytes},
-            {"workspace_bytes", info.workspace_bytes},
-            {"device_memory_bytes", info.device_memory_bytes},
-            {"device", device_to_json(query_device_info())},
-            {"warmup", warmup},
-            {"iterations", t.iterations},
-            {"median_ms", t.median_ms},
-            {"mean_ms", t.mean_ms},
-            {"min_ms", t.min_ms},
-            {"max_ms", t.max_ms},
-            {"p90_ms", t.p90_ms},
-            {"p95_ms", t.p95_ms},
-            {"p99_ms", t.p99_ms},
-            {"stddev_ms", t.stddev_ms},
-            {"enqueue_median_ms", t.enqueue_median_ms},
-            {"throughput_per_s", t.throughput_per_s},
-            {"stored_measured_ms", info.stored_measured_ms ? nlohmann::json(*info.stored_measured_ms)
-                                                           : nlohmann::json(nullptr)},
-            {"samples_ms", t.latency_ms},
-            {"enqueue_ms", t.enqueue_ms}};
+    nlohmann::json j = {{"model", info.model},
+                         {"members", info.members},
+                         {"set_inputs", info.set_inputs.empty() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(info.set_inputs)},
+                         {"batch", info.batch},
+                         {"precision", info.precision},
+                         {"layout", info.layout},
+                         {"storage", info.storage},
+                         {"native_io", info.native_io},
+                         {"fingerprint", info.fingerprint},
+                         {"strategy", info.strategy},
+                         {"schedule_id", info.schedule_id},
+                         {"sequential_fallback", info.sequential_fallback},
+                         {"stages", info.stages},
+                         {"form", info.form},
+                         {"graph_nodes", info.graph_nodes},
+                         {"convolutions", info.convolutions},
+                         {"pinned_convolutions", info.pinned_convolutions},
+                         {"weight_bytes", info.weight_bytes},
+                         {"activation_bytes", info.activation_bytes},
+                         {"workspace_bytes", info.workspace_bytes},
+                         {"device_memory_bytes", info.device_memory_bytes},
+                         {"device", device_to_json(query_device_info())},
+                         {"warmup", warmup},
+                         {"stored_measured_ms", info.stored_measured_ms
+                                                    ? nlohmann::json(*info.stored_measured_ms)
+                                                    : nlohmann::json(nullptr)},
+                         {"enqueue_ms", t.enqueue_ms}};
+    j.update(timing_stats_json(t));
+    return j;
 }
 
 // --batch-sizes: one graph per tuned size, requests of any size on them.

@@ -21,4 +21,19 @@ ReplayTiming to_replay_timing(const LatencyStats& stats, int iterations, int ite
     return timing;
 }
 
+nlohmann::json timing_stats_json(const ReplayTiming& t) {
+    return {{"iterations", t.iterations},
+            {"median_ms", t.median_ms},
+            {"mean_ms", t.mean_ms},
+            {"min_ms", t.min_ms},
+            {"max_ms", t.max_ms},
+            {"p90_ms", t.p90_ms},
+            {"p95_ms", t.p95_ms},
+            {"p99_ms", t.p99_ms},
+            {"stddev_ms", t.stddev_ms},
+            {"enqueue_median_ms", t.enqueue_median_ms},
+            {"throughput_per_s", t.throughput_per_s},
+            {"samples_ms", t.latency_ms}};
+}
+
 }  // namespace iostune

@@ -3,6 +3,8 @@
 // both report the same fields the same way.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include "iostune/replay.h"
 #include "src/engine/timing.h"
 
@@ -10,5 +12,9 @@ namespace iostune {
 
 // `items`: batch items each timed launch or request runs (for the throughput).
 ReplayTiming to_replay_timing(const LatencyStats& stats, int iterations, int items);
+
+// Its statistics as JSON (iterations, median_ms ... throughput_per_s, samples_ms), the fields
+// `replay --format json` and the C API's benchmark report share.
+nlohmann::json timing_stats_json(const ReplayTiming& t);
 
 }  // namespace iostune
