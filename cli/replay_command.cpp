@@ -48,6 +48,7 @@ struct ReplayCommandOptions {
     int warmup = 20;
     std::vector<int> batch_sizes;  // several tuned sizes: cli/batch_replay_report.h
     std::vector<int> requests;
+    bool no_memory_reuse = false;
 };
 
 // A model set's models one after another, each with its best schedule stored for it alone on
@@ -228,6 +229,7 @@ void run_replay(const ReplayCommandOptions& o) {
     options.fallback_sequential = o.fallback_sequential;
     options.schedule_source = o.schedule_source;
     options.shared_input = o.models.shared_input;
+    options.reuse_memory = !o.no_memory_reuse;
     if (!o.batch_sizes.empty()) {
         options.schedule_id = o.schedule_id;
         run_batch_sizes(o, options);
@@ -282,10 +284,13 @@ void run_replay(const ReplayCommandOptions& o) {
             fmt::print("kernels    {} of {} convolutions run the algorithm stored with the schedule\n",
                        info.pinned_convolutions, info.convolutions);
         const auto mib = [](std::size_t bytes) { return double(bytes) / (1 << 20); };
-        fmt::print("memory     {:.1f} MiB on the device: weights {:.1f}, activations {:.1f} (one "
-                   "arena, reused by liveness), workspaces {:.1f}\n",
+        fmt::print("memory     {:.1f} MiB on the device: weights {:.1f}, activations {:.1f} ({}), "
+                   "workspaces {:.1f}\n",
                    mib(info.device_memory_bytes), mib(info.weight_bytes),
-                   mib(info.activation_bytes), mib(info.workspace_bytes));
+                   mib(info.activation_bytes),
+                   o.no_memory_reuse ? "every one its own bytes: --no-memory-reuse"
+                                     : "one arena, reused by liveness",
+                   mib(info.workspace_bytes));
     }
     if (o.validate) validate_output(replayer, o);
     if (o.perturb > 0) check_perturbed(replayer, o);
@@ -345,6 +350,9 @@ void add_replay_command(CLI::App& app) {
     cmd->add_flag("--native-io", o->native_io,
                   "time the graph on input/output in the engine's own storage (fp16/bf16, its "
                   "layout), without the float NCHW conversions");
+    cmd->add_flag("--no-memory-reuse", o->no_memory_reuse,
+                  "give every activation bytes of its own (no arena reuse): to measure what the "
+                  "liveness-planned arena saves");
     cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");
     cmd->add_option("--schedule-source", o->schedule_source,
                     "db: the best stored schedule; or a baseline computed from the graph without "

@@ -75,6 +75,7 @@ EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layo
     engine_options.layout = layout;
     engine_options.device = options.device;
     engine_options.float_io = !options.native_io;
+    engine_options.reuse_memory = options.reuse_memory;
     return engine_options;
 }
 

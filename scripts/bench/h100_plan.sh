@@ -75,6 +75,14 @@
 #                                            # PyTorch's CUDA graph, b16 and b64, TF32 (not run yet)
 #   bash scripts/bench/h100_plan.sh call51   # issue 29: compute-sanitizer (scripts/sanitize.sh)
 #                                            # alone on the machine, one archive under $OUT
+# The seventh session's calls (one 30-minute budget: each call does what two did before):
+#   bash scripts/bench/h100_plan.sh call52   # = call42 + call43 (TF32 and fp16), searches of
+#                                            # 10 s per tuned size
+#   bash scripts/bench/h100_plan.sh call53   # issue 31's peaks with and without the arena
+#                                            # (--no-memory-reuse), then issue 28's resnest14d,
+#                                            # skresnet18 and espcn (call46's second half)
+#   bash scripts/bench/h100_plan.sh call54   # compute-sanitizer (call51) beside the [zoo] GPU
+#                                            # tests: both check correctness, nothing is timed
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -297,6 +305,28 @@ case "${1:-}" in
       --schedules sequential nimble:dataflow --out "${OUT:-device-out}/call50" ;;
   call51)
     bash scripts/sanitize.sh --jobs 12 --timeout 420 --out "${OUT:-device-out}/call51" ;;
-  *) echo "usage: h100_plan.sh call1|...|call51 (see the comment at the top)" >&2
+  call52)
+    python3 scripts/bench/python_api_check.py --pack .devpack --precisions "tf32 fp16" \
+      --search-args "r=2 s=4 layout=nhwc time_budget=10" --tag call52 --compile-budget-s 100 \
+      --deadline 420 --out "${OUT:-python-api-out}" ;;
+  call53)
+    "${PYTHON:-python3}" scripts/bench/memory_peaks.py --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --models inception_v3 resnet50 googlenet nasnet_a_large --batches 16 64 --iters 100 \
+      --schedules sequential sequential/no-reuse nimble:dataflow nimble:dataflow/no-reuse \
+      --deadline 230 --out "${OUT:-device-out}/call53-memory"
+    bash scripts/bench/deployed_models.sh --tag call53-issue28 \
+      --iostune "${IOSTUNE:-.devpack/iostune}" --python "${PYTHON:-python3}" \
+      --torch-device "${TORCH_DEVICE:-cuda}" --models "resnest14d skresnet18 espcn" \
+      --precisions "tf32 fp16" --batches 1 --parts "torch iostune" --torch-systems cudagraph \
+      --row-budget 3 --iters 200 --search-timeout 60 --r 3 --s 8 \
+      --search-args "--time-budget 15" --deadline "$(left)" ;;
+  call54)
+    bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
+    mkdir -p "${OUT:-device-out}/call54-tests"
+    timeout 500 .devpack/test_gpu "[zoo]~[fixtures]" --durations yes \
+      >"${OUT:-device-out}/call54-tests/gpu_zoo.log" 2>&1
+    echo "zoo tests: exit $?" | tee -a "${OUT:-device-out}/call54-tests/gpu_zoo.log"
+    wait ;;
+  *) echo "usage: h100_plan.sh call1|...|call54 (see the comment at the top)" >&2
      exit 2 ;;
 esac

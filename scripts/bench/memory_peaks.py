@@ -5,7 +5,10 @@ Each system runs in a process of its own while nvidia-smi is sampled every 50 ms
 process's memory; the peak is the largest sample (CUDA context and cuDNN/cuBLAS handles
 included, on both sides). iostune: `iostune replay` of a schedule computed from the graph (no
 DB: sequential, or a baseline in either form); PyTorch: torch_peers.py's CUDA graph row of the
-same model, batch and precision. Prints a table and writes one JSON line per row.
+same model, batch and precision. A schedule written SOURCE[:FORM]/no-reuse replays with
+`--no-memory-reuse` (every activation its own bytes, as before the arena): the same schedule's
+memory and latency without the arena, in the same call. Prints a table and writes one JSON line
+per row.
 
   python3 scripts/bench/memory_peaks.py --iostune .devpack/iostune --models inception_v3 \
       --batches 16 64 --schedules sequential nimble:dataflow --out $OUT/memory
@@ -48,12 +51,17 @@ def peak_of(command, log_path, timeout_s):
 
 
 def iostune_command(args, model, batch, schedule):
+    schedule, _, variant = schedule.partition("/")
     source, _, form = schedule.partition(":")
     command = [args.iostune, "replay", "--model", model, "--batch", str(batch),
                "--precision", args.precision, "--schedule-source", source,
                "--iters", str(args.iters), "--format", "json"]
     if form:
         command += ["--form", form]
+    if variant == "no-reuse":
+        command.append("--no-memory-reuse")
+    elif variant:
+        raise SystemExit(f"memory_peaks.py: unknown variant '/{variant}' (only /no-reuse)")
     return command
 
 
@@ -64,24 +72,47 @@ def torch_command(args, model, batch):
             os.path.join(args.out, "torch_raw"), "--iostune", args.iostune]
 
 
+def torch_median_ms(args, model, batch):
+    """The median of the CUDA graph row torch_peers.py just wrote, or None."""
+    runs = os.path.join(args.out, "torch_raw", "runs")
+    newest = None
+    for name in os.listdir(runs) if os.path.isdir(runs) else []:
+        if name.startswith(f"{model}_b{batch}_") and "cudagraph" in name:
+            path = os.path.join(runs, name)
+            if newest is None or os.path.getmtime(path) > os.path.getmtime(newest):
+                newest = path
+    if newest is None:
+        return None
+    with open(newest) as f:
+        samples = sorted(json.load(f).get("samples_ms") or [])
+    return samples[len(samples) // 2] if samples else None
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iostune", required=True)
     parser.add_argument("--models", nargs="+", default=["inception_v3", "resnet50", "googlenet"])
     parser.add_argument("--batches", nargs="+", type=int, default=[16, 64])
     parser.add_argument("--schedules", nargs="+", default=["sequential", "nimble:dataflow"],
-                        help="SOURCE[:FORM] of `iostune replay --schedule-source ... --form`")
+                        help="SOURCE[:FORM][/no-reuse] of `iostune replay --schedule-source ... "
+                        "--form` (/no-reuse: --no-memory-reuse)")
     parser.add_argument("--precision", default="tf32")
     parser.add_argument("--iters", type=int, default=300)
     parser.add_argument("--timeout-s", type=float, default=120)
+    parser.add_argument("--deadline", type=float, default=0,
+                        help="start no model after S seconds (0: none)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    began = time.time()
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for model in args.models:
+        if args.deadline and time.time() - began > args.deadline:
+            print(f"deadline: {model} not run", flush=True)
+            continue
         for batch in args.batches:
-            systems = [("iostune-" + s.replace(":", "-"), iostune_command(args, model, batch, s))
-                       for s in args.schedules]
+            systems = [("iostune-" + s.replace(":", "-").replace("/", "-"),
+                        iostune_command(args, model, batch, s)) for s in args.schedules]
             systems.append(("torch-cudagraph", torch_command(args, model, batch)))
             for name, command in systems:
                 log = os.path.join(args.out, f"{model}_b{batch}_{name}.log")
@@ -100,8 +131,12 @@ def main(argv):
                             row[key] = report.get(key)
                     except ValueError:
                         pass
+                if name == "torch-cudagraph" and code == 0:
+                    row["replay_median_ms"] = torch_median_ms(args, model, batch)
                 rows.append(row)
-                print(f"{model:>14} b{batch:<3} {name:<26} peak {peak:>6} MiB"
+                ms = row.get("replay_median_ms")
+                print(f"{model:>14} b{batch:<3} {name:<34} peak {peak:>6} MiB"
+                      f"{'' if ms is None else f'  median {ms:.3f} ms'}"
                       f"{'' if code == 0 else f'  (exit {code})'}", flush=True)
     with open(os.path.join(args.out, "memory_peaks.jsonl"), "w") as f:
         for row in rows:

@@ -74,6 +74,9 @@ struct ReplayOptions {
     std::int64_t schedule_id = 0;
     // A model set's models all read one input (its first model's); otherwise each its own.
     bool shared_input = false;
+    // false: every activation keeps bytes of its own, as before the liveness-planned arena (a
+    // diagnostic: what the arena saves, and that it costs no latency; `replay --no-memory-reuse`).
+    bool reuse_memory = true;
 };
 
 // What was loaded, for logs and reports.
