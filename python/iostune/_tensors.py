@@ -7,13 +7,30 @@ from .errors import BadInputError
 _DTYPES = {"float": "float32", "half": "float16", "bfloat16": "bfloat16"}
 
 
+_torch = None
+
+
 def torch():
-    try:
-        import torch as t
-    except ImportError as e:
-        raise BadInputError("running on tensors needs PyTorch (import torch failed: %s); the "
-                            "raw-pointer calls (Replayer.run_pointers) do not" % e) from None
-    return t
+    global _torch
+    if _torch is None:
+        try:
+            import torch as t
+        except ImportError as e:
+            raise BadInputError("running on tensors needs PyTorch (import torch failed: %s); the "
+                                "raw-pointer calls (Replayer.run_pointers) do not" % e) from None
+        _torch = t
+    return _torch
+
+
+def current_stream_handle(x):
+    """The caller's current CUDA stream on x's device, as an int (a cudaStream_t). torch's
+    raw-stream query (what torch.compile's generated code calls) builds no Stream object: a
+    call's host time comes before the GPU starts on it, so it counts in its latency."""
+    t = torch()
+    raw = getattr(t._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(x.get_device())
+    return t.cuda.current_stream(x.device).cuda_stream
 
 
 class TensorSpec:
@@ -25,6 +42,8 @@ class TensorSpec:
         self.dtype = getattr(t, _DTYPES[storage])
         self.item_shape = tuple(item_shape)
         self.channels_last = channels_last
+        # Only a 4-D tensor has a channels-last form (torch.empty's keyword costs host time).
+        self._format = t.channels_last if channels_last and len(self.item_shape) == 3 else None
 
     def layout_words(self):
         return "channels_last" if self.channels_last else "contiguous (NCHW)"
@@ -36,14 +55,24 @@ class TensorSpec:
         return x.is_contiguous()
 
     def empty(self, n, device):
-        t = torch()
-        fmt = t.channels_last if self.channels_last else t.contiguous_format
-        return t.empty((n,) + self.item_shape, dtype=self.dtype, device=device, memory_format=fmt)
+        if self._format is None:
+            return torch().empty((n,) + self.item_shape, dtype=self.dtype, device=device)
+        return torch().empty((n,) + self.item_shape, dtype=self.dtype, device=device,
+                             memory_format=self._format)
+
+    def accepts(self, x, n, device):
+        """check_tensor's conditions, all met (the fast path of a call: no message built)."""
+        return (isinstance(x, torch().Tensor) and x.dtype == self.dtype and x.is_cuda
+                and x.shape[1:] == self.item_shape and (x.shape[0] == n if n is not None
+                                                        else x.shape[0] >= 1)
+                and (device is None or x.get_device() == device) and self.is_laid_out(x))
 
 
 def check_tensor(what, x, spec, n, device):
     """Raises BadInputError unless `x` is a CUDA tensor on `device` of spec's dtype and layout
     holding n items (n None: any positive count); returns its batch size."""
+    if spec.accepts(x, n, device):
+        return x.shape[0]
     t = torch()
     if not isinstance(x, t.Tensor):
         raise BadInputError("%s is a %s, not a torch.Tensor" % (what, type(x).__name__))

@@ -71,8 +71,6 @@
 #                                            # sequential, the tuned DB's best, PyTorch's graph
 #   bash scripts/bench/h100_plan.sh call49   # HRNet-W18 small v2 from timm, TF32 b1, the search's
 #                                            # defaults (run on 2026-11-25 under the tag c4hrnet)
-#   bash scripts/bench/h100_plan.sh call50   # issue 31: process peak of iostune replay beside
-#                                            # PyTorch's CUDA graph, b16 and b64, TF32 (not run yet)
 #   bash scripts/bench/h100_plan.sh call51   # issue 29: compute-sanitizer (scripts/sanitize.sh)
 #                                            # alone on the machine, one archive under $OUT
 # The seventh session's calls (one 30-minute budget: each call does what two did before):
@@ -83,6 +81,9 @@
 #                                            # skresnet18 and espcn (call46's second half)
 #   bash scripts/bench/h100_plan.sh call54   # compute-sanitizer (call51) beside the [zoo] GPU
 #                                            # tests: both check correctness, nothing is timed
+#   bash scripts/bench/h100_plan.sh call56   # issue 31's peaks again, nvidia-smi -lms 20 (peak
+#                                            # and steady state), all four models; then the model
+#                                            # sets of call47 with 20 s searches
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -299,10 +300,6 @@ case "${1:-}" in
       --python "${PYTHON:-python3}" --models hrnet_w18_small_v2 --precisions tf32 --batches 1 \
       --parts "iostune torch" --torch-systems cudagraph --r 3 --s 8 --iters 200 \
       --search-timeout 100 --row-budget 3 --deadline 150 ;;
-  call50)
-    "${PYTHON:-python3}" scripts/bench/memory_peaks.py --iostune "${IOSTUNE:-.devpack/iostune}" \
-      --models inception_v3 resnet50 googlenet nasnet_a_large --batches 16 64 \
-      --schedules sequential nimble:dataflow --out "${OUT:-device-out}/call50" ;;
   call51)
     bash scripts/sanitize.sh --jobs 12 --timeout 420 --out "${OUT:-device-out}/call51" ;;
   call52)
@@ -320,6 +317,16 @@ case "${1:-}" in
       --precisions "tf32 fp16" --batches 1 --parts "torch iostune" --torch-systems cudagraph \
       --row-budget 3 --iters 200 --search-timeout 60 --r 3 --s 8 \
       --search-args "--time-budget 15" --deadline "$(left)" ;;
+  call56)
+    "${PYTHON:-python3}" scripts/bench/memory_peaks.py --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --models inception_v3 resnet50 googlenet nasnet_a_large --batches 16 64 --iters 50 \
+      --schedules sequential sequential/no-reuse nimble:dataflow --deadline 250 \
+      --out "${OUT:-device-out}/call56-memory"
+    bash scripts/bench/run_sets.sh --tag call56-sets --iostune "${IOSTUNE:-.devpack/iostune}" \
+      --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+      --sets "googlenet+inception_v3:separate;squeezenet1_1+resnet50:separate;resnet50+resnet50+resnet50+resnet50:shared" \
+      --search-args "--time-budget 20" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+      --deadline "$(left)" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Peak device memory of a replay beside PyTorch's CUDA graph of the same model (issue 31).
 
-Each system runs in a process of its own while nvidia-smi is sampled every 50 ms for that
-process's memory; the peak is the largest sample (CUDA context and cuDNN/cuBLAS handles
-included, on both sides). iostune: `iostune replay` of a schedule computed from the graph (no
+Each system runs in a process of its own while `nvidia-smi -lms 20` lists every process's device
+memory; the peak is that process's largest sample and the steady figure the one it held longest
+(CUDA context and cuDNN/cuBLAS handles included, on both sides). A transient shorter than the
+sampling (a set-up allocation freed at once) can be missed, on both sides alike. iostune: `iostune replay` of a schedule computed from the graph (no
 DB: sequential, or a baseline in either form); PyTorch: torch_peers.py's CUDA graph row of the
 same model, batch and precision. A schedule written SOURCE[:FORM]/no-reuse replays with
 `--no-memory-reuse` (every activation its own bytes, as before the arena): the same schedule's
@@ -12,42 +13,58 @@ per row.
 
   python3 scripts/bench/memory_peaks.py --iostune .devpack/iostune --models inception_v3 \
       --batches 16 64 --schedules sequential nimble:dataflow --out $OUT/memory
+  python3 scripts/bench/memory_peaks.py --self-test   # the sampling and the commands, no GPU
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def process_memory_mib(pid):
-    """The process's device memory now (MiB), or None when nvidia-smi does not list it."""
-    out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory",
-                          "--format=csv,noheader,nounits"], capture_output=True, text=True)
-    for line in out.stdout.splitlines():
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) == 2 and fields[0] == str(pid):
-            return int(fields[1])
-    return None
-
-
 def peak_of(command, log_path, timeout_s):
-    """Runs `command`, sampling its device memory; returns (peak MiB, exit code)."""
+    """Runs `command` while one `nvidia-smi -lms 20` lists the device memory of every process;
+    returns (peak MiB, exit code, timeline): the timeline is [seconds, MiB] of the child at each
+    change, so a set-up peak and the steady state both show."""
     with open(log_path, "w") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        peak, began = 0, time.time()
-        while child.poll() is None:
-            if time.time() - began > timeout_s:
-                child.kill()
-                break
-            now = process_memory_mib(child.pid)
-            if now:
-                peak = max(peak, now)
-            time.sleep(0.05)
-        return peak, child.wait()
+        sampler = subprocess.Popen(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                                    "--format=csv,noheader,nounits", "-lms", "20"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        began, timeline = time.time(), []
+
+        def read():
+            for line in sampler.stdout:
+                fields = [f.strip() for f in line.split(",")]
+                if len(fields) == 2 and fields[0] == str(child.pid) and fields[1].isdigit():
+                    mib = int(fields[1])
+                    if not timeline or timeline[-1][1] != mib:
+                        timeline.append([round(time.time() - began, 3), mib])
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            code = child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            code = child.wait()
+        ended = time.time() - began
+        sampler.terminate()
+        sampler.wait()
+        reader.join(timeout=5)
+        return max((m for _, m in timeline), default=0), code, timeline, ended
+
+
+def steady_mib(timeline, ended):
+    """The memory the process held longest: its steady state (replay's timed launches, PyTorch's
+    graph replays), as opposed to a set-up peak."""
+    held = {}
+    for (t, mib), following in zip(timeline, timeline[1:] + [[ended, None]]):
+        held[mib] = held.get(mib, 0.0) + following[0] - t
+    return max(held, key=held.get) if held else None
 
 
 def iostune_command(args, model, batch, schedule):
@@ -88,7 +105,37 @@ def torch_median_ms(args, model, batch):
     return samples[len(samples) // 2] if samples else None
 
 
+def self_test():
+    """The steady figure, the replay commands and the sampler (a fake nvidia-smi on PATH)."""
+    import tempfile
+    assert steady_mib([[0.1, 500], [0.5, 1600], [0.7, 900], [3.0, 400]], 3.1) == 900
+    assert steady_mib([], 1.0) is None
+    args = argparse.Namespace(iostune="iostune", precision="fp16", iters=7)
+    command = iostune_command(args, "googlenet", 16, "nimble:dataflow/no-reuse")
+    assert command[-3:] == ["--form", "dataflow", "--no-memory-reuse"], command
+    assert "--no-memory-reuse" not in iostune_command(args, "googlenet", 16, "sequential")
+    try:
+        iostune_command(args, "googlenet", 16, "sequential/typo")
+        raise AssertionError("an unknown variant was accepted")
+    except SystemExit:
+        pass
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = os.path.join(tmp, "nvidia-smi")
+        with open(fake, "w") as f:  # lists every process at 123 MiB (no procps needed)
+            f.write("#!/bin/sh\nwhile true; do for p in /proc/[0-9]*; do "
+                    "echo \"${p#/proc/}, 123\"; done; sleep 0.02; done\n")
+        os.chmod(fake, 0o755)
+        os.environ["PATH"] = tmp + os.pathsep + os.environ["PATH"]
+        peak, code, timeline, ended = peak_of(["sleep", "0.6"], os.path.join(tmp, "log"), 5)
+    assert code == 0 and peak == 123 and timeline and timeline[0][1] == 123, timeline
+    assert 0.5 < ended < 5
+    print("self-test passed")
+
+
 def main(argv):
+    if argv == ["--self-test"]:
+        self_test()
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iostune", required=True)
     parser.add_argument("--models", nargs="+", default=["inception_v3", "resnet50", "googlenet"])
@@ -105,7 +152,6 @@ def main(argv):
     args = parser.parse_args(argv)
     began = time.time()
     os.makedirs(args.out, exist_ok=True)
-    rows = []
     for model in args.models:
         if args.deadline and time.time() - began > args.deadline:
             print(f"deadline: {model} not run", flush=True)
@@ -116,10 +162,11 @@ def main(argv):
             systems.append(("torch-cudagraph", torch_command(args, model, batch)))
             for name, command in systems:
                 log = os.path.join(args.out, f"{model}_b{batch}_{name}.log")
-                peak, code = peak_of(command, log, args.timeout_s)
+                peak, code, timeline, ended = peak_of(command, log, args.timeout_s)
                 row = {"model": model, "batch": batch, "precision": args.precision,
                        "system": name, "peak_mib": peak, "exit_code": code,
-                       "command": " ".join(command)}
+                       "steady_mib": steady_mib(timeline, ended),
+                       "timeline": timeline, "command": " ".join(command)}
                 if name.startswith("iostune") and code == 0:
                     with open(log) as f:
                         text = f.read()
@@ -133,14 +180,13 @@ def main(argv):
                         pass
                 if name == "torch-cudagraph" and code == 0:
                     row["replay_median_ms"] = torch_median_ms(args, model, batch)
-                rows.append(row)
+                with open(os.path.join(args.out, "memory_peaks.jsonl"), "a") as f:
+                    f.write(json.dumps(row) + "\n")  # as each row ends: a cut-off run keeps it
                 ms = row.get("replay_median_ms")
                 print(f"{model:>14} b{batch:<3} {name:<34} peak {peak:>6} MiB"
+                      f" steady {row['steady_mib'] or 0:>6} MiB"
                       f"{'' if ms is None else f'  median {ms:.3f} ms'}"
                       f"{'' if code == 0 else f'  (exit {code})'}", flush=True)
-    with open(os.path.join(args.out, "memory_peaks.jsonl"), "w") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

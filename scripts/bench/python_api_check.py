@@ -265,9 +265,15 @@ def native_input(torch, x, precision):
 
 
 def per_call_ms(torch, fn, iters, warmup=30):
-    """Each call alone between CUDA events on an idle device, as `iostune replay` times."""
-    for _ in range(warmup):
+    """Each call alone between CUDA events on an idle device, as `iostune replay` times (and
+    warmed up as it is: at least 300 ms of calls, so the GPU's clocks settle)."""
+    began = time.monotonic()
+    n = 0
+    while n < warmup or time.monotonic() - began < 0.3:
         fn()
+        n += 1
+        if n % 16 == 0:
+            torch.cuda.synchronize()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     samples = []
@@ -460,6 +466,54 @@ def time_row(run, torch, row, fast, fast_float, x1, x4, precision, onnx, name):
     t["torch_compile_ms"] = torch_compile_ms(run, name, precision)
 
 
+# ---- --overhead: where the Python call's host time goes ----
+
+def overhead(run, iostune):
+    """Host microseconds of each step of Replayer.__call__ (GoogLeNet's sequential schedule, no
+    search), each the median of 2000 calls with the device idle in between: what a call spends
+    before the GPU starts on it, which an idle-GPU latency measurement counts."""
+    import torch
+    from iostune._tensors import check_tensor
+    precision = run.args.precisions.split()[0]
+    name = run.args.models[0]
+    module, size, fx = build(name, run.args.small)
+    x1 = inputs(fx, size, 1).cuda()
+    onnx = os.path.join(run.work, "%s.onnx" % name)
+    iostune.export_onnx(module, (x1.cpu(),), onnx)
+    r = iostune.Replayer(onnx, [1], precision=precision, native_io=True,
+                         schedule_source="sequential", db=run.db)
+    x = native_input(torch, x1, precision)
+    (spec,), (out_spec,) = r.tensor_specs()
+    y = out_spec.empty(1, x.device)
+    stream = torch.cuda.current_stream().cuda_stream
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    steps = {
+        "whole call r(x)": lambda: r(x),
+        "check_tensor": lambda: check_tensor("input 0", x, spec, None, 0),
+        "output torch.empty": lambda: out_spec.empty(1, x.device),
+        "torch.cuda.current_stream().cuda_stream": lambda: torch.cuda.current_stream(
+            x.device).cuda_stream,
+        "torch._C._cuda_getCurrentRawStream": (lambda: raw(0)) if raw else None,
+        "run_pointers (ctypes + C API enqueue)": lambda: r.run_pointers(1, [x.data_ptr()],
+                                                                        [y.data_ptr()], stream),
+    }
+    rows = {}
+    for label, fn in steps.items():
+        if fn is None:
+            continue
+        times = []
+        for i in range(2200):
+            torch.cuda.synchronize()
+            began = time.perf_counter_ns()
+            fn()
+            times.append((time.perf_counter_ns() - began) / 1000.0)
+        rows[label] = median(times[200:])
+        run.say("  %-44s %8.2f us" % (label, rows[label]))
+    with open(run.json[:-len(".json")] + "_overhead.json", "w") as f:
+        json.dump({"model": name, "precision": precision, "host_us": rows,
+                   "device": run.meta.get("device")}, f, indent=1)
+
+
 # ---- --dry-run: the CPU parts ----
 
 def dry_row(run, iostune, name, precision):
@@ -587,6 +641,8 @@ def parse_args(argv):
     p.add_argument("--small", action="store_true", help="the fixtures' small image sizes")
     p.add_argument("--dry-run", action="store_true", help="the CPU parts only (CI)")
     p.add_argument("--self-test", action="store_true")
+    p.add_argument("--overhead", action="store_true",
+                   help="only the host time of each step of a Python call (GPU)")
     args = p.parse_args(argv)
     if args.pack:
         cli, lib = unpack(args.pack)
@@ -668,6 +724,11 @@ def main(argv):
     signal.signal(signal.SIGTERM, stop)
     iostune = import_iostune(args)
     try:
+        if args.overhead:
+            import torch
+            describe(run, torch, iostune)
+            overhead(run, iostune)
+            return 0
         run_all(run, iostune)
     except Interrupted as e:
         run.say("stopped by %s; writing what there is" % e)
