@@ -3,14 +3,19 @@
 #
 #   bash scripts/sanitize.sh [--pack .devpack] [--out DIR] [--models "inception_v3 ..."]
 #       [--precisions "tf32 fp16"] [--tools "memcheck initcheck synccheck"]
-#       [--sources "greedy"] [--jobs 12] [--timeout 480] [--kernel-tests "CATCH2 SPEC"]
+#       [--sources "greedy"] [--tuned-db DB | --tune-plan PLAN.json] [--jobs 12]
+#       [--timeout 480] [--kernel-tests "SPEC1,SPEC2,..."]
 #
-# The engine's kernel tests (--kernel-tests, a Catch2 test spec; default below) under racecheck
-# (shared-memory hazards) and memcheck first; then per
-# tool, zoo model, precision and schedule source: `compute-sanitizer --tool T iostune replay
-# --model M --batch 1 --precision P --schedule-source S --iters 2 --warmup 1` (greedy: the
-# concurrent baseline, so several streams and the memory plan's shared buffers are exercised,
-# and the engine's convolution planner times its candidates under the tool too). Runs go
+# The engine's kernel tests (--kernel-tests, Catch2 test specs, one sanitizer run each; default
+# below) under racecheck (shared-memory hazards) and memcheck first; then per tool, zoo model,
+# precision and schedule source: `compute-sanitizer --tool T iostune replay --model M --batch 1
+# --precision P --schedule-source S --iters 2 --warmup 1` (greedy: the concurrent baseline, so
+# several streams and the memory plan's shared buffers are exercised, and the engine's
+# convolution planner times its candidates under the tool too). --tuned-db DB replays each
+# key's best stored schedule instead (`--db DB`): its convolutions run the algorithms stored
+# with it, so nothing is timed under the tool and a run takes a fraction of the time;
+# --tune-plan PLAN first runs `iostune tune --plan PLAN --db DIR/logs/tuned.db` (no sanitizer)
+# and then replays that DB (examples/fleet/sanitize_12keys.json: the zoo, 6 s searches). Runs go
 # --jobs at a time, each cut off after --timeout seconds. Each run's log is DIR/logs/<name>.log;
 # DIR/sanitize.tsv has one line per run: name, exit status (0 clean, 9 a finding, 124 cut off),
 # the tool's summary line. Packed into DIR/sanitize.tar.gz at the end.
@@ -22,6 +27,8 @@ models="googlenet squeezenet1_1 resnet50 inception_v3 randwire nasnet_a_large"
 precisions="tf32 fp16"
 tools="memcheck initcheck synccheck"
 sources="greedy"
+tuned_db=""
+tune_plan=""
 jobs=12
 timeout_s=480
 # The op-by-op tests of the engine's own kernels (every op kind, the deployed and second-round
@@ -36,6 +43,8 @@ while [ $# -gt 0 ]; do
     --precisions) precisions="$2"; shift 2 ;;
     --tools) tools="$2"; shift 2 ;;
     --sources) sources="$2"; shift 2 ;;
+    --tuned-db) tuned_db="$2"; shift 2 ;;
+    --tune-plan) tune_plan="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --kernel-tests) kernel_tests="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
@@ -72,19 +81,40 @@ export out timeout_s sanitizer
 # The kernel tests first (in the background: their test spec has spaces), then one tool at a
 # time over every model, so a run cut short by the caller's wall clock still has every tool's
 # small models done.
-run_one kernels_racecheck racecheck "$test_gpu" "$kernel_tests" &
-run_one kernels_memcheck memcheck "$test_gpu" "$kernel_tests" &
+if [ -n "$tune_plan" ]; then
+  tuned_db="$out/logs/tuned.db"  # in the archive, with its tune logs
+  "$iostune" tune --plan "$tune_plan" --db "$tuned_db" >"$out/logs/tune.log" 2>&1 ||
+    echo "sanitize.sh: iostune tune failed (logs/tune.log); keys it did not store fall back" >&2
+fi
+# One background run per kernel test spec (a spec has spaces: not through xargs).
+k=0
+IFS=, read -ra specs <<<"$kernel_tests"
+for spec in "${specs[@]}"; do
+  k=$((k + 1))
+  for tool in racecheck memcheck; do
+    run_one "kernels${k}_$tool" "$tool" "$test_gpu" "$spec" &
+  done
+done
+if [ -n "$tuned_db" ]; then
+  sources="stored"
+  tuned_db="$(cd "$(dirname "$tuned_db")" && pwd)/$(basename "$tuned_db")"
+fi
 {
   for tool in $tools; do
     for model in $models; do
       for precision in $precisions; do
         for source in $sources; do
-          printf '%s\n' "${model}_b1_${precision}_${source}_$tool $tool $iostune replay --model $model --batch 1 --precision $precision --schedule-source $source --iters 2 --warmup 1"
+          if [ "$source" = stored ]; then
+            # --fallback-sequential: a key tune did not store still runs (its log says so).
+            printf '%s\n' "${model}_b1_${precision}_stored_$tool $tool $iostune replay --model $model --batch 1 --precision $precision --db $tuned_db --fallback-sequential --iters 2 --warmup 1"
+          else
+            printf '%s\n' "${model}_b1_${precision}_${source}_$tool $tool $iostune replay --model $model --batch 1 --precision $precision --schedule-source $source --iters 2 --warmup 1"
+          fi
         done
       done
     done
   done
-} | xargs -P "$((jobs > 2 ? jobs - 2 : 1))" -L 1 bash -c 'run_one "$@"' _
+} | xargs -P "$((jobs > 2 * k ? jobs - 2 * k : 1))" -L 1 bash -c 'run_one "$@"' _
 wait
 
 sort -o "$out/sanitize.tsv" "$out/sanitize.tsv"

@@ -81,6 +81,9 @@
 #                                            # skresnet18 and espcn (call46's second half)
 #   bash scripts/bench/h100_plan.sh call54   # compute-sanitizer (call51) beside the [zoo] GPU
 #                                            # tests: both check correctness, nothing is timed
+#   bash scripts/bench/h100_plan.sh call57   # not run yet: compute-sanitizer alone on stored
+#                                            # schedules (tuned first with 6 s searches, so no
+#                                            # convolution is timed under the tool)
 #   bash scripts/bench/h100_plan.sh call56   # issue 31's peaks again, nvidia-smi -lms 20 (peak
 #                                            # and steady state), all four models; then the model
 #                                            # sets of call47 with 20 s searches
@@ -327,6 +330,9 @@ case "${1:-}" in
       --sets "googlenet+inception_v3:separate;squeezenet1_1+resnet50:separate;resnet50+resnet50+resnet50+resnet50:shared" \
       --search-args "--time-budget 20" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
       --deadline "$(left)" ;;
+  call57)
+    bash scripts/sanitize.sh --tune-plan examples/fleet/sanitize_12keys.json --jobs 12 \
+      --timeout 400 --out "${OUT:-device-out}/call57" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"
@@ -334,6 +340,6 @@ case "${1:-}" in
       >"${OUT:-device-out}/call54-tests/gpu_zoo.log" 2>&1
     echo "zoo tests: exit $?" | tee -a "${OUT:-device-out}/call54-tests/gpu_zoo.log"
     wait ;;
-  *) echo "usage: h100_plan.sh call1|...|call54 (see the comment at the top)" >&2
+  *) echo "usage: h100_plan.sh call1|...|call57 (see the comment at the top)" >&2
      exit 2 ;;
 esac

@@ -2,9 +2,10 @@
 """Peak device memory of a replay beside PyTorch's CUDA graph of the same model (issue 31).
 
 Each system runs in a process of its own while `nvidia-smi -lms 20` lists every process's device
-memory; the peak is that process's largest sample and the steady figure the one it held longest
-(CUDA context and cuDNN/cuBLAS handles included, on both sides). A transient shorter than the
-sampling (a set-up allocation freed at once) can be missed, on both sides alike. iostune: `iostune replay` of a schedule computed from the graph (no
+memory (CUDA context and cuDNN/cuBLAS handles included, on both sides): the peak is that
+process's largest sample, the typical figure the time-weighted median of its samples once its
+context is up. A transient shorter than the sampling (a set-up allocation freed at once) can be
+missed, on both sides alike. iostune: `iostune replay` of a schedule computed from the graph (no
 DB: sequential, or a baseline in either form); PyTorch: torch_peers.py's CUDA graph row of the
 same model, batch and precision. A schedule written SOURCE[:FORM]/no-reuse replays with
 `--no-memory-reuse` (every activation its own bytes, as before the arena): the same schedule's
@@ -58,13 +59,19 @@ def peak_of(command, log_path, timeout_s):
         return max((m for _, m in timeline), default=0), code, timeline, ended
 
 
-def steady_mib(timeline, ended):
-    """The memory the process held longest: its steady state (replay's timed launches, PyTorch's
-    graph replays), as opposed to a set-up peak."""
-    held = {}
-    for (t, mib), following in zip(timeline, timeline[1:] + [[ended, None]]):
-        held[mib] = held.get(mib, 0.0) + following[0] - t
-    return max(held, key=held.get) if held else None
+def typical_mib(timeline, ended, context_mib=500):
+    """The time-weighted median of the samples from the first at or above `context_mib` (the
+    CUDA context is up) to the last before the exit: what the process mostly held."""
+    first = next((k for k, (_, mib) in enumerate(timeline) if mib >= context_mib), 0)
+    span = timeline[first:-1] if len(timeline) - first > 2 else timeline[first:]
+    held = sorted((mib, following[0] - t)
+                  for (t, mib), following in zip(span, span[1:] + [[ended, None]]))
+    total, seen = sum(d for _, d in held), 0.0
+    for mib, d in held:
+        seen += d
+        if seen >= total / 2:
+            return mib
+    return None
 
 
 def iostune_command(args, model, batch, schedule):
@@ -108,8 +115,10 @@ def torch_median_ms(args, model, batch):
 def self_test():
     """The steady figure, the replay commands and the sampler (a fake nvidia-smi on PATH)."""
     import tempfile
-    assert steady_mib([[0.1, 500], [0.5, 1600], [0.7, 900], [3.0, 400]], 3.1) == 900
-    assert steady_mib([], 1.0) is None
+    # 1600 for 0.2 s, 900 for 2.3 s, the exit's 400 left out
+    assert typical_mib([[0.0, 30], [0.5, 1600], [0.7, 900], [3.0, 400]], 3.1) == 900
+    assert typical_mib([[0.0, 600], [1.0, 1600], [1.2, 700], [1.3, 100]], 1.4) == 600
+    assert typical_mib([], 1.0) is None
     args = argparse.Namespace(iostune="iostune", precision="fp16", iters=7)
     command = iostune_command(args, "googlenet", 16, "nimble:dataflow/no-reuse")
     assert command[-3:] == ["--form", "dataflow", "--no-memory-reuse"], command
@@ -165,7 +174,7 @@ def main(argv):
                 peak, code, timeline, ended = peak_of(command, log, args.timeout_s)
                 row = {"model": model, "batch": batch, "precision": args.precision,
                        "system": name, "peak_mib": peak, "exit_code": code,
-                       "steady_mib": steady_mib(timeline, ended),
+                       "typical_mib": typical_mib(timeline, ended),
                        "timeline": timeline, "command": " ".join(command)}
                 if name.startswith("iostune") and code == 0:
                     with open(log) as f:
@@ -184,7 +193,7 @@ def main(argv):
                     f.write(json.dumps(row) + "\n")  # as each row ends: a cut-off run keeps it
                 ms = row.get("replay_median_ms")
                 print(f"{model:>14} b{batch:<3} {name:<34} peak {peak:>6} MiB"
-                      f" steady {row['steady_mib'] or 0:>6} MiB"
+                      f" typical {row['typical_mib'] or 0:>6} MiB"
                       f"{'' if ms is None else f'  median {ms:.3f} ms'}"
                       f"{'' if code == 0 else f'  (exit {code})'}", flush=True)
 
