@@ -8,16 +8,18 @@ _DTYPES = {"float": "float32", "half": "float16", "bfloat16": "bfloat16"}
 
 
 _torch = None
+_raw_stream = None  # torch._C._cuda_getCurrentRawStream where this torch has it
 
 
 def torch():
-    global _torch
+    global _torch, _raw_stream
     if _torch is None:
         try:
             import torch as t
         except ImportError as e:
             raise BadInputError("running on tensors needs PyTorch (import torch failed: %s); the "
                                 "raw-pointer calls (Replayer.run_pointers) do not" % e) from None
+        _raw_stream = getattr(t._C, "_cuda_getCurrentRawStream", None)
         _torch = t
     return _torch
 
@@ -27,9 +29,8 @@ def current_stream_handle(x):
     raw-stream query (what torch.compile's generated code calls) builds no Stream object: a
     call's host time comes before the GPU starts on it, so it counts in its latency."""
     t = torch()
-    raw = getattr(t._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw(x.get_device())
+    if _raw_stream is not None:
+        return _raw_stream(x.get_device())
     return t.cuda.current_stream(x.device).cuda_stream
 
 
