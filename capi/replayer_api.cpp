@@ -186,6 +186,29 @@ iostune_status iostune_replayer_run(iostune_replayer* replayer, int n, const voi
     });
 }
 
+iostune_status iostune_replayer_submit(iostune_replayer* replayer, int n,
+                                       const void* const* inputs, void* stream) {
+    return capi::guarded([&] {
+        iostune_replayer& r = replayer_ref(replayer, "iostune_replayer_submit");
+        capi::require(inputs != nullptr, "iostune_replayer_submit: the input pointer array is NULL");
+        for (int k = 0; k < r.replayer.input_count(); ++k)
+            capi::require(inputs[k] != nullptr, fmt::format("input {} is a NULL pointer", k));
+        r.replayer.submit(inputs, n, static_cast<cudaStream_t>(stream));
+    });
+}
+
+iostune_status iostune_replayer_collect(iostune_replayer* replayer, void* const* outputs,
+                                        void* stream) {
+    return capi::guarded([&] {
+        iostune_replayer& r = replayer_ref(replayer, "iostune_replayer_collect");
+        capi::require(outputs != nullptr,
+                      "iostune_replayer_collect: the output pointer array is NULL");
+        for (int k = 0; k < r.replayer.output_count(); ++k)
+            capi::require(outputs[k] != nullptr, fmt::format("output {} is a NULL pointer", k));
+        r.replayer.collect(outputs, static_cast<cudaStream_t>(stream));
+    });
+}
+
 iostune_status iostune_replayer_benchmark(iostune_replayer* replayer, int n, int iterations,
                                           int warmup, int graph_only, void* stream, char** json) {
     return capi::guarded([&] {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "src/engine/cuda_check.h"
@@ -111,27 +112,31 @@ struct BatchReplayer::Impl {
                                            : static_cast<const void*>(g.replayer.output_buffer(k));
     }
 
-    // Copies the chunk's items in, zero-fills padding that may hold an earlier request's data,
-    // launches the graph and copies the chunk's items out.
-    void run_chunk(const BatchChunk& c, const void* const* inputs, void* const* outputs,
-                   cudaStream_t stream) {
+    // Zero-fills padding that may hold an earlier request's data, then launches the graph with
+    // the chunk's items copied in by the graph itself (Replayer::launch_from).
+    TunedGraph& submit_chunk(const BatchChunk& c, const void* const* inputs, cudaStream_t stream) {
         TunedGraph& g = graph(c.tuned);
+        sources.clear();
+        bytes.clear();
         for (size_t k = 0; k < input_bytes.size(); ++k) {
-            void* buffer = input_buffer(g, int(k));
-            IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(buffer, at_item(inputs[k], c.offset, input_bytes[k]),
-                                               size_t(c.count) * input_bytes[k],
-                                               cudaMemcpyDeviceToDevice, stream),
-                               fmt::format("copying {} items of input {} into the batch-{} graph",
-                                           c.count, k, c.tuned));
+            sources.push_back(at_item(inputs[k], c.offset, input_bytes[k]));
+            bytes.push_back(size_t(c.count) * input_bytes[k]);
             int& clean = g.clean_from[k];
             if (c.count < clean)
-                IOSTUNE_CUDA_CHECK(cudaMemsetAsync(at_item(buffer, c.count, input_bytes[k]), 0,
-                                                   size_t(clean - c.count) * input_bytes[k], stream),
+                IOSTUNE_CUDA_CHECK(cudaMemsetAsync(at_item(input_buffer(g, int(k)), c.count,
+                                                           input_bytes[k]),
+                                                   0, size_t(clean - c.count) * input_bytes[k],
+                                                   stream),
                                    fmt::format("zero-filling the padding of the batch-{} graph",
                                                c.tuned));
             clean = c.count;
         }
-        g.replayer.launch(stream);
+        g.replayer.launch_from(sources.data(), bytes.data(), stream);
+        return g;
+    }
+
+    void collect_chunk(TunedGraph& g, const BatchChunk& c, void* const* outputs,
+                       cudaStream_t stream) {
         for (size_t k = 0; k < output_bytes.size(); ++k)
             IOSTUNE_CUDA_CHECK(
                 cudaMemcpyAsync(at_item(outputs[k], c.offset, output_bytes[k]),
@@ -140,6 +145,10 @@ struct BatchReplayer::Impl {
                 fmt::format("copying {} items of output {} out of the batch-{} graph", c.count, k,
                             c.tuned));
     }
+
+    std::vector<const void*> sources;  // per input, for the chunk being submitted
+    std::vector<size_t> bytes;
+    std::optional<BatchChunk> pending;  // submitted, not yet collected
 };
 
 BatchReplayer::BatchReplayer(const std::string& model, const std::vector<int>& batch_sizes,
@@ -154,6 +163,7 @@ const Replayer& BatchReplayer::replayer(int batch) const { return impl_->graph(b
 Replayer& BatchReplayer::replayer(int batch) {
     TunedGraph& g = impl_->graph(batch);
     std::fill(g.clean_from.begin(), g.clean_from.end(), g.batch);
+    if (impl_->pending && impl_->pending->tuned == batch) impl_->pending.reset();
     return g.replayer;
 }
 int BatchReplayer::input_count() const { return int(impl_->input_bytes.size()); }
@@ -180,7 +190,31 @@ std::vector<BatchChunk> BatchReplayer::plan(int n) const {
 
 void BatchReplayer::run(const void* const* inputs, void* const* outputs, int n,
                         cudaStream_t stream) {
-    for (const BatchChunk& chunk : plan(n)) impl_->run_chunk(chunk, inputs, outputs, stream);
+    impl_->pending.reset();  // its graph's buffers are about to be overwritten
+    for (const BatchChunk& chunk : plan(n))
+        impl_->collect_chunk(impl_->submit_chunk(chunk, inputs, stream), chunk, outputs, stream);
+}
+
+void BatchReplayer::submit(const void* const* inputs, int n, cudaStream_t stream) {
+    const std::vector<BatchChunk> chunks = plan(n);
+    if (chunks.size() != 1)
+        throw Error(fmt::format("a request of {} items runs in {} chunks (the largest tuned size is "
+                                "{}); submit() takes one graph's worth: use run(), which splits",
+                                n, chunks.size(), impl_->sizes.back()),
+                    ErrorKind::BadInput);
+    impl_->pending.reset();
+    impl_->submit_chunk(chunks.front(), inputs, stream);
+    impl_->pending = chunks.front();
+}
+
+void BatchReplayer::collect(void* const* outputs, cudaStream_t stream) {
+    if (!impl_->pending)
+        throw Error("collect() without a submitted request: submit() one first (a run() or a "
+                    "second submit() drops the one before)",
+                    ErrorKind::BadInput);
+    const BatchChunk chunk = *impl_->pending;
+    impl_->pending.reset();
+    impl_->collect_chunk(impl_->graph(chunk.tuned), chunk, outputs, stream);
 }
 
 void BatchReplayer::run(const void* input, void* output, int n, cudaStream_t stream) {

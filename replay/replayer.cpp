@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "replay/gpu_check.h"
 #include "replay/model_spec.h"
 #include "replay/replay_timing.h"
+#include "replay/request_graph.h"
 #include "replay/schedule_selection.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/device_info.h"
@@ -121,7 +123,10 @@ struct Replayer::Impl {
     ReplayInfo info;
     Engine engine;
     Schedule schedule;  // what `exec` runs (the perturbation check captures it again)
+    CudaGraph captured;  // the schedule's graph, which `request` copies
     CudaGraphExec exec;
+    std::optional<RequestGraph> request;  // built by the first launch_from()
+    std::vector<void*> graph_inputs;  // the buffers `captured` reads its inputs from
     std::vector<size_t> input_elements, output_elements;
 
     // Plans the engine, warms up and captures the one CUDA Graph every run launches.
@@ -130,7 +135,8 @@ struct Replayer::Impl {
         : info(std::move(replay_info)),
           engine(std::move(graph), planned_for(engine_options, schedule)),
           schedule(schedule) {
-        exec = engine.capture(schedule);
+        captured = engine.record(schedule);
+        exec = CudaGraphExec(captured);
         const EngineMemory memory = engine.memory();
         info.weight_bytes = memory.weights + memory.merged_weights;
         info.activation_bytes = memory.io + memory.arena;
@@ -143,8 +149,11 @@ struct Replayer::Impl {
         info.convolutions = engine.conv_count();
         info.pinned_convolutions = engine.pinned_conv_count();
         const Graph& g = engine.graph();
-        for (int k = 0; k < g.input_count(); ++k)
+        for (int k = 0; k < g.input_count(); ++k) {
             input_elements.push_back(size_t(g.input_shape(k).elements()));
+            graph_inputs.push_back(info.native_io ? engine.native_input(k).data
+                                                  : static_cast<void*>(engine.input_device(k)));
+        }
         for (int id : g.outputs()) output_elements.push_back(size_t(g.op(id).output.elements()));
     }
 
@@ -168,14 +177,19 @@ struct Replayer::Impl {
         const char* call = host ? "run_host" : "run";
         require_float_io(info, call);
         require_counts(inputs.size(), outputs.size(), call);
-        for (size_t k = 0; k < inputs.size(); ++k)
-            IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(engine.input_device(int(k)), inputs[k],
-                                               input_elements[k] * sizeof(float),
-                                               host ? cudaMemcpyHostToDevice
-                                                    : cudaMemcpyDeviceToDevice,
-                                               stream),
-                               "copying the replay input");
-        exec.launch(stream);
+        if (host) {
+            for (size_t k = 0; k < inputs.size(); ++k)
+                IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(engine.input_device(int(k)), inputs[k],
+                                                   input_elements[k] * sizeof(float),
+                                                   cudaMemcpyHostToDevice, stream),
+                                   "copying the replay input");
+            exec.launch(stream);
+        } else {
+            std::vector<const void*> sources(inputs.begin(), inputs.end());
+            std::vector<size_t> bytes;
+            for (size_t n : input_elements) bytes.push_back(n * sizeof(float));
+            launch_from(sources.data(), bytes.data(), stream);
+        }
         for (size_t k = 0; k < outputs.size(); ++k)
             IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(outputs[k], engine.output_device(int(k)),
                                                output_elements[k] * sizeof(float),
@@ -185,6 +199,13 @@ struct Replayer::Impl {
                                "copying the replay output");
         if (host)
             IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "waiting for the replay to finish");
+    }
+
+    void launch_from(const void* const* inputs, const size_t* bytes, cudaStream_t stream) {
+        const std::span<const void* const> sources(inputs, input_elements.size());
+        const std::span<const size_t> sizes(bytes, input_elements.size());
+        if (!request) request.emplace(captured, graph_inputs, sources, sizes);
+        request->launch(sources, sizes, stream);
     }
 
     void require_counts(size_t inputs, size_t outputs, const char* call) const {
@@ -317,6 +338,10 @@ size_t Replayer::input_elements(int index) const { return impl_->input_size(inde
 size_t Replayer::output_elements(int index) const { return impl_->output_size(index); }
 
 void Replayer::launch(cudaStream_t stream) { impl_->exec.launch(stream); }
+void Replayer::launch_from(const void* const* inputs, const std::size_t* bytes,
+                           cudaStream_t stream) {
+    impl_->launch_from(inputs, bytes, stream);
+}
 
 namespace {
 

@@ -79,6 +79,8 @@ _PROTOTYPES = {
     "iostune_replayer_output_item_bytes": (c_int, [c_void_p, c_int, _P(c_size_t)]),
     "iostune_replayer_info_json": (c_int, [c_void_p, _P(c_void_p)]),
     "iostune_replayer_run": (c_int, [c_void_p, c_int, _P(c_void_p), _P(c_void_p), c_void_p]),
+    "iostune_replayer_submit": (c_int, [c_void_p, c_int, _P(c_void_p), c_void_p]),
+    "iostune_replayer_collect": (c_int, [c_void_p, _P(c_void_p), c_void_p]),
     "iostune_replayer_benchmark": (c_int, [c_void_p, c_int, c_int, c_int, c_int, c_void_p,
                                            _P(c_void_p)]),
 }

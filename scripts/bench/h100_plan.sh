@@ -87,6 +87,13 @@
 #   bash scripts/bench/h100_plan.sh call56   # issue 31's peaks again, nvidia-smi -lms 20 (peak
 #                                            # and steady state), all four models; then the model
 #                                            # sets of call47 with 20 s searches
+# The eighth session's calls:
+#   bash scripts/bench/h100_plan.sh call58   # the Python call after the request graph (the input
+#                                            # copy inside the graph, outputs allocated while it
+#                                            # runs): [batch] and Python GPU tests, call52's rows
+#                                            # with torch.compile's budget cut to 60 s, --overhead
+#   bash scripts/bench/h100_plan.sh call59   # the [gpu] Catch2 suite in two shards at once
+#   bash scripts/bench/h100_plan.sh call57   # (as above) compute-sanitizer alone, --timeout 240
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -332,7 +339,22 @@ case "${1:-}" in
       --deadline "$(left)" ;;
   call57)
     bash scripts/sanitize.sh --tune-plan examples/fleet/sanitize_12keys.json --jobs 12 \
-      --timeout 400 --out "${OUT:-device-out}/call57" ;;
+      --timeout "${SANITIZE_TIMEOUT:-240}" --out "${OUT:-device-out}/call57" ;;
+  call58)
+    o="${OUT:-device-out}/call58"; mkdir -p "$o"
+    .devpack/test_gpu "[batch]" >"$o/test_gpu_batch.log" 2>&1; echo "[batch] exit $?" >>"$o/test_gpu_batch.log"
+    PYTHONPATH=python IOSTUNE_LIBRARY=.devpack/libiostune.so.1 python3 tests/python/test_gpu.py \
+      >"$o/test_python_gpu.log" 2>&1; echo "test_gpu.py exit $?" >>"$o/test_python_gpu.log"
+    python3 scripts/bench/python_api_check.py --pack .devpack --precisions "tf32 fp16" \
+      --search-args "r=2 s=4 layout=nhwc time_budget=10" --tag call58 --compile-budget-s 60 \
+      --deadline 400 --out "$o"
+    python3 scripts/bench/python_api_check.py --pack .devpack --overhead --models googlenet \
+      --precisions fp16 --search-args "r=2 s=4 layout=nhwc time_budget=10" --out "$o/overhead" ;;
+  call59)
+    o="${OUT:-device-out}/call59"; mkdir -p "$o"
+    timeout 560 .devpack/test_gpu "[zoo]~[fixtures]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 560 .devpack/test_gpu "~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1
+    echo "rest: exit $?" >>"$o/gpu_rest.log"; wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"

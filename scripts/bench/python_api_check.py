@@ -496,6 +496,10 @@ def overhead(run, iostune):
         "torch._C._cuda_getCurrentRawStream": (lambda: raw(0)) if raw else None,
         "run_pointers (ctypes + C API enqueue)": lambda: r.run_pointers(1, [x.data_ptr()],
                                                                         [y.data_ptr()], stream),
+        # What __call__ does before its launch: the request submitted (the graph copies the
+        # input itself); the output is allocated and collected after it.
+        "submit (ctypes + C API, up to the launch)": lambda: r._submit(
+            r._handle, 1, r._inputs_type(x.data_ptr()), stream),
     }
     rows = {}
     for label, fn in steps.items():

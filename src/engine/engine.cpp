@@ -346,10 +346,12 @@ void Engine::Impl::launch_schedule(const Schedule& schedule, cudaStream_t origin
     if (options.float_io) launch_output_conversion(origin_stream);
 }
 
-CudaGraphExec Engine::capture(const Schedule& schedule) {
+CudaGraphExec Engine::capture(const Schedule& schedule) { return CudaGraphExec(record(schedule)); }
+
+CudaGraph Engine::record(const Schedule& schedule) {
     prepare(schedule);
     impl_->captured = true;  // the graph uses the plan's memory: kept if the plan changes
-    return capture_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
+    return record_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
                         "a schedule");
 }
 

@@ -7,14 +7,17 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <utility>
 
 #include "src/engine/cuda_check.h"
 #include "src/engine/cuda_graph.h"
 
 namespace iostune {
 
+// The captured graph, not instantiated (a caller that adds nodes to it, or keeps its nodes to
+// update an instantiated copy, needs the graph itself).
 template <class Launch>
-CudaGraphExec capture_graph(cudaStream_t stream, Launch&& launch, const std::string& what) {
+CudaGraph record_graph(cudaStream_t stream, Launch&& launch, const std::string& what) {
     launch(stream);
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), fmt::format("warming up {}", what));
     IOSTUNE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
@@ -30,8 +33,12 @@ CudaGraphExec capture_graph(cudaStream_t stream, Launch&& launch, const std::str
     cudaGraph_t raw = nullptr;
     IOSTUNE_CUDA_CHECK(cudaStreamEndCapture(stream, &raw),
                        fmt::format("ending the capture of {}", what));
-    const CudaGraph graph_owner(raw);
-    return CudaGraphExec(graph_owner);
+    return CudaGraph(raw);
+}
+
+template <class Launch>
+CudaGraphExec capture_graph(cudaStream_t stream, Launch&& launch, const std::string& what) {
+    return CudaGraphExec(record_graph(stream, std::forward<Launch>(launch), what));
 }
 
 }  // namespace iostune

@@ -222,6 +222,12 @@ TEST_CASE("the schedule database: missing, estimates only, no GPU", "[capi]") {
     replay.batch_size_count = 1;
     replay.schedule_source = "greedy";
     CHECK(iostune_replayer_open(model.handle, &replay, &replayer) == IOSTUNE_ERROR_BAD_INPUT);
+    const void* inputs[] = {nullptr};
+    void* outputs[] = {nullptr};
+    CHECK(iostune_replayer_submit(nullptr, 1, inputs, nullptr) == IOSTUNE_ERROR_BAD_INPUT);
+    CHECK_THAT(iostune_last_error(), Catch::Contains("iostune_replayer_submit"));
+    CHECK(iostune_replayer_collect(nullptr, outputs, nullptr) == IOSTUNE_ERROR_BAD_INPUT);
+    CHECK_THAT(iostune_last_error(), Catch::Contains("iostune_replayer_collect"));
     if (!has_gpu()) {
         options.cost = "measured";
         SearchResult measured;

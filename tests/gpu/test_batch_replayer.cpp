@@ -1,7 +1,8 @@
 // [gpu] Replay at any batch size (iostune/batch_replayer.h) on the GPU: a request of 3 items on
 // the batch-4 graph gives each item the output the full batch-4 run gives it, with the padding
 // zero-filled; a request of 9 on sizes {1, 4} runs in chunks 4 + 4 + 1 with each chunk's
-// outputs; native 16-bit I/O moves 2-byte items; the request timing counts its items. The
+// outputs; native 16-bit I/O moves 2-byte items; the request timing counts its items;
+// submit() and collect() are run() in two halves. The
 // sequential schedule stands in for a stored one (no database): padding is the replay's
 // business, not the schedule's.
 #include <cuda_fp16.h>
@@ -159,4 +160,37 @@ TEST_CASE("request timing counts the request's items", "[gpu][replay][batch]") {
     CHECK(graph.median_ms > 0);
     CHECK_THROWS_WITH(replayer.benchmark_graph(3, 20, nullptr, 2),
                       Catch::Contains("not one of the tuned sizes [1, 4]"));
+}
+
+TEST_CASE("submit and collect give run's outputs, each request reading its own input",
+          "[gpu][replay][batch]") {
+    BatchReplayer replayer(kModel, {1, 4}, sequential("tf32"));
+    const HostTensor a = random_input(load_model_spec(kModel, 4).input_shape(), 41);
+    const HostTensor b = random_input(load_model_spec(kModel, 4).input_shape(), 42);
+    const std::vector<float> want_a3 = request(replayer, a, 3);
+    const std::vector<float> want_b4 = request(replayer, b, 4);
+    REQUIRE(want_a3 != items(want_b4, replayer.output_item_bytes() / sizeof(float), 0, 3));
+
+    // Both requests enqueued back to back: the graph's copy node is pointed at b's buffer while
+    // a's launch may still be queued, which must keep reading a.
+    const DeviceBuffer in_a = upload(a.data.data(), replayer.input_item_bytes() * 3);
+    const DeviceBuffer in_b = upload(b.data.data(), replayer.input_item_bytes() * 4);
+    DeviceBuffer out_a(replayer.output_item_bytes() * 3), out_b(replayer.output_item_bytes() * 4);
+    const void* ia[] = {in_a.get()};
+    const void* ib[] = {in_b.get()};
+    void* oa[] = {out_a.get()};
+    void* ob[] = {out_b.get()};
+    replayer.submit(ia, 3, nullptr);
+    replayer.collect(oa, nullptr);
+    replayer.submit(ib, 4, nullptr);
+    replayer.collect(ob, nullptr);
+    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "waiting for the requests");
+    CHECK(download<float>(out_a) == want_a3);
+    CHECK(download<float>(out_b) == want_b4);
+
+    CHECK_THROWS_WITH(replayer.collect(oa, nullptr), Catch::Contains("without a submitted request"));
+    CHECK_THROWS_WITH(replayer.submit(ia, 9, nullptr), Catch::Contains("use run(), which splits"));
+    replayer.submit(ia, 3, nullptr);
+    replayer.run(in_a.get(), out_a.get(), 3, nullptr);  // drops the submitted request
+    CHECK_THROWS_WITH(replayer.collect(oa, nullptr), Catch::Contains("without a submitted request"));
 }

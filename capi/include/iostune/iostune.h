@@ -202,6 +202,15 @@ IOSTUNE_API iostune_status iostune_replayer_info_json(const iostune_replayer* re
 IOSTUNE_API iostune_status iostune_replayer_run(iostune_replayer* replayer, int n,
                                                 const void* const* inputs, void* const* outputs,
                                                 void* stream);
+/* iostune_replayer_run in two halves, for a caller that allocates its outputs while the GPU
+ * runs (the Python package does): submit enqueues a request of n <= the largest tuned size
+ * (inputs copied in by the graph, the graph launched); collect enqueues the copies of its
+ * outputs on `stream` (the request's, or one ordered after it). A run or a second submit drops a
+ * request not yet collected; collect without one is IOSTUNE_ERROR_BAD_INPUT. */
+IOSTUNE_API iostune_status iostune_replayer_submit(iostune_replayer* replayer, int n,
+                                                   const void* const* inputs, void* stream);
+IOSTUNE_API iostune_status iostune_replayer_collect(iostune_replayer* replayer,
+                                                    void* const* outputs, void* stream);
 /* Times `iterations` requests of `n` items on `stream` after `warmup` (as `iostune replay`:
  * each alone between CUDA events), on buffers of its own; graph_only: the tuned graph of batch
  * `n` alone, without the copies in and out (what `iostune replay` times). JSON: median_ms,

@@ -64,6 +64,13 @@ public:
     void run(const void* const* inputs, void* const* outputs, int n, cudaStream_t stream);
     // One input and one output.
     void run(const void* input, void* output, int n, cudaStream_t stream);
+    // run() in two halves, for a caller that allocates the outputs while the GPU runs:
+    // submit() enqueues a request of n <= the largest tuned size (its inputs copied in, the
+    // graph launched); collect() enqueues the copies of its outputs, on the stream given (the
+    // request's, or one ordered after it). A run() or a second submit() drops a request not
+    // yet collected; collect() without one throws.
+    void submit(const void* const* inputs, int n, cudaStream_t stream);
+    void collect(void* const* outputs, cudaStream_t stream);
 
     // `iterations` requests of `n` items (copies in and out included) on `stream`, each timed
     // alone between CUDA events after `warmup` untimed ones (and at least 300 ms of warm-up,

@@ -193,6 +193,11 @@ public:
     // native_io), the result left in output_buffer() (native_output_buffer()), for callers that
     // fill and read the engine's buffers themselves.
     void launch(cudaStream_t stream);
+    // launch() with the inputs copied in by the graph itself: bytes[k] (> 0) from device pointer
+    // inputs[k] into input k's buffer (input_buffer(), or native_input_buffer() with
+    // native_io), input_count() of each. One launch, no copy enqueued before it: what run() and
+    // BatchReplayer do. The first call builds a second instantiation of the graph.
+    void launch_from(const void* const* inputs, const std::size_t* bytes, cudaStream_t stream);
     float* input_buffer(int index = 0);               // float NCHW
     const float* output_buffer(int index = 0) const;  // float NCHW
     // The engine's own input and output: ReplayInfo::storage elements in ReplayInfo::layout
