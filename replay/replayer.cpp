@@ -123,10 +123,10 @@ struct Replayer::Impl {
     ReplayInfo info;
     Engine engine;
     Schedule schedule;  // what `exec` runs (the perturbation check captures it again)
-    CudaGraph captured;  // the schedule's graph, which `request` copies
     CudaGraphExec exec;
     std::optional<RequestGraph> request;  // built by the first launch_from()
-    std::vector<void*> graph_inputs;  // the buffers `captured` reads its inputs from
+    std::vector<void*> graph_inputs;  // the buffers the graphs read their inputs from
+    bool copies_outside = false;  // the request graph could not be built: launch() and copies
     std::vector<size_t> input_elements, output_elements;
 
     // Plans the engine, warms up and captures the one CUDA Graph every run launches.
@@ -135,8 +135,7 @@ struct Replayer::Impl {
         : info(std::move(replay_info)),
           engine(std::move(graph), planned_for(engine_options, schedule)),
           schedule(schedule) {
-        captured = engine.record(schedule);
-        exec = CudaGraphExec(captured);
+        exec = engine.capture(schedule);
         const EngineMemory memory = engine.memory();
         info.weight_bytes = memory.weights + memory.merged_weights;
         info.activation_bytes = memory.io + memory.arena;
@@ -204,8 +203,23 @@ struct Replayer::Impl {
     void launch_from(const void* const* inputs, const size_t* bytes, cudaStream_t stream) {
         const std::span<const void* const> sources(inputs, input_elements.size());
         const std::span<const size_t> sizes(bytes, input_elements.size());
-        if (!request) request.emplace(captured, graph_inputs, sources, sizes);
-        request->launch(sources, sizes, stream);
+        // Captured a second time (nothing runs: the first capture warmed up), not copied from
+        // the first graph: cudaGraphClone refuses some cuDNN graphs (TF32 Inception V3 on the
+        // H100: "operation not supported").
+        if (!request && !copies_outside) {
+            try {
+                request.emplace(engine.record(schedule, false), graph_inputs, sources, sizes);
+            } catch (const Error&) {
+                copies_outside = true;  // a graph CUDA cannot extend: the copies go before it
+                cudaGetLastError();     // not sticky; cleared so later checks do not see it
+            }
+        }
+        if (request) return request->launch(sources, sizes, stream);
+        for (size_t k = 0; k < sources.size(); ++k)
+            IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(graph_inputs[k], sources[k], sizes[k],
+                                               cudaMemcpyDeviceToDevice, stream),
+                               fmt::format("copying input {} into the graph's buffer", k));
+        exec.launch(stream);
     }
 
     void require_counts(size_t inputs, size_t outputs, const char* call) const {

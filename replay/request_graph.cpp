@@ -22,17 +22,11 @@ void require_sizes(std::size_t inputs, std::span<const void* const> sources,
             throw Error(fmt::format("a request copies 0 bytes of input {}", k), ErrorKind::General);
 }
 
-CudaGraph clone(const CudaGraph& graph) {
-    cudaGraph_t copy = nullptr;
-    IOSTUNE_CUDA_CHECK(cudaGraphClone(&copy, graph.get()), "copying the captured schedule");
-    return CudaGraph(copy);
-}
-
 }  // namespace
 
-RequestGraph::RequestGraph(const CudaGraph& schedule, std::vector<void*> destinations,
+RequestGraph::RequestGraph(CudaGraph schedule, std::vector<void*> destinations,
                            std::span<const void* const> sources, std::span<const std::size_t> bytes)
-    : graph_(clone(schedule)),
+    : graph_(std::move(schedule)),
       destinations_(std::move(destinations)),
       sources_(sources.begin(), sources.end()),
       bytes_(bytes.begin(), bytes.end()) {

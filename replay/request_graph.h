@@ -17,9 +17,9 @@ namespace iostune {
 
 class RequestGraph {
 public:
-    // `schedule`: the captured schedule (copied, not changed); destinations[k]: input k's
+    // `schedule`: the captured schedule, which gets the copies; destinations[k]: input k's
     // buffer. The first request's device pointers and byte counts build the copies.
-    RequestGraph(const CudaGraph& schedule, std::vector<void*> destinations,
+    RequestGraph(CudaGraph schedule, std::vector<void*> destinations,
                  std::span<const void* const> sources, std::span<const std::size_t> bytes);
 
     // Copies bytes[k] (> 0) from sources[k] (device memory of this GPU) into input k, then runs

@@ -92,6 +92,8 @@
 #                                            # copy inside the graph, outputs allocated while it
 #                                            # runs): [batch] and Python GPU tests, call52's rows
 #                                            # with torch.compile's budget cut to 60 s, --overhead
+#                                            # (PRECISIONS=tf32 TAG_SUFFIX=-tf32: the TF32 rows
+#                                            # again, after cudaGraphClone failed on them)
 #   bash scripts/bench/h100_plan.sh call59   # the [gpu] Catch2 suite in two shards at once
 #   bash scripts/bench/h100_plan.sh call57   # (as above) compute-sanitizer alone, --timeout 240
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
@@ -345,8 +347,8 @@ case "${1:-}" in
     .devpack/test_gpu "[batch]" >"$o/test_gpu_batch.log" 2>&1; echo "[batch] exit $?" >>"$o/test_gpu_batch.log"
     PYTHONPATH=python IOSTUNE_LIBRARY=.devpack/libiostune.so.1 python3 tests/python/test_gpu.py \
       >"$o/test_python_gpu.log" 2>&1; echo "test_gpu.py exit $?" >>"$o/test_python_gpu.log"
-    python3 scripts/bench/python_api_check.py --pack .devpack --precisions "tf32 fp16" \
-      --search-args "r=2 s=4 layout=nhwc time_budget=10" --tag call58 --compile-budget-s 60 \
+    python3 scripts/bench/python_api_check.py --pack .devpack --precisions "${PRECISIONS:-tf32 fp16}" \
+      --search-args "r=2 s=4 layout=nhwc time_budget=10" --tag "call58${TAG_SUFFIX:-}" --compile-budget-s 60 \
       --deadline 400 --out "$o"
     python3 scripts/bench/python_api_check.py --pack .devpack --overhead --models googlenet \
       --precisions fp16 --search-args "r=2 s=4 layout=nhwc time_budget=10" --out "$o/overhead" ;;

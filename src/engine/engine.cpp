@@ -348,11 +348,11 @@ void Engine::Impl::launch_schedule(const Schedule& schedule, cudaStream_t origin
 
 CudaGraphExec Engine::capture(const Schedule& schedule) { return CudaGraphExec(record(schedule)); }
 
-CudaGraph Engine::record(const Schedule& schedule) {
+CudaGraph Engine::record(const Schedule& schedule, bool warm_up) {
     prepare(schedule);
     impl_->captured = true;  // the graph uses the plan's memory: kept if the plan changes
     return record_graph(impl_->origin.get(), [&](cudaStream_t s) { launch_schedule(schedule, s); },
-                        "a schedule");
+                        "a schedule", warm_up);
 }
 
 void Engine::refill_arena(uint64_t seed) {

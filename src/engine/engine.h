@@ -207,8 +207,9 @@ public:
     // instantiates it. Launch the exec on any stream; it reads the input buffer and writes every
     // op's output buffer, exactly as launch_schedule() would.
     CudaGraphExec capture(const Schedule& schedule);
-    // The same graph, not instantiated: for a caller that adds nodes to a copy of it.
-    CudaGraph record(const Schedule& schedule);
+    // The same graph, not instantiated, for a caller that adds nodes to it; warm_up false
+    // (after a capture of the same schedule): captured without running anything first.
+    CudaGraph record(const Schedule& schedule, bool warm_up = true);
     CudaGraphExec capture_stage(const Stage& stage);
     // The check mode of perturbed replay (perturbation.h): the same graph with spin kernels
     // before chosen launches. Not for production: it is slower by design.

@@ -16,10 +16,14 @@ namespace iostune {
 
 // The captured graph, not instantiated (a caller that adds nodes to it, or keeps its nodes to
 // update an instantiated copy, needs the graph itself).
+// warm_up false: for work that has run (and been captured) before, so nothing runs now.
 template <class Launch>
-CudaGraph record_graph(cudaStream_t stream, Launch&& launch, const std::string& what) {
-    launch(stream);
-    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), fmt::format("warming up {}", what));
+CudaGraph record_graph(cudaStream_t stream, Launch&& launch, const std::string& what,
+                       bool warm_up = true) {
+    if (warm_up) {
+        launch(stream);
+        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), fmt::format("warming up {}", what));
+    }
     IOSTUNE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
                        fmt::format("starting to capture {}", what));
     try {
