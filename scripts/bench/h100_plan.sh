@@ -95,7 +95,11 @@
 #                                            # (PRECISIONS=tf32 TAG_SUFFIX=-tf32: the TF32 rows
 #                                            # again, after cudaGraphClone failed on them)
 #   bash scripts/bench/h100_plan.sh call59   # the [gpu] Catch2 suite in two shards at once
-#   bash scripts/bench/h100_plan.sh call57   # (as above) compute-sanitizer alone, --timeout 240
+#   bash scripts/bench/h100_plan.sh call57   # (as above) compute-sanitizer alone, --timeout 200
+#   bash scripts/bench/h100_plan.sh call60   # after the engine's re-plan fix: the [zoo] GPU tests
+#                                            # again, beside the kernel tests under racecheck and
+#                                            # memcheck (480 s each) and ResNet-50's synccheck
+#                                            # with --num-cuda-barriers
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -352,6 +356,12 @@ case "${1:-}" in
       --deadline 400 --out "$o"
     python3 scripts/bench/python_api_check.py --pack .devpack --overhead --models googlenet \
       --precisions fp16 --search-args "r=2 s=4 layout=nhwc time_budget=10" --out "$o/overhead" ;;
+  call60)
+    o="${OUT:-device-out}/call60"; mkdir -p "$o"
+    timeout 540 .devpack/test_gpu "[zoo]~[fixtures]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    bash scripts/sanitize.sh --tune-plan examples/fleet/sanitize_12keys.json --models resnet50 \
+      --tools synccheck --jobs 8 --timeout 480 --out "$o/sanitize"
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log" ;;
   call59)
     o="${OUT:-device-out}/call59"; mkdir -p "$o"
     timeout 560 .devpack/test_gpu "[zoo]~[fixtures]" --durations yes >"$o/gpu_zoo.log" 2>&1 &

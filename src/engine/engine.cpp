@@ -487,6 +487,7 @@ void Engine::release_retired() {
     impl_->retired_arenas.clear();
     impl_->retired_steps.clear();
     impl_->retired_transposes.clear();
+    impl_->captured = false;  // the caller's promise: no graph captured so far runs again
 }
 
 MemoryPlanOptions Engine::memory_plan_options(const EngineOptions& options) {

@@ -144,8 +144,9 @@ struct Engine::Impl {
     DeviceBuffer io_region;              // the plan's I/O region (the same for every plan)
     std::shared_ptr<DeviceArena> arena;  // its shared region: the engine's own, or given
     bool arena_given = false;            // options.arena: fixed size, never replaced
-    // A CUDA graph was captured under the current plan: what it uses is kept when the plan
-    // changes (retired), since the caller may launch it again.
+    // A CUDA graph was captured since the last release_retired(): what the engine holds may be
+    // used by it, so what a new plan replaces is kept (retired), since the caller may launch it
+    // again.
     bool captured = false;
 
     // Each graph input: the caller's float NCHW buffer (float_io) and the input as ops read it;

@@ -355,7 +355,12 @@ void Engine::Impl::apply_plan(MemoryPlan next) {
     }
     ensure_workspaces(size_t(std::max(1, memory_plan.workspace_slots)));
     grow_workspaces();
-    captured = false;
+    // `captured` stays set: what this plan kept from the last one (the arena when it fits,
+    // workspaces that did not grow, convolutions not planned again) is still used by the graphs
+    // captured before, so a later re-plan (refine_staging's, or the next schedule's) must retire
+    // it too. Clearing it here freed a kept arena on the next re-plan, and graphs captured two
+    // plans back then read freed memory (an illegal address on the H100). release_retired()
+    // clears it.
 }
 
 }  // namespace iostune
