@@ -81,7 +81,7 @@
 #                                            # skresnet18 and espcn (call46's second half)
 #   bash scripts/bench/h100_plan.sh call54   # compute-sanitizer (call51) beside the [zoo] GPU
 #                                            # tests: both check correctness, nothing is timed
-#   bash scripts/bench/h100_plan.sh call57   # not run yet: compute-sanitizer alone on stored
+#   bash scripts/bench/h100_plan.sh call57   # compute-sanitizer alone on stored
 #                                            # schedules (tuned first with 6 s searches, so no
 #                                            # convolution is timed under the tool)
 #   bash scripts/bench/h100_plan.sh call56   # issue 31's peaks again, nvidia-smi -lms 20 (peak
@@ -95,7 +95,8 @@
 #                                            # (PRECISIONS=tf32 TAG_SUFFIX=-tf32: the TF32 rows
 #                                            # again, after cudaGraphClone failed on them)
 #   bash scripts/bench/h100_plan.sh call59   # the [gpu] Catch2 suite in two shards at once
-#   bash scripts/bench/h100_plan.sh call57   # (as above) compute-sanitizer alone, --timeout 200
+#   bash scripts/bench/h100_plan.sh call57   # (as above; run in the eighth session with
+#                                            # SANITIZE_TIMEOUT=200)
 #   bash scripts/bench/h100_plan.sh call60   # after the engine's re-plan fix: the [zoo] GPU tests
 #                                            # again, beside the kernel tests under racecheck and
 #                                            # memcheck (480 s each) and ResNet-50's synccheck
