@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -127,6 +128,9 @@ struct Replayer::Impl {
     std::optional<RequestGraph> request;  // built by the first launch_from()
     std::vector<void*> graph_inputs;  // the buffers the graphs read their inputs from
     bool copies_outside = false;  // the request graph could not be built: launch() and copies
+    // run()'s request, kept so that a request allocates nothing: its inputs, their bytes.
+    std::vector<const void*> float_sources;
+    std::vector<size_t> float_bytes;
     std::vector<size_t> input_elements, output_elements;
 
     // Plans the engine, warms up and captures the one CUDA Graph every run launches.
@@ -154,6 +158,8 @@ struct Replayer::Impl {
                                                   : static_cast<void*>(engine.input_device(k)));
         }
         for (int id : g.outputs()) output_elements.push_back(size_t(g.op(id).output.elements()));
+        float_sources.resize(input_elements.size());
+        for (size_t n : input_elements) float_bytes.push_back(n * sizeof(float));
     }
 
     size_t input_size(int index) const {
@@ -184,10 +190,8 @@ struct Replayer::Impl {
                                    "copying the replay input");
             exec.launch(stream);
         } else {
-            std::vector<const void*> sources(inputs.begin(), inputs.end());
-            std::vector<size_t> bytes;
-            for (size_t n : input_elements) bytes.push_back(n * sizeof(float));
-            launch_from(sources.data(), bytes.data(), stream);
+            std::copy(inputs.begin(), inputs.end(), float_sources.begin());
+            launch_from(float_sources.data(), float_bytes.data(), stream);
         }
         for (size_t k = 0; k < outputs.size(); ++k)
             IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(outputs[k], engine.output_device(int(k)),
