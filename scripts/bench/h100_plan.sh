@@ -94,7 +94,8 @@
 #                                            # with torch.compile's budget cut to 60 s, --overhead
 #                                            # (PRECISIONS=tf32 TAG_SUFFIX=-tf32: the TF32 rows
 #                                            # again, after cudaGraphClone failed on them)
-#   bash scripts/bench/h100_plan.sh call59   # the [gpu] Catch2 suite in two shards at once
+#   bash scripts/bench/h100_plan.sh call59   # the [gpu] Catch2 suite in shards at once (two as
+#                                            # run in the eighth session; three since)
 #   bash scripts/bench/h100_plan.sh call57   # (as above; run in the eighth session with
 #                                            # SANITIZE_TIMEOUT=200)
 #   bash scripts/bench/h100_plan.sh call60   # after the engine's re-plan fix: the [zoo] GPU tests
@@ -364,10 +365,15 @@ case "${1:-}" in
       --tools synccheck --jobs 8 --timeout 480 --out "$o/sanitize"
     wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log" ;;
   call59)
+    # Three shards at once (nothing here is timed): the [zoo] cases took about 200 s and 250 s
+    # alone in the eighth session, too long for one shard under a 600 s call with the rest.
     o="${OUT:-device-out}/call59"; mkdir -p "$o"
-    timeout 560 .devpack/test_gpu "[zoo]~[fixtures]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 560 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 560 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
     timeout 560 .devpack/test_gpu "~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1
-    echo "rest: exit $?" >>"$o/gpu_rest.log"; wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log" ;;
+    echo "rest: exit $?" >>"$o/gpu_rest.log"
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"
