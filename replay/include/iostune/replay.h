@@ -11,12 +11,12 @@
 // Everything is resolved when the Replayer is built: the schedule is looked up for (model
 // fingerprint, this GPU, batch, precision), checked against the graph, the engine plans its
 // memory and algorithms in the schedule's precision and layout, warms up and captures one CUDA
-// Graph. A run is then one graph launch plus the input/output copies. Input and output are float
-// NCHW whatever the precision (the conversion to fp16/bf16 channels-last and back is inside the
-// graph), unless ReplayOptions::native_io hands the caller the engine's own buffers. A schedule
-// searched for another graph, another GPU or another cuDNN major version is refused with a
-// message saying what differs, unless `fallback_sequential` asks for the sequential schedule
-// instead.
+// Graph. A run is then one graph launch (which copies the input in itself: launch_from) and
+// the output copy. Input and output are float NCHW whatever the precision (the conversion to
+// fp16/bf16 channels-last and back is inside the graph), unless ReplayOptions::native_io hands
+// the caller the engine's own buffers. A schedule searched for another graph, another GPU or
+// another cuDNN major version is refused with a message saying what differs, unless
+// `fallback_sequential` asks for the sequential schedule instead.
 //
 // A model set (several models searched as one graph by `iostune search --model A --model B`):
 //
