@@ -102,6 +102,12 @@
 #                                            # again, beside the kernel tests under racecheck and
 #                                            # memcheck (480 s each) and ResNet-50's synccheck
 #                                            # with --num-cuda-barriers
+# The ninth session's calls:
+#   bash scripts/bench/h100_plan.sh call61   # the [gpu] suite (call59's three shards) beside
+#                                            # the sanitizer's open runs: the kernel tests under
+#                                            # racecheck and memcheck with only the engine's
+#                                            # kernels instrumented, ResNet-50's synccheck with
+#                                            # 65536 barriers, NASNet-A's initcheck (420 s)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -374,6 +380,20 @@ case "${1:-}" in
     echo "rest: exit $?" >>"$o/gpu_rest.log"
     wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
     wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log" ;;
+  call61)
+    o="${OUT:-device-out}/call61"; mkdir -p "$o"
+    "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --help >"$o/sanitizer_help.txt" 2>&1
+    timeout 540 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 540 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
+    timeout 540 .devpack/test_gpu "~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1 &
+    # Only the four keys replayed here are tuned (the plan's other models dropped).
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["models"]=[m for m in p["models"] if (m if isinstance(m,str) else m["model"]) in ("resnet50","nasnet_a_large")]; json.dump(p,open(sys.argv[2],"w"))' \
+      examples/fleet/sanitize_12keys.json "$o/plan.json"
+    bash scripts/sanitize.sh --tune-plan "$o/plan.json" --models "resnet50 nasnet_a_large" \
+      --tools "synccheck initcheck" --jobs 14 --timeout 400 --out "$o/sanitize"
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
+    wait %3; echo "rest: exit $?" >>"$o/gpu_rest.log" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"
