@@ -108,6 +108,13 @@
 #                                            # racecheck and memcheck with only the engine's
 #                                            # kernels instrumented, ResNet-50's synccheck with
 #                                            # 65536 barriers, NASNet-A's initcheck (420 s)
+#   bash scripts/bench/h100_plan.sh call62   # why call61's [gpu] tests failed: the failing
+#                                            # precision tests alone, then beside a process
+#                                            # holding all but 2000 / 600 MiB of the GPU (also
+#                                            # with IOSTUNE_SYNC_LAUNCHES); then GoogLeNet TF32's
+#                                            # Python row again (issue 26) and ResNet-50's
+#                                            # synccheck without cuBLAS's kernels
+#                                            # (TUNED_DB: call61's tuned.db, carried in .devpack)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -394,6 +401,29 @@ case "${1:-}" in
     wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
     wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
     wait %3; echo "rest: exit $?" >>"$o/gpu_rest.log" ;;
+  call62)
+    o="${OUT:-device-out}/call62"; mkdir -p "$o"
+    tests="the channels-last depthwise kernel at sizes*,global pooling matches*,1x1 convolutions as cuBLASLt*,native input and output skip*"
+    .devpack/test_gpu "$tests" >"$o/alone.log" 2>&1; echo "exit $?" >>"$o/alone.log"
+    for free_mib in 2000 600; do
+      # A process holding all but free_mib MiB of the GPU (as call61's sanitizer runs did).
+      python3 -c 'import sys, time, torch
+free, _ = torch.cuda.mem_get_info()
+hold = torch.empty(free - (int(sys.argv[1]) << 20), dtype=torch.uint8, device="cuda")
+open(sys.argv[2], "w").write(f"{torch.cuda.mem_get_info()[0] >> 20} MiB free\n")
+time.sleep(300)' "$free_mib" "$o/hog$free_mib.txt" &
+      hog=$!
+      for _ in $(seq 60); do [ -s "$o/hog$free_mib.txt" ] && break; sleep 1; done
+      timeout 120 .devpack/test_gpu "$tests" >"$o/hog$free_mib.log" 2>&1; echo "exit $?" >>"$o/hog$free_mib.log"
+      IOSTUNE_SYNC_LAUNCHES=1 timeout 120 .devpack/test_gpu "$tests" >"$o/hog${free_mib}_sync.log" 2>&1
+      echo "exit $?" >>"$o/hog${free_mib}_sync.log"
+      kill "$hog"; wait "$hog"
+    done
+    python3 scripts/bench/python_api_check.py --pack .devpack --models googlenet --precisions tf32 \
+      --search-args "r=2 s=4 layout=nhwc time_budget=10" --tag call62 --compile-budget-s 60 \
+      --deadline 200 --out "$o/python"
+    bash scripts/sanitize.sh --tuned-db "${TUNED_DB:-.devpack/tuned.db}" --models resnet50 \
+      --tools synccheck --kernel-tests "" --jobs 2 --timeout 150 --out "$o/sanitize" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"
