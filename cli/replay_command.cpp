@@ -21,6 +21,7 @@
 #include "replay/schedule_selection.h"
 #include "search/baselines.h"
 #include "search/model_set_baselines.h"
+#include "src/memory_fit.h"
 #include "src/engine/device_info.h"
 #include "src/error.h"
 #include "src/model_set.h"
@@ -43,6 +44,7 @@ struct ReplayCommandOptions {
     std::string times_out;
     std::string schedule_source = "db";
     std::string form = "staged";  // of a baseline computed here
+    double memory_limit = 0;      // a baseline computed here fitted into it (0: as it is)
     std::int64_t schedule_id = 0;
     std::string format = "table";
     int warmup = 20;
@@ -247,10 +249,16 @@ void run_replay(const ReplayCommandOptions& o) {
         const Schedule baseline = o.schedule_source == "back-to-back"
                                       ? stored_back_to_back(graph, o)
                                       : make_baseline(o.schedule_source, graph, nullptr);
-        options.schedule_json =
-            schedule_to_json(with_form(baseline, o.form == "dataflow" ? ScheduleForm::Dataflow
-                                                                      : ScheduleForm::Staged))
-                .dump();
+        Schedule schedule =
+            with_form(baseline, o.form == "dataflow" ? ScheduleForm::Dataflow : ScheduleForm::Staged);
+        if (o.memory_limit > 0) {
+            // As a search with this limit would time it (memory_fit.h), on the CPU plan.
+            MemoryPlanOptions plan;
+            plan.precision = precision_from_string(o.precision);
+            plan.layout = layout_choice(o.layout).value_or(default_layout(plan.precision));
+            schedule = MemoryFitter(graph, plan, o.memory_limit).fit(schedule);
+        }
+        options.schedule_json = schedule_to_json(schedule).dump();
         options.schedule_name = o.schedule_source;
     }
     options.schedule_id = o.schedule_id;
@@ -367,6 +375,10 @@ void add_replay_command(CLI::App& app) {
                     "(each launch waits for its inputs only); a stored schedule runs in its own")
         ->check(CLI::IsMember({"staged", "dataflow"}))
         ->capture_default_str();
+    cmd->add_option("--memory-limit", o->memory_limit,
+                    "fit a baseline into RATIO x the sequential liveness bound first, as a search "
+                    "with that limit times it (docs/memory.md); 0: as it is")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--schedule-id", o->schedule_id,
                     "replay exactly this stored schedule (ids: `iostune report`, or the search's "
                     "schedule_id) instead of the best one for the model, batch and precision")

@@ -45,6 +45,7 @@ struct SearchCommandOptions {
     std::vector<std::string> contenders = TuningOptions{}.contenders;
     std::int64_t set_part_states = SearchOptions{}.max_set_part_states;
     double time_budget_s = TuningOptions{}.time_budget_s;
+    double memory_limit = TuningOptions{}.memory_limit;
     std::string stage_timing = "warm";
     std::uint64_t seed = TuningOptions{}.seed;
     bool skip_stored = false;
@@ -194,6 +195,7 @@ void run_search(const SearchCommandOptions& o) {
     options.sim_device = o.device;
     options.contenders = o.contenders;
     options.time_budget_s = o.time_budget_s;
+    options.memory_limit = o.memory_limit;
     options.cold_stage_timing = o.stage_timing == "cold";
     options.seed = o.seed;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
@@ -277,6 +279,12 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "seconds for the whole search (layout, DP, measured refinement, checks); "
                     "0: no limit (docs/search.md)")
         ->check(CLI::Range(0.0, 86400.0))
+        ->capture_default_str();
+    cmd->add_option("--memory-limit", o->memory_limit,
+                    "keep every schedule's activation arena within RATIO x the sequential "
+                    "liveness bound: concurrent stages are cut until it fits (docs/memory.md); "
+                    "0: no limit")
+        ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     cmd->add_option("--stage-timing", o->stage_timing,
                     "how the DP's stages are timed: warm (repeated back to back) or cold (L2 "

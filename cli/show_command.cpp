@@ -14,6 +14,7 @@
 #include "search/baselines.h"
 #include "src/error.h"
 #include "src/fusion.h"
+#include "src/memory_fit.h"
 #include "src/memory_summary.h"
 #include "src/model_json.h"
 #include "src/model_summary.h"
@@ -30,6 +31,7 @@ struct ShowOptions {
     std::string layout = "auto";
     std::string schedule_source = "sequential";
     std::string form = "staged";
+    double memory_limit = 0;  // 0: the baseline as it is
     std::string db;
     std::string format = "table";
 };
@@ -101,9 +103,26 @@ ShownSchedule chosen_schedule(const Graph& graph, const ShowOptions& o) {
     if (!o.db.empty()) return stored_schedule(graph, o);
     const Precision precision = precision_from_string(o.precision);
     const ScheduleForm form = o.form == "dataflow" ? ScheduleForm::Dataflow : ScheduleForm::Staged;
-    return {with_form(make_baseline(o.schedule_source, graph), form),
-            fmt::format("{} ({})", o.schedule_source, o.form),
-            layout_choice(o.layout).value_or(default_layout(precision))};
+    ShownSchedule shown{with_form(make_baseline(o.schedule_source, graph), form),
+                        fmt::format("{} ({})", o.schedule_source, o.form),
+                        layout_choice(o.layout).value_or(default_layout(precision))};
+    if (o.memory_limit > 0) {
+        // As a search with --memory-limit would time it.
+        MemoryPlanOptions plan;
+        plan.precision = precision;
+        plan.layout = shown.layout;
+        const Schedule fitted = MemoryFitter(graph, plan, o.memory_limit).fit(shown.schedule);
+        shown.name += fitted == shown.schedule
+                          ? fmt::format(", within --memory-limit {:g} as it is", o.memory_limit)
+                          : fmt::format(", fitted to --memory-limit {:g} ({}{}, {} stages before)",
+                                        o.memory_limit, to_string(fitted.form),
+                                        fitted.barriers.empty()
+                                            ? std::string()
+                                            : fmt::format(" with {} barriers", fitted.barriers.size()),
+                                        shown.schedule.flat_stages().size());
+        shown.schedule = fitted;
+    }
+    return shown;
 }
 
 void show_memory(const Graph& graph, const ShowOptions& o) {
@@ -172,6 +191,11 @@ void add_show_command(CLI::App& app) {
                     "show the best schedule stored for the model, batch and precision instead "
                     "(on any device; must exist)")
         ->excludes(source);
+    cmd->add_option("--memory-limit", options->memory_limit,
+                    "fit the baseline into RATIO x the sequential liveness bound, as a search "
+                    "does (docs/memory.md); 0: as it is")
+        ->check(CLI::NonNegativeNumber)
+        ->excludes("--db");
     cmd->add_option("--format", options->format, "table or json (with --memory)")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();

@@ -71,16 +71,17 @@ run_one() {
   local name=$1 tool=$2
   shift 2
   local log="$out/logs/$name.log"
-  # synccheck cannot follow cuBLAS(Lt)'s Hopper GEMMs (nvjet_*, *_cublas): their cuda::barrier objects
-  # overflow its automatic count ("Detected overflow of tracked cuda::barrier structures") and
-  # the GEMM then fails to launch under the tool (ResNet-50, call57). --num-cuda-barriers does
-  # not help: 64 still overflowed (call60), 65536 made every launch allocate until the GPU ran
-  # out of memory (call61). Those kernels are NVIDIA's, not ours: synccheck skips them
-  # (SYNCCHECK_EXCLUDE: compute-sanitizer --kernel-name-exclude filters, space-separated; ""
-  # checks them too).
-  local extra=() f
-  if [ "$tool" = synccheck ]; then
-    for f in ${SYNCCHECK_EXCLUDE-kns=nvjet kns=cublas}; do extra+=(--kernel-name-exclude "$f"); done
+  # synccheck cannot follow the Hopper kernels of cuBLAS(Lt) and cuDNN: their cuda::barrier
+  # objects overflow its automatic count ("Detected overflow of tracked cuda::barrier
+  # structures") and the kernel then fails to launch under the tool (ResNet-50: a cuBLASLt GEMM
+  # in call57, a cuDNN graph API convolution in call62 with cuBLAS's kernels skipped).
+  # --num-cuda-barriers does not help: 64 still overflowed (call60), 65536 made every launch
+  # allocate until the GPU ran out of memory (call61). So synccheck checks the engine's own
+  # kernels (SYNCCHECK_FILTER, a --kernel-name filter; "" checks every kernel) in the real
+  # replay; memcheck and initcheck check every kernel.
+  local extra=()
+  if [ "$tool" = synccheck ] && [ -n "${SYNCCHECK_FILTER-kns=iostune}" ]; then
+    extra=(--kernel-name "${SYNCCHECK_FILTER-kns=iostune}")
   fi
   timeout --kill-after=10 "$timeout_s" "$sanitizer" --tool "$tool" "${extra[@]}" \
     --error-exitcode 9 --print-limit 20 "$@" >"$log" 2>&1

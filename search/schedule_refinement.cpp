@@ -301,12 +301,13 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         return m.latency_ms;
     };
 
+    const auto fit = [&](const Schedule& s) { return options.fit ? options.fit(s) : s; };
     // Every candidate in both forms; the fastest is the start.
     std::vector<std::pair<std::string, Schedule>> tried;
     for (const RefineCandidate& c : candidates)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
             if (c.only_form && *c.only_form != form) continue;
-            const Schedule s = with_form(c.schedule, form);
+            const Schedule s = fit(with_form(c.schedule, form));
             const auto ms = evaluate(s);
             if (!ms) continue;
             const std::string label = fmt::format("{} ({})", c.name, to_string(form));
@@ -340,6 +341,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
                 if (b >= other.blocks.size() || block_ops(other.blocks[b]) != ops) continue;
                 Schedule s = result.schedule;
                 s.blocks[b] = other.blocks[b];
+                s = fit(s);
                 const auto ms = evaluate(s);
                 if (ms && better(*ms, s)) {
                     result.schedule = std::move(s);
@@ -354,7 +356,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
     int idle = 0;  // consecutive moves that found nothing new to try
     while (!out_of_budget() && idle < 1000) {
         std::string move;
-        const Schedule s = random_move(graph, result.schedule, rng, move);
+        const Schedule s = fit(random_move(graph, result.schedule, rng, move));
         const auto ms = evaluate(s);
         if (!ms) {
             ++idle;

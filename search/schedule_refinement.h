@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct RefineOptions {
     double time_budget_s = 30;  // wall time of the whole refinement (<= 0: no refinement moves)
     double min_gain = 0.003;    // relative improvement a move needs to be kept
     bool recombine_blocks = true;
+    // Applied to every schedule before it is evaluated (a MemoryFitter's fit: memory_fit.h), so
+    // candidates, recombined blocks and moves are judged, and kept, as they will run. Unset: none.
+    std::function<Schedule(const Schedule&)> fit;
 };
 
 struct RefineStep {

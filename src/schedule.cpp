@@ -31,6 +31,7 @@ const char* to_string(ScheduleForm form) {
 
 Schedule with_form(Schedule schedule, ScheduleForm form) {
     schedule.form = form;
+    schedule.barriers.clear();
     return schedule;
 }
 
@@ -180,6 +181,16 @@ void validate(const Graph& graph, const Schedule& schedule) {
         if (stage_of[size_t(id)] < 0)
             throw Error(fmt::format("schedule: op {} ('{}') of graph '{}' is never scheduled", id,
                                     graph.op(id).name, graph.name()));
+    if (!schedule.barriers.empty() && schedule.form != ScheduleForm::Dataflow)
+        throw Error("schedule: barriers are for the dataflow form (a staged schedule has one "
+                    "before every stage)");
+    for (size_t i = 0; i < schedule.barriers.size(); ++i) {
+        const int at = schedule.barriers[i];
+        if (at <= 0 || at >= flat || (i > 0 && at <= schedule.barriers[i - 1]))
+            throw Error(fmt::format("schedule: barrier {} is {}; barriers are ascending stage "
+                                    "indices in 1..{}",
+                                    i, at, flat - 1));
+    }
 }
 
 Schedule sequential_schedule(const Graph& graph) {
@@ -202,6 +213,7 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
     }
     nlohmann::json doc = {{"blocks", std::move(blocks)}};
     if (schedule.form == ScheduleForm::Dataflow) doc["form"] = to_string(schedule.form);
+    if (!schedule.barriers.empty()) doc["barriers"] = schedule.barriers;
     return doc;
 }
 
@@ -267,6 +279,14 @@ Schedule schedule_from_json(const nlohmann::json& doc) {
                                     "\"dataflow\"",
                                     it->dump()));
     }
+    if (const auto it = doc.find("barriers"); it != doc.end())
+        for (const nlohmann::json& at : array_at(*it, "barriers")) {
+            if (!at.is_number_integer() || at.get<int64_t>() <= 0 || at.get<int64_t>() > INT_MAX)
+                throw Error(fmt::format("schedule JSON: barriers holds {}; expected positive "
+                                        "stage indices",
+                                        at.dump()));
+            schedule.barriers.push_back(at.get<int>());
+        }
     return schedule;
 }
 

@@ -30,6 +30,11 @@ struct Stage {
 struct Schedule {
     std::vector<std::vector<Stage>> blocks;  // stages of each block, in execution order
     ScheduleForm form = ScheduleForm::Staged;
+    // Dataflow form only: flat stage indices, ascending, whose launches (and every later one)
+    // wait for every launch of the stages before them. A memory limit places them
+    // (memory_fit.h) so that work far apart never holds its buffers at once; between barriers
+    // the launches still wait for their data alone. Staged form: empty (every stage is one).
+    std::vector<int> barriers = {};
     // All stages of all blocks, in execution order.
     std::vector<Stage> flat_stages() const;
     bool operator==(const Schedule&) const = default;
@@ -57,7 +62,7 @@ Schedule sequential_schedule(const Graph& graph);
 nlohmann::json schedule_to_json(const Schedule& schedule);
 Schedule schedule_from_json(const nlohmann::json& doc);  // throws iostune::Error on bad input
 
-// The same schedule in another form.
+// The same schedule in another form (without barriers).
 Schedule with_form(Schedule schedule, ScheduleForm form);
 
 // Canonical text of a stage ("c:[1,2][3]" / "m:[4,5]"), used with the graph fingerprint to key

@@ -45,8 +45,22 @@ StreamProgram::StreamProgram(const Graph& graph, const Schedule& schedule)
     };
 
     std::vector<int> previous_tails;  // the last launch of each group of the stage before
+    std::vector<int> barrier_tails;   // every lane's last launch at the latest barrier
+    size_t next_barrier = 0;
     for (size_t s = 0; s < stages.size(); ++s) {
         const Stage& stage = stages[s];
+        if (next_barrier < schedule.barriers.size() && schedule.barriers[next_barrier] == int(s)) {
+            ++next_barrier;
+            barrier_tails.clear();
+            for (int tail : lane_tail_)
+                if (tail >= 0) barrier_tails.push_back(tail);
+        }
+        // What every launch from here on waits for besides its data (add_launch drops what
+        // stream order or another wait already implies).
+        const auto with_barrier = [&](std::vector<int> needs) {
+            needs.insert(needs.end(), barrier_tails.begin(), barrier_tails.end());
+            return needs;
+        };
         std::vector<bool> taken(size_t(max_lanes_), false);
         std::vector<int> tails;
         for (size_t g = 0; g < stage.groups.size(); ++g) {
@@ -59,11 +73,11 @@ StreamProgram::StreamProgram(const Graph& graph, const Schedule& schedule)
             if (form_ == ScheduleForm::Staged)
                 first_needs.insert(first_needs.end(), previous_tails.begin(), previous_tails.end());
             if (merge) {
-                add_launch({group, true, lane, int(s), int(g), {}}, first_needs);
+                add_launch({group, true, lane, int(s), int(g), {}}, with_barrier(first_needs));
             } else {
                 for (size_t i = 0; i < group.size(); ++i)
                     add_launch({{group[i]}, false, lane, int(s), int(g), {}},
-                               i == 0 ? first_needs : producers({group[i]}));
+                               with_barrier(i == 0 ? first_needs : producers({group[i]})));
             }
             tails.push_back(int(launches_.size()) - 1);
         }

@@ -16,6 +16,8 @@
 // else a new lane (up to 8, or the widest stage's groups), else the lane idle the longest (the
 // one whose last launch is oldest), so the lanes' order adds as little false ordering as it can.
 // A dataflow program's constraints are a subset of the staged program's: it can only run sooner.
+// A dataflow schedule's barriers (Schedule::barriers) add, for every launch of a barrier's stage
+// and after, a wait for every lane's last launch before the barrier.
 //
 // Happens-before: launch a happens before launch b when b waits for a, directly or through
 // other launches, or both are on one lane and a is earlier. Vector clocks make the test O(1).

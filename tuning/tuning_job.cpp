@@ -19,6 +19,7 @@
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
 #include "src/error.h"
+#include "src/memory_fit.h"
 #include "src/model_json.h"
 #include "src/model_set.h"
 #include "src/output_agreement.h"
@@ -190,6 +191,7 @@ ScheduleForm faster_form(const RefineResult& refine, const std::string& name) {
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
                             TensorLayout layout, const ConvChoices& known, double refine_budget_s,
+                            const MemoryFitter& fitter,
                             const std::function<void(const std::string&)>& notice) {
     const EngineOptions engine_options = engine_options_for(options, layout, known);
     Engine engine(graph, engine_options);
@@ -234,15 +236,18 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
             std::max(result.tolerance, output_tolerance(reference[k], engine_options.precision));
     }
     std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
+    // Each as the refinement will time it: fitted into the memory limit.
     for (const RefineCandidate& c : candidates)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
-            check(with_form(c.schedule, form), fmt::format("{} ({})", c.name, to_string(form)));
+            check(fitter.fit(with_form(c.schedule, form)),
+                  fmt::format("{} ({})", c.name, to_string(form)));
 
     MeasuredScheduleEvaluator evaluator(
         engine, [&](const Schedule& s) { return difference(outputs_of(s)); });
     RefineOptions refine_options;
     refine_options.seed = options.seed;
     refine_options.time_budget_s = refine_budget_s;
+    refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
     notice(fmt::format("refine: {} candidates in both forms, then local moves measured end to "
                        "end for {:.0f} s",
                        candidates.size(), refine_budget_s));
@@ -263,12 +268,13 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     };
     result.schedule = timed(result.refine.schedule);
     result.dp_form = faster_form(result.refine, searched.name);
-    result.dp = timed(with_form(searched.schedule, result.dp_form));
+    result.dp = timed(fitter.fit(with_form(searched.schedule, result.dp_form)));
     for (Baseline& b : baselines) {
         // Back to back means one model after another: staged. (Its dataflow form runs the
         // models side by side, a candidate the refinement may well start from.)
         if (b.name != "back-to-back")
             b.schedule = with_form(b.schedule, faster_form(result.refine, b.name));
+        b.schedule = fitter.fit(b.schedule);  // the contest's baselines run in the limit too
         b.timing = timed(b.schedule);
     }
     result.baselines = std::move(baselines);
@@ -503,6 +509,14 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         for (const std::string& line : sources) notice("back-to-back baseline: " + line);
     }
     const RefineCandidate searched{summary.strategy, result.schedule};
+    // Every schedule timed from here on runs within the memory limit (memory_fit.h).
+    const EngineOptions plan_options = engine_options_for(options, layout, known);
+    const MemoryFitter fitter(graph, Engine::memory_plan_options(plan_options),
+                              options.memory_limit);
+    if (fitter.limited())
+        notice(fmt::format("memory: every schedule timed is fitted into {:.2f}x the sequential "
+                           "liveness bound ({:.1f} MiB)",
+                           fitter.ratio(), double(fitter.limit_bytes()) / (1 << 20)));
     RefineResult refine;
     std::optional<Baseline> kept;  // a baseline that measured faster than the refined schedule
     if (simulate) {
@@ -517,6 +531,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         refine_options.seed = options.seed;
         refine_options.max_evaluations = kSimulatedRefineMoves;
         refine_options.time_budget_s = std::numeric_limits<double>::infinity();
+        refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
         phase_begin = Clock::now();
         refine = refine_schedule(graph, candidates, evaluator, refine_options);
         end_phase("refine");
@@ -531,7 +546,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
             options.time_budget_s > 0 ? std::max(0.0, kRefineShare * budget_left())
                                       : kUnboundedRefineSeconds;
         EndToEnd e2e = measure_and_refine(graph, searched, std::move(baselines), options, layout,
-                                          known, refine_budget, notice);
+                                          known, refine_budget, fitter, notice);
         end_phase("end_to_end");
         refine = e2e.refine;
         summary.measured_ms = e2e.schedule.median_ms;
@@ -580,9 +595,13 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     row.predicted_ms = summary.predicted_ms;
     row.schedule = schedule_to_json(refine.schedule);
     // The memory its plan holds (src/memory_planner.h), computed on the CPU as replay plans it.
-    const EngineOptions plan_options = engine_options_for(options, layout, known);
     row.arena_bytes =
         Engine::plan_memory_for(graph, refine.schedule, plan_options).activation_bytes();
+    stats["memory_limit"] = {{"ratio", options.memory_limit > 0 ? nlohmann::json(options.memory_limit)
+                                                                : nlohmann::json(nullptr)},
+                             {"limit_bytes", fitter.limit_bytes()},
+                             {"lower_bound_bytes", fitter.lower_bound_bytes()},
+                             {"arena_bytes", *row.arena_bytes}};
     stats["refine"] = refine_to_json(refine);
     if (simulate) summary.kept_strategy = summary.strategy;
     summary.total_seconds = seconds_since(begin);

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "tuning/schedule_contest.h"
+#include "src/memory_fit.h"
 #include "search/ios_search.h"
 #include "search/search_stats.h"
 #include "src/engine/timing.h"
@@ -58,6 +59,9 @@ struct TuningOptions {
     // kept apart from warm ones in the stage cache.
     bool cold_stage_timing = false;
     uint64_t seed = 1;  // of the refinement's moves
+    // Every schedule the job times and stores keeps its arena within this many times the
+    // sequential order's liveness bound (src/memory_fit.h); <= 0: no limit.
+    double memory_limit = kDefaultMemoryLimit;
 };
 
 struct TuningSummary {

@@ -19,6 +19,7 @@
 #include "src/error.h"
 #include "src/fusion.h"
 #include "src/memory_audit.h"
+#include "src/memory_fit.h"
 #include "src/memory_planner.h"
 #include "src/model_set.h"
 #include "src/stream_program.h"
@@ -63,6 +64,18 @@ std::vector<std::pair<std::string, Schedule>> strategies(const Graph& graph) {
     for (const std::string& name : baseline_names())
         all.emplace_back(name, make_baseline(name, graph));
     all.emplace_back("ios (sim)", ios_sim_schedule(graph));
+    return all;
+}
+
+// greedy and nimble fitted into `ratio` x the bound (TF32 channels-last plans) in each form: the
+// schedules a search with a memory limit times, barriers and cut stages included.
+std::vector<std::pair<std::string, Schedule>> fitted_strategies(const Graph& graph, double ratio) {
+    const MemoryFitter fitter(graph, options(Precision::Tf32, TensorLayout::Nhwc), ratio);
+    std::vector<std::pair<std::string, Schedule>> all;
+    for (const std::string name : {"greedy", "nimble"})
+        for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
+            all.emplace_back(fmt::format("{} ({}) fitted to {}", name, to_string(form), ratio),
+                             fitter.fit(with_form(make_baseline(name, graph), form)));
     return all;
 }
 
@@ -130,9 +143,14 @@ int require_lifetimes_apart(const Graph& graph, const MemoryPlan& plan, const St
 
 void check_model(const std::string& name) {
     const Graph graph = zoo(name, 1);
-    for (const auto& [strategy, base] : strategies(graph))
+    std::vector<std::pair<std::string, Schedule>> all = strategies(graph);
+    for (auto& fitted : fitted_strategies(graph, 1.1)) all.push_back(std::move(fitted));
+    for (const auto& [strategy, base] : all)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
-            const Schedule schedule = with_form(base, form);
+            // A fitted schedule as it was fitted (its barriers are for its own form).
+            const bool fitted = strategy.find("fitted") != std::string::npos;
+            if (fitted && form != base.form) continue;
+            const Schedule schedule = fitted ? base : with_form(base, form);
             const StreamProgram program(graph, schedule);
             for (const MemoryPlanOptions& o : every_plan()) {
                 INFO(name << " / " << strategy << " / " << to_string(form) << " / "
@@ -173,10 +191,20 @@ void check_ratios(const std::string& name) {
                 graph, with_form(make_baseline("greedy", graph), ScheduleForm::Dataflow), o, bound);
             const Ratio nimble = ratio(
                 graph, with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow), o, bound);
-            fmt::print("| {} | {} | {} | {:.1f} | {:.3f} | {:.3f} ({:.3f}) | {:.3f} ({:.3f}) |\n",
+            // As a search times them by default: fitted into kDefaultMemoryLimit x the bound.
+            const MemoryFitter fitter(graph, o, kDefaultMemoryLimit);
+            const auto fitted = [&](const std::string& baseline) {
+                return ratio(graph,
+                             fitter.fit(with_form(make_baseline(baseline, graph),
+                                                  ScheduleForm::Dataflow)),
+                             o, bound);
+            };
+            const Ratio greedy_fit = fitted("greedy"), nimble_fit = fitted("nimble");
+            fmt::print("| {} | {} | {} | {:.1f} | {:.3f} | {:.3f} ({:.3f}) | {:.3f} ({:.3f}) | "
+                       "{:.3f} | {:.3f} |\n",
                        name, batch, to_string(p), bound / (1 << 20),
                        double(seq.activation_bytes()) / bound, greedy.arena, greedy.floor,
-                       nimble.arena, nimble.floor);
+                       nimble.arena, nimble.floor, greedy_fit.arena, nimble_fit.arena);
             INFO(name << " batch " << batch << " " << to_string(p));
             CHECK(double(seq.activation_bytes()) <= 1.15 * bound);
             // The best concurrent baseline within 1.3x of the bound wherever its program allows
@@ -184,6 +212,9 @@ void check_ratios(const std::string& name) {
             const Ratio& best = greedy.arena <= nimble.arena ? greedy : nimble;
             CHECK((best.arena <= 1.3 || best.floor > 1.3));
             for (const Ratio& r : {greedy, nimble}) CHECK(r.arena <= 1.4 * r.floor);
+            // Within the limit, every model (the fitter's estimate is checked by the plan).
+            CHECK(greedy_fit.arena <= kDefaultMemoryLimit);
+            CHECK(nimble_fit.arena <= kDefaultMemoryLimit);
         }
     }
 }
@@ -227,16 +258,25 @@ TEST_CASE("memory audit and lifetimes: seeded random DAGs", "[memory][audit]") {
         for (const std::string& name : baseline_names())
             all.emplace_back(name, make_baseline(name, graph));
         all.emplace_back("ios", ios_search(graph, cost, o).schedule);
+        // A limit at the bound itself: as many cuts and barriers as the fitter will make.
+        const MemoryPlanOptions fp16 = options(Precision::Fp16, TensorLayout::Nhwc);
+        const MemoryFitter fitter(graph, fp16, 1.0);
         for (const auto& [strategy, base] : all)
-            for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
-                INFO("seed " << seed << " / " << strategy << " / " << to_string(form));
-                const Schedule s = with_form(base, form);
-                const StreamProgram program(graph, s);
-                const MemoryPlan plan =
-                    plan_memory(graph, s, options(Precision::Fp16, TensorLayout::Nhwc));
-                require_lifetimes_apart(graph, plan, program);
-                CHECK(find_memory_conflicts(graph, plan, program).empty());
-            }
+            for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
+                for (const bool fit : {false, true}) {
+                    INFO("seed " << seed << " / " << strategy << " / " << to_string(form)
+                                 << (fit ? " / fitted" : ""));
+                    const Schedule unfitted = with_form(base, form);
+                    const Schedule s = fit ? fitter.fit(unfitted) : unfitted;
+                    const StreamProgram program(graph, s);
+                    const MemoryPlan plan = plan_memory(graph, s, fp16);
+                    require_lifetimes_apart(graph, plan, program);
+                    CHECK(find_memory_conflicts(graph, plan, program).empty());
+                    if (fit) {
+                        CHECK(plan.activation_bytes() <= fitter.arena_bytes(unfitted));
+                        CHECK(fitter.fit(unfitted) == s);  // deterministic
+                    }
+                }
     }
 }
 
@@ -310,10 +350,35 @@ TEST_CASE("memory plan: deterministic on a large model", "[memory]") {
 
 // The ratios (the table in docs/memory.md): model, batch, precision, the sequential schedule's
 // liveness bound (MiB), and over it: the sequential arena, greedy's and nimble's dataflow arenas
-// (the floor of their programs in parentheses).
+// (the floor of their programs in parentheses), and both fitted into the default memory limit.
 TEST_CASE("memory targets: inception_v3", "[memory][targets]") { check_ratios("inception_v3"); }
 TEST_CASE("memory targets: googlenet", "[memory][targets]") { check_ratios("googlenet"); }
 TEST_CASE("memory targets: squeezenet1_1", "[memory][targets]") { check_ratios("squeezenet1_1"); }
 TEST_CASE("memory targets: resnet50", "[memory][targets]") { check_ratios("resnet50"); }
 TEST_CASE("memory targets: nasnet_a_large", "[memory][targets]") { check_ratios("nasnet_a_large"); }
 TEST_CASE("memory targets: randwire", "[memory][targets]") { check_ratios("randwire"); }
+
+TEST_CASE("memory limit: what fits is left alone, what does not is cut and barred, and stays "
+          "dataflow",
+          "[memory][limit]") {
+    const Graph graph = zoo("nasnet_a_large", 1);
+    const MemoryPlanOptions o = options(Precision::Tf32, TensorLayout::Nhwc);
+    const Schedule nimble = with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow);
+    // No limit, or a limit the schedule meets: unchanged.
+    CHECK(MemoryFitter(graph, o, 0).fit(nimble) == nimble);
+    const MemoryFitter loose(graph, o, 4.0);
+    REQUIRE(loose.arena_bytes(nimble) <= loose.limit_bytes());
+    CHECK(loose.fit(nimble) == nimble);
+    // nimble's dataflow arena is about 2.6x the bound: fitted to 1.3x with barriers, dataflow.
+    const MemoryFitter fitter(graph, o, 1.3);
+    CHECK(fitter.arena_bytes(nimble) > fitter.limit_bytes());
+    const Schedule fitted = fitter.fit(nimble);
+    CHECK(fitted.form == ScheduleForm::Dataflow);
+    CHECK_FALSE(fitted.barriers.empty());
+    CHECK(fitter.arena_bytes(fitted) <= fitter.limit_bytes());
+    CHECK(fitter.limit_bytes() == int64_t(1.3 * double(fitter.lower_bound_bytes())));
+    // Fitting again (barriers and all) changes nothing; the same ops run.
+    CHECK(fitter.fit(fitted) == fitted);
+    validate(graph, fitted);
+    CHECK(fitted.flat_stages().size() >= nimble.flat_stages().size());
+}

@@ -120,6 +120,14 @@ TEST_CASE("schedules round-trip through JSON", "[search][schedule]") {
     CHECK(schedule_from_json(nlohmann::json::parse(doc.dump())) == s);
     CHECK(doc["blocks"][1]["stages"][0]["strategy"] == "merge");
 
+    // Barriers of a dataflow schedule (a memory limit's) are kept; a staged one has none.
+    Schedule d = with_form(s, ScheduleForm::Dataflow);
+    d.barriers = {1, 2};
+    CHECK(schedule_to_json(d)["barriers"] == nlohmann::json::array({1, 2}));
+    CHECK(schedule_from_json(schedule_to_json(d)) == d);
+    CHECK(with_form(d, ScheduleForm::Staged).barriers.empty());
+    CHECK_FALSE(schedule_to_json(s).contains("barriers"));
+
     // A searched schedule too.
     const Graph g = test::inception_e();
     test::HashCostModel model(7);
@@ -148,6 +156,8 @@ TEST_CASE("schedule_from_json names the bad part of the document", "[search][sch
                Catch::Contains("blocks[0].stages[0].groups[0][1]"));
     CHECK_THAT(error_of(json::parse(R"({"blocks":[{"stages":[{"strategy":"merge","groups":[["a"]]}]}]})")),
                Catch::Contains("non-negative op id"));
+    CHECK_THAT(error_of(json::parse(R"({"blocks":[{"stages":[{"strategy":"concurrent","groups":[[0]]}]}],"barriers":[0.5]})")),
+               Catch::Contains("positive stage indices"));
 }
 
 TEST_CASE("validate rejects each kind of bad schedule", "[search][schedule]") {
@@ -183,6 +193,14 @@ TEST_CASE("validate rejects each kind of bad schedule", "[search][schedule]") {
                Catch::Contains("at least two"));
     CHECK_THAT(error_of(g, Schedule{{{S{C, {{0}}}, S{StageStrategy::Merge, {{1, 2}}}}}}),
                Catch::Contains("not a Conv"));
+    // Barriers: dataflow only, ascending, between stages.
+    Schedule barred{{{S{C, {{0}, {2}}}, S{C, {{1}}}}}, ScheduleForm::Dataflow, {1}};
+    CHECK(error_of(g, barred) == "valid");
+    CHECK_THAT(error_of(g, Schedule{barred.blocks, ScheduleForm::Staged, {1}}),
+               Catch::Contains("for the dataflow form"));
+    for (const std::vector<int>& bad : {std::vector<int>{0}, {2}, {1, 1}})
+        CHECK_THAT(error_of(g, Schedule{barred.blocks, ScheduleForm::Dataflow, bad}),
+                   Catch::Contains("ascending stage indices"));
 }
 
 TEST_CASE("flat_stages concatenates the blocks in order", "[search][schedule]") {

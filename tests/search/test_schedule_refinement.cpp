@@ -13,6 +13,7 @@
 #include "search/sim_cost_model.h"
 #include "search/timeline_sim.h"
 #include "src/error.h"
+#include "src/memory_fit.h"
 #include "src/schedule.h"
 #include "src/stream_program.h"
 #include "src/zoo/zoo.h"
@@ -106,6 +107,39 @@ TEST_CASE("refinement never returns a schedule slower than its best candidate (s
         // Every kept change improved on the one before.
         for (size_t k = 1; k < r.kept.size(); ++k) CHECK(r.kept[k].latency_ms < r.kept[k - 1].latency_ms);
     }
+}
+
+TEST_CASE("refinement with a memory limit: everything it times and keeps fits", "[refine][memory]") {
+    const Graph g = build_zoo_model("randwire", 1);
+    MemoryPlanOptions plan;
+    plan.layout = TensorLayout::Nhwc;
+    const MemoryFitter fitter(g, plan, 1.3);
+    // An evaluator that sees every schedule the refinement times.
+    class Watching final : public ScheduleEvaluator {
+    public:
+        Watching(const Graph& g, const MemoryFitter& f) : sim_(g, SimCostModel()), fitter_(f) {}
+        ScheduleMeasurement measure(const Schedule& s) override {
+            over_limit += fitter_.arena_bytes(s) > fitter_.limit_bytes();
+            ++timed;
+            return sim_.measure(s);
+        }
+        std::string name() const override { return "watching"; }
+        bool simulated() const override { return true; }
+        int timed = 0, over_limit = 0;
+
+    private:
+        SimulatedScheduleEvaluator sim_;
+        const MemoryFitter& fitter_;
+    } evaluator(g, fitter);
+    RefineOptions options;
+    options.max_evaluations = 60;
+    options.time_budget_s = 1e9;
+    options.fit = [&](const Schedule& s) { return fitter.fit(s); };
+    const RefineResult r = refine_schedule(g, baseline_candidates(g), evaluator, options);
+    CHECK(evaluator.timed > 10);
+    CHECK(evaluator.over_limit == 0);
+    CHECK(fitter.arena_bytes(r.schedule) <= fitter.limit_bytes());
+    CHECK(fitter.fit(r.schedule) == r.schedule);
 }
 
 TEST_CASE("refinement is deterministic for a seed", "[refine]") {

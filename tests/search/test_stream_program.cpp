@@ -2,6 +2,7 @@
 // the happens-before relation the memory plan and the concurrency audit rely on.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "search/baselines.h"
@@ -94,6 +95,32 @@ TEST_CASE("stream program: a dataflow launch waits for a producer on another lan
     CHECK(prog.happens_before(prog.launch_of(0), prog.launch_of(2)));
     CHECK(prog.happens_before(prog.launch_of(1), prog.launch_of(2)));
     CHECK_THAT(prog.describe(g, prog.launch_of(2)), Catch::Contains("op 2 'r'"));
+}
+
+TEST_CASE("stream program: a dataflow barrier orders everything before it before everything "
+          "after it, and nothing else",
+          "[stream_program]") {
+    // Three independent chains over three stages; a barrier before stage 2 only.
+    Graph g("three_chains", Shape{1, 8, 8, 8});
+    std::vector<int> tails;
+    for (const char* name : {"a", "b", "c"}) tails.push_back(conv(g, kGraphInput, 8, 1, 1, 0, 0, name));
+    for (int k = 0; k < 6; ++k)
+        tails[size_t(k % 3)] = conv(g, tails[size_t(k % 3)], 8, 1, 1, 0, 0, "x" + std::to_string(k));
+    // Stage 0: a, b, c; stage 1: x0, x1, x2; stage 2: x3, x4, x5 (one op per chain each).
+    Schedule s{{{S{C, {{0}, {1}, {2}}}, S{C, {{3}, {4}, {5}}}, S{C, {{6}, {7}, {8}}}}},
+               ScheduleForm::Dataflow, {2}};
+    const StreamProgram p(g, s);
+    const auto before = reachability(p);
+    for (int a = 0; a < 9; ++a)
+        for (int b = 0; b < 9; ++b) {
+            const int la = p.launch_of(a), lb = p.launch_of(b);
+            INFO("op " << a << " then op " << b);
+            CHECK(p.happens_before(la, lb) == before[size_t(la)][size_t(lb)]);  // clocks agree
+            const bool same_chain = a % 3 == b % 3 && a < b;
+            const bool across = a < 6 && b >= 6;  // the barrier's two sides
+            CHECK(p.happens_before(la, lb) == (same_chain || across));
+        }
+    CHECK(StreamProgram(g, with_form(s, ScheduleForm::Dataflow)).wait_count() == 0);
 }
 
 TEST_CASE("stream program: an invalid schedule is refused", "[stream_program]") {
