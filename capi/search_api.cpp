@@ -56,6 +56,9 @@ TuningOptions tuning_options(const iostune_search_options& o) {
         device_profile(t.sim_device);
         capi::require(o.time_budget_s >= 0,
                       fmt::format("time_budget_s must be >= 0 (0: no limit), got {}", o.time_budget_s));
+        capi::require(o.memory_limit >= 0,
+                      fmt::format("memory_limit must be >= 0 (0: no limit), got {}", o.memory_limit));
+        t.memory_limit = o.memory_limit;
         return t;
     });
 }
@@ -100,6 +103,7 @@ void iostune_search_options_init(iostune_search_options* options) {
     options->r = defaults.search.max_group_ops;
     options->s = defaults.search.max_groups;
     options->progress = 1;
+    options->memory_limit = defaults.memory_limit;
 }
 
 iostune_status iostune_search(const iostune_model* model, const iostune_search_options* options,

@@ -27,7 +27,7 @@ class SearchOptions(ctypes.Structure):
         ("db_path", c_char_p), ("strategy", c_char_p), ("r", c_int), ("s", c_int),
         ("no_prune", c_int), ("layout", c_char_p), ("contenders", c_char_p),
         ("sim_device", c_char_p), ("time_budget_s", c_double), ("progress", c_int),
-        ("notice", NOTICE_FN), ("notice_user_data", c_void_p),
+        ("notice", NOTICE_FN), ("notice_user_data", c_void_p), ("memory_limit", c_double),
     ]
 
 

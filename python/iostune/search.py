@@ -35,17 +35,22 @@ def _stderr_notice(line):
 
 def search(model, batch=1, precision="tf32", cost="auto", db=None, *, strategy="ios-both", r=3,
            s=8, no_prune=False, layout="auto", contenders=("greedy", "nimble"),
-           time_budget=None, progress=True, notice=None):
+           time_budget=None, progress=True, notice=None, memory_limit=None):
     """Searches, validates and stores a schedule for `model` (a zoo name, .json or .onnx path, or
     an iostune.Model) at `batch` and `precision`, as `iostune search` does; returns a
     SearchResult. cost: "auto" (measured on a GPU, else the simulated cost model, with a
     notice), "measured" or "sim". db: the schedule database (default iostune.db, created if
     missing). time_budget: seconds the search may take, passed to the search where the library
     has a time budget (otherwise a notice says it is ignored). notice: called with each line
-    the user should see (default: printed on stderr)."""
+    the user should see (default: printed on stderr). memory_limit: every schedule's activation
+    arena within this many times the sequential liveness bound (None: the library's default,
+    1.3; 0: no limit)."""
     _positive("batch", batch)
     if time_budget is not None and (not isinstance(time_budget, (int, float)) or time_budget < 0):
         raise BadInputError("time_budget must be a number of seconds >= 0, got %r" % (time_budget,))
+    if memory_limit is not None and (not isinstance(memory_limit, (int, float)) or memory_limit < 0):
+        raise BadInputError("memory_limit must be a number >= 0 (0: no limit), got %r"
+                            % (memory_limit,))
     if isinstance(contenders, str):
         contenders = [contenders]
     m = as_model(model, batch)
@@ -61,6 +66,8 @@ def search(model, batch=1, precision="tf32", cost="auto", db=None, *, strategy="
     options.layout = _lib.text(layout)
     options.contenders = _lib.text(",".join(contenders) if contenders else "none")
     options.time_budget_s = float(time_budget or 0)
+    if memory_limit is not None:
+        options.memory_limit = float(memory_limit)
     options.progress = int(bool(progress))
     sink = notice or _stderr_notice
     callback = _lib.NOTICE_FN(lambda line, _user: sink(line.decode("utf-8", "replace")))

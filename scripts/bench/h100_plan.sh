@@ -115,6 +115,15 @@
 #                                            # Python row again (issue 26) and ResNet-50's
 #                                            # synccheck without cuBLAS's kernels
 #                                            # (TUNED_DB: call61's tuned.db, carried in .devpack)
+#   bash scripts/bench/h100_plan.sh call63   # issue 31's memory limit: NASNet-A and RandWire b1
+#                                            # TF32/fp16 searched with --memory-limit 1.3 (the
+#                                            # default) and 0 (none), 25 s each (every baseline
+#                                            # the search times is fitted too); then each stored
+#                                            # best replayed, interleaved, two rounds
+#   bash scripts/bench/h100_plan.sh call64   # the [gpu] suite (call59's shards) beside the
+#                                            # sanitizer: kernel tests under racecheck/memcheck,
+#                                            # synccheck on the engine's kernels over the 12
+#                                            # tuned keys, NASNet-A's initcheck (520 s)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -424,6 +433,51 @@ time.sleep(300)' "$free_mib" "$o/hog$free_mib.txt" &
       --deadline 200 --out "$o/python"
     bash scripts/sanitize.sh --tuned-db "${TUNED_DB:-.devpack/tuned.db}" --models resnet50 \
       --tools synccheck --kernel-tests "" --jobs 2 --timeout 150 --out "$o/sanitize" ;;
+  call63)
+    # One DB for both limits: the second search pins the first one's convolution choices (the
+    # same kernels on both sides) and finds its stages cached (more time for its refinement: if
+    # anything, the comparison favours no limit). Replays by schedule id, interleaved.
+    o="${OUT:-device-out}/call63"; mkdir -p "$o/logs"
+    bin=.devpack/iostune db="$o/limit.db"
+    id_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["best_schedule_id"])' "$1"; }
+    for m in nasnet_a_large randwire; do
+      for p in tf32 fp16; do
+        for lim in 1.3 0; do
+          "$bin" search --model "$m" --precision "$p" --memory-limit "$lim" --time-budget 25 \
+            --db "$db" --format json >"$o/logs/search_${m}_${p}_$lim.json" \
+            2>"$o/logs/search_${m}_${p}_$lim.log"
+        done
+      done
+    done
+    for round in 1 2; do
+      for m in nasnet_a_large randwire; do
+        for p in tf32 fp16; do
+          io=(); [ "$p" = fp16 ] && io=(--native-io)
+          for lim in 1.3 0; do
+            "$bin" replay --model "$m" --precision "$p" --db "$db" "${io[@]}" \
+              --schedule-id "$(id_of "$o/logs/search_${m}_${p}_$lim.json")" --iters 300 \
+              --format json >"$o/logs/replay_${m}_${p}_${lim}_r$round.json" \
+              2>"$o/logs/replay_${m}_${p}_${lim}_r$round.log"
+          done
+        done
+      done
+    done
+    "$bin" report --db "$db" >"$o/report.txt" 2>&1 ;;
+  call64)
+    o="${OUT:-device-out}/call64"; mkdir -p "$o"
+    timeout 540 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 540 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
+    timeout 540 .devpack/test_gpu "~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1 &
+    bash scripts/sanitize.sh --tune-plan examples/fleet/sanitize_12keys.json --tools synccheck \
+      --jobs 12 --timeout 300 --out "$o/sanitize" &
+    # NASNet-A's TF32 initcheck (cut at 400 s twice) alone with more time, on call61's DB.
+    bash scripts/sanitize.sh --tuned-db "${TUNED_DB:-.devpack/tuned.db}" --models nasnet_a_large \
+      --precisions tf32 --tools initcheck --kernel-tests "" --jobs 1 --timeout 520 \
+      --out "$o/sanitize_nasnet"
+    wait %4
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
+    wait %3; echo "rest: exit $?" >>"$o/gpu_rest.log" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"

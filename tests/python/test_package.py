@@ -97,6 +97,21 @@ class Package(unittest.TestCase):
         with self.assertRaises(iostune.BadInputError):
             iostune.search("squeezenet1_1", cost="sim", db=self.db, time_budget=-1)
 
+    def test_memory_limit_reaches_the_search(self):
+        # RandWire's concurrent schedules hold ~2.3x the sequential bound: the default limit
+        # (1.3) fits them, no limit (0) keeps them; the summary says which limit held.
+        fitted = iostune.search("randwire", cost="sim", db=self.db, progress=False, notice=quiet)
+        free = iostune.search("randwire", cost="sim", db=self.db, progress=False, notice=quiet,
+                              memory_limit=0)
+        limit = fitted.summary["stats"]["memory_limit"]
+        self.assertEqual(limit["ratio"], 1.3)
+        self.assertLessEqual(limit["arena_bytes"], limit["limit_bytes"])
+        self.assertIsNone(free.summary["stats"]["memory_limit"]["ratio"])
+        self.assertGreater(free.summary["stats"]["memory_limit"]["arena_bytes"],
+                           limit["arena_bytes"])
+        with self.assertRaises(iostune.BadInputError):
+            iostune.search("randwire", cost="sim", db=self.db, memory_limit=-1)
+
     def test_bad_inputs_raise_their_kind_with_the_cli_message(self):
         with self.assertRaises(iostune.BadInputError) as caught:
             iostune.search("no_such_model", cost="sim", db=self.db)

@@ -123,6 +123,9 @@ typedef struct iostune_search_options {
     int progress;            /* nonzero (default): progress bar on stderr when it is a terminal */
     iostune_notice_fn notice; /* NULL: notices go to stderr */
     void* notice_user_data;
+    /* Every schedule the search times and stores keeps its activation arena within this many
+     * times the sequential order's liveness bound (1.3, the default; docs/memory.md); 0: none. */
+    double memory_limit;
 } iostune_search_options;
 
 IOSTUNE_API void iostune_search_options_init(iostune_search_options* options);
