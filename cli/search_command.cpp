@@ -282,8 +282,8 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
         ->capture_default_str();
     cmd->add_option("--memory-limit", o->memory_limit,
                     "keep every schedule's activation arena within RATIO x the sequential "
-                    "liveness bound: concurrent stages are cut until it fits (docs/memory.md); "
-                    "0: no limit")
+                    "liveness bound (e.g. 1.3): concurrent stages are cut and dataflow windows "
+                    "barred until it fits, at some latency (docs/memory.md); 0: no limit")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     cmd->add_option("--stage-timing", o->stage_timing,

@@ -60,8 +60,9 @@ struct TuningOptions {
     bool cold_stage_timing = false;
     uint64_t seed = 1;  // of the refinement's moves
     // Every schedule the job times and stores keeps its arena within this many times the
-    // sequential order's liveness bound (src/memory_fit.h); <= 0: no limit.
-    double memory_limit = kDefaultMemoryLimit;
+    // sequential order's liveness bound (src/memory_fit.h, e.g. kSuggestedMemoryLimit);
+    // <= 0 (the default): no limit, the fastest schedule whatever it holds.
+    double memory_limit = 0;
 };
 
 struct TuningSummary {

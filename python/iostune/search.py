@@ -43,8 +43,8 @@ def search(model, batch=1, precision="tf32", cost="auto", db=None, *, strategy="
     missing). time_budget: seconds the search may take, passed to the search where the library
     has a time budget (otherwise a notice says it is ignored). notice: called with each line
     the user should see (default: printed on stderr). memory_limit: every schedule's activation
-    arena within this many times the sequential liveness bound (None: the library's default,
-    1.3; 0: no limit)."""
+    arena within this many times the sequential liveness bound (e.g. 1.3; None or 0: no limit,
+    the library's default)."""
     _positive("batch", batch)
     if time_budget is not None and (not isinstance(time_budget, (int, float)) or time_budget < 0):
         raise BadInputError("time_budget must be a number of seconds >= 0, got %r" % (time_budget,))

@@ -191,8 +191,8 @@ void check_ratios(const std::string& name) {
                 graph, with_form(make_baseline("greedy", graph), ScheduleForm::Dataflow), o, bound);
             const Ratio nimble = ratio(
                 graph, with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow), o, bound);
-            // As a search times them by default: fitted into kDefaultMemoryLimit x the bound.
-            const MemoryFitter fitter(graph, o, kDefaultMemoryLimit);
+            // As `search --memory-limit 1.3` times them: fitted into 1.3x the bound.
+            const MemoryFitter fitter(graph, o, kSuggestedMemoryLimit);
             const auto fitted = [&](const std::string& baseline) {
                 return ratio(graph,
                              fitter.fit(with_form(make_baseline(baseline, graph),
@@ -213,8 +213,8 @@ void check_ratios(const std::string& name) {
             CHECK((best.arena <= 1.3 || best.floor > 1.3));
             for (const Ratio& r : {greedy, nimble}) CHECK(r.arena <= 1.4 * r.floor);
             // Within the limit, every model (the fitter's estimate is checked by the plan).
-            CHECK(greedy_fit.arena <= kDefaultMemoryLimit);
-            CHECK(nimble_fit.arena <= kDefaultMemoryLimit);
+            CHECK(greedy_fit.arena <= kSuggestedMemoryLimit);
+            CHECK(nimble_fit.arena <= kSuggestedMemoryLimit);
         }
     }
 }
@@ -350,7 +350,7 @@ TEST_CASE("memory plan: deterministic on a large model", "[memory]") {
 
 // The ratios (the table in docs/memory.md): model, batch, precision, the sequential schedule's
 // liveness bound (MiB), and over it: the sequential arena, greedy's and nimble's dataflow arenas
-// (the floor of their programs in parentheses), and both fitted into the default memory limit.
+// (the floor of their programs in parentheses), and both fitted into `--memory-limit 1.3`.
 TEST_CASE("memory targets: inception_v3", "[memory][targets]") { check_ratios("inception_v3"); }
 TEST_CASE("memory targets: googlenet", "[memory][targets]") { check_ratios("googlenet"); }
 TEST_CASE("memory targets: squeezenet1_1", "[memory][targets]") { check_ratios("squeezenet1_1"); }

@@ -124,7 +124,8 @@ typedef struct iostune_search_options {
     iostune_notice_fn notice; /* NULL: notices go to stderr */
     void* notice_user_data;
     /* Every schedule the search times and stores keeps its activation arena within this many
-     * times the sequential order's liveness bound (1.3, the default; docs/memory.md); 0: none. */
+     * times the sequential order's liveness bound (e.g. 1.3; docs/memory.md); 0 (default): no
+     * limit. */
     double memory_limit;
 } iostune_search_options;
 
