@@ -15,6 +15,7 @@
 #include "search/sim_cost_model.h"
 #include "search/timeline_sim.h"
 #include "src/engine/engine.h"
+#include "src/memory_fit.h"
 #include "src/reference/reference.h"
 #include "src/schedule.h"
 #include "src/weights.h"
@@ -94,10 +95,22 @@ void check_zoo_forms(const std::string& model) {
     Engine engine(graph, options_for(plan));
     engine.set_random_inputs(9);
     const HostTensor sequential = run_schedule(engine, sequential_schedule(graph));
+    // Fitted into a tight memory limit (memory_fit.h): cut stages and dataflow barriers, on the
+    // arena planned for them, as one CUDA graph too.
+    MemoryPlanOptions memory;
+    memory.precision = plan.precision;
+    memory.layout = plan.layout;
+    const MemoryFitter fitter(graph, memory, 1.1);
     for (const std::string name : {"greedy", "nimble", "opara"}) {
         INFO(name << " dataflow");
-        const Schedule s = make_baseline(name, graph);
-        CHECK(bitwise_equal(run_schedule(engine, with_form(s, ScheduleForm::Dataflow)), sequential));
+        const Schedule s = with_form(make_baseline(name, graph), ScheduleForm::Dataflow);
+        CHECK(bitwise_equal(run_schedule(engine, s), sequential));
+        const Schedule fitted = fitter.fit(s);
+        INFO("fitted: " << fitted.barriers.size() << " barriers");
+        CHECK(bitwise_equal(run_schedule(engine, fitted), sequential));
+        const CudaGraphExec exec = engine.capture(fitted);
+        exec.launch(engine.origin_stream());
+        CHECK(bitwise_equal(engine.read_output(), sequential));
     }
     const Schedule r = refined(graph, 11);
     INFO("refined: " << schedule_to_json(r).dump());
