@@ -378,7 +378,7 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("--memory-limit", o->memory_limit,
                     "fit a baseline into RATIO x the sequential liveness bound first, as a search "
                     "with that limit times it (docs/memory.md); 0: as it is")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Range(0.0, 100.0));
     cmd->add_option("--schedule-id", o->schedule_id,
                     "replay exactly this stored schedule (ids: `iostune report`, or the search's "
                     "schedule_id) instead of the best one for the model, batch and precision")
