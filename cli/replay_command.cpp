@@ -378,13 +378,13 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("--memory-limit", o->memory_limit,
                     "fit a baseline into RATIO x the sequential liveness bound first, as a search "
                     "with that limit times it (docs/memory.md); 0: as it is")
-        ->check(CLI::Range(0.0, 100.0));
+        ->check(number_from_zero());
     cmd->add_option("--schedule-id", o->schedule_id,
                     "replay exactly this stored schedule (ids: `iostune report`, or the search's "
                     "schedule_id) instead of the best one for the model, batch and precision")
         ->check(positive_whole_number());
     cmd->add_option("--warmup", o->warmup, "untimed launches before timing")
-        ->check(CLI::NonNegativeNumber)
+        ->check(whole_number_from_zero())
         ->capture_default_str();
     cmd->add_option("--format", o->format, "table (trtexec-like report) or json (one object)")
         ->check(CLI::IsMember({"table", "json"}))

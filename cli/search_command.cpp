@@ -284,7 +284,7 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "keep every schedule's activation arena within RATIO x the sequential "
                     "liveness bound (e.g. 1.3): concurrent stages are cut and dataflow windows "
                     "barred until it fits, at some latency (docs/memory.md); 0: no limit")
-        ->check(CLI::Range(0.0, 100.0))
+        ->check(number_from_zero())
         ->capture_default_str();
     cmd->add_option("--stage-timing", o->stage_timing,
                     "how the DP's stages are timed: warm (repeated back to back) or cold (L2 "

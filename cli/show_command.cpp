@@ -194,7 +194,7 @@ void add_show_command(CLI::App& app) {
     cmd->add_option("--memory-limit", options->memory_limit,
                     "fit the baseline into RATIO x the sequential liveness bound, as a search "
                     "does (docs/memory.md); 0: as it is")
-        ->check(CLI::Range(0.0, 100.0))
+        ->check(number_from_zero())
         ->excludes("--db");
     cmd->add_option("--format", options->format, "table or json (with --memory)")
         ->check(CLI::IsMember({"table", "json"}))

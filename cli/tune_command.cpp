@@ -198,7 +198,7 @@ void add_tune_command(CLI::App& app) {
                         ->delimiter(',');
     cmd->add_option("--timeout", o->timeout_s,
                     "seconds each key may take (0: no limit), instead of the plan's timeout_s")
-        ->check(CLI::NonNegativeNumber);
+        ->check(number_from_zero());
     auto* force = cmd->add_flag("--force", o->force,
                                 "search every key again, also those the database holds");
     auto* log_dir = cmd->add_option("--log-dir", o->log_dir,
@@ -206,7 +206,7 @@ void add_tune_command(CLI::App& app) {
     auto* chunk = cmd->add_option("--chunk", o->chunk,
                                   "only chunk N (from 0) of the plan's keys cut into --chunk-size "
                                   "runs (what a Slurm array task runs)")
-                      ->check(CLI::NonNegativeNumber);
+                      ->check(whole_number_from_zero());
     cmd->add_option("--chunk-size", o->chunk_size, "keys per chunk (and per Slurm array task)")
         ->check(positive_whole_number())
         ->capture_default_str();

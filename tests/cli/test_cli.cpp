@@ -129,6 +129,10 @@ TEST_CASE("a command line iostune cannot parse: one error line, the command's --
          "--seed = abc", "iostune export"},
         {"replay --model squeezenet1_1 --iters 0", "--iters: must be a whole number from 1, got '0'",
          "iostune replay"},
+        {"replay --model squeezenet1_1 --warmup -1",
+         "--warmup: must be a whole number from 0, got '-1'", "iostune replay"},
+        {"search --model squeezenet1_1 --memory-limit -1",
+         "--memory-limit: must be a number from 0, got '-1'", "iostune search"},
         {"", "A subcommand is required", "iostune"},
     };
     for (const Case& c : cases) {
@@ -310,6 +314,15 @@ TEST_CASE("show --memory: a schedule's arena, liveness bound, workspaces and wei
     const json df = json::parse(dataflow.out);
     CHECK(df["activation_bytes"].get<int64_t>() >= df["lower_bound_bytes"].get<int64_t>());
     CHECK(df["lanes"].get<int>() > 1);
+    // RandWire's greedy dataflow schedule holds ~2.3x the bound; fitted into 1.3x it stays
+    // dataflow (with barriers) and fits.
+    const Result fitted = run("show randwire --memory --schedule-source greedy --form dataflow "
+                              "--memory-limit 1.3 --format json");
+    REQUIRE(fitted.exit_code == 0);
+    const json fit = json::parse(fitted.out);
+    CHECK(fit["activation_to_lower_bound"].get<double>() <= 1.3);
+    CHECK_THAT(fit["schedule"].get<std::string>(),
+               Catch::Contains("fitted to --memory-limit 1.3 (dataflow with"));
     const Result table = run("show googlenet --memory");
     REQUIRE(table.exit_code == 0);
     CHECK_THAT(table.out, Catch::Contains("activations") && Catch::Contains("lower bound") &&
