@@ -116,8 +116,8 @@
 #                                            # synccheck without cuBLAS's kernels
 #                                            # (TUNED_DB: call61's tuned.db, carried in .devpack)
 #   bash scripts/bench/h100_plan.sh call63   # issue 31's memory limit: NASNet-A and RandWire b1
-#                                            # TF32/fp16 searched with --memory-limit 1.3 (the
-#                                            # default) and 0 (none), 25 s each (every baseline
+#                                            # TF32/fp16 searched with --memory-limit 1.3 and 0
+#                                            # (none, the default), 25 s each (every baseline
 #                                            # the search times is fitted too); then each stored
 #                                            # best replayed, interleaved, two rounds
 #   bash scripts/bench/h100_plan.sh call64   # the [gpu] suite (call59's shards) beside the
