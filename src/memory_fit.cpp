@@ -1,6 +1,7 @@
 #include "src/memory_fit.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "src/buffer_access.h"
@@ -89,25 +90,11 @@ std::vector<StageEstimate> estimate_stages(const Graph& graph, const Schedule& s
     return est;
 }
 
-}  // namespace
-
-MemoryFitter::MemoryFitter(const Graph& graph, const MemoryPlanOptions& options, double ratio)
-    : graph_(graph), options_(options), ratio_(ratio) {
-    lower_bound_ = plan_memory(graph, sequential_schedule(graph), options).lower_bound_bytes;
-    if (limited()) limit_ = int64_t(ratio * double(lower_bound_));
-}
-
-int64_t MemoryFitter::arena_bytes(const Schedule& schedule) const {
-    return plan_memory(graph_, schedule, options_).activation_bytes();
-}
-
-// Each stage whose estimate exceeds the limit becomes sub-stages: its groups packed first-fit,
-// in order, each sub-stage's outputs live into the next.
-Schedule MemoryFitter::cut(const Schedule& staged, int64_t estimate_limit) const {
-    const std::vector<StageEstimate> est =
-        estimate_stages(graph_, staged, plan_memory(graph_, staged, options_));
+// Each stage of `staged` whose estimate exceeds the limit becomes sub-stages: its groups packed
+// first-fit, in order, each sub-stage's outputs live into the next.
+Schedule cut_stages(const Schedule& staged, const std::vector<StageEstimate>& est,
+                    int64_t estimate_limit) {
     Schedule result;
-    result.form = ScheduleForm::Staged;
     size_t flat = 0;
     for (const std::vector<Stage>& block : staged.blocks) {
         std::vector<Stage>& out = result.blocks.emplace_back();
@@ -140,26 +127,34 @@ Schedule MemoryFitter::cut(const Schedule& staged, int64_t estimate_limit) const
     return result;
 }
 
-// Barriers for a dataflow run of `staged`'s stages: between two barriers everything may run at
-// once, so a window of stages is estimated as what is live into its first stage plus every
-// group's own peak and outputs; a barrier goes before the stage that would take the window over
-// the limit.
-Schedule MemoryFitter::with_barriers(const Schedule& staged, int64_t estimate_limit) const {
-    const std::vector<StageEstimate> est =
-        estimate_stages(graph_, staged, plan_memory(graph_, staged, options_));
+// `staged` in dataflow form with barriers: between two barriers everything may run at once, so
+// a window of stages is estimated as what is live into its first stage plus every group's own
+// peak and outputs; a barrier goes before the stage that would take the window over the limit.
+Schedule with_barriers(const Schedule& staged, const std::vector<StageEstimate>& est,
+                       int64_t estimate_limit) {
     Schedule result = with_form(staged, ScheduleForm::Dataflow);
     int64_t window = 0;
     for (size_t s = 0; s < est.size(); ++s) {
         const int64_t added = est[s].total() - est[s].live_in;
-        if (s > 0 && window + added > estimate_limit) {
-            result.barriers.push_back(int(s));
-            window = est[s].live_in;
-        } else if (s == 0) {
+        if (s == 0 || window + added > estimate_limit) {
+            if (s > 0) result.barriers.push_back(int(s));
             window = est[s].live_in;
         }
         window += added;
     }
     return result;
+}
+
+}  // namespace
+
+MemoryFitter::MemoryFitter(const Graph& graph, const MemoryPlanOptions& options, double ratio)
+    : graph_(graph), options_(options), ratio_(ratio) {
+    lower_bound_ = plan_memory(graph, sequential_schedule(graph), options).lower_bound_bytes;
+    if (limited()) limit_ = int64_t(ratio * double(lower_bound_));
+}
+
+int64_t MemoryFitter::arena_bytes(const Schedule& schedule) const {
+    return plan_memory(graph_, schedule, options_).activation_bytes();
 }
 
 Schedule MemoryFitter::fit(const Schedule& schedule) const {
@@ -169,11 +164,10 @@ Schedule MemoryFitter::fit(const Schedule& schedule) const {
     const auto remember = [&](const Schedule& s) { return fitted_[key] = s; };
     Schedule base = schedule;
     base.barriers.clear();  // the fitter's own, from an earlier fit: placed afresh
-    if (arena_bytes(base) <= limit_) return remember(base);
-
     // The smallest arena tried; rounds stop at the first that fits.
     Schedule best = base;
     int64_t best_bytes = arena_bytes(base);
+    if (best_bytes <= limit_) return remember(base);
     const auto consider = [&](const Schedule& s) {
         const int64_t bytes = arena_bytes(s);
         if (bytes < best_bytes) {
@@ -182,15 +176,21 @@ Schedule MemoryFitter::fit(const Schedule& schedule) const {
         }
         return bytes;
     };
+    const auto estimates = [&](const Schedule& staged) {
+        return estimate_stages(graph_, staged, plan_memory(graph_, staged, options_));
+    };
     // Cuts (and for dataflow, barriers) at the estimate's limit; while the plan's arena is
     // still above the limit, the estimate is asked for that much less. The estimate counts
     // every output as live through its window, so once a round fits, a looser estimate limit is
     // tried too (fewer cuts and barriers, more concurrency) for as long as the plan still fits.
     const Schedule staged = with_form(base, ScheduleForm::Staged);
+    const std::vector<StageEstimate> staged_estimates = estimates(staged);  // every round's
     const auto rounds = [&](ScheduleForm form) {
         const auto make = [&](int64_t estimate_limit) {
-            const Schedule s = cut(staged, estimate_limit);
-            return form == ScheduleForm::Dataflow ? with_barriers(s, estimate_limit) : s;
+            const Schedule s = cut_stages(staged, staged_estimates, estimate_limit);
+            return form == ScheduleForm::Dataflow
+                       ? with_barriers(s, estimates(s), estimate_limit)
+                       : s;
         };
         int64_t estimate_limit = limit_;
         for (int round = 0; round < kFitRounds; ++round) {

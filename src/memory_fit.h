@@ -50,9 +50,6 @@ public:
     Schedule fit(const Schedule& schedule) const;
 
 private:
-    Schedule cut(const Schedule& staged, int64_t estimate_limit) const;
-    Schedule with_barriers(const Schedule& staged, int64_t estimate_limit) const;
-
     const Graph& graph_;
     MemoryPlanOptions options_;
     double ratio_ = 0;
