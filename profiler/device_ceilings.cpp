@@ -60,8 +60,10 @@ DeviceCeilings measure_device_ceilings(Precision precision) {
     DeviceBuffer a(matrix_bytes), b(matrix_bytes), c(matrix_bytes), staging(float_bytes);
     // Random operands: zeros can run faster than real data.
     const HostTensor operand = random_input({1, 1, kDim, kDim}, 1);
-    IOSTUNE_CUDA_CHECK(cudaMemcpy(staging.get(), operand.data.data(), float_bytes,
-                                  cudaMemcpyHostToDevice),
+    // On the stream that converts it (a synchronous copy from pageable memory is not ordered
+    // with it).
+    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(staging.get(), operand.data.data(), float_bytes,
+                                       cudaMemcpyHostToDevice, stream.get()),
                        "uploading the GEMM probe");
     const TensorView from = packed_view(staging.get(), DType::F32, TensorLayout::Nchw, 1, 1, kDim, kDim);
     launch_convert(from, packed_view(a.get(), type, TensorLayout::Nchw, 1, 1, kDim, kDim), stream.get());

@@ -275,8 +275,13 @@ void Engine::Impl::write_input(int index, const HostTensor& input) {
                                 index, input.shape.n, input.shape.c, input.shape.h, input.shape.w,
                                 graph.name(), e.n, e.c, e.h, e.w));
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before setting the input");
-    IOSTUNE_CUDA_CHECK(cudaMemcpy(port.float_view.data, input.data.data(),
-                                  input.data.size() * sizeof(float), cudaMemcpyHostToDevice),
+    // On the stream that converts it: a synchronous cudaMemcpy from pageable memory may return
+    // before its last staged chunk lands, and it is not ordered with the non-blocking origin
+    // stream. Under load the conversion then read the seeded input's tail (the [gpu] pooling
+    // and kernel tests' wrong results in the ninth session's calls 61 and 64).
+    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(port.float_view.data, input.data.data(),
+                                       input.data.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                       origin.get()),
                        "copying the input to the device");
     if (port.convert) launch_convert(port.float_view, port.logical_view, origin.get());
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), "converting the input");

@@ -18,8 +18,9 @@ namespace {
 DeviceBuffer upload_floats(const std::vector<float>& host, const std::string& what) {
     DeviceBuffer buffer(host.size() * sizeof(float));
     if (!host.empty()) {
-        IOSTUNE_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), buffer.bytes(),
-                                      cudaMemcpyHostToDevice),
+        // On the legacy stream, which converts it next (upload_filter): stream-ordered.
+        IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), host.data(), buffer.bytes(),
+                                           cudaMemcpyHostToDevice, nullptr),
                            fmt::format("uploading {}", what));
     }
     return buffer;
@@ -307,8 +308,13 @@ void Engine::Impl::refine_staging() {
     if (memory_plan.options.staging) return;
     MemoryPlanOptions refined = memory_plan.options;
     refined.staging = staging_use();
-    apply_plan(memory_plan.schedule ? plan_memory(graph, *memory_plan.schedule, refined)
-                                    : plan_memory_without_schedule(graph, refined));
+    MemoryPlan next = memory_plan.schedule ? plan_memory(graph, *memory_plan.schedule, refined)
+                                           : plan_memory_without_schedule(graph, refined);
+    // A given arena was sized for the plan with every staging buffer (plan_memory_for). Packing
+    // greedy by size is not monotone: fewer buffers may, rarely, take more bytes. Then the plan
+    // in force (which reserves every staging buffer) stays.
+    if (arena_given && size_t(next.shared_bytes) > arena->bytes()) return;
+    apply_plan(std::move(next));
 }
 
 void Engine::Impl::apply_plan(MemoryPlan next) {
