@@ -97,7 +97,8 @@ nlohmann::json info_json(const BatchReplayer& r) {
             {"output_names", first.output_names},
             {"input_item_bytes", input_bytes},
             {"output_item_bytes", output_bytes},
-            {"graphs", graphs}};
+            {"graphs", graphs},
+            {"memory", batch_memory_json(r.memory())}};
 }
 
 nlohmann::json timing_json(const ReplayTiming& t, int n, bool graph_only) {

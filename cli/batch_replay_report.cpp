@@ -7,6 +7,7 @@
 
 #include "iostune/batch_replayer.h"
 #include "replay/model_spec.h"
+#include "replay/replay_timing.h"
 #include "replay/replay_validation.h"
 
 namespace iostune::cli {
@@ -55,6 +56,17 @@ void print_graphs(const BatchReplayer& replayer, const std::string& db) {
             fmt::print("graph b{:<4} schedule #{} {} from {}, {} stages, {} nodes\n", b,
                        info.schedule_id, info.strategy, db, info.stages, info.graph_nodes);
     }
+    const BatchMemory m = replayer.memory();
+    const auto mib = [](std::size_t bytes) { return double(bytes) / (1 << 20); };
+    fmt::print("memory     {:.1f} MiB on the device: weights {:.1f} (shared by the sizes), "
+               "activations {:.1f} ({}), workspaces {:.1f}\n",
+               mib(m.device_memory_bytes), mib(m.weight_bytes), mib(m.activation_bytes),
+               m.shared_arena_bytes > 0
+                   ? fmt::format("one arena of {:.1f} for every size, and each size's inputs "
+                                 "and outputs",
+                                 mib(m.shared_arena_bytes))
+                   : std::string("each size its own"),
+               mib(m.workspace_bytes));
 }
 
 void validate_graphs(BatchReplayer& replayer, const BatchReplayRequest& r) {
@@ -109,6 +121,7 @@ void run_batch_replay(const BatchReplayRequest& r) {
                                       {"native_io", first.native_io},
                                       {"batch_sizes", replayer.batch_sizes()},
                                       {"graphs", graphs},
+                                      {"memory", batch_memory_json(replayer.memory())},
                                       {"iterations", r.iterations},
                                       {"warmup", r.warmup},
                                       {"requests", rows}}

@@ -12,6 +12,7 @@
 #include "src/engine/cuda_event.h"
 #include "src/engine/device_buffer.h"
 #include "src/engine/timing.h"
+#include "replay/replay_target.h"
 #include "replay/replay_timing.h"
 #include "src/error.h"
 
@@ -51,19 +52,10 @@ struct BatchReplayer::Impl {
     std::vector<TunedGraph> graphs;  // in size order
     std::vector<std::size_t> input_bytes, output_bytes;  // per item
 
-    Impl(const std::string& model, const std::vector<int>& batch_sizes, const ReplayOptions& options)
-        : sizes(tuned_batch_sizes(batch_sizes)) {
-        if (options.schedule_id != 0 && sizes.size() > 1)
-            throw Error(fmt::format("a schedule id (#{}) is one stored schedule of one batch size; "
-                                    "it cannot serve the batch sizes [{}]: drop it, or give one "
-                                    "batch size",
-                                    options.schedule_id, fmt::join(sizes, ", ")),
-                        ErrorKind::BadInput);
-        for (int b : sizes) {
-            ReplayOptions one = options;
-            one.batch = b;
-            graphs.push_back({b, Replayer(model, one), {}});
-            graphs.back().clean_from.assign(size_t(graphs.back().replayer.input_count()), b);
+    Impl(std::vector<int> tuned, std::vector<Replayer> replayers) : sizes(std::move(tuned)) {
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            graphs.push_back({sizes[i], std::move(replayers[i]), {}});
+            graphs.back().clean_from.assign(size_t(graphs.back().replayer.input_count()), sizes[i]);
         }
         describe_items();
     }
@@ -152,8 +144,23 @@ struct BatchReplayer::Impl {
 };
 
 BatchReplayer::BatchReplayer(const std::string& model, const std::vector<int>& batch_sizes,
-                             const ReplayOptions& options)
-    : impl_(std::make_unique<Impl>(model, batch_sizes, options)) {}
+                             const ReplayOptions& options) {
+    std::vector<int> sizes = tuned_batch_sizes(batch_sizes);
+    if (options.schedule_id != 0 && sizes.size() > 1)
+        throw Error(fmt::format("a schedule id (#{}) is one stored schedule of one batch size; it "
+                                "cannot serve the batch sizes [{}]: drop it, or give one batch size",
+                                options.schedule_id, fmt::join(sizes, ", ")),
+                    ErrorKind::BadInput);
+    // Every size's schedule is looked up and checked before any engine takes GPU memory, so
+    // that their engines can share one arena and one copy of the weights.
+    std::vector<ReplayTarget> targets;
+    for (int b : sizes) {
+        ReplayOptions one = options;
+        one.batch = b;
+        targets.push_back(resolve_replay({model}, one));
+    }
+    impl_ = std::make_unique<Impl>(std::move(sizes), Replayer::sharing_memory(std::move(targets)));
+}
 BatchReplayer::~BatchReplayer() = default;
 BatchReplayer::BatchReplayer(BatchReplayer&&) noexcept = default;
 BatchReplayer& BatchReplayer::operator=(BatchReplayer&&) noexcept = default;
@@ -162,10 +169,31 @@ const std::vector<int>& BatchReplayer::batch_sizes() const { return impl_->sizes
 const Replayer& BatchReplayer::replayer(int batch) const { return impl_->graph(batch).replayer; }
 Replayer& BatchReplayer::replayer(int batch) {
     TunedGraph& g = impl_->graph(batch);
+    // A check on it runs on its engine's own stream, which the caller cannot order after the
+    // requests on theirs, and the sizes share one arena: what runs must finish first.
+    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing the requests before a direct run");
     std::fill(g.clean_from.begin(), g.clean_from.end(), g.batch);
     if (impl_->pending && impl_->pending->tuned == batch) impl_->pending.reset();
     return g.replayer;
 }
+BatchMemory BatchReplayer::memory() const {
+    BatchMemory m;
+    size_t arena = 0;
+    for (const TunedGraph& g : impl_->graphs) {
+        const ReplayInfo& info = g.replayer.info();
+        m.weight_bytes += info.weight_bytes - info.shared_weight_bytes;
+        m.activation_bytes += info.activation_bytes - info.shared_arena_bytes;
+        m.workspace_bytes += info.workspace_bytes;
+        m.device_memory_bytes +=
+            info.device_memory_bytes - info.shared_weight_bytes - info.shared_arena_bytes;
+        arena = std::max(arena, info.shared_arena_bytes);
+    }
+    m.shared_arena_bytes = arena;
+    m.activation_bytes += arena;
+    m.device_memory_bytes += arena;
+    return m;
+}
+
 int BatchReplayer::input_count() const { return int(impl_->input_bytes.size()); }
 int BatchReplayer::output_count() const { return int(impl_->output_bytes.size()); }
 

@@ -36,4 +36,12 @@ nlohmann::json timing_stats_json(const ReplayTiming& t) {
             {"samples_ms", t.latency_ms}};
 }
 
+nlohmann::json batch_memory_json(const BatchMemory& m) {
+    return {{"weight_bytes", m.weight_bytes},
+            {"activation_bytes", m.activation_bytes},
+            {"shared_arena_bytes", m.shared_arena_bytes},
+            {"workspace_bytes", m.workspace_bytes},
+            {"device_memory_bytes", m.device_memory_bytes}};
+}
+
 }  // namespace iostune

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "iostune/batch_replayer.h"
 #include "iostune/replay.h"
 #include "src/engine/timing.h"
 
@@ -16,5 +17,10 @@ ReplayTiming to_replay_timing(const LatencyStats& stats, int iterations, int ite
 // Its statistics as JSON (iterations, median_ms ... throughput_per_s, samples_ms), the fields
 // `replay --format json` and the C API's benchmark report share.
 nlohmann::json timing_stats_json(const ReplayTiming& t);
+
+// A BatchReplayer's device memory as JSON (weight_bytes, activation_bytes, shared_arena_bytes,
+// workspace_bytes, device_memory_bytes), as `replay --batch-sizes --format json` and the C API
+// report it.
+nlohmann::json batch_memory_json(const BatchMemory& m);
 
 }  // namespace iostune

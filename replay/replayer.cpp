@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <span>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "replay/device_match.h"
 #include "replay/gpu_check.h"
 #include "replay/model_spec.h"
+#include "replay/replay_target.h"
 #include "replay/replay_timing.h"
 #include "replay/request_graph.h"
 #include "replay/schedule_selection.h"
@@ -134,20 +136,21 @@ struct Replayer::Impl {
     std::vector<size_t> input_elements, output_elements;
 
     // Plans the engine, warms up and captures the one CUDA Graph every run launches.
-    Impl(Graph graph, const Schedule& schedule, ReplayInfo replay_info,
-         const EngineOptions& engine_options)
-        : info(std::move(replay_info)),
-          engine(std::move(graph), planned_for(engine_options, schedule)),
-          schedule(schedule) {
+    explicit Impl(ReplayTarget target)
+        : info(std::move(target.info)),
+          engine(std::move(target.graph), planned_for(target.engine_options, target.schedule)),
+          schedule(std::move(target.schedule)) {
         exec = engine.capture(schedule);
         const EngineMemory memory = engine.memory();
         info.weight_bytes = memory.weights + memory.merged_weights;
         info.activation_bytes = memory.io + memory.arena;
         info.workspace_bytes = memory.workspaces;
         info.device_memory_bytes = memory.total();
+        info.shared_weight_bytes = memory.weights_shared ? memory.weights : 0;
+        info.shared_arena_bytes = memory.arena_shared ? memory.arena : 0;
         info.layout = to_string(engine.layout());
         info.storage = to_string(engine.storage_type());
-        info.native_io = !engine_options.float_io;
+        info.native_io = !target.engine_options.float_io;
         info.graph_nodes = exec.node_count();
         info.convolutions = engine.conv_count();
         info.pinned_convolutions = engine.pinned_conv_count();
@@ -237,19 +240,11 @@ struct Replayer::Impl {
     }
 };
 
-Replayer::Replayer(const std::string& model, const ReplayOptions& options)
-    : Replayer(std::vector<std::string>{model}, options) {}
+namespace {
 
-Replayer::Replayer(const std::vector<std::string>& models, const ReplayOptions& options) {
+ReplayTarget resolve_from_store(const std::vector<std::string>& models,
+                                const ReplayOptions& options) {
     const std::string model = models_label(models);
-    if (options.schedule_id != 0 && options.schedule_source != "db")
-        throw Error(fmt::format("a schedule id (#{}) picks a stored schedule; it cannot be combined "
-                                "with the baseline '{}': drop one of the two",
-                                options.schedule_id, baseline_name(options)));
-    if (options.schedule_source != "db") {
-        init_without_store(models, options);
-        return;
-    }
     const TensorLayout fallback_layout = requested_layout(options);  // checks both options' names
     // Store first, then model, then key: each failure is reported before the GPU is touched.
     const db::ScheduleStore store =
@@ -306,11 +301,11 @@ Replayer::Replayer(const std::vector<std::string>& models, const ReplayOptions& 
         info.fallback_reason = choice.fallback_reason;
     }
 
-    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
+    return {std::move(graph), schedule, std::move(info), std::move(engine_options)};
 }
 
-void Replayer::init_without_store(const std::vector<std::string>& models,
-                                  const ReplayOptions& options) {
+ReplayTarget resolve_without_store(const std::vector<std::string>& models,
+                                   const ReplayOptions& options) {
     const std::string model = models_label(models);
     if (options.schedule_source != "sequential" && options.schedule_source != "given")
         throw Error(fmt::format("unknown schedule source '{}'; use db, sequential or given (a "
@@ -336,8 +331,60 @@ void Replayer::init_without_store(const std::vector<std::string>& models,
     info.stages = int(schedule.flat_stages().size());
     info.form = to_string(schedule.form);
     info.strategy = "baseline:" + baseline_name(options);
-    impl_ = std::make_unique<Impl>(std::move(graph), schedule, std::move(info), engine_options);
+    return {std::move(graph), schedule, std::move(info), engine_options};
 }
+
+}  // namespace
+
+ReplayTarget resolve_replay(const std::vector<std::string>& models, const ReplayOptions& options) {
+    if (options.schedule_id != 0 && options.schedule_source != "db")
+        throw Error(fmt::format("a schedule id (#{}) picks a stored schedule; it cannot be combined "
+                                "with the baseline '{}': drop one of the two",
+                                options.schedule_id, baseline_name(options)));
+    return options.schedule_source == "db" ? resolve_from_store(models, options)
+                                           : resolve_without_store(models, options);
+}
+
+size_t shared_arena_bytes(const std::vector<ReplayTarget>& targets) {
+    int64_t bytes = 0;
+    for (const ReplayTarget& t : targets)
+        bytes = std::max(bytes,
+                         Engine::plan_memory_for(t.graph, t.schedule, t.engine_options).shared_bytes);
+    return size_t(bytes);
+}
+
+Replayer::Replayer(const std::string& model, const ReplayOptions& options)
+    : Replayer(std::vector<std::string>{model}, options) {}
+
+Replayer::Replayer(const std::vector<std::string>& models, const ReplayOptions& options)
+    : impl_(std::make_unique<Impl>(resolve_replay(models, options))) {}
+
+Replayer::Replayer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::vector<Replayer> Replayer::sharing_memory(std::vector<ReplayTarget> targets) {
+    // One arena for all: nothing in it is kept between launches, and the sizes' graphs never
+    // run at the same time. Not with reuse off, whose point is that every activation keeps its
+    // bytes (read after the launch).
+    bool reuse = targets.size() > 1;
+    for (const ReplayTarget& t : targets) reuse = reuse && t.engine_options.reuse_memory;
+    if (reuse) {
+        const auto arena = std::make_shared<DeviceArena>(shared_arena_bytes(targets));
+        for (ReplayTarget& t : targets) t.engine_options.arena = arena;
+    }
+    // The first engine of each layout uploads the weights; the others use them (the graphs are
+    // one model at several batch sizes: the same weights, in one precision).
+    std::map<TensorLayout, std::shared_ptr<const EngineWeights>> uploaded;
+    std::vector<Replayer> replayers;
+    for (ReplayTarget& t : targets) {
+        const EngineOptions& o = t.engine_options;
+        const TensorLayout layout = o.layout.value_or(default_layout(o.precision));
+        if (const auto w = uploaded.find(layout); w != uploaded.end()) t.engine_options.weights = w->second;
+        replayers.push_back(Replayer(std::make_unique<Impl>(std::move(t))));
+        uploaded.emplace(layout, replayers.back().impl_->engine.weights());
+    }
+    return replayers;
+}
+
 
 Replayer::~Replayer() = default;
 Replayer::Replayer(Replayer&&) noexcept = default;

@@ -2,7 +2,8 @@
 // the batch-4 graph gives each item the output the full batch-4 run gives it, with the padding
 // zero-filled; a request of 9 on sizes {1, 4} runs in chunks 4 + 4 + 1 with each chunk's
 // outputs; native 16-bit I/O moves 2-byte items; the request timing counts its items;
-// submit() and collect() are run() in two halves. The
+// submit() and collect() are run() in two halves; the sizes share one arena and one copy of
+// the weights, and requests alternating between them keep their bits. The
 // sequential schedule stands in for a stored one (no database): padding is the replay's
 // business, not the schedule's.
 #include <cuda_fp16.h>
@@ -17,6 +18,7 @@
 
 #include "iostune/batch_replayer.h"
 #include "replay/model_spec.h"
+#include "search/baselines.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/device_buffer.h"
 #include "src/engine/engine.h"
@@ -62,6 +64,23 @@ std::vector<float> request(BatchReplayer& replayer, const HostTensor& input, int
     return download<float>(out);
 }
 
+// How `got`, a request's outputs for the first items of `input`, agrees with the sequential
+// schedule's outputs of the whole batch `input` (the items past `got` left out).
+OutputAgreement agreement_with_sequential(const std::string& model, const std::string& precision,
+                                          const HostTensor& input, const std::vector<float>& got) {
+    EngineOptions engine_options;
+    engine_options.precision = precision_from_string(precision);
+    Engine reference(load_model_spec(model, input.shape.n), engine_options);
+    reference.set_input(input);
+    reference.launch_schedule(sequential_schedule(reference.graph()), reference.origin_stream());
+    HostTensor expected = reference.read_output();
+    HostTensor actual = expected;
+    std::copy(got.begin(), got.end(), actual.data.begin());
+    std::fill(expected.data.begin() + long(got.size()), expected.data.end(), 0.0f);
+    std::fill(actual.data.begin() + long(got.size()), actual.data.end(), 0.0f);
+    return output_agreement(actual, expected, precision_from_string(precision));
+}
+
 std::vector<float> items(const std::vector<float>& all, size_t item, int first, int count) {
     return {all.begin() + long(item * size_t(first)), all.begin() + long(item * size_t(first + count))};
 }
@@ -93,18 +112,7 @@ TEST_CASE("a padded request gives each item the full batch's output", "[gpu][rep
     CHECK(std::all_of(pad.begin(), pad.end(), [](float v) { return v == 0.0f; }));
 
     // And each item's output is the sequential schedule's, within the precision's rounding.
-    EngineOptions engine_options;
-    engine_options.precision = precision_from_string(precision);
-    Engine reference(load_model_spec(kModel, 4), engine_options);
-    reference.set_input(four);
-    reference.launch_schedule(sequential_schedule(reference.graph()), reference.origin_stream());
-    HostTensor expected = reference.read_output();
-    HostTensor got = expected;
-    std::copy(padded.begin(), padded.end(), got.data.begin());
-    std::fill(expected.data.begin() + long(3 * out_item), expected.data.end(), 0.0f);
-    std::fill(got.data.begin() + long(3 * out_item), got.data.end(), 0.0f);
-    const OutputAgreement agreement =
-        output_agreement(got, expected, precision_from_string(precision));
+    const OutputAgreement agreement = agreement_with_sequential(kModel, precision, four, padded);
     CAPTURE(agreement.max_abs_diff, agreement.tolerance);
     CHECK(agreement.agrees());
 }
@@ -193,4 +201,50 @@ TEST_CASE("submit and collect give run's outputs, each request reading its own i
     replayer.submit(ia, 3, nullptr);
     replayer.run(in_a.get(), out_a.get(), 3, nullptr);  // drops the submitted request
     CHECK_THROWS_WITH(replayer.collect(oa, nullptr), Catch::Contains("without a submitted request"));
+}
+
+TEST_CASE("the tuned sizes share one arena and one copy of the weights, and keep their bits",
+          "[gpu][replay][batch][memory]") {
+    const std::string precision = GENERATE(as<std::string>{}, "tf32", "fp16");
+    CAPTURE(precision);
+    // A concurrent schedule (greedy on lanes, dataflow) for every size: it names ops, not sizes.
+    const std::string model = "googlenet";
+    ReplayOptions options;
+    options.precision = precision;
+    options.schedule_source = "given";
+    options.schedule_name = "greedy";
+    options.schedule_json =
+        schedule_to_json(with_form(make_baseline("greedy", load_model_spec(model, 1)),
+                                   ScheduleForm::Dataflow))
+            .dump();
+    BatchReplayer replayer(model, {1, 4}, options);
+    const ReplayInfo one = replayer.replayer(1).info();
+    const ReplayInfo four = replayer.replayer(4).info();
+    CHECK(one.shared_weight_bytes == 0);  // the first size uploads them
+    CHECK(four.shared_weight_bytes > 0);
+    CHECK(four.shared_weight_bytes <= one.weight_bytes);
+    CHECK(one.shared_arena_bytes > 0);
+    CHECK(four.shared_arena_bytes == one.shared_arena_bytes);
+    const BatchMemory m = replayer.memory();
+    CHECK(m.shared_arena_bytes == one.shared_arena_bytes);
+    CHECK(m.device_memory_bytes == one.device_memory_bytes + four.device_memory_bytes -
+                                       four.shared_weight_bytes - four.shared_arena_bytes);
+    CHECK(m.device_memory_bytes < one.device_memory_bytes + four.device_memory_bytes);
+
+    // Requests alternating between the sizes: each graph writes before it reads whatever the
+    // other left in the arena, so each gives the bits it gave first.
+    const HostTensor x = random_input(load_model_spec(model, 4).input_shape(), 51);
+    const std::vector<float> first4 = request(replayer, x, 4);
+    const std::vector<float> first1 = request(replayer, x, 1);
+    for (int round = 0; round < 3; ++round) {
+        CAPTURE(round);
+        CHECK(request(replayer, x, 4) == first4);
+        CHECK(request(replayer, x, 1) == first1);
+        CHECK(request(replayer, x, 3) == items(first4, replayer.output_item_bytes() / sizeof(float), 0, 3));
+    }
+    // And the batch-4 graph computes the model: the sequential schedule's output, within the
+    // precision's rounding.
+    const OutputAgreement agreement = agreement_with_sequential(model, precision, x, first4);
+    CAPTURE(agreement.max_abs_diff, agreement.tolerance);
+    CHECK(agreement.agrees());
 }

@@ -11,10 +11,11 @@
 // the convolution), so padded items change no other item's output; they are zero-filled (once,
 // not on every request) so that no stale request's data runs through the graph.
 //
-// Each tuned size has its own engine: its own activations and its own copy of the weights
-// (the engine owns its memory plan), so the device memory grows with the number of sizes.
-// Like a Replayer, a BatchReplayer owns its buffers: runs on different streams must be ordered
-// by the caller.
+// Each tuned size has its own engine and graph, but they never run at the same time, so they
+// share one arena (sized for the largest size's memory plan: what is dead between launches)
+// and one copy of the weights (per layout, when the sizes' schedules run in different ones);
+// each keeps its own inputs, outputs and workspaces. Like a Replayer, a BatchReplayer owns its
+// buffers: runs on different streams must be ordered by the caller.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,6 +29,15 @@
 #include "iostune/replay.h"
 
 namespace iostune {
+
+// Device memory a BatchReplayer holds, in bytes, what its sizes share counted once.
+struct BatchMemory {
+    std::size_t weight_bytes = 0;      // one copy per layout, and each size's merged weights
+    std::size_t activation_bytes = 0;  // the shared arena, and each size's inputs and outputs
+    std::size_t shared_arena_bytes = 0;  // the arena alone (0 when the sizes do not share one)
+    std::size_t workspace_bytes = 0;   // each size's cuDNN/cuBLAS workspaces
+    std::size_t device_memory_bytes = 0;  // all of it
+};
 
 class BatchReplayer {
 public:
@@ -47,8 +57,10 @@ public:
     // The Replayer of one tuned size (info, convolution choices); throws for another size.
     const Replayer& replayer(int batch) const;
     // The same, to run or check directly (replay_validation.h); its input buffer then counts as
-    // holding data again, so the next padded request zero-fills its padding afresh.
+    // holding data again, so the next padded request zero-fills its padding afresh. Waits for
+    // the GPU first (the sizes share one arena, and a check runs on the engine's own stream).
     Replayer& replayer(int batch);
+    BatchMemory memory() const;
     int input_count() const;
     int output_count() const;
     // Bytes of one batch item of an input or output: float NCHW (4 bytes an element), or with

@@ -118,9 +118,16 @@ struct ReplayInfo {
     // plan does not cover).
     std::size_t weight_bytes = 0, activation_bytes = 0, workspace_bytes = 0;
     std::size_t device_memory_bytes = 0;
+    // Of the above, what this Replayer shares with the other tuned sizes of a BatchReplayer
+    // (0 for a Replayer of its own): the weights another size's graph uploaded (in
+    // weight_bytes), and the arena all the sizes use (in activation_bytes).
+    std::size_t shared_weight_bytes = 0, shared_arena_bytes = 0;
     std::vector<std::string> members;  // a model set's models, in order; empty for one model
     std::string set_inputs;            // a model set's "shared" or "separate"; "" for one model
 };
+
+// What a Replayer runs, resolved before it takes GPU memory (internal: replay/replay_target.h).
+struct ReplayTarget;
 
 // Latency of repeated graph launches, as trtexec reports it.
 struct ReplayTiming {
@@ -209,9 +216,13 @@ public:
     ReplayTiming benchmark(int iterations, cudaStream_t stream, int warmup = 20);
 
 private:
-    void init_without_store(const std::vector<std::string>& models, const ReplayOptions& options);
-
     struct Impl;
+    explicit Replayer(std::unique_ptr<Impl> impl);
+    // A BatchReplayer's tuned sizes, which never run at the same time: one arena sized for the
+    // largest plan, one copy of the weights per layout (replay/replay_target.h).
+    friend class BatchReplayer;
+    static std::vector<Replayer> sharing_memory(std::vector<ReplayTarget> targets);
+
     std::unique_ptr<Impl> impl_;
 };
 
