@@ -124,6 +124,13 @@
 #                                            # sanitizer: kernel tests under racecheck/memcheck,
 #                                            # synccheck on the engine's kernels over the 12
 #                                            # tuned keys, NASNet-A's initcheck (520 s)
+# The tenth session's call (written without device time; run it first next session):
+#   bash scripts/bench/h100_plan.sh call66   # the [gpu] suite's three shards after the input-copy
+#                                            # race fix, and the four tests that failed under load
+#                                            # in calls 61/64, 20 rounds beside a host-to-device
+#                                            # copy hog; then replay --batch-sizes 1,4,16 with the
+#                                            # shared arena and weights (its memory line), against
+#                                            # --no-memory-reuse
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -475,6 +482,32 @@ time.sleep(300)' "$free_mib" "$o/hog$free_mib.txt" &
       --precisions tf32 --tools initcheck --kernel-tests "" --jobs 1 --timeout 520 \
       --out "$o/sanitize_nasnet"
     wait %4
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
+    wait %3; echo "rest: exit $?" >>"$o/gpu_rest.log" ;;
+  call66)
+    o="${OUT:-device-out}/call66"; mkdir -p "$o"
+    timeout 500 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 500 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
+    timeout 500 .devpack/test_gpu "~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1 &
+    # Pageable host-to-device copies in a loop: the DMA load under which set_input's old
+    # synchronous copy let the conversion read stale bytes.
+    python3 -c 'import time, torch
+x = torch.empty(256 << 20, dtype=torch.uint8)
+y = torch.empty_like(x, device="cuda")
+end = time.time() + 240
+while time.time() < end: y.copy_(x, non_blocking=False)' &
+    hog=$!
+    tests="the channels-last depthwise kernel at sizes*,global pooling matches*,1x1 convolutions as cuBLASLt*,native input and output skip*"
+    for round in $(seq 20); do
+      timeout 60 .devpack/test_gpu "$tests" 2>&1 | grep -E "FAILED|passed|failed" | sed "s/^/round $round: /"
+    done >"$o/race_rounds.log"
+    kill "$hog"; wait "$hog"
+    for reuse in "" --no-memory-reuse; do
+      .devpack/iostune replay --model googlenet --batch-sizes 1,4,16 --schedule-source sequential \
+        --validate $reuse --iters 100 >"$o/batch_sizes${reuse:+_no_reuse}.txt" 2>&1
+      echo "exit $?" >>"$o/batch_sizes${reuse:+_no_reuse}.txt"
+    done
     wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
     wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
     wait %3; echo "rest: exit $?" >>"$o/gpu_rest.log" ;;
