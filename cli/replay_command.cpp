@@ -65,8 +65,9 @@ Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
     Schedule schedule = back_to_back_schedule(
         set,
         [&](const GraphMember& m) -> std::optional<MemberSchedule> {
-            const ScheduleChoice choice = select_schedule(
-                store, {m.name, m.fingerprint, o.batch, o.precision}, [&] { return device; }, true);
+            const ScheduleQuery query{m.name, m.fingerprint, o.batch, o.precision, {}};
+            const ScheduleChoice choice =
+                select_schedule(store, query, [&] { return device; }, true);
             if (!choice.schedule) return std::nullopt;
             return MemberSchedule{schedule_from_json(choice.schedule->schedule),
                                   fmt::format("schedule #{} ({})", choice.schedule->id,

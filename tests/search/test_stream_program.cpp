@@ -134,7 +134,7 @@ TEST_CASE("stream program: on every zoo model and baseline, data is ordered, the
           "[stream_program][zoo]") {
     for (const std::string model : {"googlenet", "inception_v3", "squeezenet1_1", "randwire"}) {
         const Graph g = build_zoo_model(model, 1);
-        for (const std::string& name : {"sequential", "greedy", "nimble", "opara"}) {
+        for (const char* name : {"sequential", "greedy", "nimble", "opara"}) {
             INFO(model << " " << name);
             const Schedule schedule = make_baseline(name, g);
             const StreamProgram staged(g, with_form(schedule, ScheduleForm::Staged));
