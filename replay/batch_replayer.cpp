@@ -147,8 +147,9 @@ BatchReplayer::BatchReplayer(const std::string& model, const std::vector<int>& b
                              const ReplayOptions& options) {
     std::vector<int> sizes = tuned_batch_sizes(batch_sizes);
     if (options.schedule_id != 0 && sizes.size() > 1)
-        throw Error(fmt::format("a schedule id (#{}) is one stored schedule of one batch size; it "
-                                "cannot serve the batch sizes [{}]: drop it, or give one batch size",
+        throw Error(fmt::format("a schedule id (#{}) is one stored schedule of one batch size; "
+                                "it cannot serve the batch sizes [{}]: drop it, or give one "
+                                "batch size",
                                 options.schedule_id, fmt::join(sizes, ", ")),
                     ErrorKind::BadInput);
     // Every size's schedule is looked up and checked before any engine takes GPU memory, so

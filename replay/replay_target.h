@@ -26,8 +26,4 @@ struct ReplayTarget {
 // the same errors; nothing allocated on the GPU.
 ReplayTarget resolve_replay(const std::vector<std::string>& models, const ReplayOptions& options);
 
-// The arena that holds the memory plan of every target (the largest MemoryPlan::shared_bytes),
-// computed on the CPU.
-size_t shared_arena_bytes(const std::vector<ReplayTarget>& targets);
-
 }  // namespace iostune

@@ -334,6 +334,15 @@ ReplayTarget resolve_without_store(const std::vector<std::string>& models,
     return {std::move(graph), schedule, std::move(info), engine_options};
 }
 
+// The arena that holds every target's memory plan (the largest MemoryPlan::shared_bytes).
+size_t shared_arena_bytes(const std::vector<ReplayTarget>& targets) {
+    int64_t bytes = 0;
+    for (const ReplayTarget& t : targets)
+        bytes = std::max(bytes,
+                         Engine::plan_memory_for(t.graph, t.schedule, t.engine_options).shared_bytes);
+    return size_t(bytes);
+}
+
 }  // namespace
 
 ReplayTarget resolve_replay(const std::vector<std::string>& models, const ReplayOptions& options) {
@@ -343,14 +352,6 @@ ReplayTarget resolve_replay(const std::vector<std::string>& models, const Replay
                                 options.schedule_id, baseline_name(options)));
     return options.schedule_source == "db" ? resolve_from_store(models, options)
                                            : resolve_without_store(models, options);
-}
-
-size_t shared_arena_bytes(const std::vector<ReplayTarget>& targets) {
-    int64_t bytes = 0;
-    for (const ReplayTarget& t : targets)
-        bytes = std::max(bytes,
-                         Engine::plan_memory_for(t.graph, t.schedule, t.engine_options).shared_bytes);
-    return size_t(bytes);
 }
 
 Replayer::Replayer(const std::string& model, const ReplayOptions& options)
@@ -376,15 +377,14 @@ std::vector<Replayer> Replayer::sharing_memory(std::vector<ReplayTarget> targets
     std::map<TensorLayout, std::shared_ptr<const EngineWeights>> uploaded;
     std::vector<Replayer> replayers;
     for (ReplayTarget& t : targets) {
-        const EngineOptions& o = t.engine_options;
-        const TensorLayout layout = o.layout.value_or(default_layout(o.precision));
-        if (const auto w = uploaded.find(layout); w != uploaded.end()) t.engine_options.weights = w->second;
+        const TensorLayout layout = Engine::memory_plan_options(t.engine_options).layout;
+        if (const auto w = uploaded.find(layout); w != uploaded.end())
+            t.engine_options.weights = w->second;
         replayers.push_back(Replayer(std::make_unique<Impl>(std::move(t))));
         uploaded.emplace(layout, replayers.back().impl_->engine.weights());
     }
     return replayers;
 }
-
 
 Replayer::~Replayer() = default;
 Replayer::Replayer(Replayer&&) noexcept = default;
