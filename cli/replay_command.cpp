@@ -51,6 +51,7 @@ struct ReplayCommandOptions {
     std::vector<int> batch_sizes;  // several tuned sizes: cli/batch_replay_report.h
     std::vector<int> requests;
     bool no_memory_reuse = false;
+    std::string conv_objective = "alone";
 };
 
 // A model set's models one after another, each with its best schedule stored for it alone on
@@ -233,6 +234,7 @@ void run_replay(const ReplayCommandOptions& o) {
     options.schedule_source = o.schedule_source;
     options.shared_input = o.models.shared_input;
     options.reuse_memory = !o.no_memory_reuse;
+    options.conv_objective = o.conv_objective;
     if (!o.batch_sizes.empty()) {
         options.schedule_id = o.schedule_id;
         run_batch_sizes(o, options);
@@ -362,6 +364,11 @@ void add_replay_command(CLI::App& app) {
     cmd->add_flag("--no-memory-reuse", o->no_memory_reuse,
                   "give every activation bytes of its own (no arena reuse): to measure what the "
                   "liveness-planned arena saves");
+    cmd->add_option("--conv-objective", o->conv_objective,
+                    "how convolutions a schedule does not pin are chosen: alone (fastest on an "
+                    "idle GPU) or corun (of those within 25% of it, the fastest two at once)")
+        ->check(CLI::IsMember({"alone", "corun"}))
+        ->capture_default_str();
     cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");
     cmd->add_option("--schedule-source", o->schedule_source,
                     "db: the best stored schedule; or a baseline computed from the graph without "

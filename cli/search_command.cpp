@@ -47,6 +47,7 @@ struct SearchCommandOptions {
     double time_budget_s = TuningOptions{}.time_budget_s;
     double memory_limit = TuningOptions{}.memory_limit;
     std::string stage_timing = "warm";
+    std::string conv_objective = "auto";
     std::uint64_t seed = TuningOptions{}.seed;
     bool skip_stored = false;
 };
@@ -69,6 +70,11 @@ void print_summary_table(const TuningSummary& t) {
     fmt::print("layout     {} activations{}\n", t.layout,
                layouts.empty() ? std::string(" (given, or the precision's default)")
                                : fmt::format(" (the faster sequential schedule: {})", layouts));
+    if (!t.conv_objective.empty())
+        fmt::print("kernels    convolutions chosen {}\n",
+                   t.conv_objective == "corun"
+                       ? "to co-run (of those within 25% of the fastest, the fastest two at once)"
+                       : "to run alone (the fastest on an idle GPU)");
     fmt::print("search     {}, pruning {}, cost model {}{}\n", t.strategy, pruning, t.cost_model,
                t.simulated ? " (ESTIMATES, not measurements)" : "");
     fmt::print("           {:.2f} s, {} stages costed, {} found in the store\n", t.search_seconds,
@@ -197,6 +203,8 @@ void run_search(const SearchCommandOptions& o) {
     options.time_budget_s = o.time_budget_s;
     options.memory_limit = o.memory_limit;
     options.cold_stage_timing = o.stage_timing == "cold";
+    if (o.conv_objective != "auto")
+        options.conv_objectives = {conv_objective_from_string(o.conv_objective)};
     options.seed = o.seed;
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
     const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
@@ -285,6 +293,12 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "liveness bound (e.g. 1.3): concurrent stages are cut and dataflow windows "
                     "barred until it fits, at some latency (docs/memory.md); 0: no limit")
         ->check(number_from_zero())
+        ->capture_default_str();
+    cmd->add_option("--conv-objective", o->conv_objective,
+                    "how convolutions are chosen end to end: alone (the fastest on an idle GPU), "
+                    "corun (of those within 25% of it, the fastest two at once), or auto (both "
+                    "tried on the candidates, the faster kept; docs/search.md)")
+        ->check(CLI::IsMember({"auto", "alone", "corun"}))
         ->capture_default_str();
     cmd->add_option("--stage-timing", o->stage_timing,
                     "how the DP's stages are timed: warm (repeated back to back) or cold (L2 "

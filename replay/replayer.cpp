@@ -81,6 +81,7 @@ EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layo
     engine_options.device = options.device;
     engine_options.float_io = !options.native_io;
     engine_options.reuse_memory = options.reuse_memory;
+    engine_options.conv_objective = conv_objective_from_string(options.conv_objective);
     return engine_options;
 }
 
@@ -251,7 +252,11 @@ ReplayTarget resolve_from_store(const std::vector<std::string>& models,
         db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
     Graph graph = load_models(models, options.batch, options.shared_input);
     std::string model_args;
-    for (const std::string& m : models) model_args += (model_args.empty() ? "" : " ") + ("--model " + m);
+    for (const std::string& m : models) {
+        if (!model_args.empty()) model_args += ' ';
+        model_args += "--model ";
+        model_args += m;
+    }
     if (options.shared_input) model_args += " --shared-input";
     const ScheduleQuery query{graph.name(), fingerprint(graph), options.batch, options.precision,
                               model_args};

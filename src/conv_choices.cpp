@@ -37,6 +37,23 @@ int ranked_name(const std::string& name, std::string_view prefix) {
 
 }  // namespace
 
+const char* to_string(ConvObjective objective) {
+    return objective == ConvObjective::CoRun ? "corun" : "alone";
+}
+
+ConvObjective conv_objective_from_string(const std::string& name) {
+    if (name == "alone") return ConvObjective::Alone;
+    if (name == "corun") return ConvObjective::CoRun;
+    throw Error(fmt::format("unknown convolution objective '{}': use alone or corun", name));
+}
+
+ConvChoices conv_choices_for(const ConvChoices& choices, ConvObjective objective) {
+    ConvChoices kept;
+    for (const auto& [signature, choice] : choices)
+        if (choice.objective == objective) kept.emplace(signature, choice);
+    return kept;
+}
+
 int gemm_algorithm_rank(const std::string& name) { return ranked_name(name, kGemmAlgorithmPrefix); }
 int graph_algorithm_rank(const std::string& name) {
     return ranked_name(name, kGraphAlgorithmPrefix);
@@ -51,11 +68,13 @@ bool is_conv_path_name(const std::string& name) { return contains(kPaths, name);
 
 nlohmann::json conv_choices_to_json(const ConvChoices& choices) {
     nlohmann::json json = nlohmann::json::object();
-    for (const auto& [signature, c] : choices)
+    for (const auto& [signature, c] : choices) {
         json[signature] = {{"algorithm", c.algorithm},
                            {"math", c.math},
                            {"path", c.path},
                            {"time_ms", c.time_ms}};
+        if (c.objective != ConvObjective::Alone) json[signature]["objective"] = to_string(c.objective);
+    }
     return json;
 }
 
@@ -80,6 +99,12 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
         c.path = text("path");
         if (const auto it = entry.find("time_ms"); it != entry.end() && it->is_number())
             c.time_ms = it->get<double>();
+        if (const auto it = entry.find("objective"); it != entry.end()) {
+            if (!it->is_string() || (*it != "alone" && *it != "corun"))
+                throw Error(fmt::format("{} has the objective {}: use \"alone\" or \"corun\"",
+                                        context, it->dump()));
+            c.objective = conv_objective_from_string(it->get<std::string>());
+        }
         if (!is_conv_algorithm_name(c.algorithm))
             throw Error(fmt::format("{} names the unknown cuDNN algorithm '{}'", context, c.algorithm));
         if (!is_conv_math_name(c.math))

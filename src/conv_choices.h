@@ -17,6 +17,16 @@
 
 namespace iostune {
 
+// What a convolution's timed candidates are ranked by (docs/search.md, "Kernels chosen for
+// co-running"). Alone: its own time, one launch on an idle GPU. CoRun: among the candidates at
+// most kCoRunSlack slower alone than the fastest, the one whose two copies launched at once on
+// two streams finish first: a kernel that fills every SM alone (large tiles, split-K) makes a
+// concurrent branch wait, one that leaves room lets it run beside.
+enum class ConvObjective { Alone, CoRun };
+inline constexpr double kCoRunSlack = 0.25;
+const char* to_string(ConvObjective objective);                     // "alone", "corun"
+ConvObjective conv_objective_from_string(const std::string& name);  // throws iostune::Error
+
 struct ConvChoice {
     // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix),
     // "DEPTHWISE_NHWC" (the engine's own channels-last depthwise kernel), "GEMM_<rank>" (a 1x1
@@ -27,6 +37,9 @@ struct ConvChoice {
     std::string path;       // "fused", "conv+epilogue", "conv", "depthwise", "gemm", "graph"
                             // or "graph+epilogue" (conv_step.h's ConvPath)
     double time_ms = 0;     // the chosen variant's measured time per launch (for reports)
+    // What it was chosen for. A search keeps choices of both kinds apart (stored_conv_choices);
+    // a replay pins whichever its schedule was measured with.
+    ConvObjective objective = ConvObjective::Alone;
 
     bool operator==(const ConvChoice&) const = default;
 };
@@ -34,11 +47,15 @@ struct ConvChoice {
 // Convolution signature -> choice.
 using ConvChoices = std::map<std::string, ConvChoice>;
 
-// {"<signature>": {"algorithm": ..., "math": ..., "path": ..., "time_ms": ...}, ...}
+// {"<signature>": {"algorithm": ..., "math": ..., "path": ..., "time_ms": ...}, ...}; a choice
+// made for co-running also has "objective": "corun" (none: "alone", as before it existed).
 nlohmann::json conv_choices_to_json(const ConvChoices& choices);
 // Throws iostune::Error naming `where` (e.g. "schedule #12") and the bad entry for an unknown
 // algorithm, math type or path, or a malformed document.
 ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string& where);
+
+// The choices made for `objective`.
+ConvChoices conv_choices_for(const ConvChoices& choices, ConvObjective objective);
 
 // The algorithm names of the "gemm" path: this prefix, then the rank in cuBLASLt's shortlist.
 inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";

@@ -96,17 +96,22 @@ struct EndToEnd {
     std::vector<Baseline> baselines;  // sequential first, then the contenders: their faster form
     double max_abs_diff = 0, tolerance = 0;
     ConvChoices conv_choices;  // what all ran with; stored so a replay runs the same kernels
+    // How they were chosen: {"chosen": "alone"|"corun", "<objective>": {"ms", "from"}, ...}
+    nlohmann::json conv_objective;
     int convolutions = 0, pinned_convolutions = 0;  // pinned: timed before, read from the store
 };
 
-// `known`: convolution choices timed earlier on this device, pinned (stored_conv_choices).
+// `known`: convolution choices timed earlier on this device (stored_conv_choices); those made
+// for `objective` are pinned.
 EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layout,
-                                 const ConvChoices& known) {
+                                 const ConvChoices& known,
+                                 ConvObjective objective = ConvObjective::Alone) {
     EngineOptions engine_options;
     engine_options.precision = precision_from_string(options.precision);
     engine_options.layout = layout;
     engine_options.device = options.device;
-    engine_options.conv_choices = known;
+    engine_options.conv_choices = conv_choices_for(known, objective);
+    engine_options.conv_objective = objective;
     return engine_options;
 }
 
@@ -174,6 +179,62 @@ std::vector<RefineCandidate> refine_candidates(const Graph& graph, const RefineC
     return candidates;
 }
 
+// How the end-to-end phase chooses its convolutions (docs/search.md, "Kernels chosen for
+// co-running"). With one objective, that one. With several, an engine of each times every
+// refinement candidate in its forms (fitted into the memory limit) as replay runs it, and the
+// objective whose fastest candidate is fastest wins: kernels chosen to run alone win where
+// little runs at once, kernels chosen to co-run where much does. `record` gets each one's
+// fastest candidate. (An engine's choices stay cached in the process: the winner's engine,
+// built again, times nothing.)
+ConvObjective choose_conv_objective(const Graph& graph,
+                                    const std::vector<RefineCandidate>& candidates,
+                                    const TuningOptions& options, TensorLayout layout,
+                                    const ConvChoices& known, const MemoryFitter& fitter,
+                                    nlohmann::json& record,
+                                    const std::function<void(const std::string&)>& notice) {
+    const std::vector<ConvObjective>& objectives = options.conv_objectives;
+    if (objectives.empty()) throw Error("the search needs at least one convolution objective");
+    record = {{"chosen", to_string(objectives.front())}};
+    if (objectives.size() == 1) return objectives.front();
+    std::optional<ConvObjective> chosen;
+    double chosen_ms = 0;
+    for (const ConvObjective objective : objectives) {
+        const auto begin = Clock::now();
+        Engine engine(graph, engine_options_for(options, layout, known, objective));
+        const double setup_s = seconds_since(begin);
+        engine.set_random_inputs(7);
+        std::optional<double> fastest;
+        std::string from;
+        for (const RefineCandidate& c : candidates) {
+            for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+                if (c.only_form && *c.only_form != form) continue;
+                double ms = 0;
+                try {
+                    const CudaGraphExec exec = engine.capture(fitter.fit(with_form(c.schedule, form)));
+                    ms = measure_graph(exec, engine.origin_stream(), options.end_to_end).median_ms;
+                } catch (const Error&) {
+                    continue;  // the refinement reports a candidate the engine cannot run
+                }
+                if (!fastest || ms < *fastest)
+                    fastest = ms, from = fmt::format("{} ({})", c.name, to_string(form));
+            }
+        }
+        if (!fastest) continue;
+        record[to_string(objective)] = {
+            {"ms", *fastest}, {"from", from}, {"engine_seconds", setup_s},
+            {"pinned", engine.pinned_conv_count()}, {"convolutions", engine.conv_count()}};
+        notice(fmt::format("convolutions chosen {}: fastest start {:.4f} ms ({}); engine set up "
+                           "in {:.1f} s, {} of {} convolutions pinned from the store",
+                           objective == ConvObjective::Alone ? "to run alone" : "to co-run",
+                           *fastest, from, setup_s, engine.pinned_conv_count(),
+                           engine.conv_count()));
+        if (!chosen || *fastest < chosen_ms) chosen = objective, chosen_ms = *fastest;
+    }
+    if (!chosen) return objectives.front();  // nothing ran: the refinement says why
+    record["chosen"] = to_string(*chosen);
+    return *chosen;
+}
+
 // The faster form of candidate `name` as the refinement timed it (staged if it timed neither).
 ScheduleForm faster_form(const RefineResult& refine, const std::string& name) {
     std::optional<CandidateTiming> best;
@@ -193,11 +254,14 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             TensorLayout layout, const ConvChoices& known, double refine_budget_s,
                             const MemoryFitter& fitter,
                             const std::function<void(const std::string&)>& notice) {
-    const EngineOptions engine_options = engine_options_for(options, layout, known);
+    baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
+    std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
+    EndToEnd result;
+    const ConvObjective objective = choose_conv_objective(
+        graph, candidates, options, layout, known, fitter, result.conv_objective, notice);
+    const EngineOptions engine_options = engine_options_for(options, layout, known, objective);
     Engine engine(graph, engine_options);
     engine.set_random_inputs(7);
-    EndToEnd result;
-    baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
 
     // The sequential schedule's result: every graph output (an FPN's levels, a set's models').
     std::vector<HostTensor> reference;
@@ -235,7 +299,6 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         result.tolerance =
             std::max(result.tolerance, output_tolerance(reference[k], engine_options.precision));
     }
-    std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
     // Each as the refinement will time it: fitted into the memory limit.
     for (const RefineCandidate& c : candidates)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
@@ -582,6 +645,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         stats["convolutions"] = {{"count", e2e.convolutions},
                                  {"pinned_from_store", e2e.pinned_convolutions}};
         stats["kept_strategy"] = summary.kept_strategy;
+        stats["conv_objective"] = e2e.conv_objective;
+        summary.conv_objective = e2e.conv_objective["chosen"].get<std::string>();
         stats["sequential_kept"] = summary.sequential_kept;
     }
     // The refinement's own latency of what it returns: a measurement end to end (an estimate

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "src/conv_choices.h"
 #include "tuning/schedule_contest.h"
 #include "src/memory_fit.h"
 #include "search/ios_search.h"
@@ -63,6 +64,9 @@ struct TuningOptions {
     // sequential order's liveness bound (src/memory_fit.h, e.g. kSuggestedMemoryLimit);
     // <= 0 (the default): no limit, the fastest schedule whatever it holds.
     double memory_limit = 0;
+    // How the end-to-end phase chooses convolutions (ConvObjective, conv_choices.h): with more
+    // than one, each is tried on the refinement's candidates and the faster kept.
+    std::vector<ConvObjective> conv_objectives = {ConvObjective::Alone, ConvObjective::CoRun};
 };
 
 struct TuningSummary {
@@ -73,6 +77,8 @@ struct TuningSummary {
     int batch = 0;
     std::string precision;
     std::string layout;                   // what the search ran in: "nchw" or "nhwc"
+    // How its convolutions were chosen: "alone" or "corun" (on a GPU; "" when simulated).
+    std::string conv_objective;
     std::vector<ContestEntry> layout_ms;  // sequential end to end per layout, when timed to choose
     std::string strategy;  // the search's, e.g. "ios-both"
     int r = 0, s = 0;      // 0 when not pruned

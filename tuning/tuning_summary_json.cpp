@@ -32,6 +32,8 @@ nlohmann::json tuning_summary_json(const TuningSummary& t) {
             {"precision", t.precision},
             {"layout", t.layout},
             {"layout_sequential_ms", layouts_json(t)},
+            {"conv_objective", t.conv_objective.empty() ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(t.conv_objective)},
             {"strategy", t.strategy},
             {"pruning", {{"prune", t.r > 0}, {"r", t.r}, {"s", t.s}}},
             {"cost_model", t.cost_model},

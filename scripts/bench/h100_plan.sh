@@ -131,6 +131,14 @@
 #                                            # copy hog; then replay --batch-sizes 1,4,16 with the
 #                                            # shared arena and weights (its memory line), against
 #                                            # --no-memory-reuse
+# The eleventh session's calls:
+#   bash scripts/bench/h100_plan.sh call67   # kernels chosen for co-running: GoogLeNet,
+#                                            # Inception V3, RandWire b1 TF32/fp16, nimble and
+#                                            # greedy (dataflow) and sequential replayed with
+#                                            # --conv-objective alone and corun
+#   bash scripts/bench/h100_plan.sh call68   # the [corun] GPU test; default searches (auto
+#                                            # objective) of the same three models b1 TF32/fp16
+#                                            # with their critical-path bounds
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -511,6 +519,38 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
     wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
     wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
     wait %3; echo "rest: exit $?" >>"$o/gpu_rest.log" ;;
+  call67)
+    # Kernels chosen for co-running (issue 25): each baseline replayed with its convolutions
+    # chosen alone (the default) and for co-running, one process each, back to back.
+    o="${OUT:-device-out}/call67"; mkdir -p "$o"
+    for model in googlenet inception_v3 randwire; do
+      for precision in tf32 fp16; do
+        io=""; [ "$precision" = fp16 ] && io=--native-io
+        for source in "nimble dataflow" "greedy dataflow" "sequential staged"; do
+          set -- $source
+          for objective in alone corun; do
+            [ "$SECONDS" -gt 520 ] && continue
+            start=$SECONDS
+            log="$o/${model}_${precision}_$1_$2_$objective.log"
+            .devpack/iostune replay --model "$model" --precision "$precision" $io \
+              --schedule-source "$1" --form "$2" --conv-objective "$objective" --iters 300 \
+              >"$log" 2>&1
+            median=$(sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
+            echo -e "$model\t$precision\t$1\t$2\t$objective\t${median:-failed}\t$((SECONDS - start))"
+          done
+        done
+      done
+    done | tee "$o/corun.tsv"
+    tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log) ;;
+  call68)
+    # The search choosing its convolutions' objective (alone or co-run, the faster on its
+    # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.
+    o="${OUT:-device-out}/call68"; mkdir -p "$o"
+    timeout 100 .devpack/test_gpu "[corun]" --durations yes >"$o/gpu_corun.log" 2>&1
+    echo "corun: exit $?" >>"$o/gpu_corun.log"
+    "${run[@]}" --tag call68 --models "googlenet inception_v3 randwire" --batches 1 \
+      --precisions "tf32 fp16" --layout nhwc --parts "profile iostune" --strategies ios-both \
+      --baselines "" --iters 300 --deadline "$(left)" ;;
   call54)
     bash scripts/sanitize.sh --jobs 12 --timeout 300 --out "${OUT:-device-out}/call54" &
     mkdir -p "${OUT:-device-out}/call54-tests"

@@ -135,21 +135,27 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
         return fmt::format("dev{}|{}{}", options.device, steps[i].signature,
                            i > 0 ? "|staged" : "");
     };
+    // Choices for co-running are another ranking of the same candidates: kept apart.
+    const auto choice_key = [&](size_t i) {
+        return options.conv_objective == ConvObjective::Alone ? process_key(i)
+                                                              : process_key(i) + "|corun";
+    };
     for (size_t i = 0; i < steps.size(); ++i) {
-        if (auto earlier = ChoiceCache::instance().find(process_key(i));
+        if (auto earlier = ChoiceCache::instance().find(choice_key(i));
             earlier && configure(steps[i], *earlier)) {
             steps[i].candidates = "cached in this process";
             return std::move(steps[i]);
         }
     }
+    // Under CoRun, the staged and unstaged steps compare by their two-at-once times.
     std::optional<size_t> best;
     for (size_t i = 0; i < steps.size(); ++i) {
         if (choose_by_timing(steps[i], process_key(i)) &&
-            (!best || steps[i].choice.time_ms < steps[*best].choice.time_ms))
+            (!best || steps[i].rank_ms < steps[*best].rank_ms))
             best = i;
     }
     if (best) {
-        ChoiceCache::instance().store(process_key(*best), steps[*best].choice);
+        ChoiceCache::instance().store(choice_key(*best), steps[*best].choice);
         ConvStep& chosen = steps[*best];
         if (steps.size() > 1)
             chosen.candidates = fmt::format(
@@ -300,6 +306,40 @@ double Engine::Impl::time_launch(const std::function<void(cudaStream_t, void*)>&
     ensure_l2_flush();
     const CudaGraphExec exec =
         capture_graph(stream, [&](cudaStream_t s) { launch(s, workspace.get()); }, what);
+    return median_launch_ms(exec, stream);
+}
+
+// Two copies of the step launched at once, on lanes 0 and 1 (each its own cuDNN handle and
+// workspace), captured as one CUDA graph and timed from the fork to the join with a cold L2: the
+// time a concurrent stage of two such convolutions would take. Both copies write the same output;
+// only the time is kept (the planner's runs compute nothing a schedule reads).
+double Engine::Impl::time_pair(const ConvStep& step, DeviceBuffer& workspace,
+                               DeviceBuffer& second_workspace) {
+    ensure_lanes(2);
+    Lane& first = *lanes[0];
+    Lane& second = *lanes[1];
+    first.cudnn.set_stream(first.stream.get());
+    second.cudnn.set_stream(second.stream.get());
+    if (workspace.bytes() < step.workspace_bytes) workspace = DeviceBuffer(step.workspace_bytes);
+    if (second_workspace.bytes() < step.workspace_bytes)
+        second_workspace = DeviceBuffer(step.workspace_bytes);
+    ensure_l2_flush();
+    const CudaEvent fork, join;
+    const CudaGraphExec exec = capture_graph(
+        first.stream.get(),
+        [&](cudaStream_t s) {
+            fork.record(s);
+            fork.wait_on(second.stream.get());
+            step.run(first.cudnn.get(), workspace.get(), s);
+            step.run(second.cudnn.get(), second_workspace.get(), second.stream.get());
+            join.record(second.stream.get());
+            join.wait_on(s);
+        },
+        step.context + " (two at once)");
+    return median_launch_ms(exec, first.stream.get());
+}
+
+double Engine::Impl::median_launch_ms(const CudaGraphExec& exec, cudaStream_t stream) {
     const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);
     for (int i = 0; i < kTimingWarmup; ++i) exec.launch(stream);
     std::vector<double> samples;
@@ -316,7 +356,8 @@ double Engine::Impl::time_launch(const std::function<void(cudaStream_t, void*)>&
     return samples[samples.size() / 2];
 }
 
-// Times every variant of cuDNN's shortlist and configures the step with the fastest; false when
+// Times every variant of cuDNN's shortlist and configures the step with the fastest (under
+// ConvObjective::CoRun: the fastest two at once of those nearly as fast alone); false when
 // none runs (cuDNN has no algorithm for these views).
 bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_key) {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf;
@@ -349,7 +390,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         if (std::find(shortlist.begin(), shortlist.end(), p.algo) != shortlist.end() &&
             p.memory > scratch.bytes())
             scratch = DeviceBuffer(p.memory);
-    std::optional<ConvChoice> best;
+    std::vector<ConvChoice> ran;  // every variant that ran, with its time alone
     // The engine's own paths, where they apply, time beside cuDNN's variants.
     const auto time_own = [&](ConvChoice candidate) {
         if (!configure(step, candidate)) return;
@@ -364,7 +405,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             return;
         }
         timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", name, candidate.time_ms);
-        if (!best || candidate.time_ms < best->time_ms) best = candidate;
+        ran.push_back(candidate);
     };
     if (step.depthwise_capable())
         time_own(ConvChoice{kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
@@ -420,13 +461,46 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
                 timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", variant,
                                      candidate.time_ms);
                 candidate.math = step.choice.math;
-                if (!best || candidate.time_ms < best->time_ms) best = candidate;
+                ran.push_back(candidate);
             }
         }
     }
     step.candidates = fmt::format("find: {}; timed: {}", found, timed);
-    if (!best || !configure(step, *best, &scratch)) return false;
-    step.choice.time_ms = best->time_ms;
+    if (ran.empty()) return false;
+    const auto fastest = std::min_element(ran.begin(), ran.end(), [](const auto& a, const auto& b) {
+        return a.time_ms < b.time_ms;
+    });
+    ConvChoice best = *fastest;
+    double rank_ms = best.time_ms;
+    if (options.conv_objective == ConvObjective::CoRun) {
+        // The nearly-as-fast-alone variants, ranked by how long two of them take at once.
+        DeviceBuffer second_scratch;
+        std::string pairs;
+        std::optional<double> best_pair;
+        for (const ConvChoice& candidate : ran) {
+            if (candidate.time_ms > fastest->time_ms * (1 + kCoRunSlack) ||
+                !configure(step, candidate, &scratch))
+                continue;
+            double pair_ms = 0;
+            try {
+                pair_ms = time_pair(step, scratch, second_scratch);
+            } catch (const Error&) {
+                continue;
+            }
+            pairs += fmt::format("{}{} {} {:.4f} ms", pairs.empty() ? "" : ", ",
+                                 candidate.algorithm, candidate.path, pair_ms);
+            if (!best_pair || pair_ms < *best_pair) {
+                best_pair = pair_ms;
+                best = candidate;
+            }
+        }
+        if (best_pair) rank_ms = *best_pair;
+        step.candidates += fmt::format("; two at once: {}", pairs);
+    }
+    if (!configure(step, best, &scratch)) return false;
+    step.choice.time_ms = best.time_ms;
+    step.choice.objective = options.conv_objective;
+    step.rank_ms = rank_ms;
     return true;
 }
 

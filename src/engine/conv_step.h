@@ -145,6 +145,9 @@ public:
     ConvChoice choice;      // what runs: algo, math and path by name
     bool pinned = false;    // the choice came from EngineOptions::conv_choices
     std::string candidates;  // how the choice was made (OpPlan::candidates)
+    // What the choice was ranked by when timed here: its time alone, or two at once
+    // (ConvObjective::CoRun).
+    double rank_ms = 0;
     bool has_bias() const { return bias_ != nullptr; }
     bool relu() const { return relu_; }
     bool has_residual() const { return residual_.has_value(); }

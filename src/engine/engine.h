@@ -106,6 +106,8 @@ struct EngineOptions {
     // Convolution choices to reuse instead of timing candidates (a stored schedule's, so a replay
     // runs the kernels its search measured). A choice that cannot run here is timed afresh.
     ConvChoices conv_choices = {};
+    // How the convolutions that are not pinned are chosen (conv_choices.h).
+    ConvObjective conv_objective = ConvObjective::Alone;
     // The schedule the engine is built for: memory is planned for it from the start, so the
     // engine never holds every activation at once, and prepare()/capture() of it plan nothing
     // more. Unset: planned without a schedule until prepare().

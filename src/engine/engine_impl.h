@@ -268,6 +268,11 @@ struct Engine::Impl {
     // time_step's measurement of any launch that takes a workspace of `launch_workspace` bytes.
     double time_launch(const std::function<void(cudaStream_t, void*)>& launch,
                        size_t launch_workspace, DeviceBuffer& workspace, const std::string& what);
+    // Two copies of the step at once on lanes 0 and 1 (ConvObjective::CoRun).
+    double time_pair(const ConvStep& step, DeviceBuffer& workspace,
+                     DeviceBuffer& second_workspace);
+    // The median of timed launches of `exec` on `stream`, each after an L2 flush.
+    double median_launch_ms(const CudaGraphExec& exec, cudaStream_t stream);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);
     void ensure_l2_flush();  // allocates l2_flush (twice the L2 size) on first use
     void record_conv(OpPlan& plan, const ConvStep& step);

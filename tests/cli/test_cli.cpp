@@ -133,6 +133,10 @@ TEST_CASE("a command line iostune cannot parse: one error line, the command's --
          "--warmup: must be a whole number from 0, got '-1'", "iostune replay"},
         {"search --model squeezenet1_1 --memory-limit -1",
          "--memory-limit: must be a number from 0, got '-1'", "iostune search"},
+        {"search --model squeezenet1_1 --conv-objective fastest",
+         "--conv-objective: fastest not in {auto,alone,corun}", "iostune search"},
+        {"replay --model squeezenet1_1 --conv-objective auto",
+         "--conv-objective: auto not in {alone,corun}", "iostune replay"},
         {"", "A subcommand is required", "iostune"},
     };
     for (const Case& c : cases) {

@@ -43,6 +43,30 @@ TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
     CHECK(iostune::conv_choices_from_json(nlohmann::json::object(), "test").empty());
 }
 
+TEST_CASE("a choice made to co-run says so; a search keeps the two kinds apart",
+          "[conv_choices]") {
+    ConvChoices choices;
+    choices["a"] = {"IMPLICIT_PRECOMP_GEMM", "TENSOR_OP_MATH", "fused", 0.0123};
+    choices["b"] = {"GRAPH_2", "TENSOR_OP_MATH", "graph", 0.02, iostune::ConvObjective::CoRun};
+    const nlohmann::json json = iostune::conv_choices_to_json(choices);
+    CHECK_FALSE(json["a"].contains("objective"));  // rows stored before objectives read the same
+    CHECK(json["b"]["objective"] == "corun");
+    CHECK(iostune::conv_choices_from_json(nlohmann::json::parse(json.dump()), "t") == choices);
+    const ConvChoices alone = iostune::conv_choices_for(choices, iostune::ConvObjective::Alone);
+    const ConvChoices corun = iostune::conv_choices_for(choices, iostune::ConvObjective::CoRun);
+    REQUIRE(alone.size() == 1);
+    REQUIRE(corun.size() == 1);
+    CHECK(alone.count("a") == 1);
+    CHECK(corun.count("b") == 1);
+    CHECK(iostune::conv_objective_from_string("corun") == iostune::ConvObjective::CoRun);
+    CHECK(std::string(iostune::to_string(iostune::ConvObjective::Alone)) == "alone");
+    CHECK_THROWS_WITH(iostune::conv_objective_from_string("together"),
+                      Catch::Contains("'together'") && Catch::Contains("alone or corun"));
+    CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "conv"},
+                                {"objective", "fastest"}}}}),
+               Catch::Contains("'k'") && Catch::Contains("objective \"fastest\""));
+}
+
 TEST_CASE("malformed convolution choices are refused with where and what", "[conv_choices]") {
     CHECK_THAT(error_of(nlohmann::json::array()),
                Catch::Contains("schedule #7") && Catch::Contains("must be a JSON object"));

@@ -77,6 +77,10 @@ struct ReplayOptions {
     // false: every activation keeps bytes of its own, as before the liveness-planned arena (a
     // diagnostic: what the arena saves, and that it costs no latency; `replay --no-memory-reuse`).
     bool reuse_memory = true;
+    // How convolutions the schedule does not pin (a baseline's, a schedule stored without
+    // choices) are chosen: "alone" (the fastest on an idle GPU) or "corun" (of those within 25%
+    // of it, the fastest two at once: docs/search.md).
+    std::string conv_objective = "alone";
 };
 
 // What was loaded, for logs and reports.

@@ -1,0 +1,76 @@
+// [gpu] Convolutions chosen for co-running (ConvObjective::CoRun, conv_choices.h): every choice
+// the engine times is tagged with what it was chosen for, a co-run engine computes what an
+// engine of kernels chosen alone computes (other kernels: within the precision's bound), its
+// schedules agree with its own sequential schedule bit for bit, and its choices pinned into a
+// fresh engine run the same kernels (what a replay of a stored co-run schedule does).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "search/baselines.h"
+#include "src/engine/engine.h"
+#include "src/weights.h"
+#include "src/zoo/zoo.h"
+#include "tests/gpu/engine_fixtures.h"
+
+using namespace iostune;
+using namespace iostune::test;
+
+namespace {
+
+bool bitwise_equal(const HostTensor& a, const HostTensor& b) {
+    return a.shape == b.shape &&
+           std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("convolutions chosen to co-run compute what those chosen alone compute",
+          "[gpu][corun]") {
+    const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
+                               Plan{Precision::Fp16, TensorLayout::Nhwc},
+                               Plan{Precision::Fp32, TensorLayout::Nchw});
+    INFO(label(plan));
+    Graph graph = build_zoo_model("googlenet", 1);
+    init_random_weights(graph, 5);
+    const Schedule nimble = with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow);
+
+    Engine alone(graph, options_for(plan));
+    alone.set_random_inputs(9);
+    const HostTensor reference = run_schedule(alone, sequential_schedule(graph));
+    for (const auto& [signature, choice] : alone.conv_choices())
+        CHECK(choice.objective == ConvObjective::Alone);
+
+    EngineOptions corun_options = options_for(plan);
+    corun_options.conv_objective = ConvObjective::CoRun;
+    Engine corun(graph, corun_options);
+    corun.set_random_inputs(9);
+    const ConvChoices chosen = corun.conv_choices();
+    REQUIRE(chosen.size() == alone.conv_choices().size());
+    int differ = 0;
+    for (const auto& [signature, choice] : chosen) {
+        INFO(signature);
+        CHECK(choice.objective == ConvObjective::CoRun);
+        REQUIRE(alone.conv_choices().count(signature) == 1);
+        const ConvChoice& other = alone.conv_choices().at(signature);
+        differ += choice.algorithm != other.algorithm || choice.path != other.path;
+        // Never slower alone than the slack allows (both timed by their own engines: noise).
+        CHECK(choice.time_ms <= (1 + kCoRunSlack) * other.time_ms * 1.5 + 0.002);
+    }
+    WARN(differ << " of " << chosen.size() << " convolutions chosen otherwise to co-run");
+    const HostTensor sequential = run_schedule(corun, sequential_schedule(graph));
+    CHECK(relative_error(sequential, reference) < model_error_bound(plan.precision));
+    CHECK(bitwise_equal(run_schedule(corun, nimble), sequential));
+    const CudaGraphExec exec = corun.capture(nimble);
+    exec.launch(corun.origin_stream());
+    CHECK(bitwise_equal(corun.read_output(), sequential));
+
+    // Pinned, as a replay of a stored co-run schedule pins them: the same kernels, the same bits.
+    EngineOptions pinned_options = options_for(plan);
+    pinned_options.conv_choices = chosen;
+    Engine pinned(graph, pinned_options);
+    pinned.set_random_inputs(9);
+    CHECK(pinned.pinned_conv_count() == pinned.conv_count());
+    CHECK(pinned.conv_choices() == chosen);
+    CHECK(bitwise_equal(run_schedule(pinned, nimble), sequential));
+}
