@@ -139,6 +139,8 @@
 #   bash scripts/bench/h100_plan.sh call68   # the [corun] GPU test; default searches (auto
 #                                            # objective) of the same three models b1 TF32/fp16
 #                                            # with their critical-path bounds
+#   bash scripts/bench/h100_plan.sh call69   # call68 again once the refinement times schedules
+#                                            # as replay does (one launch per sample)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -542,13 +544,13 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
       done
     done | tee "$o/corun.tsv"
     tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log) ;;
-  call68)
+  call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.
-    o="${OUT:-device-out}/call68"; mkdir -p "$o"
+    o="${OUT:-device-out}/$1"; mkdir -p "$o"
     timeout 100 .devpack/test_gpu "[corun]" --durations yes >"$o/gpu_corun.log" 2>&1
     echo "corun: exit $?" >>"$o/gpu_corun.log"
-    "${run[@]}" --tag call68 --models "googlenet inception_v3 randwire" --batches 1 \
+    "${run[@]}" --tag "$1" --models "googlenet inception_v3 randwire" --batches 1 \
       --precisions "tf32 fp16" --layout nhwc --parts "profile iostune" --strategies ios-both \
       --baselines "" --iters 300 --deadline "$(left)" ;;
   call54)
