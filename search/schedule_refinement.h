@@ -16,7 +16,8 @@
 //        regroup  two groups of a stage become one (they then share a lane)
 //        form     staged <-> dataflow
 //      A move is kept when it is faster than the current schedule by more than `min_gain`
-//      (relative), so measurement noise does not walk the schedule around.
+//      (relative), twice: measured, the gain is timed again beside the current schedule, so
+//      measurement noise does not walk the schedule around.
 // Deterministic for a given seed and evaluator when only max_evaluations bounds it.
 #pragma once
 
@@ -47,6 +48,9 @@ struct RefineOptions {
     int max_evaluations = 1 << 30;
     double time_budget_s = 30;  // wall time of the whole refinement (<= 0: no refinement moves)
     double min_gain = 0.003;    // relative improvement a move needs to be kept
+    // A measured evaluator's gain is timed again, beside the current schedule, before it is
+    // kept (a simulated one is exact: never).
+    bool confirm_gains = true;
     bool recombine_blocks = true;
     // Applied to every schedule before it is evaluated (a MemoryFitter's fit: memory_fit.h), so
     // candidates, recombined blocks and moves are judged, and kept, as they will run. Unset: none.

@@ -141,6 +141,9 @@
 #                                            # with their critical-path bounds
 #   bash scripts/bench/h100_plan.sh call69   # call68 again once the refinement times schedules
 #                                            # as replay does (one launch per sample)
+#   bash scripts/bench/h100_plan.sh call70   # call69 again once measured gains are confirmed;
+#                                            # then the stored bests and a model set (GoogLeNet
+#                                            # + SqueezeNet) replayed with --validate --perturb 20
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -544,6 +547,26 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
       done
     done | tee "$o/corun.tsv"
     tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log) ;;
+  call70)
+    # call69 with measured gains confirmed; then each stored best (co-run choices included)
+    # replayed with --validate --perturb 20, and a model set searched and perturbed likewise.
+    o="${OUT:-device-out}/call70"; mkdir -p "$o"
+    timeout 100 .devpack/test_gpu "[corun]" --durations yes >"$o/gpu_corun.log" 2>&1
+    echo "corun: exit $?" >>"$o/gpu_corun.log"
+    "${run[@]}" --tag call70 --models "googlenet inception_v3 randwire" --batches 1 \
+      --precisions "tf32 fp16" --layout nhwc --parts "profile iostune" --strategies ios-both \
+      --baselines "" --iters 300 --deadline "$(upto 120)"
+    for db in /tmp/bench_call70/db/*.db; do
+      key=$(basename "$db" _ios-both.db); model=${key%%_b1*}
+      precision=tf32; case $key in *_fp16) precision=fp16 ;; esac
+      echo "== $key: $(.devpack/iostune replay --model "$model" --precision "$precision" \
+        --db "$db" --validate --perturb 20 --iters 20 2>&1 | grep -E 'Validation|erturb|rror')"
+    done >"$o/perturb.log" 2>&1
+    .devpack/iostune search --model googlenet --model squeezenet1_1 --time-budget 25 \
+      --db "$o/set.db" >"$o/set_search.log" 2>&1
+    .devpack/iostune replay --model googlenet --model squeezenet1_1 --db "$o/set.db" \
+      --validate --perturb 20 --iters 20 >"$o/set_replay.log" 2>&1
+    echo "exit $?" >>"$o/set_replay.log" ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "search/baselines.h"
@@ -140,6 +142,53 @@ TEST_CASE("refinement with a memory limit: everything it times and keeps fits", 
     CHECK(evaluator.over_limit == 0);
     CHECK(fitter.arena_bytes(r.schedule) <= fitter.limit_bytes());
     CHECK(fitter.fit(r.schedule) == r.schedule);
+}
+
+TEST_CASE("refinement: a measured gain that does not hold when timed again is not kept",
+          "[refine]") {
+    const Graph g = build_zoo_model("googlenet", 1);
+    // A measured evaluator whose first timing of every schedule after the candidates is lucky
+    // (10% low), later ones the simulated truth: noise no move truly beats.
+    class Lucky final : public ScheduleEvaluator {
+    public:
+        explicit Lucky(const Graph& g) : sim_(g, SimCostModel()) {}
+        ScheduleMeasurement measure(const Schedule& s) override {
+            ScheduleMeasurement m = sim_.measure(s);
+            m.simulated = false;
+            if (++timed > candidates && seen.insert(schedule_to_json(s).dump()).second)
+                m.latency_ms *= 0.9;
+            return m;
+        }
+        std::string name() const override { return "lucky"; }
+        bool simulated() const override { return false; }
+        int timed = 0, candidates = 6;  // three candidates in both forms: timed truly
+        std::set<std::string> seen;
+
+    private:
+        SimulatedScheduleEvaluator sim_;
+    };
+    RefineOptions options;
+    options.max_evaluations = 80;
+    options.time_budget_s = 1e9;
+    options.recombine_blocks = false;
+    SimulatedScheduleEvaluator truth(g, SimCostModel());
+    for (const bool confirm : {true, false}) {
+        INFO("confirm " << confirm);
+        options.confirm_gains = confirm;
+        Lucky lucky(g);
+        const RefineResult r = refine_schedule(g, baseline_candidates(g), lucky, options);
+        const double true_ms = truth.measure(r.schedule).latency_ms;
+        if (confirm) {
+            // What it reports is what the schedule takes: every kept gain was real.
+            CHECK(r.latency_ms == Approx(true_ms));
+            for (size_t k = 1; k < r.kept.size(); ++k)
+                CHECK(r.kept[k].latency_ms < r.kept[k - 1].latency_ms);
+        } else {
+            // Unconfirmed, luck is kept and reported: optimistic by the luck.
+            REQUIRE(r.kept.size() > 1);
+            CHECK(r.latency_ms < 0.95 * true_ms);
+        }
+    }
 }
 
 TEST_CASE("refinement is deterministic for a seed", "[refine]") {
