@@ -43,6 +43,7 @@ struct ReplayCommandOptions {
     bool native_io = false;
     std::string times_out;
     std::string schedule_source = "db";
+    std::string schedule_file;  // a schedule's JSON, e.g. from a search's bug report
     std::string form = "staged";  // of a baseline computed here
     double memory_limit = 0;      // a baseline computed here fitted into it (0: as it is)
     std::int64_t schedule_id = 0;
@@ -264,6 +265,22 @@ void run_replay(const ReplayCommandOptions& o) {
         options.schedule_json = schedule_to_json(schedule).dump();
         options.schedule_name = o.schedule_source;
     }
+    if (!o.schedule_file.empty()) {
+        // Checked against the model by the Replayer, like any given schedule.
+        std::ifstream in(o.schedule_file);
+        if (!in)
+            throw Error(fmt::format("--schedule-file: cannot read '{}'", o.schedule_file),
+                        ErrorKind::BadInput);
+        nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+        if (doc.is_discarded())
+            throw Error(fmt::format("--schedule-file: '{}' is not JSON (a schedule as iostune "
+                                    "writes it: {{\"blocks\": [...], \"form\": ...}})",
+                                    o.schedule_file),
+                        ErrorKind::BadInput);
+        options.schedule_source = "given";
+        options.schedule_json = schedule_to_json(schedule_from_json(doc)).dump();
+        options.schedule_name = "file:" + o.schedule_file;
+    }
     options.schedule_id = o.schedule_id;
     Replayer replayer(o.models.specs, options);
     const ReplayInfo& info = replayer.info();
@@ -283,7 +300,9 @@ void run_replay(const ReplayCommandOptions& o) {
                    info.native_io ? "in that storage (--native-io, no conversion)"
                                   : "float NCHW (converted inside the graph)");
         fmt::print("device     {}\n", info.device);
-        if (o.schedule_source != "db")
+        if (!o.schedule_file.empty())
+            fmt::print("schedule   {} (no database)\n", info.strategy);
+        else if (o.schedule_source != "db")
             fmt::print("schedule   {} (computed from the graph, no database)\n", info.strategy);
         else if (info.sequential_fallback)
             fmt::print("schedule   SEQUENTIAL fallback: {}\n", info.fallback_reason);
@@ -391,6 +410,11 @@ void add_replay_command(CLI::App& app) {
                     "replay exactly this stored schedule (ids: `iostune report`, or the search's "
                     "schedule_id) instead of the best one for the model, batch and precision")
         ->check(positive_whole_number());
+    cmd->add_option("--schedule-file", o->schedule_file,
+                    "replay the schedule in this JSON file (iostune's schedule JSON, as a search's "
+                    "error report prints it) instead of a stored one")
+        ->excludes("--schedule-source")
+        ->excludes("--schedule-id");
     cmd->add_option("--warmup", o->warmup, "untimed launches before timing")
         ->check(whole_number_from_zero())
         ->capture_default_str();

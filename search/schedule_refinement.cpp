@@ -298,6 +298,14 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
             ++result.failed;
             return std::nullopt;
         }
+        std::string why;
+        if (options.check_every && !evaluator.agrees(s, why)) {
+            if (result.disagreed++ == 0)
+                result.first_disagreement = fmt::format(
+                    "evaluation {}: {} (schedule {})", result.evaluations, why,
+                    schedule_to_json(s).dump());
+            return std::nullopt;
+        }
         return m.latency_ms;
     };
 

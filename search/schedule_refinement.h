@@ -51,6 +51,9 @@ struct RefineOptions {
     // A measured evaluator's gain is timed again, beside the current schedule, before it is
     // kept (a simulated one is exact: never).
     bool confirm_gains = true;
+    // Diagnostic: check every schedule's output, not only the faster ones' (a disagreement
+    // names the evaluation it happened at). `search` sets it from IOSTUNE_CHECK_EVERY_SCHEDULE.
+    bool check_every = false;
     bool recombine_blocks = true;
     // Applied to every schedule before it is evaluated (a MemoryFitter's fit: memory_fit.h), so
     // candidates, recombined blocks and moves are judged, and kept, as they will run. Unset: none.

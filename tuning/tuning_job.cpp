@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -265,8 +266,13 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
 
     // The sequential schedule's result: every graph output (an FPN's levels, a set's models').
     std::vector<HostTensor> reference;
+    // Each checked run starts from an arena refilled with seeded values, as perturbed replay's
+    // do: a launch reading a tensor before its producer wrote it then reads other values than
+    // the same launch left there the run before (which would hide the race).
+    uint64_t refills = 0;
     const auto outputs_of = [&](const Schedule& s) {
         const CudaGraphExec exec = engine.capture(s);
+        engine.refill_arena(++refills);
         exec.launch(engine.origin_stream());
         return engine.read_outputs();
     };
@@ -290,7 +296,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         if (why.empty()) return;
         throw Error(fmt::format("the {} schedule of '{}' computes {}; nothing was stored. This is "
                                 "a bug in the engine or the merge rules: please report it with "
-                                "the model and this schedule (iostune's JSON): {}",
+                                "the model and this schedule (iostune's JSON; `iostune replay "
+                                "--schedule-file F --validate --perturb 20` replays it): {}",
                                 what, graph.name(), why, schedule_to_json(s).dump()));
     };
     reference = outputs_of(baselines.front().schedule);
@@ -311,6 +318,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     refine_options.seed = options.seed;
     refine_options.time_budget_s = refine_budget_s;
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
+    // A diagnostic for wrong results the final check finds (docs/search.md).
+    refine_options.check_every = std::getenv("IOSTUNE_CHECK_EVERY_SCHEDULE") != nullptr;
     notice(fmt::format("refine: {} candidates in both forms, then local moves measured end to "
                        "end for {:.0f} s",
                        candidates.size(), refine_budget_s));
@@ -321,8 +330,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                        result.refine.start, result.refine.kept.size() - 1));
     check(result.refine.schedule, "refined");
     if (result.refine.disagreed > 0)
-        notice(fmt::format("warning: {} faster schedule(s) the refinement tried computed {}; "
-                           "none was kept. This is an engine bug: please report it.",
+        notice(fmt::format("warning: {} schedule(s) the refinement tried computed {}; none was "
+                           "kept. This is an engine bug: please report it.",
                            result.refine.disagreed, result.refine.first_disagreement));
 
     const auto timed = [&](const Schedule& s) {

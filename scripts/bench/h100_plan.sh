@@ -144,6 +144,15 @@
 #   bash scripts/bench/h100_plan.sh call70   # call69 again once measured gains are confirmed;
 #                                            # then the stored bests and a model set (GoogLeNet
 #                                            # + SqueezeNet) replayed with --validate --perturb 20
+#   bash scripts/bench/h100_plan.sh call71   # GoogLeNet TF32 searched with each objective,
+#                                            # three seeds: is call70's wrong result co-run's?
+#   bash scripts/bench/h100_plan.sh call72   # that search's failing schedule (its JSON, from
+#                                            # the error) replayed: --validate --perturb 50, each
+#                                            # objective, with and without memory reuse
+#   bash scripts/bench/h100_plan.sh call73   # GoogLeNet TF32 co-run searches checking every
+#                                            # schedule the refinement times, seeds 1-12
+#   bash scripts/bench/h100_plan.sh call74   # call73 with every checked run on a refilled
+#                                            # arena, each objective, seeds 1-6
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -567,6 +576,59 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
     .devpack/iostune replay --model googlenet --model squeezenet1_1 --db "$o/set.db" \
       --validate --perturb 20 --iters 20 >"$o/set_replay.log" 2>&1
     echo "exit $?" >>"$o/set_replay.log" ;;
+  call71)
+    # call70's GoogLeNet TF32 search stored nothing: its refined schedule (the DP's, unchanged)
+    # computed another result than the sequential one after passing the same check before the
+    # refinement. Is it the co-run choices? Searches with each objective, three rounds.
+    o="${OUT:-device-out}/call71"; mkdir -p "$o"
+    for round in 1 2 3; do
+      for objective in corun alone; do
+        [ "$SECONDS" -gt 500 ] && continue
+        .devpack/iostune search --model googlenet --layout nhwc --conv-objective "$objective" \
+          --time-budget 30 --seed "$round" --db "$o/${objective}_$round.db" \
+          >"$o/${objective}_$round.log" 2>&1
+        echo "$objective round $round: exit $? $(grep -E 'error|^latency' "$o/${objective}_$round.log" | cut -c1-160)"
+      done
+    done | tee "$o/summary.txt"
+    tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log *.db) ;;
+  call72)
+    # call70's failing GoogLeNet TF32 schedule (SCHEDULE, its JSON from the search's error)
+    # replayed with --validate --perturb 50, each objective, with and without memory reuse.
+    o="${OUT:-device-out}/call72"; mkdir -p "$o"
+    for round in 1 2 3; do
+      for objective in corun alone; do
+        for reuse in "" --no-memory-reuse; do
+          echo "$objective ${reuse:-reuse} round $round: $(.devpack/iostune replay --model googlenet \
+            --layout nhwc --schedule-file "${SCHEDULE:?the schedule JSON}" --conv-objective \
+            "$objective" $reuse --validate --perturb 50 --iters 50 2>&1 |
+            grep -E 'Validation|perturbed|rror|median' | tr '\n' ' ' | cut -c1-400)"
+        done
+      done
+    done | tee "$o/summary.txt" ;;
+  call73)
+    # Hunting call70's wrong result: GoogLeNet TF32 searched with co-run choices, every schedule
+    # the refinement times checked (IOSTUNE_CHECK_EVERY_SCHEDULE), seeds 1-12.
+    o="${OUT:-device-out}/call73"; mkdir -p "$o"
+    for seed in $(seq 12); do
+      [ "$SECONDS" -gt 480 ] && continue
+      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+        --conv-objective corun --seed "$seed" --db "$o/s$seed.db" >"$o/s$seed.log" 2>&1
+      echo "seed $seed: exit $? $(grep -E 'warning|error|^latency' "$o/s$seed.log" | cut -c1-300)"
+    done | tee "$o/summary.txt"
+    tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log *.db) ;;
+  call74)
+    # call73 with every checked run on a refilled arena, each objective, seeds 1-6.
+    o="${OUT:-device-out}/call74"; mkdir -p "$o"
+    for seed in $(seq 6); do
+      for objective in corun alone; do
+        [ "$SECONDS" -gt 480 ] && continue
+        IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+          --conv-objective "$objective" --seed "$seed" --db "$o/$objective$seed.db" \
+          >"$o/$objective$seed.log" 2>&1
+        echo "$objective seed $seed: exit $? $(grep -E 'warning|error|^latency' "$o/$objective$seed.log" | cut -c1-600)"
+      done
+    done | tee "$o/summary.txt"
+    tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log *.db) ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.

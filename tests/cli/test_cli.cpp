@@ -137,6 +137,8 @@ TEST_CASE("a command line iostune cannot parse: one error line, the command's --
          "--conv-objective: fastest not in {auto,alone,corun}", "iostune search"},
         {"replay --model squeezenet1_1 --conv-objective auto",
          "--conv-objective: auto not in {alone,corun}", "iostune replay"},
+        {"replay --model squeezenet1_1 --schedule-file s.json --schedule-id 3",
+         "--schedule-id excludes --schedule-file", "iostune replay"},
         {"", "A subcommand is required", "iostune"},
     };
     for (const Case& c : cases) {
@@ -234,6 +236,18 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
     SECTION("malformed JSON") {
         const Result r = show_broken("malformed.json", "{\"format\": \"iostune-model\",\n \"ops\": [}\n");
         CHECK_THAT(r.err, Catch::Contains("malformed JSON") && Catch::Contains("line 2"));
+    }
+    SECTION("a schedule file that cannot be read or is not JSON") {
+        Result r = run("replay --model squeezenet1_1 --schedule-file " +
+                       quoted(scratch_dir() / "absent_schedule.json"));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("--schedule-file: cannot read") &&
+                              Catch::Contains("absent_schedule.json"));
+        const auto broken = scratch_dir() / "broken_schedule.json";
+        std::ofstream(broken) << "{\"blocks\": [";
+        r = run("replay --model squeezenet1_1 --schedule-file " + quoted(broken));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("is not JSON"));
     }
     SECTION("missing field") {
         json doc = small_model_doc();
