@@ -247,12 +247,15 @@ ScheduleForm faster_form(const RefineResult& refine, const std::string& name) {
 // Everything end to end, on one engine (same weights, same input, same per-op algorithms), so
 // the only numerical differences come from merged convolutions and the only timing differences
 // from the schedules: the sequential output as the reference, every candidate's output in both
-// forms checked against it, the measured refinement (schedule_refinement.h) for
-// `refine_budget_s`, the refined schedule's output checked, and the final timings, as replay
-// measures, of the refined schedule, the DP's and each baseline's faster form.
+// forms checked against it, the measured refinement (schedule_refinement.h) for what
+// `refine_budget_s()` gives once those checks are done, the refined schedule's output checked,
+// and the final timings, as replay measures, of the refined schedule, the DP's and each
+// baseline's faster form. (With several convolution objectives, the engine is the winner's of
+// choose_conv_objective.)
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
-                            TensorLayout layout, const ConvChoices& known, double refine_budget_s,
+                            TensorLayout layout, const ConvChoices& known,
+                            const std::function<double()>& refine_budget_s,
                             const MemoryFitter& fitter,
                             const std::function<void(const std::string&)>& notice) {
     baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
@@ -316,13 +319,14 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         engine, [&](const Schedule& s) { return difference(outputs_of(s)); });
     RefineOptions refine_options;
     refine_options.seed = options.seed;
-    refine_options.time_budget_s = refine_budget_s;
+    // Asked only now: the engine, the objective's trial and the checks above took their time.
+    refine_options.time_budget_s = refine_budget_s();
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
     // A diagnostic for wrong results the final check finds (docs/search.md).
     refine_options.check_every = std::getenv("IOSTUNE_CHECK_EVERY_SCHEDULE") != nullptr;
     notice(fmt::format("refine: {} candidates in both forms, then local moves measured end to "
                        "end for {:.0f} s",
-                       candidates.size(), refine_budget_s));
+                       candidates.size(), refine_options.time_budget_s));
     result.refine = refine_schedule(graph, candidates, evaluator, refine_options);
     notice(fmt::format("refine: {} schedules measured in {:.1f} s; {:.4f} ms from {} ({} changes "
                        "kept)",
@@ -614,9 +618,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         row.sequential_ms = summary.sequential_predicted_ms;
     } else {
         phase_begin = Clock::now();
-        const double refine_budget =
-            options.time_budget_s > 0 ? std::max(0.0, kRefineShare * budget_left())
-                                      : kUnboundedRefineSeconds;
+        const auto refine_budget = [&] {
+            return options.time_budget_s > 0 ? std::max(0.0, kRefineShare * budget_left())
+                                             : kUnboundedRefineSeconds;
+        };
         EndToEnd e2e = measure_and_refine(graph, searched, std::move(baselines), options, layout,
                                           known, refine_budget, fitter, notice);
         end_phase("end_to_end");
