@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -107,6 +108,12 @@ inline EngineOptions options_for(const Plan& plan) {
     options.precision = plan.precision;
     options.layout = plan.layout;
     return options;
+}
+
+// Every bit the same (same kernels, same order of additions).
+inline bool bitwise_equal(const HostTensor& a, const HostTensor& b) {
+    return a.shape == b.shape &&
+           std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
 }
 
 // ||out - ref|| / ||ref||

@@ -5,8 +5,6 @@
 // fresh engine run the same kernels (what a replay of a stored co-run schedule does).
 #include <catch2/catch.hpp>
 
-#include <cstring>
-
 #include "search/baselines.h"
 #include "src/engine/engine.h"
 #include "src/weights.h"
@@ -15,15 +13,6 @@
 
 using namespace iostune;
 using namespace iostune::test;
-
-namespace {
-
-bool bitwise_equal(const HostTensor& a, const HostTensor& b) {
-    return a.shape == b.shape &&
-           std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
-}
-
-}  // namespace
 
 TEST_CASE("convolutions chosen to co-run compute what those chosen alone compute",
           "[gpu][corun]") {

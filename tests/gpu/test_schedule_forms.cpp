@@ -27,11 +27,6 @@ using namespace iostune::test;
 
 namespace {
 
-bool bitwise_equal(const HostTensor& a, const HostTensor& b) {
-    return a.shape == b.shape &&
-           std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
-}
-
 // A schedule the simulated refinement reached from greedy and nimble: merges, joined and split
 // stages, lanes shared by regrouped groups.
 Schedule refined(const Graph& graph, uint64_t seed) {
