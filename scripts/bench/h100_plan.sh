@@ -153,6 +153,9 @@
 #                                            # schedule the refinement times, seeds 1-12
 #   bash scripts/bench/h100_plan.sh call74   # call73 with every checked run on a refilled
 #                                            # arena, each objective, seeds 1-6
+#   bash scripts/bench/h100_plan.sh call75   # NOT YET RUN: the failing co-run seeds as
+#                                            # shipped and with every co-run choice pinned from
+#                                            # a DB (no pair timed in the process)
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -629,6 +632,25 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
       done
     done | tee "$o/summary.txt"
     tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log *.db) ;;
+  call75)
+    # (Written, not yet run.) Is calls 73/74's wrong result time_pair's doing (it runs one
+    # step's cuDNN objects, a process-wide graph-API plan among them, on two handles at once)?
+    # The failing seeds as shipped, then with every co-run choice pinned from a DB a first
+    # search filled, so that no pair is timed in their process at all.
+    o="${OUT:-device-out}/call75"; mkdir -p "$o"
+    search() {
+      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+        --conv-objective corun --seed "$1" --db "$2" --format json >"$o/$3.json" 2>"$o/$3.log"
+      echo "$3: exit $? $(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.json" 2>/dev/null
+      ) $(grep -E 'warning|error' "$o/$3.log" | cut -c1-200)"
+    }
+    {
+      for seed in 2 10; do search "$seed" "$o/c$seed.db" "timed_seed$seed"; done
+      search 1 "$o/pinned.db" pinned_first_seed1
+      for seed in 2 10 4; do search "$seed" "$o/pinned.db" "pinned_seed$seed"; done
+    } | tee "$o/summary.txt"
+    rm -f "$o"/*.db ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.

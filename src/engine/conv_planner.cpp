@@ -494,7 +494,9 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
                 best = candidate;
             }
         }
-        if (best_pair) rank_ms = *best_pair;
+        // No pair ran: ranked as if its two copies ran one after the other, so that the
+        // staged and unstaged steps still compare two-at-once times.
+        rank_ms = best_pair ? *best_pair : 2 * best.time_ms;
         step.candidates += fmt::format("; two at once: {}", pairs);
     }
     if (!configure(step, best, &scratch)) return false;

@@ -97,6 +97,9 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
 // are concat slices, or a merge stage run under another plan) get a copy.
 void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, const DeviceBuffer& workspace,
                              cudaStream_t stream) {
+    if (!m.conv)
+        throw InternalError(fmt::format("merge stage {} runs without its planned convolution; "
+                                        "please report it with the model", m.plan.signature));
     lane.cudnn.set_stream(stream);
     engine_internal::require_workspace(*m.conv, workspace);
     m.conv->run(lane.cudnn.get(), workspace.get(), stream);
@@ -131,7 +134,9 @@ void Engine::Impl::replace_merges() {
         const TensorView merged =
             merged_place(m, Shape{m.merged.n, m.merged.c, m.merged.h, m.merged.w});
         const TensorView& in = tensor(graph.op(m.plan.ops[0]).inputs[0]);
-        if (merged == m.merged && in == m.planned_input && m.staged_input == old_staging) continue;
+        // (A merge whose last planning threw has no convolution: planned again.)
+        if (m.conv && merged == m.merged && in == m.planned_input && m.staged_input == old_staging)
+            continue;
         m.merged = merged;
         m.slices.clear();
         int offset = 0;

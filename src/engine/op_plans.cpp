@@ -73,7 +73,11 @@ void* Engine::Impl::scratch_buffer(void* planned, const Op& op, const char* what
 
 void Engine::Impl::plan_op(const Op& op) {
     OpExec& exec = execs[size_t(op.id)];
-    exec.planned_views = current_views(op);
+    // Recorded only once the op is planned: a plan that throws half-way (a convolution cuDNN
+    // fails to run while it is timed) must be planned again by the next re-plan at these
+    // views, not taken as done and left without its convolutions.
+    std::vector<TensorView> planned_views = current_views(op);
+    exec.planned_views.clear();
     exec.scratch = scratch_of(op.id);
     const std::string context = op_label(op);
     const TensorView& out = views[size_t(op.id)];
@@ -207,6 +211,7 @@ void Engine::Impl::plan_op(const Op& op) {
                                                   : "cublasGemmEx (fp32 accumulation) + bias kernel";
             break;
     }
+    exec.planned_views = std::move(planned_views);
 }
 
 TensorView Engine::Impl::depthwise_output(const Op& op) const {
@@ -273,6 +278,10 @@ void Engine::Impl::run_op(int id, Lane& lane, const DeviceBuffer& workspace, cud
     switch (op.kind) {
         case OpKind::Conv:
         case OpKind::SepConv:
+            // Never silently skipped: a plan that failed half-way leaves none (plan_op).
+            if (exec.convs.size() != (op.kind == OpKind::Conv ? 1u : 2u))
+                throw InternalError(fmt::format("{} runs without its planned convolutions; "
+                                                "please report it with the model", op_label(op)));
             lane.cudnn.set_stream(stream);
             for (const ConvStep& step : exec.convs) {
                 require_workspace(step, workspace);
