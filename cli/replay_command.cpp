@@ -414,7 +414,8 @@ void add_replay_command(CLI::App& app) {
                     "replay the schedule in this JSON file (iostune's schedule JSON, as a search's "
                     "error report prints it) instead of a stored one")
         ->excludes("--schedule-source")
-        ->excludes("--schedule-id");
+        ->excludes("--schedule-id")
+        ->excludes("--batch-sizes");
     cmd->add_option("--warmup", o->warmup, "untimed launches before timing")
         ->check(whole_number_from_zero())
         ->capture_default_str();

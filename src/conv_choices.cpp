@@ -73,7 +73,8 @@ nlohmann::json conv_choices_to_json(const ConvChoices& choices) {
                            {"math", c.math},
                            {"path", c.path},
                            {"time_ms", c.time_ms}};
-        if (c.objective != ConvObjective::Alone) json[signature]["objective"] = to_string(c.objective);
+        if (c.objective != ConvObjective::Alone)
+            json[signature]["objective"] = to_string(c.objective);
     }
     return json;
 }

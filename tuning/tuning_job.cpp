@@ -204,20 +204,18 @@ ConvObjective choose_conv_objective(const Graph& graph,
         Engine engine(graph, engine_options_for(options, layout, known, objective));
         const double setup_s = seconds_since(begin);
         engine.set_random_inputs(7);
+        // Timed as the refinement times (its outputs are checked later, on the winner's engine).
+        MeasuredScheduleEvaluator timing(engine, [](const Schedule&) { return std::string(); });
         std::optional<double> fastest;
         std::string from;
         for (const RefineCandidate& c : candidates) {
             for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
                 if (c.only_form && *c.only_form != form) continue;
-                double ms = 0;
-                try {
-                    const CudaGraphExec exec = engine.capture(fitter.fit(with_form(c.schedule, form)));
-                    ms = measure_graph(exec, engine.origin_stream(), options.end_to_end).median_ms;
-                } catch (const Error&) {
-                    continue;  // the refinement reports a candidate the engine cannot run
-                }
-                if (!fastest || ms < *fastest)
-                    fastest = ms, from = fmt::format("{} ({})", c.name, to_string(form));
+                // One the engine cannot run is skipped: the refinement reports it.
+                const ScheduleMeasurement m =
+                    timing.measure(fitter.fit(with_form(c.schedule, form)));
+                if (m.ok && (!fastest || m.latency_ms < *fastest))
+                    fastest = m.latency_ms, from = fmt::format("{} ({})", c.name, to_string(form));
             }
         }
         if (!fastest) continue;

@@ -553,7 +553,8 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
               --schedule-source "$1" --form "$2" --conv-objective "$objective" --iters 300 \
               >"$log" 2>&1
             median=$(sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
-            echo -e "$model\t$precision\t$1\t$2\t$objective\t${median:-failed}\t$((SECONDS - start))"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$precision" "$1" "$2" \
+              "$objective" "${median:-failed}" "$((SECONDS - start))"
           done
         done
       done
@@ -590,7 +591,8 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
         .devpack/iostune search --model googlenet --layout nhwc --conv-objective "$objective" \
           --time-budget 30 --seed "$round" --db "$o/${objective}_$round.db" \
           >"$o/${objective}_$round.log" 2>&1
-        echo "$objective round $round: exit $? $(grep -E 'error|^latency' "$o/${objective}_$round.log" | cut -c1-160)"
+        echo "$objective round $round: exit $?" \
+          "$(grep -E 'error|^latency' "$o/${objective}_$round.log" | cut -c1-160)"
       done
     done | tee "$o/summary.txt"
     tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log *.db) ;;
@@ -628,7 +630,8 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
         IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
           --conv-objective "$objective" --seed "$seed" --db "$o/$objective$seed.db" \
           >"$o/$objective$seed.log" 2>&1
-        echo "$objective seed $seed: exit $? $(grep -E 'warning|error|^latency' "$o/$objective$seed.log" | cut -c1-600)"
+        echo "$objective seed $seed: exit $?" \
+          "$(grep -E 'warning|error|^latency' "$o/$objective$seed.log" | cut -c1-600)"
       done
     done | tee "$o/summary.txt"
     tar czf "$o/logs.tar.gz" -C "$o" --remove-files $(cd "$o" && ls *.log *.db) ;;
