@@ -135,7 +135,7 @@ fi
       done
     done
   done
-} | xargs -P "$((jobs > 2 * k ? jobs - 2 * k : 1))" -L 1 bash -c 'run_one "$@"' _
+} | xargs -r -P "$((jobs > 2 * k ? jobs - 2 * k : 1))" -L 1 bash -c 'run_one "$@"' _
 wait
 
 sort -o "$out/sanitize.tsv" "$out/sanitize.tsv"

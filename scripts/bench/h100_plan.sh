@@ -156,6 +156,8 @@
 #   bash scripts/bench/h100_plan.sh call75   # NOT YET RUN: the failing co-run seeds as
 #                                            # shipped and with every co-run choice pinned from
 #                                            # a DB (no pair timed in the process)
+#   bash scripts/bench/h100_plan.sh call76   # NOT YET RUN: racecheck and memcheck on the
+#                                            # kernel tests that time no cuDNN convolution
 # fp16/bf16 replays use --native-io (run_h100.sh --help).
 # Each call leaves $OUT/bench_<call>*.tar.gz and .log; here:
 #   scripts/bench/unpack_results.sh /work/.device/.../bench_*.tar.gz && \
@@ -654,6 +656,13 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       for seed in 2 10 4; do search "$seed" "$o/pinned.db" "pinned_seed$seed"; done
     } | tee "$o/summary.txt"
     rm -f "$o"/*.db ;;
+  call76)
+    # (Written, not yet run.) racecheck stops at the first fp16 channels-last cuDNN convolution
+    # of the op-by-op tests (calls 61, 64): the engine's own kernels in the tests that time no
+    # cuDNN convolution (pinned depthwise kernel, pooling, pad, bias), under racecheck and
+    # memcheck, every precision and layout those tests cover.
+    bash scripts/sanitize.sh --models "" --timeout 300 --out "${OUT:-device-out}/call76" \
+      --kernel-tests "the channels-last depthwise kernel*,global pooling matches*,the spatial pad kernel*,the bias kernel*" ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.
