@@ -15,6 +15,10 @@
 //                 becomes concurrent again)
 //        regroup  two groups of a stage become one (they then share a lane)
 //        form     staged <-> dataflow
+//      Once 1000 moves in a row find no schedule not timed before (a local optimum whose
+//      neighbours are all timed), moves are made two at a time, then three; after a kept
+//      change, one at a time again. The refinement ends when the budget does, or when three
+//      at a time find nothing new either.
 //      A move is kept when it is faster than the current schedule by more than `min_gain`
 //      (relative), twice: measured, the gain is timed again beside the current schedule, so
 //      measurement noise does not walk the schedule around.
@@ -51,6 +55,8 @@ struct RefineOptions {
     // A measured evaluator's gain is timed again, beside the current schedule, before it is
     // kept (a simulated one is exact: never).
     bool confirm_gains = true;
+    // The most random moves made at once once single moves find nothing new (1: never more).
+    int max_compound_steps = 3;
     // Diagnostic: check every schedule's output, not only the faster ones' (a disagreement
     // names the evaluation it happened at). `search` sets it from IOSTUNE_CHECK_EVERY_SCHEDULE.
     bool check_every = false;

@@ -191,6 +191,25 @@ TEST_CASE("refinement: a measured gain that does not hold when timed again is no
     }
 }
 
+TEST_CASE("refinement: once single moves find nothing new, moves in twos and threes go on",
+          "[refine]") {
+    // SqueezeNet's schedules have few neighbours: single moves run out long before the budget.
+    const Graph g = build_zoo_model("squeezenet1_1", 1);
+    SimulatedScheduleEvaluator evaluator(g, SimCostModel());
+    RefineOptions options;
+    options.time_budget_s = 60;  // both end by running out of new schedules, not by time
+    options.max_compound_steps = 1;
+    const RefineResult single = refine_schedule(g, baseline_candidates(g), evaluator, options);
+    options.max_compound_steps = 3;
+    const RefineResult compound = refine_schedule(g, baseline_candidates(g), evaluator, options);
+    INFO(single.evaluations << " then " << compound.evaluations << " evaluations");
+    CHECK(compound.seconds < 60);
+    // The same seed: the same path until single moves run out, then further.
+    CHECK(compound.evaluations > single.evaluations);
+    CHECK(compound.latency_ms <= single.latency_ms);
+    REQUIRE_NOTHROW(validate(g, compound.schedule));
+}
+
 TEST_CASE("refinement is deterministic for a seed", "[refine]") {
     const Graph g = build_zoo_model("inception_v3", 1);
     SimulatedScheduleEvaluator evaluator(g, SimCostModel());
