@@ -180,42 +180,46 @@ std::vector<RefineCandidate> refine_candidates(const Graph& graph, const RefineC
     return candidates;
 }
 
-// How the end-to-end phase chooses its convolutions (docs/search.md, "Kernels chosen for
-// co-running"). With one objective, that one. With several, an engine of each times every
-// refinement candidate in its forms (fitted into the memory limit) as replay runs it, and the
-// objective whose fastest candidate is fastest wins: kernels chosen to run alone win where
-// little runs at once, kernels chosen to co-run where much does. `record` gets each one's
-// fastest candidate. (An engine's choices stay cached in the process: the winner's engine,
-// built again, times nothing.)
-ConvObjective choose_conv_objective(const Graph& graph,
-                                    const std::vector<RefineCandidate>& candidates,
-                                    const TuningOptions& options, TensorLayout layout,
-                                    const ConvChoices& known, const MemoryFitter& fitter,
-                                    nlohmann::json& record,
-                                    const std::function<void(const std::string&)>& notice) {
+// The end-to-end phase's engine, with its convolutions chosen for the objective that wins
+// (docs/search.md, "Kernels chosen for co-running"). With one objective, that one's. With
+// several, an engine of each times every refinement candidate in its forms (fitted into the
+// memory limit) as replay runs it, and the engine whose fastest candidate is fastest is kept:
+// kernels chosen to run alone win where little runs at once, kernels chosen to co-run where
+// much does. `record` gets the choice and each one's fastest candidate.
+Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>& candidates,
+                         const TuningOptions& options, TensorLayout layout,
+                         const ConvChoices& known, const MemoryFitter& fitter,
+                         nlohmann::json& record,
+                         const std::function<void(const std::string&)>& notice) {
     const std::vector<ConvObjective>& objectives = options.conv_objectives;
     if (objectives.empty()) throw Error("the search needs at least one convolution objective");
+    const auto engine_for = [&](ConvObjective objective) {
+        return Engine(graph, engine_options_for(options, layout, known, objective));
+    };
     record = {{"chosen", to_string(objectives.front())}};
-    if (objectives.size() == 1) return objectives.front();
-    std::optional<ConvObjective> chosen;
+    if (objectives.size() == 1) return engine_for(objectives.front());
+    std::optional<Engine> chosen;
     double chosen_ms = 0;
     for (const ConvObjective objective : objectives) {
         const auto begin = Clock::now();
-        Engine engine(graph, engine_options_for(options, layout, known, objective));
+        Engine engine = engine_for(objective);
         const double setup_s = seconds_since(begin);
         engine.set_random_inputs(7);
-        // Timed as the refinement times (its outputs are checked later, on the winner's engine).
-        MeasuredScheduleEvaluator timing(engine, [](const Schedule&) { return std::string(); });
+        // Timed as the refinement times (outputs are checked later, on the engine kept).
         std::optional<double> fastest;
         std::string from;
-        for (const RefineCandidate& c : candidates) {
-            for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
-                if (c.only_form && *c.only_form != form) continue;
-                // One the engine cannot run is skipped: the refinement reports it.
-                const ScheduleMeasurement m =
-                    timing.measure(fitter.fit(with_form(c.schedule, form)));
-                if (m.ok && (!fastest || m.latency_ms < *fastest))
-                    fastest = m.latency_ms, from = fmt::format("{} ({})", c.name, to_string(form));
+        {
+            MeasuredScheduleEvaluator timing(engine, [](const Schedule&) { return std::string(); });
+            for (const RefineCandidate& c : candidates) {
+                for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+                    if (c.only_form && *c.only_form != form) continue;
+                    // One the engine cannot run is skipped: the refinement reports it.
+                    const ScheduleMeasurement m =
+                        timing.measure(fitter.fit(with_form(c.schedule, form)));
+                    if (!m.ok || (fastest && m.latency_ms >= *fastest)) continue;
+                    fastest = m.latency_ms;
+                    from = fmt::format("{} ({})", c.name, to_string(form));
+                }
             }
         }
         if (!fastest) continue;
@@ -227,11 +231,15 @@ ConvObjective choose_conv_objective(const Graph& graph,
                            objective == ConvObjective::Alone ? "to run alone" : "to co-run",
                            *fastest, from, setup_s, engine.pinned_conv_count(),
                            engine.conv_count()));
-        if (!chosen || *fastest < chosen_ms) chosen = objective, chosen_ms = *fastest;
+        if (!chosen || *fastest < chosen_ms) {
+            record["chosen"] = to_string(objective);
+            chosen.emplace(std::move(engine));
+            chosen_ms = *fastest;
+        }
     }
-    if (!chosen) return objectives.front();  // nothing ran: the refinement says why
-    record["chosen"] = to_string(*chosen);
-    return *chosen;
+    if (!chosen) return engine_for(objectives.front());  // nothing ran: the refinement says why
+    chosen->release_retired();  // the trial's graphs are gone
+    return std::move(*chosen);
 }
 
 // The faster form of candidate `name` as the refinement timed it (staged if it timed neither).
@@ -249,7 +257,7 @@ ScheduleForm faster_form(const RefineResult& refine, const std::string& name) {
 // `refine_budget_s()` gives once those checks are done, the refined schedule's output checked,
 // and the final timings, as replay measures, of the refined schedule, the DP's and each
 // baseline's faster form. (With several convolution objectives, the engine is the winner's of
-// choose_conv_objective.)
+// end_to_end_engine.)
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
                             TensorLayout layout, const ConvChoices& known,
@@ -259,10 +267,9 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
     std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
     EndToEnd result;
-    const ConvObjective objective = choose_conv_objective(
-        graph, candidates, options, layout, known, fitter, result.conv_objective, notice);
-    const EngineOptions engine_options = engine_options_for(options, layout, known, objective);
-    Engine engine(graph, engine_options);
+    Engine engine = end_to_end_engine(graph, candidates, options, layout, known, fitter,
+                                      result.conv_objective, notice);
+    const EngineOptions& engine_options = engine.options();
     engine.set_random_inputs(7);
 
     // The sequential schedule's result: every graph output (an FPN's levels, a set's models').
