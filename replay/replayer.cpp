@@ -321,7 +321,14 @@ ReplayTarget resolve_without_store(const std::vector<std::string>& models,
     const Schedule schedule = options.schedule_source == "sequential"
                                   ? sequential_schedule(graph)
                                   : given_schedule(options, graph.name());
-    validate(graph, schedule);
+    try {
+        validate(graph, schedule);
+    } catch (const Error& e) {
+        if (options.schedule_source != "given") throw;
+        throw Error(fmt::format("the given schedule '{}' does not fit '{}' at batch {}: {}",
+                                options.schedule_name, graph.name(), options.batch, e.what()),
+                    ErrorKind::BadInput);
+    }
     if (const std::string why = gpu_unavailable_reason(); !why.empty())
         throw Error(fmt::format("replaying '{}' needs an NVIDIA GPU, and this machine has none "
                                 "usable ({}); run it on the GPU machine",

@@ -248,6 +248,15 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
         r = run("replay --model squeezenet1_1 --schedule-file " + quoted(broken));
         CHECK(r.exit_code == 1);
         CHECK_THAT(r.err, Catch::Contains("is not JSON"));
+        // Another model's schedule: refused on the CPU, before any GPU is needed.
+        const auto other = scratch_dir() / "other_schedule.json";
+        std::ofstream(other)
+            << R"({"blocks": [{"stages": [{"groups": [[0]], "strategy": "concurrent"}]}]})";
+        r = run("replay --model squeezenet1_1 --schedule-file " + quoted(other));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("the given schedule 'file:") &&
+                              Catch::Contains("does not fit 'squeezenet1_1'") &&
+                              Catch::Contains("never scheduled"));
     }
     SECTION("missing field") {
         json doc = small_model_doc();
