@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "db/schedule_store.h"
@@ -32,6 +33,7 @@
 #include "tuning/job_device.h"
 #include "tuning/measured_cost_model.h"
 #include "tuning/measured_schedule_evaluator.h"
+#include "tuning/output_divergence.h"
 #include "tuning/schedule_contest.h"
 #include "tuning/sqlite_stage_cache.h"
 
@@ -299,16 +301,25 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         }
         return "";
     };
+    // A diagnostic run (docs/search.md) also keeps every op's output at the start, so that a
+    // failed check can name the first op whose result changed since.
+    const bool diagnostic = std::getenv("IOSTUNE_CHECK_EVERY_SCHEDULE") != nullptr;
+    std::optional<OpSnapshot> sequential_at_start;
     const auto check = [&](const Schedule& s, const std::string& what) {
         const std::string why = difference(outputs_of(s));
         if (why.empty()) return;
+        const std::string diagnosis = diagnose_divergence(
+            engine, s, baselines.front().schedule,
+            [&](const Schedule& t) { return difference(outputs_of(t)); },
+            sequential_at_start ? &*sequential_at_start : nullptr);
         throw Error(fmt::format("the {} schedule of '{}' computes {}; nothing was stored. This is "
                                 "a bug in the engine or the merge rules: please report it with "
-                                "the model and this schedule (iostune's JSON; `iostune replay "
-                                "--schedule-file F --validate --perturb 20` replays it): {}",
-                                what, graph.name(), why, schedule_to_json(s).dump()));
+                                "the model, this {}\nand this schedule (iostune's JSON; `iostune "
+                                "replay --schedule-file F --validate --perturb 20` replays it): {}",
+                                what, graph.name(), why, diagnosis, schedule_to_json(s).dump()));
     };
     reference = outputs_of(baselines.front().schedule);
+    if (diagnostic) sequential_at_start = snapshot_ops(engine, baselines.front().schedule);
     for (size_t k = 0; k < reference.size(); ++k) {
         require_finite_reference(reference[k], engine_options.precision, name_output(graph, int(k)));
         result.tolerance =
@@ -320,15 +331,26 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
             check(fitter.fit(with_form(c.schedule, form)),
                   fmt::format("{} ({})", c.name, to_string(form)));
 
-    MeasuredScheduleEvaluator evaluator(
-        engine, [&](const Schedule& s) { return difference(outputs_of(s)); });
+    // In a diagnostic run the first schedule of the refinement that disagrees is diagnosed
+    // there and then, before later re-plans can hide what changed.
+    bool diagnosed = false;
+    MeasuredScheduleEvaluator evaluator(engine, [&](const Schedule& s) {
+        std::string why = difference(outputs_of(s));
+        if (why.empty() || !diagnostic || diagnosed) return why;
+        diagnosed = true;
+        const std::string diagnosis = diagnose_divergence(
+            engine, s, baselines.front().schedule,
+            [&](const Schedule& t) { return difference(outputs_of(t)); }, &*sequential_at_start);
+        notice("refine: the first schedule that disagrees, " + diagnosis);
+        return why;
+    });
     RefineOptions refine_options;
     refine_options.seed = options.seed;
     // Asked only now: the engine, the objective's trial and the checks above took their time.
     refine_options.time_budget_s = refine_budget_s();
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
     // A diagnostic for wrong results the final check finds (docs/search.md).
-    refine_options.check_every = std::getenv("IOSTUNE_CHECK_EVERY_SCHEDULE") != nullptr;
+    refine_options.check_every = diagnostic;
     notice(fmt::format("refine: {} candidates in both forms, then local moves measured end to "
                        "end for {:.0f} s",
                        candidates.size(), refine_options.time_budget_s));

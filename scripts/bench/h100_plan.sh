@@ -663,6 +663,71 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # memcheck, every precision and layout those tests cover.
     bash scripts/sanitize.sh --models "" --timeout 300 --out "${OUT:-device-out}/call76" \
       --kernel-tests "the channels-last depthwise kernel*,global pooling matches*,the spatial pad kernel*,the bias kernel*" ;;
+  call77)
+    # call75's failing seed (co-run choices timed in the process) with the new diagnosis in its
+    # error (tuning/output_divergence.h), then the [gpu] suite's three shards (call66's lines):
+    # op_plans/merge_stages/refinement changed since call66.
+    o="${OUT:-device-out}/call77"; mkdir -p "$o"
+    .devpack/iostune search --model googlenet --layout nhwc --conv-objective corun --seed 2 \
+      --db "$o/c2.db" >"$o/seed2.log" 2>&1
+    echo "seed 2: exit $?" >>"$o/seed2.log"; rm -f "$o/c2.db"
+    timeout 480 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 480 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
+    timeout 480 .devpack/test_gpu "~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1 &
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
+    wait %3; echo "rest: exit $?" >>"$o/gpu_rest.log"
+    tail -n 3 "$o"/gpu_*.log ;;
+  call78)
+    # call77's seed 2 passed without IOSTUNE_CHECK_EVERY_SCHEDULE; calls 73-75 failed with it:
+    # with it, and the diagnosis. Then the rest shard's tests call77's 480 s cut off (its model
+    # set search took 147 s, 81 in call66: the refinement now uses its whole budget).
+    o="${OUT:-device-out}/call78"; mkdir -p "$o"
+    IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+      --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2.log" 2>&1
+    echo "seed 2: exit $?" >>"$o/seed2.log"; rm -f "$o/c2.db"
+    timeout 200 .devpack/test_gpu "a measured search of a multi-output model*,a model with three outputs*,a schedule searched for an imported .onnx model*,a set of multi-output models*,an fp16 search picks its layout*,back-to-back timing gives*,both forms of concurrent and merged schedules*,convolutions with a fused PReLU merge*,every second-round operator*,native I/O gives every output*,the measured cost model times stages*" \
+      --durations yes >"$o/gpu_rest_tail.log" 2>&1
+    echo "rest tail: exit $?" >>"$o/gpu_rest_tail.log"
+    tail -n 3 "$o/gpu_rest_tail.log"
+    # The refinement's budget computed after the checks (not re-measured since): RandWire's
+    # default search ran 59-67 s against its 60 s in call70.
+    start=$(date +%s.%N)
+    .devpack/iostune search --model randwire --layout nhwc --db "$o/rw.db" >"$o/randwire.log" 2>&1
+    echo "randwire: exit $? in $(echo "$(date +%s.%N) - $start" | bc) s" | tee -a "$o/randwire.log"
+    rm -f "$o/rw.db" ;;
+  call79)
+    # call78's failing seed again: the diagnosis now names the first op whose result changed
+    # since the start (a snapshot of every op, taken in diagnostic runs).
+    o="${OUT:-device-out}/call79"; mkdir -p "$o"
+    IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+      --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2.log" 2>&1
+    echo "seed 2: exit $?" >>"$o/seed2.log"; rm -f "$o/c2.db" ;;
+  call80)
+    # The diagnosis's [gpu] test, the model-set search test with its own 20 s budgets, and the
+    # failing seed twice more with the diagnosis (call79 passed on an H200 and on the H100).
+    o="${OUT:-device-out}/call80"; mkdir -p "$o"
+    timeout 120 .devpack/test_gpu "[diagnosis]" --durations yes >"$o/gpu_diagnosis.log" 2>&1
+    echo "diagnosis: exit $?" >>"$o/gpu_diagnosis.log"
+    timeout 150 .devpack/test_gpu "a measured search stores the set*" --durations yes \
+      >"$o/gpu_model_set.log" 2>&1
+    echo "model set: exit $?" >>"$o/gpu_model_set.log"
+    for run in 1 2; do
+      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
+      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+    done
+    tail -n 2 "$o"/*.log ;;
+  call81)
+    # The failing seed with the refinement's first disagreement diagnosed on the spot (call80's
+    # first run: 1256 schedules from evaluation 85 on disagreed, the final check then agreed).
+    o="${OUT:-device-out}/call81"; mkdir -p "$o"
+    for run in 1 2; do
+      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
+      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+      grep -qE "disagrees|error" "$o/seed2_$run.log" && break
+    done ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.

@@ -368,6 +368,22 @@ void Engine::refill_arena(uint64_t seed) {
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(im.origin.get()), "refilling the activation arena");
 }
 
+void Engine::fill_workspaces(std::optional<uint64_t> seed) {
+    Impl& im = *impl_;
+    std::vector<const DeviceBuffer*> buffers;
+    for (const DeviceBuffer& w : im.workspaces) buffers.push_back(&w);
+    for (const auto& lane : im.lanes) buffers.push_back(&lane->cublas_workspace);
+    for (const DeviceBuffer* b : buffers) {
+        if (b->bytes() == 0) continue;
+        if (seed)
+            im.fill(b->get(), int64_t(b->bytes() / sizeof(float)), DType::F32, *seed);
+        else
+            IOSTUNE_CUDA_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), im.origin.get()),
+                               "zeroing a workspace");
+    }
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(im.origin.get()), "filling the workspaces");
+}
+
 CudaGraphExec Engine::capture_perturbed(const Schedule& schedule, const Perturbation& perturbation) {
     prepare(schedule);
     impl_->captured = true;

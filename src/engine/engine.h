@@ -220,6 +220,10 @@ public:
     // run, a launch that reads a tensor its producer has not written yet then reads these
     // values, not the identical ones an earlier run left there.
     void refill_arena(uint64_t seed);
+    // Fills every convolution workspace and each lane's cuBLAS workspace (synchronising) with
+    // zeros (no seed) or seeded values. A diagnostic: no kernel may compute other values for
+    // what its workspace held before it ran (tuning/output_divergence.h checks).
+    void fill_workspaces(std::optional<uint64_t> seed);
     cudaStream_t origin_stream() const;  // the stream capture uses; free to launch on
     // Enqueues a write of twice the L2 cache's size on `stream`, evicting whatever it held
     // (timing with cold caches). Allocates its buffer on first use: not inside a capture.
