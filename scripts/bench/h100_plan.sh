@@ -719,9 +719,14 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     done
     tail -n 2 "$o"/*.log ;;
   call81)
-    # The failing seed with the refinement's first disagreement diagnosed on the spot (call80's
+    # (Written, not yet run: the budget ran out.) Does any kernel depend on what its workspace
+    # held (docs/search.md, the working hypothesis)? The [diagnosis] tests: GoogLeNet's ops with
+    # zeroed vs seeded workspaces, as timed and with every candidate kernel pinned. Then the
+    # failing seed with the refinement's first disagreement diagnosed on the spot (call80's
     # first run: 1256 schedules from evaluation 85 on disagreed, the final check then agreed).
     o="${OUT:-device-out}/call81"; mkdir -p "$o"
+    timeout 300 .devpack/test_gpu "[diagnosis]" --durations yes >"$o/gpu_diagnosis.log" 2>&1
+    echo "diagnosis: exit $?" | tee -a "$o/gpu_diagnosis.log"
     for run in 1 2; do
       IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
         --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1

@@ -78,3 +78,47 @@ TEST_CASE("no op's output depends on what its workspace held before it ran",
         CHECK(found.empty());
     }
 }
+
+// The same for every kernel a convolution may be pinned to, not only those timing picks here
+// (which vary with timing noise): each candidate pinned for every convolution of GoogLeNet that
+// can take it, one engine per candidate.
+TEST_CASE("no convolution kernel the engine may run depends on what its workspace held",
+          "[gpu][diagnosis][workspace]") {
+    const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
+                               Plan{Precision::Fp16, TensorLayout::Nhwc});
+    INFO(label(plan));
+    Graph graph = build_zoo_model("googlenet", 1);
+    init_random_weights(graph, 5);
+    const Schedule sequential = sequential_schedule(graph);
+    std::vector<std::string> signatures;
+    for (const auto& [signature, choice] : Engine(graph, options_for(plan)).conv_choices())
+        signatures.push_back(signature);
+    REQUIRE(!signatures.empty());
+
+    std::vector<ConvChoice> candidates;
+    for (int rank = 0; rank < 9; ++rank)
+        for (const char* path : {"graph", "graph+epilogue"})
+            candidates.push_back({fmt::format("GRAPH_{}", rank), "TENSOR_OP_MATH", path});
+    for (int rank = 0; rank < 4; ++rank)
+        candidates.push_back({fmt::format("GEMM_{}", rank), "TENSOR_OP_MATH", "gemm"});
+    for (const char* algorithm : {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT",
+                                  "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"})
+        for (const char* math : {"DEFAULT_MATH", "TENSOR_OP_MATH"})
+            for (const char* path : {"fused", "conv+epilogue"})
+                candidates.push_back({algorithm, math, path});
+    int engines = 0;
+    for (const ConvChoice& candidate : candidates) {
+        INFO(candidate.algorithm << " " << candidate.math << " " << candidate.path);
+        EngineOptions options = options_for(plan);
+        for (const std::string& signature : signatures) options.conv_choices[signature] = candidate;
+        Engine engine(graph, options);
+        if (engine.pinned_conv_count() == 0) continue;  // no convolution here can run it
+        ++engines;
+        engine.set_random_inputs(9);
+        const std::string found = workspace_dependence(engine, sequential);
+        INFO(found);
+        CHECK(found.empty());
+    }
+    WARN(engines << " of " << candidates.size() << " candidate kernels ran on some convolution");
+    CHECK(engines > 4);
+}
