@@ -50,6 +50,9 @@ constexpr double kDpShare = 0.4;
 constexpr double kRefineShare = 0.75;
 // Without a budget: the refinement's wall time on a GPU, its moves when simulated.
 constexpr double kUnboundedRefineSeconds = 60;
+// A baseline measured faster than the refined schedule by at most this much is timed again
+// beside it, in turns, before the contest is decided.
+constexpr double kCloseContest = 0.02;
 constexpr int kSimulatedRefineMoves = 400;
 // Sizing the DP's windows to its time (seconds_per_stage): stages timed to estimate, the estimate
 // when they were all in the store (measured on the H100, docs/search.md), its floor, and the
@@ -102,6 +105,8 @@ struct EndToEnd {
     // How they were chosen: {"chosen": "alone"|"corun", "<objective>": {"ms", "from"}, ...}
     nlohmann::json conv_objective;
     int convolutions = 0, pinned_convolutions = 0;  // pinned: timed before, read from the store
+    // A close contest timed again in turns: the rival and each one's times; null when none.
+    nlohmann::json close_contest;
 };
 
 // `known`: convolution choices timed earlier on this device (stored_conv_choices); those made
@@ -379,6 +384,31 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
             b.schedule = with_form(b.schedule, faster_form(result.refine, b.name));
         b.schedule = fitter.fit(b.schedule);  // the contest's baselines run in the limit too
         b.timing = timed(b.schedule);
+    }
+    // A baseline that beat the refined schedule by little is timed again beside it, in turns:
+    // measured one after the other, two schedules differ by the GPU's drift about as much (the
+    // contest kept GoogLeNet TF32's greedy by 0.2% in call80, by under 1% in call69).
+    Baseline* rival = nullptr;
+    for (Baseline& b : baselines)
+        if (b.timing.median_ms < result.schedule.median_ms &&
+            (!rival || b.timing.median_ms < rival->timing.median_ms))
+            rival = &b;
+    if (rival && result.schedule.median_ms <= rival->timing.median_ms * (1 + kCloseContest)) {
+        const CudaGraphExec mine = engine.capture(result.refine.schedule);
+        const CudaGraphExec theirs = engine.capture(rival->schedule);
+        const std::vector<LatencyStats> turns =
+            measure_interleaved({&mine, &theirs}, engine.origin_stream(), options.end_to_end);
+        result.close_contest = {{"rival", rival->name},
+                                {"refined_ms", result.schedule.median_ms},
+                                {"rival_ms", rival->timing.median_ms},
+                                {"refined_in_turns_ms", turns[0].median_ms},
+                                {"rival_in_turns_ms", turns[1].median_ms}};
+        notice(fmt::format("close contest: the refined schedule {:.4f} ms against {} {:.4f} ms; "
+                           "timed again in turns, {:.4f} against {:.4f} ms",
+                           result.schedule.median_ms, rival->name, rival->timing.median_ms,
+                           turns[0].median_ms, turns[1].median_ms));
+        result.schedule = turns[0];
+        rival->timing = turns[1];
     }
     result.baselines = std::move(baselines);
     result.conv_choices = engine.conv_choices();
@@ -686,6 +716,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         stats["convolutions"] = {{"count", e2e.convolutions},
                                  {"pinned_from_store", e2e.pinned_convolutions}};
         stats["kept_strategy"] = summary.kept_strategy;
+        stats["close_contest"] = e2e.close_contest;
         stats["conv_objective"] = e2e.conv_objective;
         summary.conv_objective = e2e.conv_objective["chosen"].get<std::string>();
         stats["sequential_kept"] = summary.sequential_kept;

@@ -227,4 +227,35 @@ LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
     return measure_graph(exec, stream, options, events);
 }
 
+std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphExec*>& execs,
+                                              cudaStream_t stream, const MeasureOptions& options) {
+    if (execs.empty()) throw Error("measure_interleaved: no CUDA graphs to time");
+    for (const CudaGraphExec* exec : execs)
+        if (exec == nullptr || !exec->valid())
+            throw Error("measure_interleaved: a CUDA graph exec is empty");
+    if (options.repeats < 1 || options.number < 1 || options.warmup < 0)
+        throw Error(fmt::format("measure_interleaved: need repeats >= 1, number >= 1, warmup >= 0 "
+                                "(got repeats={}, number={}, warmup={})",
+                                options.repeats, options.number, options.warmup));
+    TimingEvents pool;
+    const std::vector<CudaEvent>& events = pool.at_least(2);
+    const auto warmup_start = Clock::now();
+    for (int i = 0; i < options.warmup; ++i)
+        for (const CudaGraphExec* exec : execs) exec->launch(stream);
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
+    extend_warm_up(*execs.front(), stream, options.min_warmup_ms, warmup_start);
+    std::vector<std::vector<double>> samples(execs.size()), enqueue(execs.size());
+    for (int r = 0; r < options.repeats; ++r) {
+        for (size_t k = 0; k < execs.size(); ++k) {
+            const Repeat t = time_repeat(*execs[k], stream, options.number, events[0], events[1]);
+            samples[k].push_back(t.gpu_ms_per_launch);
+            enqueue[k].push_back(t.enqueue_ms_per_launch);
+        }
+    }
+    std::vector<LatencyStats> stats;
+    for (size_t k = 0; k < execs.size(); ++k)
+        stats.push_back(summarize(std::move(samples[k]), std::move(enqueue[k]), options.number));
+    return stats;
+}
+
 }  // namespace iostune

@@ -91,4 +91,11 @@ LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
                            const MeasureOptions& options = {});
 
+// Several graphs timed in turns, as EachRepeat times one (`options.mode` and `min_repeat_ms` are
+// not used): each round takes one sample of every graph, so a drift of the GPU's clocks or of
+// other load over the seconds a measurement lasts weighs on all of them alike, which two
+// measurements one after the other do not ensure. A close contest is settled this way.
+std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphExec*>& execs,
+                                              cudaStream_t stream, const MeasureOptions& options);
+
 }  // namespace iostune

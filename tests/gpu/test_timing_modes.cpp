@@ -11,6 +11,7 @@
 #include "tuning/measured_cost_model.h"
 #include "src/engine/engine.h"
 #include "src/engine/timing.h"
+#include "src/error.h"
 #include "src/schedule.h"
 #include "src/weights.h"
 #include "tests/search/test_graphs.h"
@@ -112,4 +113,30 @@ TEST_CASE("the measured cost model times stages back to back and accounts for it
     // Another batch size needs another engine.
     REQUIRE(model.measure(graph.with_batch(2), wide).ok);
     CHECK(model.work().engine_setup_s > setup);
+}
+
+TEST_CASE("graphs timed in turns each get their own samples, the median of timing them alone",
+          "[gpu][timing]") {
+    const Graph graph = branches();
+    Engine engine(graph);
+    engine.set_input(random_input(graph.input_shape(), 5));
+    const CudaGraphExec small = engine.capture_stage(Stage{StageStrategy::Concurrent, {{1}}});
+    const CudaGraphExec large =
+        engine.capture_stage(Stage{StageStrategy::Concurrent, {{1}, {2}, {3}, {4}}});
+    const MeasureOptions each{3, 31, 1, 0, 0, RepeatMode::EachRepeat};
+    const std::vector<LatencyStats> turns =
+        measure_interleaved({&small, &large}, engine.origin_stream(), each);
+    REQUIRE(turns.size() == 2);
+    for (const LatencyStats& s : turns) {
+        CHECK(s.samples_ms.size() == 31);
+        CHECK(s.min_ms > 0);
+    }
+    // Four branches hold the small stage's kernel and three more: never faster.
+    CHECK(turns[1].median_ms > turns[0].median_ms);
+    // Each as timed alone, within what separate measurements of one graph vary by.
+    const double alone = measure_graph(small, engine.origin_stream(), each).median_ms;
+    WARN(fmt::format("in turns {:.4f} and {:.4f} ms; the small stage alone {:.4f} ms",
+                     turns[0].median_ms, turns[1].median_ms, alone));
+    CHECK(std::abs(turns[0].median_ms - alone) <= std::max(0.2 * alone, 0.003));
+    CHECK_THROWS_AS(measure_interleaved({}, engine.origin_stream(), each), Error);
 }
