@@ -32,6 +32,12 @@ FirstDifference first_difference(const std::vector<HostTensor>& outputs,
     return d;
 }
 
+// "(max |difference| 4.56, tolerance 0.0912; 21 of 81 ops differ)"
+std::string extent(const FirstDifference& d, const Graph& graph) {
+    return fmt::format("(max |difference| {:.3g}, tolerance {:.3g}; {} of {} ops differ)",
+                       d.agreement.max_abs_diff, d.agreement.tolerance, d.count, graph.size());
+}
+
 // Its path and kernels, and how they were chosen (cut: the timed list can run long).
 std::string describe_plan(const OpPlan& plan) {
     constexpr size_t kShown = 400;
@@ -62,10 +68,10 @@ std::string first_divergent_op(Engine& engine, const Schedule& failing,
     }
     return fmt::format(
         "run one launch at a time, op {} '{}' is the first to differ from the sequential "
-        "schedule's (max |difference| {:.3g}, tolerance {:.3g}; {} of {} ops differ); it runs in "
-        "launch {} on lane {}{}; its plan here: {}; in the sequential schedule's: {}{}",
-        op.id, op.name, d.agreement.max_abs_diff, d.agreement.tolerance, d.count, graph.size(),
-        program.launch_of(op.id), launch.lane, launch.merge ? ", merged" : "",
+        "schedule's {}; it runs in launch {} on lane {}{}; its plan here: {}; in the sequential "
+        "schedule's: {}{}",
+        op.id, op.name, extent(d, graph), program.launch_of(op.id), launch.lane,
+        launch.merge ? ", merged" : "",
         describe_plan(mine.plans.at(size_t(op.id))),
         describe_plan(reference.plans.at(size_t(op.id))), merged);
 }
@@ -82,10 +88,8 @@ std::string changed_since_start(Engine& engine, const Schedule& sequential,
     const Op& op = engine.graph().op(*d.op);
     return fmt::format(
         "run one launch at a time, the sequential schedule's op {} '{}' is the first to compute "
-        "other values than at the start (max |difference| {:.3g}, tolerance {:.3g}; {} of {} ops "
-        "differ); its plan now: {}; at the start: {}",
-        op.id, op.name, d.agreement.max_abs_diff, d.agreement.tolerance, d.count,
-        engine.graph().size(), describe_plan(now.plans.at(size_t(op.id))),
+        "other values than at the start {}; its plan now: {}; at the start: {}",
+        op.id, op.name, extent(d, engine.graph()), describe_plan(now.plans.at(size_t(op.id))),
         describe_plan(at_start.plans.at(size_t(op.id))));
 }
 
@@ -124,10 +128,8 @@ std::string workspace_dependence(Engine& engine, const Schedule& schedule) {
     const Op& op = engine.graph().op(*d.op);
     return fmt::format(
         "op {} '{}' computes other values when its workspace held seeded values than when it "
-        "held zeros before it ran (max |difference| {:.3g}, tolerance {:.3g}; {} of {} ops "
-        "differ); its plan: {}",
-        op.id, op.name, d.agreement.max_abs_diff, d.agreement.tolerance, d.count,
-        engine.graph().size(), describe_plan(seeded.plans.at(size_t(op.id))));
+        "held zeros before it ran {}; its plan: {}",
+        op.id, op.name, extent(d, engine.graph()), describe_plan(seeded.plans.at(size_t(op.id))));
 }
 
 std::string diagnose_divergence(Engine& engine, const Schedule& failing,
