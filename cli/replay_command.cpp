@@ -2,6 +2,7 @@
 // Graph and report like trtexec: latency percentiles, throughput, host enqueue time, GPU time.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 #include "search/baselines.h"
 #include "search/model_set_baselines.h"
 #include "src/memory_fit.h"
+#include "src/conv_choices.h"
 #include "src/engine/device_info.h"
 #include "src/error.h"
 #include "src/model_set.h"
@@ -268,17 +270,24 @@ void run_replay(const ReplayCommandOptions& o) {
     if (!o.schedule_file.empty()) {
         // Checked against the model by the Replayer, like any given schedule.
         std::ifstream in(o.schedule_file);
-        if (!in)
-            throw Error(fmt::format("--schedule-file: cannot read '{}'", o.schedule_file),
-                        ErrorKind::BadInput);
-        nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-        if (doc.is_discarded())
-            throw Error(fmt::format("--schedule-file: '{}' is not JSON (a schedule as iostune "
-                                    "writes it: {{\"blocks\": [...], \"form\": ...}})",
+        if (!std::filesystem::is_regular_file(o.schedule_file) || !in)
+            throw Error(fmt::format("--schedule-file: cannot read '{}' (a file holding a "
+                                    "schedule's JSON)",
                                     o.schedule_file),
                         ErrorKind::BadInput);
+        const char* what = "(a schedule as iostune writes it: {\"blocks\": [...], \"form\": ...})";
+        nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+        if (doc.is_discarded())
+            throw Error(fmt::format("--schedule-file: '{}' is not JSON {}", o.schedule_file, what),
+                        ErrorKind::BadInput);
         options.schedule_source = "given";
-        options.schedule_json = schedule_to_json(schedule_from_json(doc)).dump();
+        try {
+            options.schedule_json = schedule_to_json(schedule_from_json(doc)).dump();
+        } catch (const Error& e) {
+            throw Error(fmt::format("--schedule-file: '{}' is no schedule {}: {}", o.schedule_file,
+                                    what, e.what()),
+                        ErrorKind::BadInput);
+        }
         options.schedule_name = "file:" + o.schedule_file;
     }
     options.schedule_id = o.schedule_id;
@@ -384,8 +393,10 @@ void add_replay_command(CLI::App& app) {
                   "give every activation bytes of its own (no arena reuse): to measure what the "
                   "liveness-planned arena saves");
     cmd->add_option("--conv-objective", o->conv_objective,
-                    "how convolutions a schedule does not pin are chosen: alone (fastest on an "
-                    "idle GPU) or corun (of those within 25% of it, the fastest two at once)")
+                    fmt::format("how convolutions a schedule does not pin are chosen: alone "
+                                "(fastest on an idle GPU) or corun (of those within {:.0f}% of "
+                                "it, the fastest two at once)",
+                                100 * kCoRunSlack))
         ->check(CLI::IsMember({"alone", "corun"}))
         ->capture_default_str();
     cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");

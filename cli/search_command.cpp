@@ -73,8 +73,10 @@ void print_summary_table(const TuningSummary& t) {
     if (!t.conv_objective.empty())
         fmt::print("kernels    convolutions chosen {}\n",
                    t.conv_objective == "corun"
-                       ? "to co-run (of those within 25% of the fastest, the fastest two at once)"
-                       : "to run alone (the fastest on an idle GPU)");
+                       ? fmt::format("to co-run (of those within {:.0f}% of the fastest, the "
+                                     "fastest two at once)",
+                                     100 * kCoRunSlack)
+                       : std::string("to run alone (the fastest on an idle GPU)"));
     fmt::print("search     {}, pruning {}, cost model {}{}\n", t.strategy, pruning, t.cost_model,
                t.simulated ? " (ESTIMATES, not measurements)" : "");
     fmt::print("           {:.2f} s, {} stages costed, {} found in the store\n", t.search_seconds,
@@ -298,10 +300,12 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
         ->check(number_from_zero())
         ->capture_default_str();
     cmd->add_option("--conv-objective", o->conv_objective,
-                    "how convolutions are chosen end to end: alone (the fastest on an idle GPU), "
-                    "corun (of those within 25% of it, the fastest two at once), or auto (both "
-                    "tried on the candidates, the faster kept). corun and auto are experimental: "
-                    "a known bug can fail the search's final check (docs/search.md)")
+                    fmt::format("how convolutions are chosen end to end: alone (the fastest on "
+                                "an idle GPU), corun (of those within {:.0f}% of it, the fastest "
+                                "two at once), or auto (both tried on the candidates, the faster "
+                                "kept). corun and auto are experimental: a known bug can fail the "
+                                "search's final check (docs/search.md)",
+                                100 * kCoRunSlack))
         ->check(CLI::IsMember({"auto", "alone", "corun"}))
         ->capture_default_str();
     cmd->add_option("--stage-timing", o->stage_timing,

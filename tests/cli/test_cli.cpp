@@ -248,6 +248,16 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
         r = run("replay --model squeezenet1_1 --schedule-file " + quoted(broken));
         CHECK(r.exit_code == 1);
         CHECK_THAT(r.err, Catch::Contains("is not JSON"));
+        // A folder, and JSON that is no schedule: the file named, one error each.
+        r = run("replay --model squeezenet1_1 --schedule-file " + quoted(scratch_dir()));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("--schedule-file: cannot read"));
+        const auto no_schedule = scratch_dir() / "no_schedule.json";
+        std::ofstream(no_schedule) << R"({"stages": []})";
+        r = run("replay --model squeezenet1_1 --schedule-file " + quoted(no_schedule));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("no_schedule.json' is no schedule") &&
+                              Catch::Contains("\"blocks\""));
         // Another model's schedule: refused on the CPU, before any GPU is needed.
         const auto other = scratch_dir() / "other_schedule.json";
         std::ofstream(other)

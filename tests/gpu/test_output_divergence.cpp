@@ -16,13 +16,20 @@
 using namespace iostune;
 using namespace iostune::test;
 
+namespace {
+Graph googlenet_with_weights() {
+    Graph graph = build_zoo_model("googlenet", 1);
+    init_random_weights(graph, 5);
+    return graph;
+}
+}  // namespace
+
 TEST_CASE("the divergence diagnosis runs a schedule op by op and finds a healthy one agreeing",
           "[gpu][diagnosis]") {
     const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
                                Plan{Precision::Fp16, TensorLayout::Nhwc});
     INFO(label(plan));
-    Graph graph = build_zoo_model("googlenet", 1);
-    init_random_weights(graph, 5);
+    const Graph graph = googlenet_with_weights();
     Engine engine(graph, options_for(plan));
     engine.set_random_inputs(9);
     const Schedule sequential = sequential_schedule(graph);
@@ -65,8 +72,7 @@ TEST_CASE("no op's output depends on what its workspace held before it ran",
                                Plan{Precision::Fp16, TensorLayout::Nhwc});
     const ConvObjective objective = GENERATE(ConvObjective::Alone, ConvObjective::CoRun);
     INFO(label(plan) << ", convolutions chosen " << to_string(objective));
-    Graph graph = build_zoo_model("googlenet", 1);
-    init_random_weights(graph, 5);
+    const Graph graph = googlenet_with_weights();
     EngineOptions options = options_for(plan);
     options.conv_objective = objective;
     Engine engine(graph, options);
@@ -88,8 +94,7 @@ TEST_CASE("no convolution kernel the engine may run depends on what its workspac
     const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
                                Plan{Precision::Fp16, TensorLayout::Nhwc});
     INFO(label(plan));
-    Graph graph = build_zoo_model("googlenet", 1);
-    init_random_weights(graph, 5);
+    const Graph graph = googlenet_with_weights();
     const Schedule sequential = sequential_schedule(graph);
     std::vector<std::string> signatures;
     for (const auto& [signature, choice] : Engine(graph, options_for(plan)).conv_choices())
