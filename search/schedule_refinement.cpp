@@ -307,7 +307,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         if (options.check_every && !evaluator.agrees(s, why)) {
             if (result.disagreed++ == 0)
                 result.first_disagreement = fmt::format(
-                    "evaluation {}: {} (schedule {})", result.evaluations, why,
+                    "{} (evaluation {}, schedule {})", why, result.evaluations,
                     schedule_to_json(s).dump());
             return std::nullopt;
         }
