@@ -6,8 +6,9 @@
 // Concat also writes its whole output (the inputs it copies); a ChannelSlice launches nothing
 // (its consumers read its input's buffer). A merge launch writes its stacked buffer (when the
 // plan holds the stage; otherwise the engine gives it a buffer of its own, outside both regions)
-// and the homes of its ops that do not live in their slice (the copies out), and reads its
-// input. Conservative by design: an extra access only lengthens a lifetime.
+// and the homes of its ops that do not live in their slice (the copies out), and its ops' own
+// scratch (kept for their convolutions run alone), and reads its input. Conservative by design:
+// an extra access only lengthens a lifetime.
 #pragma once
 
 #include <vector>

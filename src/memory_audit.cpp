@@ -34,6 +34,21 @@ std::optional<MemoryConflict> conflict_between(const MemoryPlan& plan,
     return std::nullopt;
 }
 
+// Within one launch, two different buffers whose bytes overlap, one of them written: a
+// convolution staging its output into scratch that overlaps the concat it copies into, say.
+// (One buffer read and written in place is the op's own business.)
+std::optional<MemoryConflict> conflict_within(const MemoryPlan& plan,
+                                              const std::vector<BufferAccess>& accesses) {
+    for (size_t j = 0; j < accesses.size(); ++j)
+        for (size_t i = 0; i < j; ++i) {
+            const BufferAccess& a = accesses[i];
+            const BufferAccess& b = accesses[j];
+            if (a.buffer != b.buffer && (a.write || b.write) && bytes_overlap(plan, a, b))
+                return MemoryConflict{0, 0, a, b, -1};
+        }
+    return std::nullopt;
+}
+
 std::string describe_access(const MemoryPlan& plan, const BufferAccess& a) {
     const PlannedBuffer& b = plan.buffers[size_t(a.buffer)];
     const std::string channels =
@@ -51,6 +66,10 @@ std::vector<MemoryConflict> find_memory_conflicts(const Graph& graph, const Memo
     const bool slots = plan.workspace_slot.size() == program.launches().size();
     std::vector<MemoryConflict> found;
     for (int j = 0; j < int(accesses.size()) && found.size() < limit; ++j) {
+        if (auto c = conflict_within(plan, accesses[size_t(j)])) {
+            c->launch_a = c->launch_b = j;
+            found.push_back(*c);
+        }
         for (int i = 0; i < j && found.size() < limit; ++i) {
             if (!program.may_overlap(i, j)) continue;
             if (auto c = conflict_between(plan, accesses[size_t(i)], accesses[size_t(j)])) {
@@ -68,6 +87,12 @@ std::vector<MemoryConflict> find_memory_conflicts(const Graph& graph, const Memo
 
 std::string describe_conflict(const Graph& graph, const MemoryPlan& plan,
                               const StreamProgram& program, const MemoryConflict& c) {
+    if (c.launch_a == c.launch_b)
+        return fmt::format(
+            "the memory plan gives one launch two buffers that share bytes: {} {} and {}. This "
+            "is a bug in iostune's memory planner: please report it with the model and schedule.",
+            program.describe(graph, c.launch_a), describe_access(plan, c.a),
+            describe_access(plan, c.b));
     const std::string what =
         c.workspace_slot >= 0
             ? fmt::format("{} and {} both use workspace slot {}",

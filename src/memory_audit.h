@@ -1,8 +1,10 @@
 // The concurrency audit of a memory plan (issue 29): for every pair of launches of a stream
 // program that may run at the same time (StreamProgram::may_overlap: ordered by no data, event
 // or stream order), the bytes one writes must not be bytes the other reads or writes, and they
-// must not share a workspace slot. On the CPU, before capture: the engine runs it on every
-// prepare(), and CI runs it for every zoo model, strategy, form, precision and layout.
+// must not share a workspace slot; and no launch may touch two different buffers that share
+// bytes (its staging scratch and its output, say). On the CPU, before capture: the engine runs
+// it on every prepare(), and CI runs it for every zoo model, strategy, form, precision and
+// layout.
 //
 // Two accesses of one buffer overlap when their channel ranges do (concurrent producers of one
 // concat write disjoint slices); accesses of two buffers overlap when the buffers' byte ranges
@@ -20,7 +22,9 @@
 namespace iostune {
 
 struct MemoryConflict {
-    int launch_a = 0, launch_b = 0;  // launch_a < launch_b, and they may overlap
+    // launch_a < launch_b, and they may overlap; or launch_a == launch_b, whose accesses of two
+    // different buffers share bytes
+    int launch_a = 0, launch_b = 0;
     BufferAccess a, b;               // the accesses that touch the same bytes
     int workspace_slot = -1;         // >= 0: they share this workspace slot instead
 };

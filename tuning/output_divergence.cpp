@@ -8,6 +8,7 @@
 
 #include "src/error.h"
 #include "src/output_agreement.h"
+#include "src/reference/reference.h"
 #include "src/stream_program.h"
 
 namespace iostune {
@@ -69,11 +70,34 @@ std::string first_divergent_op(Engine& engine, const Schedule& failing,
     return fmt::format(
         "run one launch at a time, op {} '{}' is the first to differ from the sequential "
         "schedule's {}; it runs in launch {} on lane {}{}; its plan here: {}; in the sequential "
-        "schedule's: {}{}",
+        "schedule's: {}{}; its bindings here: {}; in the sequential schedule's: {}",
         op.id, op.name, extent(d, graph), program.launch_of(op.id), launch.lane,
         launch.merge ? ", merged" : "",
         describe_plan(mine.plans.at(size_t(op.id))),
-        describe_plan(reference.plans.at(size_t(op.id))), merged);
+        describe_plan(reference.plans.at(size_t(op.id))), merged,
+        mine.bindings.at(size_t(op.id)), reference.bindings.at(size_t(op.id)));
+}
+
+// Which of two results of `op` on the same inputs (taken from `snapshot`) the CPU reference
+// computes, if either: "the CPU reference agrees with now's values (max |difference| 2e-05),
+// not the start's (4.56)".
+std::string reference_verdict(const Graph& graph, const Op& op, const OpSnapshot& snapshot,
+                              const HostTensor& then, const HostTensor& now, Precision precision) {
+    std::vector<const HostTensor*> inputs;
+    for (const int id : op.inputs) {
+        if (is_graph_input(id)) return "the CPU reference is not run on a graph input's op";
+        inputs.push_back(&snapshot.outputs.at(size_t(id)));
+    }
+    const HostTensor reference = reference_op(op, inputs, graph.params_of(op.id));
+    const OutputAgreement a = output_agreement(then, reference, precision);
+    const OutputAgreement b = output_agreement(now, reference, precision);
+    const char* verdict = a.agrees() && b.agrees() ? "both the start's and now's values"
+                          : a.agrees()             ? "the start's values, not now's"
+                          : b.agrees()             ? "now's values, not the start's"
+                                                   : "neither the start's values nor now's";
+    return fmt::format("on the same inputs the CPU reference computes {} (max |difference| "
+                       "{:.3g} from the start's, {:.3g} from now's, tolerance {:.3g})",
+                       verdict, a.max_abs_diff, b.max_abs_diff, a.tolerance);
 }
 
 // Which op of the sequential schedule computes other values than at the start.
@@ -86,11 +110,23 @@ std::string changed_since_start(Engine& engine, const Schedule& sequential,
         return "run one launch at a time, the sequential schedule computes every op as at the "
                "start";
     const Op& op = engine.graph().op(*d.op);
+    const size_t id = size_t(op.id);
+    const Precision precision = engine.options().precision;
+    std::string verdict;
+    try {
+        verdict = reference_verdict(engine.graph(), op, now, at_start.outputs.at(id),
+                                    now.outputs.at(id), precision);
+    } catch (const std::exception& e) {
+        verdict = fmt::format("the CPU reference failed: {}", e.what());
+    }
     return fmt::format(
         "run one launch at a time, the sequential schedule's op {} '{}' is the first to compute "
-        "other values than at the start {}; its plan now: {}; at the start: {}",
-        op.id, op.name, extent(d, engine.graph()), describe_plan(now.plans.at(size_t(op.id))),
-        describe_plan(at_start.plans.at(size_t(op.id))));
+        "other values than at the start {}; {}; its bindings now: {}; at the start: {}{}; its "
+        "plan now: {}; at the start: {}",
+        op.id, op.name, extent(d, engine.graph()), verdict, now.bindings.at(id),
+        at_start.bindings.at(id),
+        now.bindings.at(id) == at_start.bindings.at(id) ? " (the same)" : "",
+        describe_plan(now.plans.at(id)), describe_plan(at_start.plans.at(id)));
 }
 
 }  // namespace
@@ -116,6 +152,7 @@ OpSnapshot snapshot_ops(Engine& engine, const Schedule& schedule, WorkspaceBefor
         for (const int id : launch.ops) snapshot.outputs[size_t(id)] = engine.read_op_output(id);
     }
     snapshot.plans = engine.op_plans();
+    for (const Op& op : graph.ops()) snapshot.bindings.push_back(engine.op_bindings(op.id));
     return snapshot;
 }
 

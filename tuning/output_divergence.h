@@ -4,7 +4,9 @@
 // Three questions, each answered on the tuning job's engine as it is at that moment:
 //  - run whole again, does the schedule still disagree (or was it one unlucky run)?
 //  - does the sequential schedule still compute the reference taken at the start (or has
-//    the engine's state, its weights or planned convolutions, changed since)?
+//    the engine's state, its weights or planned convolutions, changed since)? If not, the first
+//    op that changed: its plan and bindings then and now, and which of the two the CPU
+//    reference (src/reference) computes on the same inputs.
 //  - does any op's output depend on what its workspace held before it ran?
 //  - run one launch at a time in the program's order, each op's output read as soon as it is
 //    written (before a later launch may reuse its memory), which op differs first from the
@@ -28,6 +30,7 @@ namespace iostune {
 struct OpSnapshot {
     std::vector<HostTensor> outputs;  // by op id
     std::vector<OpPlan> plans;
+    std::vector<std::string> bindings;  // by op id: Engine::op_bindings after the last launch
 };
 // What every workspace holds before each launch of a snapshot: what the launch before left,
 // zeros, or seeded values. A kernel whose result depends on it (one that expects a zeroed

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/engine/kernels.h"
+#include "src/error.h"
 #include "src/engine/pointwise_function.h"
 
 namespace iostune {
@@ -13,6 +14,16 @@ namespace {
 DeviceBuffer staging_buffer(bool staged, const void* given, const TensorView& v) {
     if (!staged || given != nullptr) return DeviceBuffer();
     return DeviceBuffer(size_t(v.elements()) * size_t(v.element_bytes()));
+}
+
+// Whether a packed buffer of `packed`'s extent at `buffer` shares bytes with view `v`.
+bool overlaps(const void* buffer, const TensorView& packed, const TensorView& v) {
+    if (buffer == nullptr || v.data == nullptr) return false;
+    const auto* b = static_cast<const char*>(buffer);
+    const auto* d = static_cast<const char*>(v.data);
+    const int64_t extent =
+        v.rows() <= 0 ? 0 : (v.rows() - 1) * v.row_pitch_bytes() + v.row_bytes();
+    return b < d + extent && d < b + packed.elements() * packed.element_bytes();
 }
 
 TensorView staged_view(bool staged, void* given, const TensorView& v, const DeviceBuffer& own) {
@@ -103,6 +114,8 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
     : context(std::move(ctx)),
       source_(source),
       target_(target),
+      stages_in_(stage_input),
+      stages_out_(stage_output),
       staging_in_(staging_buffer(stage_input, staging.input, source)),
       staging_out_(staging_buffer(stage_output, staging.output, target)),
       in_(staged_view(stage_input, staging.input, source, staging_in_)),
@@ -128,7 +141,14 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
                                   : std::vector<TensorView>{}),
       geometry_(spec.geometry),
       kernel_h_(spec.kernel_h),
-      kernel_w_(spec.kernel_w) {}
+      kernel_w_(spec.kernel_w) {
+    if ((stage_input && overlaps(in_.data, in_, source)) ||
+        (stage_output && overlaps(out_.data, out_, target)))
+        throw InternalError(fmt::format("{}: its staging buffer shares bytes with the view it "
+                                        "stands in for (the memory plan gave it a place that "
+                                        "overlaps); please report it with the model",
+                                        context));
+}
 
 bool ConvStep::rebind(const TensorView& source, const TensorView& target,
                       const std::optional<TensorView>& residual, ConvStaging staging) {
@@ -138,10 +158,14 @@ bool ConvStep::rebind(const TensorView& source, const TensorView& target,
         return false;
     // A side staged through the caller's buffer needs one again if the chosen path uses it (the
     // step's own stays its own); an unused one may be gone (null).
-    const bool stages_in = in_.data != source_.data, stages_out = out_.data != target_.data;
+    const bool stages_in = stages_in_, stages_out = stages_out_;
     void* in_buffer = staging_in_.bytes() > 0 ? staging_in_.get() : staging.input;
     void* out_buffer = staging_out_.bytes() > 0 ? staging_out_.get() : staging.output;
     if ((input_staged() && in_buffer == nullptr) || (output_staged() && out_buffer == nullptr))
+        return false;
+    // A staging buffer over the very view it stands in for cannot stage it: plan again.
+    if ((stages_in && overlaps(in_buffer, in_, source)) ||
+        (stages_out && overlaps(out_buffer, out_, target)))
         return false;
     // (A null address is aligned to everything: what matters is the buffer that will be used.)
     const auto realigned = [](bool stages, void* buffer, const void* now) {
@@ -232,7 +256,7 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
                               output_activation(relu_, activation_, prelu_slope_), stream);
         return;
     }
-    if (in_ != source_) launch_copy(source_, in_, relu_input_, stream);
+    if (stages_in_) launch_copy(source_, in_, relu_input_, stream);
     if (path == ConvPath::Fused) {
         IOSTUNE_CUDNN_CHECK(run_fused(handle, workspace), context);
         return;
@@ -273,8 +297,8 @@ std::string ConvStep::staging_note() const {
         if (residual_) note += "; residual z as cuBLASLt's C";
     } else {
         if (relu_input_) note += "; pre-ReLU copy";
-        else if (in_ != source_) note += "; input staged";
-        if (out_ != target_) note += "; output staged into its slice";
+        else if (stages_in_) note += "; input staged";
+        if (output_staged()) note += "; output staged into its slice";
         if (residual_)
             note += path == ConvPath::Fused        ? "; residual z fused (alpha2 = 1)"
                     : path == ConvPath::GraphFused ? "; residual z fused into the graph"

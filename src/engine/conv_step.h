@@ -115,11 +115,11 @@ public:
     std::string staging_note() const;
     // The convolution writes a buffer of its own and a copy moves it into the op's view.
     bool output_staged() const {
-        return path != ConvPath::Depthwise && path != ConvPath::Gemm && out_ != target_;
+        return path != ConvPath::Depthwise && path != ConvPath::Gemm && stages_out_;
     }
     // A copy of the input (strided, or with the pre-ReLU applied) is what the convolution reads.
     bool input_staged() const {
-        return path != ConvPath::Depthwise && path != ConvPath::Gemm && in_.data != source_.data;
+        return path != ConvPath::Depthwise && path != ConvPath::Gemm && stages_in_;
     }
     // The engine's depthwise kernel can run this convolution (it has no residual input).
     bool depthwise_capable() const {
@@ -174,6 +174,10 @@ public:
     }
     const TensorView& input() const { return in_; }    // what cuDNN reads
     const TensorView& output() const { return out_; }  // what cuDNN writes
+    const TensorView& source() const { return source_; }  // the op's own views
+    const TensorView& target() const { return target_; }
+    const void* weight() const { return weight_; }
+    const void* bias() const { return bias_; }
 
     cudnnTensorDescriptor_t x_desc() const { return x_desc_.get(); }
     cudnnTensorDescriptor_t y_desc() const { return y_desc_.get(); }
@@ -182,6 +186,12 @@ public:
 
 private:
     TensorView source_, target_;  // the op's own views
+    // Whether cuDNN reads / writes a packed buffer instead, fixed when the step is planned: a
+    // graph-API plan is built for those strides, so rebind() never turns a side in place. (It
+    // once inferred it from in_.data != source_.data, and a staging buffer that came to share
+    // the view's address turned the side in place for good: GoogLeNet's op 54 then wrote
+    // packed rows into its concat slice, docs/search.md.)
+    bool stages_in_ = false, stages_out_ = false;
     DeviceBuffer staging_in_, staging_out_;
     TensorView in_, out_;
     std::optional<TensorView> residual_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "src/engine/device_memory.h"
 #include "src/engine/engine_impl.h"
@@ -382,6 +383,55 @@ void Engine::fill_workspaces(std::optional<uint64_t> seed) {
                                "zeroing a workspace");
     }
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(im.origin.get()), "filling the workspaces");
+}
+
+namespace {
+
+// "[0x7f1234, +4096)"
+std::string byte_range(const void* p, size_t bytes) { return fmt::format("[{}, +{})", p, bytes); }
+
+// From a view's first byte to its last.
+size_t view_extent(const TensorView& v) {
+    const int64_t rows = v.rows();
+    return rows <= 0 ? 0 : size_t((rows - 1) * v.row_pitch_bytes() + v.row_bytes());
+}
+
+// FNV-1a over 64-bit words (a diagnostic's "same bytes or not", not a hash for storage).
+uint64_t device_checksum(const void* p, size_t bytes) {
+    std::vector<uint64_t> words((bytes + 7) / 8, 0);
+    if (bytes > 0)
+        IOSTUNE_CUDA_CHECK(cudaMemcpy(words.data(), p, bytes, cudaMemcpyDeviceToHost),
+                           "reading weights back for a checksum");
+    uint64_t h = 1469598103934665603ull;
+    for (const uint64_t w : words) h = (h ^ w) * 1099511628211ull;
+    return h;
+}
+
+}  // namespace
+
+std::string Engine::op_bindings(int op_id) const {
+    const Impl& im = *impl_;
+    if (op_id < 0 || op_id >= im.graph.size())
+        throw Error(fmt::format("op_bindings: no op {} in '{}'", op_id, im.graph.name()));
+    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "waiting for the engine's work");
+    const engine_internal::OpWeights& w = im.weights_of(op_id);
+    std::string text;
+    for (const auto& [name, buffer] : {std::pair<const char*, const DeviceBuffer*>{"weights", &w.weight},
+                                       {"weights2", &w.weight2},
+                                       {"bias", &w.bias},
+                                       {"depthwise weights", &w.depthwise},
+                                       {"slopes", &w.slope}})
+        if (buffer->bytes() > 0)
+            text += fmt::format("{}{} {} #{:016x}", text.empty() ? "" : ", ", name,
+                                byte_range(buffer->get(), buffer->bytes()),
+                                device_checksum(buffer->get(), buffer->bytes()));
+    const auto view = [](const TensorView& v) { return byte_range(v.data, view_extent(v)); };
+    for (const ConvStep& step : im.execs[size_t(op_id)].convs)
+        text += fmt::format("; {}: reads {} (its view {}), writes {} (into {}), weight {}, bias {}",
+                            step.context, view(step.input()), view(step.source()),
+                            view(step.output()), view(step.target()), step.weight(), step.bias());
+    text += fmt::format("; output view {}", view(im.views[size_t(op_id)]));
+    return text;
 }
 
 CudaGraphExec Engine::capture_perturbed(const Schedule& schedule, const Perturbation& perturbation) {

@@ -224,6 +224,11 @@ public:
     // zeros (no seed) or seeded values. A diagnostic: no kernel may compute other values for
     // what its workspace held before it ran (tuning/output_divergence.h checks).
     void fill_workspaces(std::optional<uint64_t> seed);
+    // What op `op_id` reads and writes now, as device address ranges, and checksums of its
+    // weights as they are on the device: "weights [0x7f.., +540672) #3fa2..; conv: reads ...".
+    // A diagnostic (it synchronises): two snapshots of one op that compute other values on the
+    // same inputs either differ here or run the same kernel on the same bytes.
+    std::string op_bindings(int op_id) const;
     cudaStream_t origin_stream() const;  // the stream capture uses; free to launch on
     // Enqueues a write of twice the L2 cache's size on `stream`, evicting whatever it held
     // (timing with cold caches). Allocates its buffer on first use: not inside a capture.

@@ -290,6 +290,7 @@ struct Engine::Impl {
     bool rebind_convs(const Op& op, const std::vector<TensorView>& now);
     // After a plan change: the op's convolutions pointed at its new places when only addresses
     // changed, else the op planned again.
+    void require_scratch_apart(const Op& op) const;
     void replan_op(const Op& op);
     void run_op(int id, Lane& lane, const DeviceBuffer& workspace, cudaStream_t stream);
 

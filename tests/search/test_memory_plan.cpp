@@ -14,6 +14,7 @@
 #include "search/baselines.h"
 #include "search/ios_search.h"
 #include "search/model_set_baselines.h"
+#include "search/schedule_refinement.h"
 #include "search/sim_cost_model.h"
 #include "src/buffer_access.h"
 #include "src/error.h"
@@ -246,6 +247,69 @@ TEST_CASE("the zoo is what the audit covers", "[memory][zoo]") {
     std::sort(names.begin(), names.end());
     CHECK(names == std::vector<std::string>{"googlenet", "inception_v3", "nasnet_a_large",
                                             "randwire", "resnet50", "squeezenet1_1"});
+}
+
+// "" when no op's scratch shares bytes with the places the op reads or writes, else the first
+// that does. The engine keeps every op's own convolution bound to its scratch, merged ops' too.
+std::string scratch_overlap(const Graph& g, const MemoryPlan& plan) {
+    for (const Op& op : g.ops()) {
+        const OpScratch& s = plan.scratch[size_t(op.id)];
+        std::vector<int> homes{plan.place_of(op.id).buffer};
+        for (const int in : op.inputs) homes.push_back(plan.place_of(in).buffer);
+        for (const int scratch : {s.depthwise_output, s.staged_input, s.staged_output}) {
+            if (scratch < 0) continue;
+            const PlannedBuffer& a = plan.buffers[size_t(scratch)];
+            for (const int home : homes) {
+                const PlannedBuffer& b = plan.buffers[size_t(home)];
+                if (a.pinned == b.pinned && a.offset < b.offset + b.bytes &&
+                    b.offset < a.offset + a.bytes)
+                    return fmt::format("op {}: {} overlaps {}", op.id, plan.describe(scratch),
+                                       plan.describe(home));
+            }
+        }
+    }
+    return "";
+}
+
+// The schedules a measured refinement times: random local moves from nimble, in both forms,
+// fitted into the search's memory limit, planned as the engine plans them (channels-last TF32).
+TEST_CASE("memory audit: schedules the refinement's moves reach", "[memory][audit][refine]") {
+    for (const std::string model : {"googlenet", "inception_v3", "randwire"}) {
+        INFO(model);
+        const Graph g = zoo(model, 1);
+        const MemoryPlanOptions o = options(Precision::Tf32, TensorLayout::Nhwc);
+        const MemoryFitter fitter(g, o, 1.5);
+        uint64_t rng = 2;
+        int checked = 0;
+        Schedule s = make_baseline("nimble", g);
+        for (int step = 0; step < 300; ++step) {
+            std::string move;
+            s = random_move(g, s, rng, move);
+            for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+                const Schedule fitted = fitter.fit(with_form(s, form));
+                const StreamProgram program(g, fitted);
+                // As the engine plans again once its convolutions are chosen: staging scratch
+                // only where a chosen kernel stages (here a seeded half of them).
+                MemoryPlanOptions chosen = o;
+                chosen.staging = StagingUse{};
+                for (int id = 0; id < g.size(); ++id) {
+                    chosen.staging->input.push_back((rng >> (id % 61)) & 1);
+                    chosen.staging->output.push_back((rng >> ((id + 7) % 61)) & 1);
+                }
+                for (const MemoryPlanOptions& po : {o, chosen}) {
+                    const MemoryPlan plan = plan_memory(g, fitted, po);
+                    const auto conflicts = find_memory_conflicts(g, plan, program, 1);
+                    INFO("step " << step << " (" << move << "), " << to_string(form));
+                    if (!conflicts.empty())
+                        FAIL(describe_conflict(g, plan, program, conflicts.front()));
+                    const std::string overlap = scratch_overlap(g, plan);
+                    if (!overlap.empty()) FAIL(overlap);
+                }
+                ++checked;
+            }
+        }
+        CHECK(checked == 600);
+    }
 }
 
 TEST_CASE("memory audit and lifetimes: seeded random DAGs", "[memory][audit]") {
