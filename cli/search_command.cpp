@@ -47,7 +47,7 @@ struct SearchCommandOptions {
     double time_budget_s = TuningOptions{}.time_budget_s;
     double memory_limit = TuningOptions{}.memory_limit;
     std::string stage_timing = "warm";
-    std::string conv_objective = "alone";
+    std::string conv_objective = "auto";
     std::uint64_t seed = TuningOptions{}.seed;
     bool skip_stored = false;
 };
@@ -303,8 +303,7 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     fmt::format("how convolutions are chosen end to end: alone (the fastest on "
                                 "an idle GPU), corun (of those within {:.0f}% of it, the fastest "
                                 "two at once), or auto (both tried on the candidates, the faster "
-                                "kept). corun and auto are experimental: a known bug can fail the "
-                                "search's final check (docs/search.md)",
+                                "kept; docs/search.md)",
                                 100 * kCoRunSlack))
         ->check(CLI::IsMember({"auto", "alone", "corun"}))
         ->capture_default_str();

@@ -65,9 +65,10 @@ struct TuningOptions {
     // <= 0 (the default): no limit, the fastest schedule whatever it holds.
     double memory_limit = 0;
     // How the end-to-end phase chooses convolutions (ConvObjective, conv_choices.h): with more
-    // than one, each is tried on the refinement's candidates and the faster kept. Alone only by
-    // default: with co-run choices, 4 of 21 GoogLeNet TF32 searches on the H100 ended in a wrong
-    // result at the final check (calls 70, 73, 74; docs/search.md), not yet explained.
+    // than one, each is tried on the refinement's candidates and the faster kept. `iostune
+    // search` passes both by default (--conv-objective auto); alone here keeps library callers
+    // and tests on the kernels they had. (Co-run choices once ended in wrong results: a merged
+    // op's staging scratch placed over its own views, fixed in call85; docs/search.md.)
     std::vector<ConvObjective> conv_objectives = {ConvObjective::Alone};
 };
 
