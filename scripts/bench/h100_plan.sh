@@ -719,7 +719,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     done
     tail -n 2 "$o"/*.log ;;
   call81)
-    # (Written, not yet run: the budget ran out.) Does any kernel depend on what its workspace
+    # Does any kernel depend on what its workspace
     # held (docs/search.md, the working hypothesis)? The [diagnosis] tests: GoogLeNet's ops with
     # zeroed vs seeded workspaces, as timed and with every candidate kernel pinned. Then the
     # failing seed with the refinement's first disagreement diagnosed on the spot (call80's
@@ -727,11 +727,95 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     o="${OUT:-device-out}/call81"; mkdir -p "$o"
     timeout 300 .devpack/test_gpu "[diagnosis]" --durations yes >"$o/gpu_diagnosis.log" 2>&1
     echo "diagnosis: exit $?" | tee -a "$o/gpu_diagnosis.log"
+    timeout 60 .devpack/test_gpu "[timing]" --durations yes >"$o/gpu_timing.log" 2>&1
+    echo "timing: exit $?" | tee -a "$o/gpu_timing.log"
     for run in 1 2; do
       IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
         --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
       echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
       grep -qE "disagrees|error" "$o/seed2_$run.log" && break
+    done ;;
+  call82)
+    # call81: the sequential schedule's op 54 computed other values than at the start with the
+    # same plan, on the same inputs, whatever its workspace held. Now the diagnosis also prints
+    # the op's bindings (addresses, weight checksums) then and now and which values the CPU
+    # reference computes. Up to three tries of the failing seed, stopping at the first failure.
+    o="${OUT:-device-out}/call82"; mkdir -p "$o"
+    for run in 1 2 3; do
+      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
+      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+      grep -qE "disagrees|error" "$o/seed2_$run.log" && break
+    done ;;
+  call83)
+    # call82's diagnosis: op 54's step, planned to stage its output, wrote the concat slice
+    # directly (its out_ became the target: rebind inferred "staged" from the addresses), with a
+    # graph-API plan built for packed strides. Fixed (staging fixed at planning; a staging buffer
+    # over its view refused; the audit checks one launch's buffers). The new [engine] test,
+    # the failing seed three times, then the zoo shards of the [gpu] suite (conv_step changed).
+    o="${OUT:-device-out}/call83"; mkdir -p "$o"
+    timeout 60 .devpack/test_gpu "a convolution staged into its slice*" >"$o/gpu_conv_step.log" 2>&1
+    echo "conv step: exit $?" | tee -a "$o/gpu_conv_step.log"
+    for run in 1 2 3; do
+      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
+      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+    done
+    timeout 360 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 360 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log" ;;
+  call84)
+    # call83: the new guard fired: the plan's staging scratch of op 54 (and of Inception V3's op
+    # 88 in two zoo tests) shares bytes with the op's own views. Where both came from
+    # (Engine::Impl::require_scratch_apart's message): the seed once, and one zoo test.
+    o="${OUT:-device-out}/call84"; mkdir -p "$o"
+    IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+      --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2.log" 2>&1
+    echo "seed 2: exit $?" >>"$o/seed2.log"; rm -f "$o/c2.db"
+    timeout 200 .devpack/test_gpu "zoo forms: inception_v3*" \
+      >"$o/gpu_forms.log" 2>&1
+    echo "forms: exit $?" >>"$o/gpu_forms.log" ;;
+  call85)
+    # call84 found it: a merged op's own staging scratch was touched by no launch, so the planner
+    # placed it over anything, the op's merged slice and input included (fixed in
+    # buffer_access.cpp). The new [engine] test, the failing seed three times beside the zoo
+    # shards of the [gpu] suite.
+    o="${OUT:-device-out}/call85"; mkdir -p "$o"
+    timeout 60 .devpack/test_gpu "a convolution staged into its slice*" >"$o/gpu_conv_step.log" 2>&1
+    echo "conv step: exit $?" | tee -a "$o/gpu_conv_step.log"
+    timeout 420 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+    timeout 420 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
+    for run in 1 2 3; do
+      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
+      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+    done
+    wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log" ;;
+  call86)
+    # The rest of the [gpu] suite on call85's binary, in two shards side by side.
+    o="${OUT:-device-out}/call86"; mkdir -p "$o"
+    timeout 540 .devpack/test_gpu "[engine]~[zoo]~[fixtures]" --durations yes >"$o/gpu_engine.log" 2>&1 &
+    timeout 540 .devpack/test_gpu "~[engine]~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1 &
+    wait %1; echo "engine: exit $?" >>"$o/gpu_engine.log"
+    wait %2; echo "rest: exit $?" >>"$o/gpu_rest.log" ;;
+  call87)
+    # call86's rest shard failed one timing comparison of "search then replay" while the engine
+    # shard shared the GPU; the case alone.
+    o="${OUT:-device-out}/call87"; mkdir -p "$o"
+    timeout 200 .devpack/test_gpu "search then replay*" --durations yes >"$o/gpu_search_replay.log" 2>&1
+    echo "exit $?" >>"$o/gpu_search_replay.log" ;;
+  call88)
+    # With the staging fix (call85), `--conv-objective auto` as a user would run it, without the
+    # diagnostic checks: GoogLeNet TF32 (the key that failed, seeds 2 and 3), Inception V3 TF32,
+    # RandWire TF32; the summary lines (objective, latency, baselines, search time).
+    o="${OUT:-device-out}/call88"; mkdir -p "$o"
+    for key in "googlenet 2" "googlenet 3" "inception_v3 2" "randwire 2"; do
+      set -- $key
+      .devpack/iostune search --model "$1" --layout nhwc --conv-objective auto --seed "$2" \
+        --db "$o/a.db" >"$o/$1_$2.log" 2>&1
+      echo "$1 seed $2: exit $?" >>"$o/$1_$2.log"; rm -f "$o/a.db"
     done ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
