@@ -173,6 +173,13 @@ large="nasnet_a_large randwire"
 # --deadline 0 would mean no deadline at all).
 left() { local n=$((540 - SECONDS)); echo $((n > 1 ? n : 1)); }
 # What is left minus N seconds kept for the call's later steps.
+# The co-run search that gave wrong results (GoogLeNet TF32 seed 2, docs/search.md), checking
+# every schedule the refinement times: corun_seed2 DIR NAME writes DIR/NAME.log.
+corun_seed2() {
+  IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
+    --conv-objective corun --seed 2 --db "$1/c2.db" >"$1/$2.log" 2>&1
+  echo "$2: exit $?" >>"$1/$2.log"; rm -f "$1/c2.db"
+}
 upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
 
 case "${1:-}" in
@@ -730,9 +737,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     timeout 60 .devpack/test_gpu "[timing]" --durations yes >"$o/gpu_timing.log" 2>&1
     echo "timing: exit $?" | tee -a "$o/gpu_timing.log"
     for run in 1 2; do
-      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
-        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
-      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+      corun_seed2 "$o" "seed2_$run"
       grep -qE "disagrees|error" "$o/seed2_$run.log" && break
     done ;;
   call82)
@@ -742,9 +747,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # reference computes. Up to three tries of the failing seed, stopping at the first failure.
     o="${OUT:-device-out}/call82"; mkdir -p "$o"
     for run in 1 2 3; do
-      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
-        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
-      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+      corun_seed2 "$o" "seed2_$run"
       grep -qE "disagrees|error" "$o/seed2_$run.log" && break
     done ;;
   call83)
@@ -757,9 +760,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     timeout 60 .devpack/test_gpu "a convolution staged into its slice*" >"$o/gpu_conv_step.log" 2>&1
     echo "conv step: exit $?" | tee -a "$o/gpu_conv_step.log"
     for run in 1 2 3; do
-      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
-        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
-      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+      corun_seed2 "$o" "seed2_$run"
     done
     timeout 360 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
     timeout 360 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
@@ -770,9 +771,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # 88 in two zoo tests) shares bytes with the op's own views. Where both came from
     # (Engine::Impl::require_scratch_apart's message): the seed once, and one zoo test.
     o="${OUT:-device-out}/call84"; mkdir -p "$o"
-    IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
-      --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2.log" 2>&1
-    echo "seed 2: exit $?" >>"$o/seed2.log"; rm -f "$o/c2.db"
+    corun_seed2 "$o" seed2
     timeout 200 .devpack/test_gpu "zoo forms: inception_v3*" \
       >"$o/gpu_forms.log" 2>&1
     echo "forms: exit $?" >>"$o/gpu_forms.log" ;;
@@ -787,9 +786,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     timeout 420 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
     timeout 420 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1 &
     for run in 1 2 3; do
-      IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
-        --conv-objective corun --seed 2 --db "$o/c2.db" >"$o/seed2_$run.log" 2>&1
-      echo "seed 2 run $run: exit $?" >>"$o/seed2_$run.log"; rm -f "$o/c2.db"
+      corun_seed2 "$o" "seed2_$run"
     done
     wait %1; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
     wait %2; echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log" ;;

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "src/engine/kernels.h"
-#include "src/error.h"
 #include "src/engine/pointwise_function.h"
+#include "src/error.h"
 
 namespace iostune {
 
@@ -14,16 +14,6 @@ namespace {
 DeviceBuffer staging_buffer(bool staged, const void* given, const TensorView& v) {
     if (!staged || given != nullptr) return DeviceBuffer();
     return DeviceBuffer(size_t(v.elements()) * size_t(v.element_bytes()));
-}
-
-// Whether a packed buffer of `packed`'s extent at `buffer` shares bytes with view `v`.
-bool overlaps(const void* buffer, const TensorView& packed, const TensorView& v) {
-    if (buffer == nullptr || v.data == nullptr) return false;
-    const auto* b = static_cast<const char*>(buffer);
-    const auto* d = static_cast<const char*>(v.data);
-    const int64_t extent =
-        v.rows() <= 0 ? 0 : (v.rows() - 1) * v.row_pitch_bytes() + v.row_bytes();
-    return b < d + extent && d < b + packed.elements() * packed.element_bytes();
 }
 
 TensorView staged_view(bool staged, void* given, const TensorView& v, const DeviceBuffer& own) {
@@ -142,8 +132,8 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       geometry_(spec.geometry),
       kernel_h_(spec.kernel_h),
       kernel_w_(spec.kernel_w) {
-    if ((stage_input && overlaps(in_.data, in_, source)) ||
-        (stage_output && overlaps(out_.data, out_, target)))
+    if ((stage_input && source.overlaps(in_.data, in_.extent_bytes())) ||
+        (stage_output && target.overlaps(out_.data, out_.extent_bytes())))
         throw InternalError(fmt::format("{}: its staging buffer shares bytes with the view it "
                                         "stands in for (the memory plan gave it a place that "
                                         "overlaps); please report it with the model",
@@ -158,27 +148,26 @@ bool ConvStep::rebind(const TensorView& source, const TensorView& target,
         return false;
     // A side staged through the caller's buffer needs one again if the chosen path uses it (the
     // step's own stays its own); an unused one may be gone (null).
-    const bool stages_in = stages_in_, stages_out = stages_out_;
     void* in_buffer = staging_in_.bytes() > 0 ? staging_in_.get() : staging.input;
     void* out_buffer = staging_out_.bytes() > 0 ? staging_out_.get() : staging.output;
     if ((input_staged() && in_buffer == nullptr) || (output_staged() && out_buffer == nullptr))
         return false;
     // A staging buffer over the very view it stands in for cannot stage it: plan again.
-    if ((stages_in && overlaps(in_buffer, in_, source)) ||
-        (stages_out && overlaps(out_buffer, out_, target)))
+    if ((stages_in_ && source.overlaps(in_buffer, in_.extent_bytes())) ||
+        (stages_out_ && target.overlaps(out_buffer, out_.extent_bytes())))
         return false;
     // (A null address is aligned to everything: what matters is the buffer that will be used.)
     const auto realigned = [](bool stages, void* buffer, const void* now) {
         return stages && buffer != nullptr && byte_alignment(buffer, 256) != byte_alignment(now, 256);
     };
-    if (realigned(stages_in, in_buffer, in_.data) || realigned(stages_out, out_buffer, out_.data))
+    if (realigned(stages_in_, in_buffer, in_.data) || realigned(stages_out_, out_buffer, out_.data))
         return false;
     source_ = source;
     target_ = target;
     residual_ = residual;
-    in_ = stages_in ? packed_view(in_buffer, in_.dtype, in_.layout, in_.n, in_.c, in_.h, in_.w)
+    in_ = stages_in_ ? packed_view(in_buffer, in_.dtype, in_.layout, in_.n, in_.c, in_.h, in_.w)
                     : source;
-    out_ = stages_out ? packed_view(out_buffer, out_.dtype, out_.layout, out_.n, out_.c, out_.h,
+    out_ = stages_out_ ? packed_view(out_buffer, out_.dtype, out_.layout, out_.n, out_.c, out_.h,
                                     out_.w)
                       : target;
     z_ = residual ? *residual : out_;

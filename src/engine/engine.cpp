@@ -390,12 +390,6 @@ namespace {
 // "[0x7f1234, +4096)"
 std::string byte_range(const void* p, size_t bytes) { return fmt::format("[{}, +{})", p, bytes); }
 
-// From a view's first byte to its last.
-size_t view_extent(const TensorView& v) {
-    const int64_t rows = v.rows();
-    return rows <= 0 ? 0 : size_t((rows - 1) * v.row_pitch_bytes() + v.row_bytes());
-}
-
 // FNV-1a over 64-bit words (a diagnostic's "same bytes or not", not a hash for storage).
 uint64_t device_checksum(const void* p, size_t bytes) {
     std::vector<uint64_t> words((bytes + 7) / 8, 0);
@@ -416,16 +410,16 @@ std::string Engine::op_bindings(int op_id) const {
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "waiting for the engine's work");
     const engine_internal::OpWeights& w = im.weights_of(op_id);
     std::string text;
-    for (const auto& [name, buffer] : {std::pair<const char*, const DeviceBuffer*>{"weights", &w.weight},
-                                       {"weights2", &w.weight2},
-                                       {"bias", &w.bias},
-                                       {"depthwise weights", &w.depthwise},
-                                       {"slopes", &w.slope}})
+    using Named = std::pair<const char*, const DeviceBuffer*>;
+    for (const auto& [name, buffer] : {Named{"weights", &w.weight}, Named{"weights2", &w.weight2},
+                                       Named{"bias", &w.bias},
+                                       Named{"depthwise weights", &w.depthwise},
+                                       Named{"slopes", &w.slope}})
         if (buffer->bytes() > 0)
             text += fmt::format("{}{} {} #{:016x}", text.empty() ? "" : ", ", name,
                                 byte_range(buffer->get(), buffer->bytes()),
                                 device_checksum(buffer->get(), buffer->bytes()));
-    const auto view = [](const TensorView& v) { return byte_range(v.data, view_extent(v)); };
+    const auto view = [](const TensorView& v) { return byte_range(v.data, size_t(v.extent_bytes())); };
     for (const ConvStep& step : im.execs[size_t(op_id)].convs)
         text += fmt::format("; {}: reads {} (its view {}), writes {} (into {}), weight {}, bias {}",
                             step.context, view(step.input()), view(step.source()),

@@ -77,16 +77,14 @@ void* Engine::Impl::scratch_buffer(void* planned, const Op& op, const char* what
 void Engine::Impl::require_scratch_apart(const Op& op) const {
     const OpScratch& planned = memory_plan.scratch[size_t(op.id)];
     const std::vector<TensorView> mine = current_views(op);
-    for (const int buffer : {planned.depthwise_output, planned.staged_input, planned.staged_output}) {
+    for (const int buffer :
+         {planned.depthwise_output, planned.staged_input, planned.staged_output}) {
         if (buffer < 0) continue;
         const PlannedBuffer& b = memory_plan.buffers[size_t(buffer)];
         const char* start = static_cast<const char*>(address(buffer));
         for (size_t k = 0; k < mine.size(); ++k) {
             const TensorView& v = mine[k];
-            const auto* d = static_cast<const char*>(v.data);
-            const int64_t extent =
-                v.rows() <= 0 ? 0 : (v.rows() - 1) * v.row_pitch_bytes() + v.row_bytes();
-            if (d == nullptr || !(start < d + extent && d < start + b.bytes)) continue;
+            if (!v.overlaps(start, b.bytes)) continue;
             const bool output = k + 1 == mine.size();
             const int id = output ? op.id : op.inputs[k];
             std::string place = "no planned place";
@@ -101,7 +99,7 @@ void Engine::Impl::require_scratch_apart(const Op& op) const {
                 "arena at {} holds {} bytes, the plan {} ({}, staging {}); please report it "
                 "with the model",
                 op_label(op), memory_plan.describe(buffer), static_cast<const void*>(start),
-                output ? "output" : "input", output ? op.id : id, v.data, extent, place,
+                output ? "output" : "input", id, v.data, v.extent_bytes(), place,
                 arena->data(), arena->bytes(), memory_plan.shared_bytes,
                 memory_plan.schedule ? "for a schedule" : "without a schedule",
                 memory_plan.options.staging ? "where chosen" : "wherever possible"));

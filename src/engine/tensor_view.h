@@ -54,6 +54,17 @@ struct TensorView {
     // Bytes from the first element of one row to the first of the next / of one row's elements.
     int64_t row_pitch_bytes() const { return row_stride * element_bytes(); }
     int64_t row_bytes() const { return row_elements() * element_bytes(); }
+    // Bytes from the view's first byte to just past its last (a strided view spans its gaps).
+    int64_t extent_bytes() const {
+        return rows() <= 0 ? 0 : (rows() - 1) * row_pitch_bytes() + row_bytes();
+    }
+    // Whether the view's extent shares a byte with `bytes` bytes at `start`.
+    bool overlaps(const void* start, int64_t bytes) const {
+        if (start == nullptr || data == nullptr) return false;
+        const auto* s = static_cast<const char*>(start);
+        const auto* d = static_cast<const char*>(data);
+        return s < d + extent_bytes() && d < s + bytes;
+    }
     // Element distance between consecutive batch items.
     int64_t batch_stride() const { return nhwc() ? int64_t(h) * w * row_stride : row_stride; }
 
