@@ -289,7 +289,18 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         return result.evaluations >= options.max_evaluations ||
                seconds_since(begin) >= options.time_budget_s;
     };
-    // Evaluates a schedule not seen before; nullopt when seen, invalid or failed.
+    // Whether the schedule computes the sequential schedule's result; the first that does not is
+    // recorded (why, at which evaluation, and the schedule).
+    const auto agrees = [&](const Schedule& s) {
+        std::string why;
+        if (evaluator.agrees(s, why)) return true;
+        if (result.disagreed++ == 0)
+            result.first_disagreement = fmt::format("{} (evaluation {}, schedule {})", why,
+                                                    result.evaluations, schedule_to_json(s).dump());
+        return false;
+    };
+    // Evaluates a schedule not seen before; nullopt when seen, invalid or failed (or, checking
+    // every schedule, computing another result).
     const auto evaluate = [&](const Schedule& s) -> std::optional<double> {
         if (!seen.insert(schedule_to_json(s).dump()).second) return std::nullopt;
         try {
@@ -303,14 +314,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
             ++result.failed;
             return std::nullopt;
         }
-        std::string why;
-        if (options.check_every && !evaluator.agrees(s, why)) {
-            if (result.disagreed++ == 0)
-                result.first_disagreement = fmt::format(
-                    "{} (evaluation {}, schedule {})", why, result.evaluations,
-                    schedule_to_json(s).dump());
-            return std::nullopt;
-        }
+        if (options.check_every && !agrees(s)) return std::nullopt;
         return m.latency_ms;
     };
 
@@ -352,10 +356,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
                 return false;
             ms = again.latency_ms;
         }
-        std::string why;
-        if (evaluator.agrees(s, why)) return true;
-        if (result.disagreed++ == 0) result.first_disagreement = why;
-        return false;
+        return options.check_every || agrees(s);  // (checked already when every one is)
     };
 
     if (options.recombine_blocks) {

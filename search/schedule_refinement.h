@@ -84,8 +84,9 @@ struct RefineResult {
     std::vector<RefineStep> kept;  // every change that was kept, in order
     int evaluations = 0;
     int failed = 0;             // candidates the evaluator could not run
-    // Faster schedules whose output differed from the sequential schedule's (never kept; each
-    // is an engine bug to report); the first one's difference.
+    // Schedules whose output differed from the sequential schedule's (the faster ones, or every
+    // one with check_every; never kept; each is an engine bug to report); the first one's
+    // difference, evaluation and schedule JSON.
     int disagreed = 0;
     std::string first_disagreement;
     double seconds = 0;

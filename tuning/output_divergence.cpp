@@ -131,7 +131,8 @@ std::string changed_since_start(Engine& engine, const Schedule& sequential,
 
 }  // namespace
 
-OpSnapshot snapshot_ops(Engine& engine, const Schedule& schedule, WorkspaceBefore workspaces) {
+OpSnapshot snapshot_ops(Engine& engine, const Schedule& schedule, WorkspaceBefore workspaces,
+                        bool with_bindings) {
     const Graph& graph = engine.graph();
     {  // a whole run first: the input converted, the lanes and merges set up
         const CudaGraphExec whole = engine.capture(schedule);
@@ -152,13 +153,14 @@ OpSnapshot snapshot_ops(Engine& engine, const Schedule& schedule, WorkspaceBefor
         for (const int id : launch.ops) snapshot.outputs[size_t(id)] = engine.read_op_output(id);
     }
     snapshot.plans = engine.op_plans();
-    for (const Op& op : graph.ops()) snapshot.bindings.push_back(engine.op_bindings(op.id));
+    if (with_bindings)
+        for (const Op& op : graph.ops()) snapshot.bindings.push_back(engine.op_bindings(op.id));
     return snapshot;
 }
 
 std::string workspace_dependence(Engine& engine, const Schedule& schedule) {
-    const OpSnapshot zeros = snapshot_ops(engine, schedule, WorkspaceBefore::Zeros);
-    const OpSnapshot seeded = snapshot_ops(engine, schedule, WorkspaceBefore::Seeded);
+    const OpSnapshot zeros = snapshot_ops(engine, schedule, WorkspaceBefore::Zeros, false);
+    const OpSnapshot seeded = snapshot_ops(engine, schedule, WorkspaceBefore::Seeded, false);
     const FirstDifference d =
         first_difference(seeded.outputs, zeros.outputs, engine.options().precision);
     if (!d.op) return "";

@@ -30,14 +30,17 @@ namespace iostune {
 struct OpSnapshot {
     std::vector<HostTensor> outputs;  // by op id
     std::vector<OpPlan> plans;
-    std::vector<std::string> bindings;  // by op id: Engine::op_bindings after the last launch
+    // By op id: Engine::op_bindings after the last launch (empty when not asked for: reading
+    // every weight back is the costly part of a snapshot).
+    std::vector<std::string> bindings;
 };
 // What every workspace holds before each launch of a snapshot: what the launch before left,
 // zeros, or seeded values. A kernel whose result depends on it (one that expects a zeroed
 // workspace, say) differs between the last two.
 enum class WorkspaceBefore { AsLeft, Zeros, Seeded };
 OpSnapshot snapshot_ops(Engine& engine, const Schedule& schedule,
-                        WorkspaceBefore workspaces = WorkspaceBefore::AsLeft);
+                        WorkspaceBefore workspaces = WorkspaceBefore::AsLeft,
+                        bool with_bindings = true);
 // "" when no op's output depends on what its workspace held before it ran, else which op does
 // first, and its plan (snapshots of `schedule` with zeroed and with seeded workspaces).
 std::string workspace_dependence(Engine& engine, const Schedule& schedule);

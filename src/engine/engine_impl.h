@@ -288,9 +288,6 @@ struct Engine::Impl {
     TensorView depthwise_output(const Op& op) const;  // a SepConv's, in its scratch
     void plan_op(const Op& op);
     bool rebind_convs(const Op& op, const std::vector<TensorView>& now);
-    // Throws InternalError, naming both plan buffers, when the op's scratch shares bytes with
-    // a view it reads or writes (docs/search.md: a merged op's scratch once did).
-    void require_scratch_apart(const Op& op) const;
     // After a plan change: the op's convolutions pointed at its new places when only addresses
     // changed, else the op planned again.
     void replan_op(const Op& op);

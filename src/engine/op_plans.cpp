@@ -71,42 +71,6 @@ void* Engine::Impl::scratch_buffer(void* planned, const Op& op, const char* what
     return planned;
 }
 
-// A diagnostic guard (docs/search.md, the co-run wrong result): the scratch the memory plan gives
-// an op must not share bytes with the views it reads and writes; when it does, the error says
-// where both came from.
-void Engine::Impl::require_scratch_apart(const Op& op) const {
-    const OpScratch& planned = memory_plan.scratch[size_t(op.id)];
-    const std::vector<TensorView> mine = current_views(op);
-    for (const int buffer :
-         {planned.depthwise_output, planned.staged_input, planned.staged_output}) {
-        if (buffer < 0) continue;
-        const PlannedBuffer& b = memory_plan.buffers[size_t(buffer)];
-        const char* start = static_cast<const char*>(address(buffer));
-        for (size_t k = 0; k < mine.size(); ++k) {
-            const TensorView& v = mine[k];
-            if (!v.overlaps(start, b.bytes)) continue;
-            const bool output = k + 1 == mine.size();
-            const int id = output ? op.id : op.inputs[k];
-            std::string place = "no planned place";
-            if (output || !is_graph_input(id)) {
-                const TensorPlace& p = memory_plan.op_places[size_t(id)];
-                place = fmt::format("planned as {} channel {}, at {} by the plan",
-                                    memory_plan.describe(p.buffer), p.first_channel,
-                                    view_at(p, graph.op(id).output).data);
-            }
-            throw InternalError(fmt::format(
-                "{}: its scratch {} at {} shares bytes with its {} {} at {} ({} bytes; {}); the "
-                "arena at {} holds {} bytes, the plan {} ({}, staging {}); please report it "
-                "with the model",
-                op_label(op), memory_plan.describe(buffer), static_cast<const void*>(start),
-                output ? "output" : "input", id, v.data, v.extent_bytes(), place,
-                arena->data(), arena->bytes(), memory_plan.shared_bytes,
-                memory_plan.schedule ? "for a schedule" : "without a schedule",
-                memory_plan.options.staging ? "where chosen" : "wherever possible"));
-        }
-    }
-}
-
 void Engine::Impl::plan_op(const Op& op) {
     OpExec& exec = execs[size_t(op.id)];
     // Recorded only once the op is planned: a plan that throws half-way (a convolution cuDNN
@@ -115,7 +79,6 @@ void Engine::Impl::plan_op(const Op& op) {
     std::vector<TensorView> planned_views = current_views(op);
     exec.planned_views.clear();
     exec.scratch = scratch_of(op.id);
-    require_scratch_apart(op);
     const std::string context = op_label(op);
     const TensorView& out = views[size_t(op.id)];
     const TensorView& in = tensor(op.inputs.at(0));

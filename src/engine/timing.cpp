@@ -203,15 +203,23 @@ const std::vector<CudaEvent>& TimingEvents::at_least(size_t count) {
     return events_;
 }
 
+namespace {
+
+void require_timeable(const CudaGraphExec* exec, const MeasureOptions& options, const char* who) {
+    if (exec == nullptr || !exec->valid())
+        throw Error(fmt::format("{}: the CUDA graph exec is empty", who));
+    if (options.repeats < 1 || options.number < 1 || options.warmup < 0)
+        throw Error(fmt::format("{}: need repeats >= 1, number >= 1, warmup >= 0 (got "
+                                "repeats={}, number={}, warmup={})",
+                                who, options.repeats, options.number, options.warmup));
+}
+
+}  // namespace
+
 LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
                            const MeasureOptions& options, TimingEvents& events,
                            const RepeatPrologue& before_each_repeat) {
-    if (!exec.valid()) throw Error("measure_graph: the CUDA graph exec is empty");
-    if (options.repeats < 1 || options.number < 1 || options.warmup < 0) {
-        throw Error(fmt::format("measure_graph: need repeats >= 1, number >= 1, warmup >= 0 "
-                                "(got repeats={}, number={}, warmup={})",
-                                options.repeats, options.number, options.warmup));
-    }
+    require_timeable(&exec, options, "measure_graph");
     switch (options.mode) {
         case RepeatMode::BackToBack: return measure_back_to_back(exec, stream, options, events);
         case RepeatMode::Cold:
@@ -230,13 +238,7 @@ LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
 std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphExec*>& execs,
                                               cudaStream_t stream, const MeasureOptions& options) {
     if (execs.empty()) throw Error("measure_interleaved: no CUDA graphs to time");
-    for (const CudaGraphExec* exec : execs)
-        if (exec == nullptr || !exec->valid())
-            throw Error("measure_interleaved: a CUDA graph exec is empty");
-    if (options.repeats < 1 || options.number < 1 || options.warmup < 0)
-        throw Error(fmt::format("measure_interleaved: need repeats >= 1, number >= 1, warmup >= 0 "
-                                "(got repeats={}, number={}, warmup={})",
-                                options.repeats, options.number, options.warmup));
+    for (const CudaGraphExec* exec : execs) require_timeable(exec, options, "measure_interleaved");
     TimingEvents pool;
     const std::vector<CudaEvent>& events = pool.at_least(2);
     const auto warmup_start = Clock::now();

@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 

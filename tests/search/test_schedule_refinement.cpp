@@ -191,6 +191,48 @@ TEST_CASE("refinement: a measured gain that does not hold when timed again is no
     }
 }
 
+TEST_CASE("refinement: a schedule computing another result is never kept, and the first is named",
+          "[refine]") {
+    const Graph g = build_zoo_model("googlenet", 1);
+    // Agrees on its first `trusted` checks (the start candidates), then never (an engine bug).
+    class Doubting final : public ScheduleEvaluator {
+    public:
+        Doubting(const Graph& g, int trusted) : sim_(g, SimCostModel()), trusted_(trusted) {}
+        ScheduleMeasurement measure(const Schedule& s) override { return sim_.measure(s); }
+        bool agrees(const Schedule&, std::string& why) override {
+            if (++checks <= trusted_) return true;
+            why = "a different result (a test's claim)";
+            return false;
+        }
+        std::string name() const override { return "doubting"; }
+        bool simulated() const override { return true; }
+        int checks = 0;
+
+    private:
+        SimulatedScheduleEvaluator sim_;
+        int trusted_;
+    };
+    RefineOptions options;
+    options.max_evaluations = 60;
+    options.time_budget_s = 1e9;
+    for (const bool every : {false, true}) {
+        INFO("check every schedule: " << every);
+        options.check_every = every;
+        // Checking every schedule, the candidates are checked too: six of them (three in both
+        // forms) are trusted.
+        Doubting doubting(g, every ? 6 : 0);
+        const RefineResult r = refine_schedule(g, baseline_candidates(g), doubting, options);
+        CHECK(r.kept.size() == 1);  // the start only
+        CHECK(r.disagreed == doubting.checks - (every ? 6 : 0));
+        CHECK(r.disagreed > 0);
+        // Each schedule is checked once: when every one is, a faster one is not checked again.
+        if (every) CHECK(doubting.checks == r.evaluations);
+        CHECK_THAT(r.first_disagreement,
+                   Catch::StartsWith("a different result (a test's claim) (evaluation ") &&
+                       Catch::Contains("schedule {\"blocks\""));
+    }
+}
+
 TEST_CASE("refinement: once single moves find nothing new, moves in twos and threes go on",
           "[refine]") {
     // SqueezeNet's schedules have few neighbours: single moves run out long before the budget.
