@@ -814,6 +814,40 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
         --db "$o/a.db" >"$o/$1_$2.log" 2>&1
       echo "$1 seed $2: exit $?" >>"$o/$1_$2.log"; rm -f "$o/a.db"
     done ;;
+  call89)
+    # On a 4-GPU host (nvidia-h100-x4), each part alone on its GPU (CUDA_VISIBLE_DEVICES), so
+    # the timing checks share no GPU: GPU 0 the zoo shards, then a search with the CLI's
+    # defaults; GPU 1 the [engine] shard, then racecheck/memcheck of the engine's shared-memory
+    # kernels; GPU 2 the rest of the [gpu] suite; GPU 3 the zoo's perturbed baseline replays
+    # (device_pass.sh perturb). Everything comes back as call89.tar.gz; the summaries print.
+    o=/tmp/call89; mkdir -p "$o"
+    gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
+    {
+      gpu 0 timeout 450 .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes >"$o/gpu_zoo.log" 2>&1 &
+      zoo=$!
+      gpu 0 timeout 450 .devpack/test_gpu "[zoo][memory]~[fixtures]" --durations yes >"$o/gpu_zoo_memory.log" 2>&1
+      echo "zoo memory: exit $?" >>"$o/gpu_zoo_memory.log"
+      wait "$zoo"; echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+      start=$SECONDS
+      gpu 0 .devpack/iostune search --model googlenet --db "$o/default.db" >"$o/search_default.log" 2>&1
+      echo "search with defaults: exit $? in $((SECONDS - start)) s" >>"$o/search_default.log"
+    } &
+    {
+      gpu 1 timeout 400 .devpack/test_gpu "[engine]~[zoo]~[fixtures]" --durations yes >"$o/gpu_engine.log" 2>&1
+      echo "engine: exit $?" >>"$o/gpu_engine.log"
+      CUDA_VISIBLE_DEVICES=1 bash scripts/sanitize.sh --models "" --timeout "$(upto 20)" \
+        --out "$o/racecheck" --kernel-tests "the kernels that use shared memory*" >"$o/racecheck.log" 2>&1
+    } &
+    {
+      gpu 2 timeout 500 .devpack/test_gpu "~[engine]~[zoo]~[fixtures]" --durations yes >"$o/gpu_rest.log" 2>&1
+      echo "rest: exit $?" >>"$o/gpu_rest.log"
+    } &
+    OUT="$o/perturb" CUDA_VISIBLE_DEVICES=3 timeout "$(upto 10)" bash scripts/device_pass.sh .devpack perturb \
+      >"$o/perturb.log" 2>&1 &
+    wait
+    tail -n 2 "$o"/gpu_*.log "$o/search_default.log"; grep -E "^latency|objective|baseline" "$o/search_default.log" | head
+    cat "$o/racecheck/sanitize.tsv" "$o/perturb/perturb.tsv" 2>/dev/null
+    tar czf "${OUT:-device-out}/call89.tar.gz" -C /tmp call89 ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.

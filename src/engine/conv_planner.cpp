@@ -259,17 +259,47 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
     return true;
 }
 
-// cuDNN's ranking of the bare convolution, once per shape per process.
+// cuDNN's ranking of the bare convolution, once per shape per process. The Ex form runs the
+// algorithms on the step's own views and weights and a workspace of ours: the plain form
+// allocates tensors of its own and reads them uninitialised (compute-sanitizer's initcheck
+// reported those reads in NASNet-A's replay, call64). A staging input is filled first: nothing
+// has copied into it yet.
 std::vector<cudnnConvolutionFwdAlgoPerf_t> Engine::Impl::ranked_algorithms(
     ConvStep& step, const std::string& process_key) {
     if (auto cached = AlgorithmCache::instance().find(process_key)) return *cached;
     Lane& lane = *lanes[0];
     lane.cudnn.set_stream(lane.stream.get());
+    // The most any algorithm within the cap asks for, in the descriptor's math and with tensor
+    // cores (the search tries both); the descriptor's math is restored after.
+    cudnnConvolutionDescriptor_t desc = step.conv_desc().get();
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    IOSTUNE_CUDNN_CHECK(cudnnGetConvolutionMathType(desc, &math), step.context);
+    size_t find_bytes = 0;
+    for (const cudnnMathType_t m : {math, CUDNN_TENSOR_OP_MATH}) {
+        if (cudnnSetConvolutionMathType(desc, m) != CUDNN_STATUS_SUCCESS) continue;
+        for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+            size_t bytes = 0;
+            if (cudnnGetConvolutionForwardWorkspaceSize(
+                    lane.cudnn.get(), step.x_desc(), step.w_desc(), desc, step.y_desc(),
+                    cudnnConvolutionFwdAlgo_t(a), &bytes) == CUDNN_STATUS_SUCCESS &&
+                bytes <= options.max_workspace_bytes)
+                find_bytes = std::max(find_bytes, bytes);
+        }
+    }
+    IOSTUNE_CUDNN_CHECK(cudnnSetConvolutionMathType(desc, math), step.context);
+    const DeviceBuffer find_workspace(find_bytes);
+    const TensorView& x = step.input();
+    if (step.has_input_staging()) {
+        fill(x.data, x.elements(), x.dtype, options.fill_seed);
+        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), step.context);
+    }
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
     int returned = 0;
-    IOSTUNE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
-                            lane.cudnn.get(), step.x_desc(), step.w_desc(), step.conv_desc().get(),
-                            step.y_desc(), int(perf.size()), &returned, perf.data()),
+    IOSTUNE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+                            lane.cudnn.get(), step.x_desc(), x.data, step.w_desc(), step.weight(),
+                            desc, step.y_desc(), step.output().data,
+                            int(perf.size()), &returned, perf.data(), find_workspace.get(),
+                            find_bytes),
                         step.context);
     perf.resize(size_t(returned));
     AlgorithmCache::instance().store(process_key, perf);

@@ -121,6 +121,8 @@ public:
     bool input_staged() const {
         return path != ConvPath::Depthwise && path != ConvPath::Gemm && stages_in_;
     }
+    // input() is a staging buffer of the step's own, not the op's view (fixed when planned).
+    bool has_input_staging() const { return stages_in_; }
     // The engine's depthwise kernel can run this convolution (it has no residual input).
     bool depthwise_capable() const {
         return depthwise_weight_ != nullptr && source_.nhwc() && !residual_;
