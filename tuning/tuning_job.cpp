@@ -48,6 +48,9 @@ using Clock = SteadyClock;
 // the DP left (the rest: checks and the final timings of every schedule kept for the record).
 constexpr double kDpShare = 0.4;
 constexpr double kRefineShare = 0.75;
+// The probe of the layout that is not the precision's default may take this share of the budget
+// (fastest_layout): GoogLeNet's and Inception V3's NCHW engines took about 4 s (call90).
+constexpr double kLayoutProbeShare = 0.15;
 // Without a budget: the refinement's wall time on a GPU, its moves when simulated.
 constexpr double kUnboundedRefineSeconds = 60;
 // A baseline measured faster than the refined schedule by at most this much is timed again
@@ -143,15 +146,28 @@ ConvChoices stored_conv_choices(const TuningOptions& options) {
 // Times the sequential schedule end to end in each layout (each on an engine of its own, with
 // convolutions chosen for that layout) and returns the faster; `timed` gets the timings and
 // `ran` both engines' convolution choices. A layout cuDNN cannot run the model in is no
-// candidate (`notices` says why).
+// candidate (`notices` says why). The precision's default layout goes first. Under a time
+// budget the other one is a probe that may take kLayoutProbeShare of it: NCHW's engine for
+// NASNet-A took 165 s to choose its convolutions (depthwise ones: the engine's own kernel is
+// channels-last only), RandWire's 55 s, leaving the DP 1 s of a 60 s budget (call90); a probe
+// past its share stops and the default stays (it won 122 of 125 keys timed on the H100).
 TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
                             const ConvChoices& known, std::vector<ContestEntry>& timed,
                             ConvChoices& ran, std::vector<std::string>& notices) {
+    const TensorLayout first = default_layout(precision_from_string(options.precision));
+    const TensorLayout second = first == TensorLayout::Nhwc ? TensorLayout::Nchw
+                                                            : TensorLayout::Nhwc;
     std::optional<TensorLayout> fastest;
     double fastest_ms = 0;
-    for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
+    for (const TensorLayout layout : {first, second}) {
+        EngineOptions engine_options = engine_options_for(options, layout, known);
+        const double probe_s = kLayoutProbeShare * options.time_budget_s;
+        if (layout == second && options.time_budget_s > 0 && fastest)
+            engine_options.choose_by =
+                SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                         std::chrono::duration<double>(probe_s));
         try {
-            Engine engine(graph, engine_options_for(options, layout, known));
+            Engine engine(graph, engine_options);
             ran.merge(engine.conv_choices());
             engine.set_random_inputs(7);
             const CudaGraphExec exec = engine.capture(sequential_schedule(graph));
@@ -159,6 +175,13 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
                 measure_graph(exec, engine.origin_stream(), options.end_to_end).median_ms;
             timed.push_back({to_string(layout), ms});
             if (!fastest || ms < fastest_ms) fastest = layout, fastest_ms = ms;
+        } catch (const PlanningDeadline&) {
+            notices.push_back(fmt::format(
+                "notice: layout {} not timed: its convolutions were still being chosen after "
+                "{:.0f} s ({:.0f}% of the time budget); searching in {}, the precision's "
+                "default (--layout {} searches in the other)",
+                to_string(layout), probe_s, 100 * kLayoutProbeShare, to_string(first),
+                to_string(layout)));
         } catch (const Error& e) {
             notices.push_back(fmt::format("notice: layout {} is no candidate for '{}': {}",
                                           to_string(layout), graph.name(), e.what()));

@@ -180,6 +180,25 @@ corun_seed2() {
     --conv-objective corun --seed 2 --db "$1/c2.db" >"$1/$2.log" 2>&1
   echo "$2: exit $?" >>"$1/$2.log"; rm -f "$1/c2.db"
 }
+# bench_on_gpu GPU DIR MODEL "TORCH SYSTEMS": MODEL's batch-1 rows in TF32 and fp16 on GPU alone
+# (run_h100.sh with the search's defaults, both baseline forms, the peers), then each schedule
+# the searches stored replayed with --validate --perturb 20; DIR/bench_<call>-MODEL.* and
+# DIR/perturb_MODEL.log.
+bench_on_gpu() {
+  local gpu=$1 dir=$2 model=$3 torch=$4 tag
+  tag="$(basename "$dir")-$model"
+  CUDA_VISIBLE_DEVICES=$gpu "${run[@]}" --tag "$tag" --out "$dir" --models "$model" --batches 1 \
+    --precisions "tf32 fp16" --strategies ios-both --baselines "sequential greedy nimble" \
+    --baseline-forms "staged dataflow" --iters 300 --torch-systems "$torch" \
+    --compile-budget 150 --deadline "$(upto 45)" >/dev/null 2>&1
+  for db in "/tmp/bench_$tag/db/"*.db; do
+    [ -e "$db" ] && [ "$SECONDS" -lt 525 ] || continue
+    local precision=tf32; case $db in *_fp16*) precision=fp16 ;; esac
+    echo "== $model $precision: $(CUDA_VISIBLE_DEVICES=$gpu timeout 60 .devpack/iostune replay \
+      --model "$model" --precision "$precision" --db "$db" --validate --perturb 20 --iters 20 2>&1 |
+      grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
+  done >"$dir/perturb_$model.log"
+}
 upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
 
 case "${1:-}" in
@@ -848,6 +867,65 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     tail -n 2 "$o"/gpu_*.log "$o/search_default.log"; grep -E "^latency|objective|baseline" "$o/search_default.log" | head
     cat "$o/racecheck/sanitize.tsv" "$o/perturb/perturb.tsv" 2>/dev/null
     tar czf "${OUT:-device-out}/call89.tar.gz" -C /tmp call89 ;;
+  call90)
+    # Issue 25's batch-1 rows from one binary on a 4-GPU host (nvidia-h100-x4), one model per
+    # GPU (CUDA_VISIBLE_DEVICES), each model's rows on its own GPU: per precision (TF32, fp16)
+    # the critical-path bound, sequential, greedy and nimble in both forms, the search with the
+    # CLI's defaults and a replay of what it stored, then the PyTorch peers (eager, CUDA graph,
+    # torch.compile; NASNet-A's compile never finished in 300 s: eager and graph only); then each
+    # stored best replayed with --validate --perturb 20 (issue 29). One archive, call90.tar.gz.
+    o=/tmp/call90; mkdir -p "$o"
+    bench_on_gpu 0 "$o" inception_v3 "eager cudagraph compile" &
+    bench_on_gpu 1 "$o" googlenet "eager cudagraph compile" &
+    bench_on_gpu 2 "$o" nasnet_a_large "eager cudagraph" &
+    bench_on_gpu 3 "$o" randwire "eager cudagraph compile" &
+    wait
+    grep -hE "^== |iostune-|torch-|profile:" "$o"/bench_*.log | grep -v "^== .*batch" | cut -c1-150
+    cat "$o"/perturb_*.log
+    tar czf "${OUT:-device-out}/call90.tar.gz" -C /tmp call90 ;;
+  call91)
+    # call90 again after the layout probe was bounded (a 60 s search of NASNet-A took 136-192
+    # s, 120-173 of them choosing NCHW's convolutions): the same batch-1 rows on a 4-GPU host,
+    # then per GPU what fits: GPU 0 Inception V3 and GoogLeNet at batch 16 (TF32: bound,
+    # sequential, the default search, peers' CUDA graph); GPU 1 HRNet-W18 small v2 (timm, ONNX;
+    # TF32, deployed_models.sh with the search's defaults); GPU 2 NASNet-A's stored TF32
+    # schedule under initcheck; GPU 3 the GoogLeNet + Inception V3 set (run_sets.sh).
+    o=/tmp/call91; mkdir -p "$o"
+    CUDA_VISIBLE_DEVICES=0 timeout 60 .devpack/test_gpu "an engine past its planning deadline*" \
+      >"$o/gpu_deadline.log" 2>&1; echo "deadline test: exit $?" >>"$o/gpu_deadline.log"
+    {
+      bench_on_gpu 0 "$o" inception_v3 "eager cudagraph compile"
+      CUDA_VISIBLE_DEVICES=0 "${run[@]}" --tag call91-b16 --out "$o" --models "inception_v3 googlenet" \
+        --batches 16 --precisions tf32 --strategies ios-both --baselines sequential --iters 300 \
+        --torch-systems cudagraph --deadline "$(upto 25)" >/dev/null 2>&1
+    } &
+    {
+      bench_on_gpu 1 "$o" googlenet "eager cudagraph compile"
+      CUDA_VISIBLE_DEVICES=1 bash scripts/bench/deployed_models.sh --tag call91-hrnet --out "$o" \
+        --models hrnet_w18_small_v2 --precisions tf32 --batches 1 --r 3 --s 8 --iters 300 \
+        --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 30)" >/dev/null 2>&1
+    } &
+    {
+      bench_on_gpu 2 "$o" nasnet_a_large "eager cudagraph"
+      CUDA_VISIBLE_DEVICES=2 bash scripts/sanitize.sh --tuned-db \
+        "/tmp/bench_call91-nasnet_a_large/db/nasnet_a_large_b1_ios-both.db" \
+        --models nasnet_a_large --precisions tf32 --tools initcheck --kernel-tests "" --jobs 1 \
+        --timeout "$(upto 15)" --out "$o/initcheck" >"$o/initcheck.log" 2>&1
+    } &
+    {
+      bench_on_gpu 3 "$o" randwire "eager cudagraph compile"
+      CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call91-sets --out "$o" \
+        --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+        --sets "googlenet+inception_v3:separate" --search-args "--time-budget 20" \
+        --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline "$(upto 25)" \
+        >/dev/null 2>&1
+    } &
+    wait
+    tail -n 3 "$o/gpu_deadline.log"
+    grep -hE "^== |iostune-|torch-|profile:|co-?sched|back-to-back|streams" "$o"/bench_*.log |
+      grep -v "^== .*batch" | cut -c1-150
+    cat "$o"/perturb_*.log "$o/initcheck/sanitize.tsv" 2>/dev/null
+    tar czf "${OUT:-device-out}/call91.tar.gz" -C /tmp call91 ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.

@@ -147,6 +147,10 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             return std::move(steps[i]);
         }
     }
+    if (options.choose_by && SteadyClock::now() > *options.choose_by)
+        throw PlanningDeadline(fmt::format("{}: still choosing convolutions at the deadline "
+                                           "the caller set (EngineOptions::choose_by)",
+                                           context));
     // Under CoRun, the staged and unstaged steps compare by their two-at-once times.
     std::optional<size_t> best;
     for (size_t i = 0; i < steps.size(); ++i) {

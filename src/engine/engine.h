@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "src/conv_choices.h"
+#include "src/error.h"
 #include "src/engine/cuda_graph.h"
 #include "src/engine/perturbation.h"
 #include "src/engine/device_arena.h"
@@ -73,6 +74,7 @@
 #include "src/memory_planner.h"
 #include "src/precision.h"
 #include "src/schedule.h"
+#include "src/stopwatch.h"
 #include "src/tensor.h"
 #include "src/tensor_layout.h"
 
@@ -126,6 +128,16 @@ struct EngineOptions {
     std::shared_ptr<const EngineWeights> weights = nullptr;
     // Seed of the values the engine fills its memory and inputs with when it allocates them.
     uint64_t fill_seed = 7;
+    // A convolution that would be timed after this instant is not: the engine throws
+    // PlanningDeadline instead. It bounds a probe (the search's layout choice), whose engine
+    // would otherwise take as long as its convolutions take to time (NASNet-A in NCHW: minutes).
+    std::optional<SteadyClock::time_point> choose_by = std::nullopt;
+};
+
+// Thrown while an engine is planned past EngineOptions::choose_by.
+class PlanningDeadline : public Error {
+public:
+    using Error::Error;
 };
 
 // Device memory an engine holds, by purpose, in bytes.
