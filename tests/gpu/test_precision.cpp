@@ -568,15 +568,9 @@ TEST_CASE("the kernels that use shared memory (global pooling, group norm) match
         const HostTensor input = random_input(graph.input_shape(), 44);
         const std::vector<HostTensor> ref = reference_run_all(graph, input);
         for (const Plan& plan : all_plans()) {
+            INFO("batch " << batch);
             Engine engine(graph, options_for(plan));
-            engine.set_input(input);
-            engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
-            for (const Op& op : graph.ops()) {
-                const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-                INFO(fmt::format("batch {} {}: op '{}': relative error {:.3g}", batch, label(plan),
-                                 op.name, err));
-                CHECK(err < op_error_bound(plan.precision));
-            }
+            check_every_op(engine, graph, input, ref, plan);
         }
     }
 }
@@ -604,15 +598,9 @@ TEST_CASE("global pooling matches the reference: large maps at batch 1, odd chan
         const HostTensor input = random_input(graph.input_shape(), 42);
         const std::vector<HostTensor> ref = reference_run_all(graph, input);
         for (const Plan& plan : all_plans()) {
+            INFO("batch " << batch);
             Engine engine(graph, options_for(plan));
-            engine.set_input(input);
-            engine.launch_schedule(sequential_schedule(graph), engine.origin_stream());
-            for (const Op& op : graph.ops()) {
-                const double err = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
-                INFO(fmt::format("batch {} {}: op '{}': relative error {:.3g}", batch, label(plan),
-                                 op.name, err));
-                CHECK(err < op_error_bound(plan.precision));
-            }
+            check_every_op(engine, graph, input, ref, plan);
         }
     }
 }
