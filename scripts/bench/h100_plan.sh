@@ -926,6 +926,27 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       grep -v "^== .*batch" | cut -c1-150
     cat "$o"/perturb_*.log "$o/initcheck/sanitize.tsv" 2>/dev/null
     tar czf "${OUT:-device-out}/call91.tar.gz" -C /tmp call91 ;;
+  call92)
+    # (Written, not yet run: the session's device time ran out.) The two TF32 keys where call91's search schedule replayed slower than a baseline replayed
+    # in a process of its own (GoogLeNet, RandWire): each process chooses its convolutions
+    # anew, so a fresh baseline is one draw of them. Per model, three rounds of: the DB's best
+    # (what production replays: the search kept greedy for GoogLeNet), the search's own schedule
+    # (id 1), greedy and nimble in the form that won, each in a process of its own. DBs from
+    # call91 (.devpack/db91, carried).
+    for model in googlenet randwire; do
+      db=.devpack/db91/${model}_b1_ios-both.db
+      for round in 1 2 3; do
+        for what in "best --db $db" "search --db $db --schedule-id 1" \
+                    "greedy --schedule-source greedy --form staged" \
+                    "greedy-dataflow --schedule-source greedy --form dataflow" \
+                    "nimble-dataflow --schedule-source nimble --form dataflow"; do
+          set -- $what; name=$1; shift
+          [ "$SECONDS" -gt 150 ] && continue
+          echo "$model round $round $name $(.devpack/iostune replay --model "$model" "$@" --iters 300 2>&1 |
+            sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+        done
+      done
+    done ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.
