@@ -947,6 +947,26 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
         done
       done
     done ;;
+  call93)
+    # (Written, not yet run.) Issue 29's sanitizer runs again on the current binary, on a 4-GPU
+    # host (nvidia-h100-x4): the zoo's 12 keys tuned once (`iostune tune`, 6 s searches, a
+    # worker per GPU), then one tool per GPU over their stored schedules, every convolution
+    # pinned: memcheck (GPU 0), initcheck without NASNet-A (GPU 1), synccheck (GPU 2), NASNet-A's
+    # initcheck in both precisions (GPU 3: TF32 alone finished within 170 s in call91).
+    o=/tmp/call93; mkdir -p "$o"
+    .devpack/iostune tune --plan examples/fleet/sanitize_12keys.json --db "$o/tuned.db" \
+      >"$o/tune.log" 2>&1
+    for part in "0 memcheck" "1 initcheck" "2 synccheck" "3 initcheck nasnet_a_large"; do
+      set -- $part
+      models=${3:-googlenet squeezenet1_1 resnet50 inception_v3 randwire nasnet_a_large}
+      [ "$1" = 1 ] && models="googlenet squeezenet1_1 resnet50 inception_v3 randwire"
+      CUDA_VISIBLE_DEVICES=$1 bash scripts/sanitize.sh --tuned-db "$o/tuned.db" --tools "$2" \
+        --models "$models" --kernel-tests "" --jobs 12 --timeout "$(upto 15)" \
+        --out "$o/$1_$2" >"$o/$1_$2.log" 2>&1 &
+    done
+    wait
+    cat "$o"/*/sanitize.tsv
+    tar czf "${OUT:-device-out}/call93.tar.gz" -C /tmp call93 ;;
   call68|call69)
     # The search choosing its convolutions' objective (alone or co-run, the faster on its
     # candidates): the [corun] GPU test, then default searches (60 s, r=3 s=8) with bounds.
