@@ -148,8 +148,8 @@ ConvChoices stored_conv_choices(const TuningOptions& options) {
 // `ran` both engines' convolution choices. A layout cuDNN cannot run the model in is no
 // candidate (`notices` says why). The precision's default layout goes first. Under a time
 // budget the other one is a probe that may take kLayoutProbeShare of it: NCHW's engine for
-// NASNet-A took 165 s to choose its convolutions (depthwise ones: the engine's own kernel is
-// channels-last only), RandWire's 55 s, leaving the DP 1 s of a 60 s budget (call90); a probe
+// NASNet-A took about 165 s to choose its convolutions (depthwise ones: the engine's own kernel is
+// channels-last only), RandWire's about 55 s, leaving the DP 1 s of a 60 s budget (call90); a probe
 // past its share stops and the default stays (it won 122 of 125 keys timed on the H100).
 TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
                             const ConvChoices& known, std::vector<ContestEntry>& timed,
@@ -179,7 +179,7 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
             notices.push_back(fmt::format(
                 "notice: layout {} not timed: its convolutions were still being chosen after "
                 "{:.0f} s ({:.0f}% of the time budget); searching in {}, the precision's "
-                "default (--layout {} searches in the other)",
+                "default (--layout {} searches in it)",
                 to_string(layout), probe_s, 100 * kLayoutProbeShare, to_string(first),
                 to_string(layout)));
         } catch (const Error& e) {
