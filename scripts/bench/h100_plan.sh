@@ -927,26 +927,35 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     cat "$o"/perturb_*.log "$o/initcheck/sanitize.tsv" 2>/dev/null
     tar czf "${OUT:-device-out}/call91.tar.gz" -C /tmp call91 ;;
   call92)
-    # (Written, not yet run: the session's device time ran out.) The two TF32 keys where call91's search schedule replayed slower than a baseline replayed
-    # in a process of its own (GoogLeNet, RandWire): each process chooses its convolutions
-    # anew, so a fresh baseline is one draw of them. Per model, three rounds of: the DB's best
-    # (what production replays: the search kept greedy for GoogLeNet), the search's own schedule
-    # (id 1), greedy and nimble in the form that won, each in a process of its own. DBs from
-    # call91 (.devpack/db91, carried).
-    for model in googlenet randwire; do
-      db=.devpack/db91/${model}_b1_ios-both.db
-      for round in 1 2 3; do
-        for what in "best --db $db" "search --db $db --schedule-id 1" \
-                    "greedy --schedule-source greedy --form staged" \
-                    "greedy-dataflow --schedule-source greedy --form dataflow" \
-                    "nimble-dataflow --schedule-source nimble --form dataflow"; do
-          set -- $what; name=$1; shift
-          [ "$SECONDS" -gt 150 ] && continue
-          echo "$model round $round $name $(.devpack/iostune replay --model "$model" "$@" --iters 300 2>&1 |
-            sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+    # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
+    # call91's search schedule replayed slower than a baseline replayed in a process of its own
+    # (GoogLeNet, RandWire): each process chooses its convolutions anew, so a fresh baseline is
+    # one draw of them. On every GPU of the host at once (nvidia-h100-x4: GPU-to-GPU spread
+    # beside process-to-process), per model three rounds of: the DB's best (what production
+    # replays: the search kept greedy for GoogLeNet), the search's own schedule (id 1), greedy
+    # staged, greedy and nimble in dataflow form, each in a process of its own. The DBs are
+    # call91's: `tar xzf results/device/session-2026-11-27e.tar.gz` and copy
+    # bench_call91-{googlenet,randwire}/db/*_b1_ios-both.db into .devpack/db91/ (carried).
+    o=/tmp/call92; mkdir -p "$o"
+    for gpu in $(nvidia-smi --query-gpu=index --format=csv,noheader); do
+      for model in googlenet randwire; do
+        db=.devpack/db91/${model}_b1_ios-both.db
+        for round in 1 2 3; do
+          for what in "best --db $db" "search --db $db --schedule-id 1" \
+                      "greedy --schedule-source greedy --form staged" \
+                      "greedy-dataflow --schedule-source greedy --form dataflow" \
+                      "nimble-dataflow --schedule-source nimble --form dataflow"; do
+            set -- $what; name=$1; shift
+            [ "$SECONDS" -gt 400 ] && continue
+            printf '%s\t%s\t%s\t%s\t%s\n' "$gpu" "$model" "$round" "$name" \
+              "$(CUDA_VISIBLE_DEVICES=$gpu .devpack/iostune replay --model "$model" "$@" --iters 300 2>&1 |
+                 sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+          done
         done
-      done
-    done ;;
+      done >"$o/gpu$gpu.tsv" &
+    done
+    wait
+    cat "$o"/gpu*.tsv | tee "${OUT:-device-out}/call92.tsv" ;;
   call93)
     # (Written, not yet run.) Issue 29's sanitizer runs again on the current binary, on a 4-GPU
     # host (nvidia-h100-x4): the zoo's 12 keys tuned once (`iostune tune`, 6 s searches, a
