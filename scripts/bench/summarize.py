@@ -37,6 +37,12 @@ IOSTUNE_PREFIX = "iostune-"
 # The issue's goal: the best IOS schedule against the best peer on the multi-branch models.
 IOS_SYSTEMS = ("iostune-ios-both", "iostune-ios-parallel", "iostune-ios-merge")
 GOALS = {1: 1.5, 16: 1.2}
+# Issue 25's targets for the search: the searched schedule (SEARCH_SYSTEM) at most BOUND_TARGET
+# times its critical-path bound, and no slower than any baseline row of the same key.
+SEARCH_SYSTEM = "iostune-ios-both"
+BOUND_TARGET = 1.15
+BASELINE_SYSTEMS = ("iostune-sequential", "iostune-greedy", "iostune-nimble",
+                    "iostune-greedy-dataflow", "iostune-nimble-dataflow")
 # The grid the benchmark is meant to fill; combinations without a record show as "not run".
 EXPECTED_BATCHES = (1, 16)
 EXPECTED_SYSTEMS = ("torch-eager", "torch-cudagraph", "torch-compile", "iostune-sequential",
@@ -138,7 +144,7 @@ def select_rows(runs, profiles):
             row["note"] = details.get("sequential_kept_note") or (
                 "the search kept the sequential schedule (its IOS schedule measured slower end "
                 "to end), so this row replays the sequential schedule")
-        for key in ("r", "s", "cache_hits", "stages_costed"):
+        for key in ("r", "s", "cache_hits", "stages_costed", "kept_strategy"):
             if key in details:
                 row[key] = details[key]
         if details.get("shared_stage_cache"):
@@ -278,6 +284,59 @@ def goal_checks(rows):
     return checks
 
 
+def search_checks(rows):
+    """The searched schedule of each (model, batch, precision) against its critical-path bound
+    and the fastest baseline row of the same key (issue 25's targets)."""
+    checks = []
+    for row in rows:
+        if row["system"] != SEARCH_SYSTEM or row["median_ms"] is None or is_set_row(row):
+            continue
+        key = (row["model"], row["batch"], row["precision"])
+        baselines = [r for r in rows if (r["model"], r["batch"], r["precision"]) == key
+                     and r["system"] in BASELINE_SYSTEMS and r["median_ms"] is not None]
+        check = {"model": row["model"], "batch": row["batch"], "precision": row["precision"],
+                 "median_ms": row["median_ms"], "x_critical_path": row.get("x_critical_path"),
+                 "kept_strategy": row.get("kept_strategy")}
+        if check["x_critical_path"] is not None:
+            check["within_bound_target"] = check["x_critical_path"] <= BOUND_TARGET
+        if baselines:
+            best = min(baselines, key=lambda r: r["median_ms"])
+            check.update({"best_baseline": best["system"], "best_baseline_ms": best["median_ms"],
+                          "vs_best_baseline": row["median_ms"] / best["median_ms"] - 1})
+        checks.append(check)
+    return checks
+
+
+def search_table(checks):
+    """The markdown section of search_checks: a row per key, then the counts."""
+    if not checks:
+        return []
+    lines = ["## The search against its bound and the baselines (issue 25)", "",
+             f"`{SEARCH_SYSTEM}` (the searched schedule) of each key against its critical-path "
+             f"bound (target {BOUND_TARGET:.2f}x) and the fastest baseline row of the same key "
+             "(sequential, greedy or nimble, either form, each replayed in a process of its own); "
+             "`kept` is what the search stored as the DB's best.", "",
+             "| model | batch | precision | searched ms | x bound | best baseline | vs it | kept |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in checks:
+        vs = c.get("vs_best_baseline")
+        lines.append(f"| {c['model']} | {c['batch']} | {c['precision']} | "
+                     f"{fmt_ms(c['median_ms'])} | {fmt_x(c['x_critical_path'])} | "
+                     + (f"{c['best_baseline']} {fmt_ms(c['best_baseline_ms'])} | {100 * vs:+.1f}%"
+                        if vs is not None else "- | -")
+                     + f" | {c.get('kept_strategy') or '-'} |")
+    bounded = [c for c in checks if "within_bound_target" in c]
+    compared = [c for c in checks if "vs_best_baseline" in c]
+    kept = [c for c in checks if c.get("kept_strategy")]
+    lines += ["", f"Within {BOUND_TARGET:.2f}x of the bound: "
+              f"{sum(c['within_bound_target'] for c in bounded)} of {len(bounded)} keys; no "
+              f"slower than its fastest baseline: "
+              f"{sum(c['vs_best_baseline'] <= 0 for c in compared)} of {len(compared)}; the DB "
+              f"kept the search's own schedule: "
+              f"{sum(c['kept_strategy'].startswith('ios') for c in kept)} of {len(kept)}.", ""]
+    return lines
+
+
 def provenance(runs, profiles):
     versions, software, dates = {}, {}, []
     for rec in runs + profiles:
@@ -306,7 +365,7 @@ def fmt_x(value):
     return "-" if value is None else f"{value:.2f}x"
 
 
-def markdown(rows, checks, prov, since=None, main_commit=None):
+def markdown(rows, checks, prov, since=None, main_commit=None, searched=()):
     lines = ["# Benchmark summary", "",
              "Generated by `scripts/bench/summarize.py` from the raw records in `results/raw/` "
              "(see `results/README.md`). Latency is the median of event-timed runs; each row is "
@@ -391,6 +450,7 @@ def markdown(rows, checks, prov, since=None, main_commit=None):
                          f"{c.get('best_peer') or '-'} | {fmt_x(c['speedup'])} | "
                          f"{c['goal']:.1f}x | {status} |")
         lines.append("")
+    lines += search_table(searched)
     rows = rows + set_rows  # notes and failures list both
     noted = [r for r in rows if r.get("note")]
     if noted:
@@ -555,17 +615,18 @@ def summarize(raw_dir, out_dir, make_plot=True, since=None):
     rows = select_rows(runs, profiles)
     main_commit = mark_binaries(rows, runs, profiles)
     checks = goal_checks(rows)
+    searched = search_checks(rows)
     prov = provenance(runs, profiles)
     os.makedirs(out_dir, exist_ok=True)
     summary = {"schema": SUMMARY_SCHEMA, "generated": bench_record.utc_now(),
                "selection": "latest successful run per (model, batch, precision, system)",
                "provenance": prov, "since": since, "binary": main_commit,
-               "rows": rows, "goals": checks}
+               "rows": rows, "goals": checks, "search_checks": searched}
     with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
         f.write("\n")
     with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
-        f.write(markdown(rows, checks, prov, since, main_commit))
+        f.write(markdown(rows, checks, prov, since, main_commit, searched))
     plotted = False
     if make_plot:
         png = os.path.join(out_dir, "throughput.png")
@@ -825,6 +886,18 @@ def self_test():
         check(any(n.startswith("googlenet_b1_fp16_iostune-ios-both_") for n in names) and
               any(n.startswith("googlenet_b1_iostune-ios-both_") for n in names),
               "fp16 record names hold the precision, TF32 ones keep theirs")
+        searched = {(c["model"], c["batch"], c["precision"]): c for c in summary["search_checks"]}
+        sg = searched.get(("googlenet", 1, "tf32"), {})
+        check(sg.get("best_baseline") == "iostune-sequential" and
+              close(sg.get("vs_best_baseline"), 1.0 / 1.8 - 1) and
+              sg.get("within_bound_target") is False,
+              "the searched schedule against its fastest baseline (sequential) and its bound "
+              "(1.25x, over 1.15x)")
+        check("vs_best_baseline" not in searched.get(("googlenet", 16, "tf32"), {"x": 1}),
+              "a key without baseline rows is not compared")
+        check("## The search against its bound and the baselines (issue 25)" in md and
+              "| googlenet | 1 | tf32 | 1.000 | 1.25x | iostune-sequential 1.800 | -44.4% | - |"
+              in md, "the search table's row")
         check("## Batch 1" in md and "## Batch 16" in md, "one markdown table per batch")
         check("critical path ms" in md, "bound column present")
         check("| googlenet | iostune-ios-both | 1.000 | 1.080 |" in md, "ios-both row in markdown")
