@@ -3,8 +3,8 @@
 // or stream order), the bytes one writes must not be bytes the other reads or writes, and they
 // must not share a workspace slot; and no launch may touch two different buffers that share
 // bytes (its staging scratch and its output, say). On the CPU, before capture: the engine runs
-// it on every prepare(), and CI runs it for every zoo model, strategy, form, precision and
-// layout.
+// it on every plan it applies for a schedule (Engine::Impl::apply_plan), before binding anything
+// to it, and CI runs it for every zoo model, strategy, form, precision and layout.
 //
 // Two accesses of one buffer overlap when their channel ranges do (concurrent producers of one
 // concat write disjoint slices); accesses of two buffers overlap when the buffers' byte ranges

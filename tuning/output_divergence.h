@@ -1,7 +1,7 @@
 // Where a schedule's result departs from the sequential schedule's, for the search's error report
 // when its final check fails (a bug in the engine: the report is what the next person debugs).
 //
-// Three questions, each answered on the tuning job's engine as it is at that moment:
+// Four questions, each answered on the tuning job's engine as it is at that moment:
 //  - run whole again, does the schedule still disagree (or was it one unlucky run)?
 //  - does the sequential schedule still compute the reference taken at the start (or has
 //    the engine's state, its weights or planned convolutions, changed since)? If not, the first

@@ -132,12 +132,17 @@ ConvStep::ConvStep(std::string ctx, const TensorView& source, const TensorView& 
       geometry_(spec.geometry),
       kernel_h_(spec.kernel_h),
       kernel_w_(spec.kernel_w) {
-    if ((stage_input && source.overlaps(in_.data, in_.extent_bytes())) ||
-        (stage_output && target.overlaps(out_.data, out_.extent_bytes())))
+    if (staging_over_views(source, in_.data, target, out_.data))
         throw InternalError(fmt::format("{}: its staging buffer shares bytes with the view it "
                                         "stands in for (the memory plan gave it a place that "
                                         "overlaps); please report it with the model",
                                         context));
+}
+
+bool ConvStep::staging_over_views(const TensorView& source, const void* in_buffer,
+                                  const TensorView& target, const void* out_buffer) const {
+    return (stages_in_ && source.overlaps(in_buffer, in_.extent_bytes())) ||
+           (stages_out_ && target.overlaps(out_buffer, out_.extent_bytes()));
 }
 
 bool ConvStep::rebind(const TensorView& source, const TensorView& target,
@@ -153,9 +158,7 @@ bool ConvStep::rebind(const TensorView& source, const TensorView& target,
     if ((input_staged() && in_buffer == nullptr) || (output_staged() && out_buffer == nullptr))
         return false;
     // A staging buffer over the very view it stands in for cannot stage it: plan again.
-    if ((stages_in_ && source.overlaps(in_buffer, in_.extent_bytes())) ||
-        (stages_out_ && target.overlaps(out_buffer, out_.extent_bytes())))
-        return false;
+    if (staging_over_views(source, in_buffer, target, out_buffer)) return false;
     // (A null address is aligned to everything: what matters is the buffer that will be used.)
     const auto realigned = [](bool stages, void* buffer, const void* now) {
         return stages && buffer != nullptr && byte_alignment(buffer, 256) != byte_alignment(now, 256);

@@ -187,6 +187,11 @@ public:
     const ConvolutionDescriptor& conv_desc() const { return conv_desc_; }
 
 private:
+    // Whether a staging buffer (in_buffer / out_buffer, for the sides this step stages) shares
+    // bytes with the view it stands in for: such a buffer cannot stage it.
+    bool staging_over_views(const TensorView& source, const void* in_buffer,
+                            const TensorView& target, const void* out_buffer) const;
+
     TensorView source_, target_;  // the op's own views
     // Whether cuDNN reads / writes a packed buffer instead, fixed when the step is planned: a
     // graph-API plan is built for those strides, so rebind() never turns a side in place. (It
