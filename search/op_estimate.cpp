@@ -234,6 +234,31 @@ KernelEstimate merged_conv_kernel(const Graph& graph, const std::vector<int>& co
     return conv_kernel(graph.tensor_shape(first.inputs.front()), out, merged);
 }
 
+std::vector<KernelEstimate> batched_sepconv_kernels(const Graph& graph,
+                                                    const std::vector<int>& ids) {
+    if (ids.empty()) throw Error("batched_sepconv_kernels: no separable convolutions");
+    std::vector<KernelEstimate> phases;
+    for (int id : ids) {
+        const std::vector<KernelEstimate> own = op_kernels(graph, id);
+        if (phases.empty()) {
+            phases = own;
+            continue;
+        }
+        if (own.size() != phases.size())
+            throw Error(fmt::format("op '{}' launches {} kernels, the others {}: not one shape",
+                                    graph.op(id).name, own.size(), phases.size()));
+        for (size_t k = 0; k < own.size(); ++k) {  // one grid over every member's blocks
+            KernelEstimate& p = phases[k];
+            p.blocks += own[k].blocks;
+            p.block_flops = std::max(p.block_flops, own[k].block_flops);
+            p.block_bytes = std::max(p.block_bytes, own[k].block_bytes);
+            p.flops += own[k].flops;
+            p.bytes += own[k].bytes;
+        }
+    }
+    return phases;
+}
+
 // The GEMM peak of a precision: tensor cores for TF32 and 16-bit data, FMA for strict fp32.
 double gemm_peak(const DeviceProfile& device, Precision precision) {
     switch (precision) {

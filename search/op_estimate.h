@@ -50,6 +50,10 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id);
 // zero-padded to the largest. The ops must be mergeable (see can_merge()).
 KernelEstimate merged_conv_kernel(const Graph& graph, const std::vector<int>& conv_ids);
 
+// The kernels a batched merge stage launches (MergeKind::Batched, SepConvs of one shape): each
+// phase of the members (pre-ReLU, depthwise, pointwise) as one kernel over all their blocks.
+std::vector<KernelEstimate> batched_sepconv_kernels(const Graph& graph, const std::vector<int>& ids);
+
 // The kernel's time in a precision: GEMMs at its tensor-core (or FMA) peak, bytes at its element
 // size (estimates count fp32 elements).
 KernelTiming time_kernel(const KernelEstimate& kernel, const DeviceProfile& device,

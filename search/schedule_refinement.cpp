@@ -179,23 +179,24 @@ std::optional<std::vector<Stage>> toggle_merge(const Graph& graph, std::vector<S
         stages[k] = std::move(concurrent);
         return stages;
     }
-    // Groups whose first op is a convolution, by the tensor it reads: two or more that merge
-    // leave as a merge stage just before this one (their producers ran before it).
-    std::vector<std::vector<size_t>> by_input;
-    std::vector<int> inputs;
+    // Groups by the merge key of their first op (a convolution's input tensor, a separable
+    // convolution's shape): two or more that merge leave as a merge stage just before this one
+    // (their producers ran before it).
+    std::vector<std::vector<size_t>> by_key;
+    std::vector<std::string> keys;
     for (size_t g = 0; g < stages[k].groups.size(); ++g) {
-        const Op& first = graph.op(stages[k].groups[g][0]);
-        if (first.kind != OpKind::Conv || first.inputs.size() != 1) continue;
-        const auto it = std::find(inputs.begin(), inputs.end(), first.inputs[0]);
-        if (it == inputs.end()) {
-            inputs.push_back(first.inputs[0]);
-            by_input.push_back({g});
+        const std::optional<std::string> key = merge_key(graph, stages[k].groups[g][0]);
+        if (!key) continue;
+        const auto it = std::find(keys.begin(), keys.end(), *key);
+        if (it == keys.end()) {
+            keys.push_back(*key);
+            by_key.push_back({g});
         } else {
-            by_input[size_t(it - inputs.begin())].push_back(g);
+            by_key[size_t(it - keys.begin())].push_back(g);
         }
     }
     std::vector<std::vector<size_t>> sets;
-    for (const auto& s : by_input)
+    for (const auto& s : by_key)
         if (s.size() >= 2) sets.push_back(s);
     if (sets.empty()) return std::nullopt;
     const auto& chosen = sets[pick(rng, sets.size())];

@@ -39,6 +39,12 @@ double SimCostModel::stage_seconds(const Graph& graph, const Stage& stage) const
         if (!can_merge(graph, ops, &why))
             throw Error(fmt::format("merge stage {} is not mergeable: {}", stage_signature(stage),
                                     why));
+        if (merge_kind(graph, ops) == MergeKind::Batched) {
+            double total = 0.0;
+            for (const KernelEstimate& k : batched_sepconv_kernels(graph, ops))
+                total += time_kernel(k, device_, precision_).time_s;
+            return total;
+        }
         return time_kernel(merged_conv_kernel(graph, ops), device_, precision_).time_s;
     }
 

@@ -30,8 +30,21 @@ std::vector<BufferAccess> op_accesses(const Graph& graph, const MemoryPlan& plan
     return out;
 }
 
+// A batched merge: every member's input, output and scratch, all at once.
+std::vector<BufferAccess> batched_accesses(const Graph& graph, const MemoryPlan& plan,
+                                           const Launch& launch) {
+    std::vector<BufferAccess> out;
+    for (int id : launch.ops) {
+        const std::vector<BufferAccess> own = op_accesses(graph, plan, id);
+        out.insert(out.end(), own.begin(), own.end());
+    }
+    return out;
+}
+
 std::vector<BufferAccess> merge_accesses(const Graph& graph, const MemoryPlan& plan,
                                          const Launch& launch) {
+    if (merge_kind(graph, launch.ops) == MergeKind::Batched)
+        return batched_accesses(graph, plan, launch);
     const Stage stage{StageStrategy::Merge, {launch.ops}};
     const MergePlacement* m = plan.merge(stage_signature(stage));
     const int input = graph.op(launch.ops[0]).inputs[0];

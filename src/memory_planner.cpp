@@ -162,9 +162,12 @@ private:
 
     // Each merge stage's stacked output; its ops live in their slices unless their home is a
     // concat slice or holds a graph output (then the merge copies them out).
+    // (A batched merge's ops keep their own homes: nothing is stacked.)
     void place_merges() {
         for (const Stage& stage : plan_.schedule->flat_stages()) {
-            if (stage.strategy != StageStrategy::Merge) continue;
+            if (stage.strategy != StageStrategy::Merge ||
+                merge_kind(graph_, stage.groups.at(0)) == MergeKind::Batched)
+                continue;
             MergePlacement m;
             m.signature = stage_signature(stage);
             m.ops = stage.groups.at(0);
@@ -553,7 +556,10 @@ int64_t weight_bytes(const Graph& graph, const MemoryPlanOptions& options,
     }
     if (schedule) {
         for (const Stage& stage : schedule->flat_stages()) {
-            if (stage.strategy != StageStrategy::Merge) continue;
+            // A batched merge runs on its ops' own weights.
+            if (stage.strategy != StageStrategy::Merge ||
+                merge_kind(graph, stage.groups.at(0)) == MergeKind::Batched)
+                continue;
             int channels = 0, kh = 0, kw = 0;
             for (int id : stage.groups.at(0)) {
                 const auto& a = graph.op(id).as<ConvAttrs>();

@@ -46,7 +46,53 @@ bool refuse(std::string* why, std::string reason) {
 // the kernels zero-padded to the largest one line up pixel for pixel.
 int centre_offset(int kernel, int pad) { return (kernel - 1) / 2 - pad; }
 
+// The shape a batched SepConv merge needs its members to share (kernel sizes may differ).
+std::string sepconv_shape_key(const Graph& graph, const Op& op) {
+    const auto& a = op.as<SepConvAttrs>();
+    const Shape& in = graph.tensor_shape(op.inputs.at(0));
+    const Shape& out = op.output;
+    return fmt::format("sep:{}x{}x{}x{}->{}x{}x{}x{}/s{}d{}r{}b{}", in.n, in.c, in.h, in.w, out.n,
+                       out.c, out.h, out.w, a.stride, a.dilation, int(a.pre_relu), int(a.bias));
+}
+
+bool can_batch_sepconvs(const Graph& graph, const std::vector<int>& ops, std::string* why) {
+    const Op& first = graph.op(ops.front());
+    const std::string shape = sepconv_shape_key(graph, first);
+    for (int id : ops)
+        if (graph.op(id).kind != OpKind::SepConv)
+            return refuse(why, fmt::format("op '{}' is a {}, '{}' a SepConv; a batched merge "
+                                           "holds separable convolutions only",
+                                           graph.op(id).name, to_string(graph.op(id).kind),
+                                           first.name));
+    for (int id : ops) {
+        const Op& op = graph.op(id);
+        if (sepconv_shape_key(graph, op) != shape)
+            return refuse(why, fmt::format("op '{}' differs from '{}' in its input or output "
+                                           "shape, stride, dilation, pre-ReLU or bias",
+                                           op.name, first.name));
+        // One launch computes every member at once: none may read another's output.
+        for (int other : ops)
+            if (op.inputs[0] == other)
+                return refuse(why, fmt::format("op '{}' reads the output of '{}', merged with it",
+                                               op.name, graph.op(other).name));
+    }
+    return true;
+}
+
 }  // namespace
+
+MergeKind merge_kind(const Graph& graph, const std::vector<int>& ops) {
+    return !ops.empty() && graph.op(ops.front()).kind == OpKind::SepConv ? MergeKind::Batched
+                                                                          : MergeKind::Stacked;
+}
+
+std::optional<std::string> merge_key(const Graph& graph, int id) {
+    const Op& op = graph.op(id);
+    if (op.inputs.size() != 1) return std::nullopt;
+    if (op.kind == OpKind::Conv) return fmt::format("conv:{}", op.inputs[0]);
+    if (op.kind == OpKind::SepConv) return sepconv_shape_key(graph, op);
+    return std::nullopt;
+}
 
 bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why) {
     if (ops.size() < 2) return refuse(why, "a merge needs at least two convolutions");
@@ -60,6 +106,7 @@ bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why
         return refuse(why, "an op appears twice in the merge");
 
     const Op& first = graph.op(ops.front());
+    if (first.kind == OpKind::SepConv) return can_batch_sepconvs(graph, ops, why);
     for (int id : ops) {
         const Op& op = graph.op(id);
         if (op.kind != OpKind::Conv)

@@ -2,11 +2,14 @@
 //
 // A schedule holds, per block (see blocks.h), an ordered list of stages. A stage is either
 //   concurrent: groups of ops, each group run in order on its own CUDA stream, groups at once;
-//   merge:      one group of convolutions that read the same tensor, run as one wider
-//               convolution over stacked, zero-padded weights.
+//   merge:      one group of ops run as one launch: convolutions that read the same tensor as
+//               one wider convolution over stacked, zero-padded weights (MergeKind::Stacked),
+//               or same-shaped separable convolutions of parallel branches as batched kernels
+//               (MergeKind::Batched: horizontal fusion).
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,11 +46,27 @@ struct Schedule {
 const char* to_string(StageStrategy strategy);
 const char* to_string(ScheduleForm form);  // "staged", "dataflow"
 
-// Whether `ops` may run as one merged convolution: all Conv with the same input tensor, stride,
+// How a merge stage runs its ops.
+//   Stacked: Conv ops that read one tensor, as one wider convolution (their outputs stacked).
+//   Batched: SepConv ops of one shape (input, output, stride, dilation, pre-ReLU, bias; kernel
+//            sizes may differ), each reading its own tensor or a shared one, as one batched
+//            launch per phase: the depthwise kernels, then one batched GEMM for the pointwise
+//            convolutions. Parallel branches of NASNet and RandWire cells are such ops.
+enum class MergeKind { Stacked, Batched };
+
+// Whether `ops` may run as one merge stage. Stacked: all Conv with the same input tensor, stride,
 // groups == 1, dilation 1, bias and ReLU flags, output size, no residual (a fused add is not
 // merged), and kernels whose centres line up once zero-padded to the largest ((k-1)/2 - pad
-// equal per dimension). `why` gets the reason if not.
+// equal per dimension). Batched: all SepConv of one shape (above), none reading another's
+// output. `why` gets the reason if not.
 bool can_merge(const Graph& graph, const std::vector<int>& ops, std::string* why = nullptr);
+
+// The kind of a merge of `ops` (which must pass can_merge): Batched for SepConvs.
+MergeKind merge_kind(const Graph& graph, const std::vector<int>& ops);
+
+// Ops with equal keys may merge (can_merge has the last word): a Conv's input tensor, a
+// SepConv's shape; nullopt for ops that never merge. The refinement's merge move groups by it.
+std::optional<std::string> merge_key(const Graph& graph, int op);
 
 // Throws iostune::Error with the first violation: an op missing or repeated, a dependency run
 // after its consumer, two groups of one stage depending on each other, an illegal merge.

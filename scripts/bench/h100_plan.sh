@@ -926,6 +926,38 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       grep -v "^== .*batch" | cut -c1-150
     cat "$o"/perturb_*.log "$o/initcheck/sanitize.tsv" 2>/dev/null
     tar czf "${OUT:-device-out}/call91.tar.gz" -C /tmp call91 ;;
+  call94)
+    # Horizontal fusion (batched merges of separable convolutions, MergeKind::Batched) on a
+    # 4-GPU host: GPU 0 its [gpu] test, then the [engine] shard; GPU 1 the rest of the [gpu]
+    # suite but the zoo; GPUs 2 and 3 NASNet-A and RandWire at batch 1, TF32 and fp16, searched
+    # with the defaults (ios-both: batched merges allowed) and with ios-parallel (no merge
+    # stage), with bounds; then what each stored schedule merged (merge_stages.py).
+    o=/tmp/call94; mkdir -p "$o"
+    gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
+    {
+      gpu 0 timeout 150 .devpack/test_gpu "[batched]" --durations yes >"$o/gpu_batched.log" 2>&1
+      echo "batched: exit $?" >>"$o/gpu_batched.log"
+      gpu 0 timeout "$(upto 20)" .devpack/test_gpu "[engine]~[zoo]~[fixtures]~[batched]" \
+        --durations yes >"$o/gpu_engine.log" 2>&1
+      echo "engine: exit $?" >>"$o/gpu_engine.log"
+    } &
+    {
+      gpu 1 timeout "$(upto 20)" .devpack/test_gpu "~[engine]~[zoo]~[fixtures]" --durations yes \
+        >"$o/gpu_rest.log" 2>&1
+      echo "rest: exit $?" >>"$o/gpu_rest.log"
+    } &
+    for part in "2 nasnet_a_large" "3 randwire"; do
+      set -- $part
+      gpu "$1" "${run[@]}" --tag "call94-$2" --out "$o" --models "$2" --batches 1 \
+        --precisions "tf32 fp16" --strategies "ios-both ios-parallel" --baselines "" \
+        --parts "profile iostune" --iters 300 --deadline "$(upto 25)" >/dev/null 2>&1 &
+    done
+    wait
+    for db in /tmp/bench_call94-*/db/*.db; do
+      [ -e "$db" ] && python3 scripts/bench/merge_stages.py "$db"
+    done | tee "$o/merge_stages.txt"
+    tail -n 3 "$o"/gpu_*.log
+    tar czf "${OUT:-device-out}/call94.tar.gz" -C /tmp call94 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own

@@ -91,12 +91,13 @@ __global__ void __launch_bounds__(kThreads)
 // generic kernel above branches around each tap and loads as it goes, and measured latency-bound
 // on the H100 (L1 scoreboard stalls, 27% of memory throughput at 14x14x616, batch 16).
 template <class T, int W, int K, int S, int TX>
-__global__ void __launch_bounds__(kThreads)
-    depthwise_nhwc_window_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
-                                 int out_stride, const T* __restrict__ weight,
-                                 const T* __restrict__ bias, int channels, int in_h, int in_w,
-                                 int out_h, int out_w, int pad_h, int pad_w, bool relu_input,
-                                 OutputActivation act) {
+__device__ __forceinline__ void depthwise_window(const T* __restrict__ in, int in_stride,
+                                                 T* __restrict__ out, int out_stride,
+                                                 const T* __restrict__ weight,
+                                                 const T* __restrict__ bias, int channels,
+                                                 int in_h, int in_w, int out_h, int out_w,
+                                                 int pad_h, int pad_w, bool relu_input,
+                                                 const OutputActivation& act, int64_t n) {
     using P = Pack<T, W>;
     constexpr int kSpan = (TX - 1) * S + K;
     const int packs = channels / W;
@@ -106,7 +107,6 @@ __global__ void __launch_bounds__(kThreads)
     const int strip = t / packs;
     const int c0 = (t - strip * packs) * W;
     const int oy = int(blockIdx.y);
-    const int64_t n = blockIdx.z;
 
     float acc[TX][W];
 #pragma unroll
@@ -159,6 +159,43 @@ __global__ void __launch_bounds__(kThreads)
             store(&y.e[j], activate<T>(act, acc[p][j], c0 + j));
         *reinterpret_cast<P*>(out_row + ox * out_stride) = y;
     }
+}
+
+template <class T, int W, int K, int S, int TX>
+__global__ void __launch_bounds__(kThreads)
+    depthwise_nhwc_window_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
+                                 int out_stride, const T* __restrict__ weight,
+                                 const T* __restrict__ bias, int channels, int in_h, int in_w,
+                                 int out_h, int out_w, int pad_h, int pad_w, bool relu_input,
+                                 OutputActivation act) {
+    depthwise_window<T, W, K, S, TX>(in, int(in_stride), out, out_stride, weight, bias, channels,
+                                     in_h, in_w, out_h, out_w, pad_h, pad_w, relu_input, act,
+                                     blockIdx.z);
+}
+
+// A batched merge's depthwise convolutions of one kernel size: grid z runs over (job, image).
+struct WindowJob {
+    const void* in;
+    void* out;
+    const void* weight;
+    int in_stride, out_stride, pad_h, pad_w;
+    bool relu_input;
+};
+constexpr int kMaxWindowJobs = 8;
+struct WindowJobs {
+    WindowJob job[kMaxWindowJobs];
+};
+
+template <class T, int W, int K, int S, int TX>
+__global__ void __launch_bounds__(kThreads)
+    depthwise_nhwc_window_batched_kernel(WindowJobs jobs, int images, int channels, int in_h,
+                                         int in_w, int out_h, int out_w) {
+    const WindowJob& j = jobs.job[blockIdx.z / unsigned(images)];
+    depthwise_window<T, W, K, S, TX>(static_cast<const T*>(j.in), j.in_stride,
+                                     static_cast<T*>(j.out), j.out_stride,
+                                     static_cast<const T*>(j.weight), nullptr, channels, in_h,
+                                     in_w, out_h, out_w, j.pad_h, j.pad_w, j.relu_input,
+                                     OutputActivation{}, blockIdx.z % unsigned(images));
 }
 
 // Calls f(std::integral_constant<int, K>) with K the specialised kernel size, or 0.
@@ -238,6 +275,76 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
         });
     });
     check_launch("depthwise");
+}
+
+bool depthwise_batchable(const DepthwiseGeometry& g) {
+    const int k = g.kernel_h;
+    return g.kernel_w == k && (k == 3 || k == 5 || k == 7) && g.stride_h == g.stride_w &&
+           (g.stride_h == 1 || g.stride_h == 2) && g.dilation_h == 1 && g.dilation_w == 1;
+}
+
+void launch_depthwise_nhwc_batched(const std::vector<DepthwiseJob>& jobs, cudaStream_t stream) {
+    if (jobs.empty()) return;
+    const DepthwiseJob& first = jobs.front();
+    for (const DepthwiseJob& j : jobs) {
+        require_same_storage(j.in, first.in, "batched depthwise");
+        require_same_storage(j.out, first.in, "batched depthwise");
+        if (!j.in.nhwc() || !j.in.same_shape(first.in) || !j.out.same_shape(first.out) ||
+            j.in.c != j.out.c || j.in.n != j.out.n || !depthwise_batchable(j.g) ||
+            j.g.kernel_h != first.g.kernel_h || j.g.stride_h != first.g.stride_h)
+            throw Error(fmt::format("batched depthwise kernel: jobs need channels-last views of "
+                                    "one shape and one square 3/5/7 kernel of stride 1 or 2, got "
+                                    "{}x{}x{}x{} -> {}x{}x{}x{} with a {}x{} kernel of stride {}",
+                                    j.in.n, j.in.c, j.in.h, j.in.w, j.out.n, j.out.c, j.out.h,
+                                    j.out.w, j.g.kernel_h, j.g.kernel_w, j.g.stride_h));
+    }
+    const TensorView& in = first.in;
+    const TensorView& out = first.out;
+    if (out.elements() == 0) return;
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        int width = 16 / int(sizeof(T));
+        for (const DepthwiseJob& j : jobs)
+            width = std::min(width, vector_width<T>({j.in, j.out}, {j.weight}));
+        with_width(width, [&](auto w_constant) {
+            constexpr int W = decltype(w_constant)::value;
+            with_kernel_size(first.g, [&](auto size) {
+                constexpr int K = decltype(size)::value;
+                if constexpr (K > 0) {
+                    const auto run = [&](auto tx_constant) {
+                        constexpr int TX = decltype(tx_constant)::value;
+                        for (size_t begin = 0; begin < jobs.size(); begin += kMaxWindowJobs) {
+                            const size_t count = std::min(jobs.size() - begin, size_t(kMaxWindowJobs));
+                            WindowJobs table{};
+                            for (size_t k = 0; k < count; ++k) {
+                                const DepthwiseJob& j = jobs[begin + k];
+                                table.job[k] = {j.in.data, j.out.data, j.weight,
+                                                int(j.in.row_stride), int(j.out.row_stride),
+                                                j.g.pad_h, j.g.pad_w, j.relu_input};
+                            }
+                            RowLaunch shape(in, out, W, TX);
+                            shape.grid.z = unsigned(out.n) * unsigned(count);
+                            if (first.g.stride_h == 1)
+                                depthwise_nhwc_window_batched_kernel<T, W, K, 1, TX>
+                                    <<<shape.grid, shape.threads, 0, stream>>>(
+                                        table, out.n, out.c, in.h, in.w, out.h, out.w);
+                            else
+                                depthwise_nhwc_window_batched_kernel<T, W, K, 2, TX>
+                                    <<<shape.grid, shape.threads, 0, stream>>>(
+                                        table, out.n, out.c, in.h, in.w, out.h, out.w);
+                        }
+                    };
+                    // As launch_depthwise_nhwc chooses TX, over every job's output packs.
+                    const int64_t packs = out.elements() / W * int64_t(jobs.size());
+                    const int64_t half_resident = resident_threads() / 2;
+                    if (packs >= 4 * half_resident) run(std::integral_constant<int, 4>{});
+                    else if (packs >= 2 * half_resident) run(std::integral_constant<int, 2>{});
+                    else run(std::integral_constant<int, 1>{});
+                }
+            });
+        });
+    });
+    check_launch("batched depthwise");
 }
 
 }  // namespace iostune

@@ -6,7 +6,8 @@
 //   conv_planner.cpp   how each convolution runs: a pinned, cached or timed choice
 //   op_plans.cpp       each op's execution plan and launch
 //   deployed_ops.cpp   the same for the operators of deployed CNNs (activation, binary, resize, ...)
-//   merge_stages.cpp   operator-merge stages: stacked weights, merged outputs, where they live
+//   merge_stages.cpp   operator-merge stages: stacked weights, merged outputs, where they live;
+//                      batched merges (batched_sepconv.h) and their members
 #pragma once
 
 #include <cublas_v2.h>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "src/engine/batched_sepconv.h"
 #include "src/engine/conv_step.h"
 #include "src/engine/conv_transpose_step.h"
 #include "src/engine/cublas_handle.h"
@@ -82,6 +84,11 @@ struct OpExec {
 };
 
 struct MergeExec {
+    // A batched merge (MergeKind::Batched): its launches, or none when its ops cannot run
+    // batched (another layout): then they run one after the other, each its own plan.
+    bool batched_kind = false;
+    std::optional<BatchedSepConv> batched;
+    // A stacked merge (MergeKind::Stacked): the stacked weights and the one convolution.
     DeviceBuffer weight, bias, slope;
     // The stacked output: in the memory plan when the plan holds the stage, else its own.
     DeviceBuffer own_output;
@@ -306,6 +313,8 @@ struct Engine::Impl {
     TensorView merged_place(MergeExec& m, const Shape& shape);
     // After a plan change: each merge stage's output moved to its new place.
     void replace_merges();
+    // A batched merge pointed at its members' places under the current plan.
+    void bind_batched(MergeExec& m);
 };
 
 }  // namespace iostune

@@ -10,9 +10,7 @@
 
 namespace iostune {
 
-namespace {
-
-cudaDataType_t data_type(DType type) {
+cudaDataType_t cublas_data_type(DType type) {
     switch (type) {
         case DType::F16: return CUDA_R_16F;
         case DType::BF16: return CUDA_R_16BF;
@@ -20,11 +18,11 @@ cudaDataType_t data_type(DType type) {
     }
 }
 
-cublasComputeType_t compute_type(Precision precision) {
-    // Strict fp32 keeps FMA arithmetic; TF32 lets the tensor cores round inputs to TF32, as cuDNN
-    // and PyTorch do; 16-bit storage accumulates in fp32.
+cublasComputeType_t cublas_compute_type(Precision precision) {
     return precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
+
+namespace {
 
 // cuBLASLt's heuristics assume 256-byte aligned matrices unless told.
 uint32_t alignment_of(const void* p) { return byte_alignment(p, 256); }
@@ -65,10 +63,10 @@ void GemmConv::describe(const TensorView& in, const TensorView& out, const Tenso
                         const void* bias, bool relu, Precision precision, size_t max_workspace) {
     // Column-major, as cuBLASLt sees it: D (out.c x pixels, ld = out row stride) =
     // A^T (the filter, stored in.c x out.c) x B (in.c x pixels, ld = in row stride).
-    const cudaDataType_t type = data_type(in.dtype);
+    const cudaDataType_t type = cublas_data_type(in.dtype);
     const uint64_t pixels = uint64_t(out.n) * out.h * out.w;
     const std::string what = context_ + " (cuBLASLt 1x1 convolution)";
-    IOSTUNE_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute_type(precision), CUDA_R_32F),
+    IOSTUNE_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, cublas_compute_type(precision), CUDA_R_32F),
                          what);
     const cublasOperation_t transpose = CUBLAS_OP_T;
     IOSTUNE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA,

@@ -23,6 +23,12 @@
 
 namespace iostune {
 
+// cuBLAS's element type of a storage type, and the compute type of a precision: strict fp32
+// keeps FMA arithmetic; TF32 lets the tensor cores round inputs to TF32, as cuDNN and PyTorch
+// do; 16-bit storage accumulates in fp32.
+cudaDataType_t cublas_data_type(DType type);
+cublasComputeType_t cublas_compute_type(Precision precision);
+
 // An owned cuBLASLt handle (one per engine: cuBLASLt handles carry no stream).
 class CublasLtHandle {
 public:

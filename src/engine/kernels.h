@@ -61,6 +61,27 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
                            const OutputActivation& act, cudaStream_t stream);
 
+// A batched merge's depthwise convolutions (MergeKind::Batched): jobs of one type, one input
+// and output shape, one square kernel of 3, 5 or 7 taps, stride 1 or 2 and no dilation (what
+// depthwise_batchable() accepts), each with its own views, filter, padding and pre-ReLU, in one
+// launch per 8 jobs. No bias, no output activation (a SepConv's depthwise part has none).
+struct DepthwiseJob {
+    TensorView in, out;
+    const void* weight = nullptr;  // [kernel, kernel, c], as launch_depthwise_nhwc's
+    DepthwiseGeometry g;
+    bool relu_input = false;
+};
+bool depthwise_batchable(const DepthwiseGeometry& g);
+void launch_depthwise_nhwc_batched(const std::vector<DepthwiseJob>& jobs, cudaStream_t stream);
+
+// Every row of each channels-last view set to its bias: out[pixel, c] = bias[c] (a batched
+// merge's pointwise convolutions then add their products to it, cuBLAS's beta = 1). One launch.
+struct BiasRows {
+    TensorView out;
+    const void* bias = nullptr;  // out.c values of out's type
+};
+void launch_fill_bias_rows(const std::vector<BiasRows>& views, cudaStream_t stream);
+
 // `elements` values of `dtype` at `data`, uniform in [-1, 1) and fixed by `seed` (fill_kernel.cu):
 // what memory holds before anything wrote it, so kernels are timed on real-looking data and
 // compute-sanitizer's initcheck finds no read of uninitialised memory (trtexec fills its inputs

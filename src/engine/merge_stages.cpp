@@ -1,9 +1,10 @@
-// Operator-merge stages: convolutions that read the same tensor run as one wider convolution
-// over stacked, zero-padded weights (in the engine's type and layout). Under a memory plan made
-// for a schedule that holds the stage, the stacked output is a buffer of the plan and each merged
-// op lives in its channel slice of it (unless its home is a concat slice or holds a graph output)
-// so consumers read the slice in place; a stage run under another plan has an output of its own
-// and copies each op's slice to where the op lives.
+// Operator-merge stages. Stacked: convolutions that read the same tensor run as one wider
+// convolution over stacked, zero-padded weights (in the engine's type and layout). Under a memory
+// plan made for a schedule that holds the stage, the stacked output is a buffer of the plan and
+// each merged op lives in its channel slice of it (unless its home is a concat slice or holds a
+// graph output) so consumers read the slice in place; a stage run under another plan has an
+// output of its own and copies each op's slice to where the op lives. Batched: separable
+// convolutions of one shape, each at home, as batched launches (batched_sepconv.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,9 +24,21 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
     if (!can_merge(graph, ids, &why)) {
         throw Error(fmt::format("merge stage {} is not a legal merge: {}", signature, why));
     }
-    const std::string context = fmt::format("running merge stage {}", signature);
     MergeExec m;
     m.plan.signature = signature;
+    if (merge_kind(graph, ids) == MergeKind::Batched) {
+        m.batched_kind = true;
+        m.plan.ops = ids;
+        for (int id : ids) {
+            const Op& op = graph.op(id);
+            m.plan.out_channels += op.output.c;
+            m.plan.kernel_h = m.plan.kernel_w =
+                std::max(m.plan.kernel_h, op.as<SepConvAttrs>().kernel);
+        }
+        bind_batched(m);
+        return merges.emplace(signature, std::move(m)).first->second;
+    }
+    const std::string context = fmt::format("running merge stage {}", signature);
     const Op& first = graph.op(ids[0]);
     const auto& fa = first.as<ConvAttrs>();
     const TensorView& in = tensor(first.inputs[0]);
@@ -93,10 +106,59 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
     return merges.emplace(signature, std::move(m)).first->second;
 }
 
+// Each member's own views, scratch and weights under the current plan. Its ops live at home:
+// nothing is copied (slices are their views).
+void Engine::Impl::bind_batched(MergeExec& m) {
+    m.slices.clear();
+    std::vector<BatchedSepConv::Member> members;
+    bool logical_channels = true;
+    for (int id : m.plan.ops) {
+        const Op& op = graph.op(id);
+        const auto& a = op.as<SepConvAttrs>();
+        const OpWeights& w = weights_of(id);
+        const TensorView& in = tensor(op.inputs[0]);
+        const TensorView& out = views[size_t(id)];
+        m.slices.push_back(out);
+        logical_channels = logical_channels && in.c == graph.tensor_shape(op.inputs[0]).c;
+        BatchedSepConv::Member member;
+        member.in = in;
+        member.out = out;
+        member.depthwise_out =
+            packed(scratch_buffer(scratch_of(id).depthwise_output, op, "depthwise output"),
+                   Shape{out.n, in.c, out.h, out.w});
+        member.depthwise_weight = w.depthwise.get();
+        member.pointwise_weight = w.weight2.get();
+        member.bias = a.bias ? w.bias.get() : nullptr;
+        member.g = DepthwiseGeometry{a.kernel, a.kernel, a.stride, a.stride,
+                                     a.pad,    a.pad,    a.dilation, a.dilation};
+        member.relu_input = a.pre_relu;
+        members.push_back(member);
+    }
+    if (m.batched) retire(m.batched->take_tables());  // graphs captured before may still read them
+    m.batched.reset();
+    std::string why = "an input with padded channels";
+    if (logical_channels && BatchedSepConv::supports(members, &why)) {
+        m.batched.emplace(std::move(members), options.precision,
+                          fmt::format("running batched merge stage {}", m.plan.signature));
+        m.plan.path = "batched";
+        m.plan.algorithms = m.batched->label();
+    } else {
+        m.plan.path = "per-op";
+        m.plan.algorithms = "each op's own plan, one after the other: " + why;
+    }
+}
+
 // Ops that live in their slice of the merged output need nothing more; the others (outputs that
-// are concat slices, or a merge stage run under another plan) get a copy.
+// are concat slices, or a merge stage run under another plan) get a copy. A batched merge runs
+// its launches, or its ops one after the other.
 void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, const DeviceBuffer& workspace,
                              cudaStream_t stream) {
+    if (m.batched_kind) {
+        if (m.batched) m.batched->run(lane.cublas.get(), stream);
+        else
+            for (int id : m.plan.ops) run_op(id, lane, workspace, stream);
+        return;
+    }
     if (!m.conv)
         throw InternalError(fmt::format("merge stage {} runs without its planned convolution; "
                                         "please report it with the model", m.plan.signature));
@@ -130,6 +192,10 @@ TensorView Engine::Impl::merged_place(MergeExec& m, const Shape& shape) {
 // convolution pointed there (or planned again when more than the addresses changed).
 void Engine::Impl::replace_merges() {
     for (auto& [signature, m] : merges) {
+        if (m.batched_kind) {
+            bind_batched(m);
+            continue;
+        }
         const void* old_staging = m.staged_input;
         const TensorView merged =
             merged_place(m, Shape{m.merged.n, m.merged.c, m.merged.h, m.merged.w});

@@ -162,6 +162,44 @@ TEST_CASE("memory plan: merged convolutions live in their slices of the stacked 
     }
 }
 
+TEST_CASE("memory plan: a batched merge's ops stay home, and nothing it touches shares bytes",
+          "[memory]") {
+    Graph g("batched", Shape{1, 8, 8, 8});
+    const int stem = g.add(OpKind::Conv, conv(8, 1), {kGraphInput}, "stem");
+    const int a = g.add(OpKind::Conv, conv(8, 1), {stem}, "a");
+    const int b = g.add(OpKind::Conv, conv(8, 3), {stem}, "b");
+    SepConvAttrs sep;
+    sep.out_channels = 8;
+    const int sa = g.add(OpKind::SepConv, sep, {a}, "sa");
+    sep.kernel = 5;
+    sep.pad = 2;
+    const int sb = g.add(OpKind::SepConv, sep, {b}, "sb");
+    const int sum = g.add(OpKind::Add, AddAttrs{}, {sa, sb}, "sum");
+    const Schedule staged{{{S{C, {{stem}}}, S{C, {{a}, {b}}}, S{M, {{sa, sb}}}, S{C, {{sum}}}}}};
+    REQUIRE(merge_kind(g, {sa, sb}) == MergeKind::Batched);
+    for (const Schedule& s : {staged, with_form(staged, ScheduleForm::Dataflow)})
+    for (const TensorLayout layout : {TensorLayout::Nchw, TensorLayout::Nhwc}) {
+        const MemoryPlan plan = plan_memory(g, s, options(Precision::Fp16, layout));
+        CHECK(plan.merges.empty());  // nothing stacked
+        std::vector<int> touched;  // by the merge's one launch: all live at once
+        for (int id : {a, b, sa, sb}) {
+            const PlannedBuffer& home = plan.buffers[size_t(plan.op_places[size_t(id)].buffer)];
+            CHECK(home.kind == BufferKind::Activation);
+            CHECK(home.op == id);
+            touched.push_back(plan.op_places[size_t(id)].buffer);
+        }
+        for (int id : {sa, sb}) {
+            REQUIRE(plan.scratch[size_t(id)].depthwise_output >= 0);
+            touched.push_back(plan.scratch[size_t(id)].depthwise_output);
+        }
+        for (size_t i = 0; i < touched.size(); ++i)
+            for (size_t j = i + 1; j < touched.size(); ++j)
+                CHECK_FALSE(bytes_overlap(plan.buffers[size_t(touched[i])],
+                                          plan.buffers[size_t(touched[j])]));
+        CHECK_NOTHROW(audit_memory(g, plan, StreamProgram(g, s)));
+    }
+}
+
 TEST_CASE("memory plan: per-op scratch (depthwise output, staged and packed inputs)", "[memory]") {
     Graph g("scratch", Shape{2, 8, 8, 8});
     const int a = g.add(OpKind::Conv, conv(8, 3), {kGraphInput}, "a");

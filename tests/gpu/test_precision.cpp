@@ -166,6 +166,96 @@ TEST_CASE("concurrent and merged schedules in each precision and layout", "[gpu]
     }
 }
 
+namespace {
+
+// Parallel separable convolutions as NASNet's cells have them, for batched merges: s0-s3 (3x3,
+// 5x5, 7x7, 3x3) read c0, c1, a strided channel slice and c0 again; s0 and s1 write into a
+// concat (output rows 32 apart), s2 and s3 into their own buffers (16 apart): two batched GEMMs.
+// t0 and t1 are stride 2 without pre-ReLU.
+struct BatchedBranches {
+    Graph graph;
+    Schedule schedule;  // sequential but for the merges {s0..s3} and {t0, t1}
+};
+
+BatchedBranches batched_branches() {
+    Graph g("batched_branches", Shape{2, 16, 12, 12});
+    const int c0 = g.add(OpKind::Conv, ConvAttrs{16, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true},
+                         {kGraphInput}, "c0");
+    const int c1 = g.add(OpKind::Conv, ConvAttrs{16, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true},
+                         {kGraphInput}, "c1");
+    const int cat0 = g.add(OpKind::Concat, ConcatAttrs{}, {c0, c1}, "cat0");
+    const int slice = g.add(OpKind::ChannelSlice, ChannelSliceAttrs{8, 24}, {cat0}, "slice");
+    const auto sep = [&](int input, int kernel, int stride, bool pre_relu, const char* name) {
+        SepConvAttrs a;
+        a.out_channels = 16;
+        a.kernel = kernel;
+        a.pad = kernel / 2;
+        a.stride = stride;
+        a.pre_relu = pre_relu;
+        return g.add(OpKind::SepConv, a, {input}, name);
+    };
+    const int s0 = sep(c0, 3, 1, true, "s0"), s1 = sep(c1, 5, 1, true, "s1");
+    const int s2 = sep(slice, 7, 1, true, "s2"), s3 = sep(c0, 3, 1, true, "s3");
+    const int t0 = sep(c0, 3, 2, false, "t0"), t1 = sep(c1, 5, 2, false, "t1");
+    const int cat1 = g.add(OpKind::Concat, ConcatAttrs{}, {s0, s1}, "cat1");
+    const int sum = g.add(OpKind::Add, AddAttrs{}, {s2, s3}, "sum");
+    const int cat2 = g.add(OpKind::Concat, ConcatAttrs{}, {cat1, sum}, "cat2");
+    const int pool = g.add(OpKind::MaxPool, PoolAttrs{3, 3, 2, 2, 1, 1, false, true, false},
+                           {cat2}, "pool");
+    const int tsum = g.add(OpKind::Add, AddAttrs{}, {t0, t1}, "tsum");
+    g.add(OpKind::Concat, ConcatAttrs{}, {pool, tsum}, "out");
+    std::vector<Stage> stages;
+    for (const Op& op : g.ops()) {
+        if (op.id == s0) stages.push_back(Stage{StageStrategy::Merge, {{s0, s1, s2, s3}}});
+        else if (op.id == t0) stages.push_back(Stage{StageStrategy::Merge, {{t0, t1}}});
+        else if (op.id == s1 || op.id == s2 || op.id == s3 || op.id == t1) continue;
+        else stages.push_back(Stage{StageStrategy::Concurrent, {{op.id}}});
+    }
+    return {g, Schedule{{stages}}};
+}
+
+}  // namespace
+
+TEST_CASE("batched merges of separable convolutions match the reference in each precision and "
+          "layout, staged, dataflow and captured",
+          "[gpu][engine][precision][batched]") {
+    BatchedBranches b = batched_branches();
+    Graph& graph = b.graph;
+    init_random_weights(graph, 21);
+    const HostTensor input = random_input(graph.input_shape(), 22);
+    const std::vector<HostTensor> ref_all = reference_run_all(graph, input);
+    for (const Plan& plan : all_plans()) {
+        INFO(label(plan));
+        Engine engine(graph, every_output_kept(options_for(plan)));
+        engine.set_input(input);
+        const double bound = op_error_bound(plan.precision);
+        for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+            const Schedule schedule = with_form(b.schedule, form);
+            INFO(to_string(form));
+            CHECK(relative_error(run_schedule(engine, schedule), ref_all.back()) < bound);
+            const std::vector<MergePlan> merges = engine.merge_plans();
+            REQUIRE(merges.size() == 2);
+            for (const MergePlan& mp : merges) {
+                INFO(mp.signature << " via " << mp.path << ": " << mp.algorithms);
+                // Channels-last runs batched; NCHW (no channels-last filters) op by op.
+                CHECK(mp.path == (plan.layout == TensorLayout::Nhwc ? "batched" : "per-op"));
+                CHECK(mp.slice_copies == 0);
+                if (mp.path == "batched" && mp.ops.size() == 4)
+                    CHECK(mp.algorithms == "batched: 3 depthwise launches, bias fill, 2 GEMMs");
+                for (int id : mp.ops)
+                    CHECK(relative_error(engine.read_op_output(id), ref_all[size_t(id)]) < bound);
+            }
+            // Replayed as one CUDA graph, on a fresh input.
+            CudaGraphExec exec = engine.capture(schedule);
+            const HostTensor input2 = random_input(graph.input_shape(), 23);
+            engine.set_input(input2);
+            exec.launch(engine.origin_stream());
+            CHECK(relative_error(engine.read_output(), reference_run(graph, input2)) < bound);
+            engine.set_input(input);
+        }
+    }
+}
+
 TEST_CASE("a 16-bit channels-last engine can pad the RGB input to 8 channels for its convolutions",
           "[gpu][engine][precision]") {
     Graph graph = rgb_stem_graph();

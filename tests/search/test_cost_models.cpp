@@ -190,6 +190,23 @@ TEST_CASE("sim model: merge stages and failures", "[costmodel]") {
     CHECK(merged >= latency(model, g, single(1)));
     CHECK(latency(model, g, Stage{StageStrategy::Merge, {{1}}}) == latency(model, g, single(1)));
 
+    SECTION("a batched merge of separable convolutions: one grid per phase") {
+        Graph branches("branches", Shape{1, 64, 28, 28});
+        SepConvAttrs sep;
+        sep.out_channels = 64;
+        const int a = branches.add(OpKind::SepConv, sep, {kGraphInput}, "a");
+        sep.kernel = 5;
+        sep.pad = 2;
+        const int b = branches.add(OpKind::SepConv, sep, {kGraphInput}, "b");
+        const int c = branches.add(OpKind::SepConv, sep, {kGraphInput}, "c");
+        const double batched = latency(model, branches, Stage{StageStrategy::Merge, {{a, b, c}}});
+        const double one_by_one = latency(model, branches, single(a)) +
+                                  latency(model, branches, single(b)) +
+                                  latency(model, branches, single(c));
+        CHECK(batched < one_by_one);
+        CHECK(batched >= latency(model, branches, single(b)));
+    }
+
     const StageMeasurement illegal = model.measure(g, Stage{StageStrategy::Merge, {{1, 7}}});
     CHECK_FALSE(illegal.ok);
     CHECK_FALSE(illegal.error.empty());

@@ -90,6 +90,65 @@ TEST_CASE("can_merge refuses kernels whose centres do not line up", "[search][sc
     CHECK(can_merge(g, {0, 2}));
 }
 
+namespace {
+
+// Parallel separable convolutions, as in a NASNet cell: s0 and s1 (3x3, 5x5) read c0 and c1,
+// s2 (3x3) reads c0 too; s3 has 16 output channels, s4 stride 2, s5 no pre-ReLU, s6 reads s0.
+Graph sepconv_branches() {
+    Graph g("branches", Shape{1, 8, 8, 8});
+    conv(g, kGraphInput, 8, 1, 1, 0, 0, "c0");
+    conv(g, kGraphInput, 8, 1, 1, 0, 0, "c1");
+    const auto sep = [&](int input, int kernel, int out, int stride, bool pre_relu,
+                         const char* name) {
+        SepConvAttrs a;
+        a.out_channels = out;
+        a.kernel = kernel;
+        a.pad = kernel / 2;
+        a.stride = stride;
+        a.pre_relu = pre_relu;
+        return g.add(OpKind::SepConv, a, {input}, name);
+    };
+    const int s0 = sep(0, 3, 8, 1, true, "s0");
+    sep(1, 5, 8, 1, true, "s1");
+    sep(0, 3, 8, 1, true, "s2");
+    sep(1, 3, 16, 1, true, "s3");
+    sep(0, 3, 8, 2, true, "s4");
+    sep(1, 3, 8, 1, false, "s5");
+    sep(s0, 3, 8, 1, true, "s6");
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("separable convolutions of one shape merge batched, whatever they read",
+          "[search][schedule]") {
+    const Graph g = sepconv_branches();
+    CHECK(can_merge(g, {2, 3}));     // different inputs, kernels 3 and 5
+    CHECK(can_merge(g, {2, 3, 4}));  // two read one tensor
+    CHECK(merge_kind(g, {2, 3}) == MergeKind::Batched);
+    CHECK(merge_kind(g, {0, 1}) == MergeKind::Stacked);
+    CHECK_THAT(merge_refusal(g, {2, 5}), Catch::Contains("shape"));      // 16 channels
+    CHECK_THAT(merge_refusal(g, {2, 6}), Catch::Contains("shape"));      // stride 2
+    CHECK_THAT(merge_refusal(g, {2, 7}), Catch::Contains("pre-ReLU"));   // no pre-ReLU
+    CHECK_THAT(merge_refusal(g, {2, 8}), Catch::Contains("reads the output of 's0'"));
+    CHECK_THAT(merge_refusal(g, {2, 0}), Catch::Contains("separable convolutions only"));
+    // The refinement's merge move groups by key: equal for one shape, whatever the input.
+    CHECK(merge_key(g, 2) == merge_key(g, 3));
+    CHECK(merge_key(g, 2) != merge_key(g, 5));
+    CHECK(merge_key(g, 0) == merge_key(g, 1));  // convolutions: by the tensor they read (both the input)
+    CHECK(merge_key(g, 0) != merge_key(g, 2));
+    // A schedule holding the batched merge is valid; one merging s0 with its consumer is not.
+    const auto one = [](int id) { return Stage{StageStrategy::Concurrent, {{id}}}; };
+    Schedule ok;
+    ok.blocks = {{one(0), one(1), Stage{StageStrategy::Merge, {{2, 3, 4}}}, one(5), one(6),
+                  one(7), one(8)}};
+    CHECK_NOTHROW(validate(g, ok));
+    Schedule bad;
+    bad.blocks = {{one(0), one(1), Stage{StageStrategy::Merge, {{2, 8}}}, one(3), one(4),
+                   one(5), one(6), one(7)}};
+    CHECK_THROWS_WITH(validate(g, bad), Catch::Contains("reads the output of 's0'"));
+}
+
 TEST_CASE("sequential_schedule runs one op per stage, block by block", "[search][schedule]") {
     const Graph g = test::inception_e();
     const Schedule s = sequential_schedule(g);
