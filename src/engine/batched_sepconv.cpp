@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <map>
+#include <optional>
 
 #include "src/engine/cuda_check.h"
+#include "src/engine/cuda_event.h"
 #include "src/engine/gemm_conv.h"
 #include "src/error.h"
 
@@ -52,8 +55,9 @@ bool BatchedSepConv::supports(const std::vector<Member>& members, std::string* w
 }
 
 BatchedSepConv::BatchedSepConv(std::vector<Member> members, Precision precision,
-                               std::string context)
-    : members_(std::move(members)), precision_(precision), context_(std::move(context)) {
+                               cublasLtHandle_t lt, void* workspace, size_t workspace_bytes,
+                               cudaStream_t stream, std::string context)
+    : members_(std::move(members)), precision_(precision), lt_(lt), context_(std::move(context)) {
     std::string why;
     if (!supports(members_, &why))
         throw Error(fmt::format("{}: cannot run batched: {}", context_, why));
@@ -63,57 +67,213 @@ BatchedSepConv::BatchedSepConv(std::vector<Member> members, Precision precision,
         const Member& m = members_[k];
         by_kernel[m.g.kernel_h].push_back({m.in, m.depthwise_out, m.depthwise_weight, m.g,
                                            m.relu_input});
-        if (m.bias) biases_.push_back({m.out, m.bias});
         by_ldc[m.out.row_stride].push_back(int(k));
     }
     for (auto& [kernel, jobs] : by_kernel) depthwise_.push_back(std::move(jobs));
-    // Tables: A (weights), B (depthwise results), C (outputs), members grouped by ldc.
+    // Tables: A (weights), B (depthwise results), C (outputs), members grouped by ldc; the
+    // biases packed in the same order (cuBLASLt's epilogue steps through them by a stride).
     const size_t n = members_.size();
+    const Member& first = members_.front();
+    const size_t bias_bytes = size_t(first.out.c) * size_t(first.out.element_bytes());
     std::vector<const void*> table(3 * n);
+    if (first.bias) packed_bias_ = DeviceBuffer(n * bias_bytes);
     int slot = 0;
     for (const auto& [ldc, ids] : by_ldc) {
-        gemms_.push_back({slot, int(ids.size()), ldc});
+        Gemm g;
+        g.first = slot;
+        g.count = int(ids.size());
+        g.ldc = ldc;
         for (int k : ids) {
             const Member& m = members_[size_t(k)];
             table[size_t(slot)] = m.pointwise_weight;
             table[n + size_t(slot)] = m.depthwise_out.data;
             table[2 * n + size_t(slot)] = m.out.data;
+            if (m.bias)
+                IOSTUNE_CUDA_CHECK(cudaMemcpy(static_cast<char*>(packed_bias_.get()) +
+                                                  size_t(slot) * bias_bytes,
+                                              m.bias, bias_bytes, cudaMemcpyDeviceToDevice),
+                                   context_ + ": packing the pointwise biases");
             ++slot;
         }
+        gemms_.push_back(g);
     }
     tables_ = DeviceBuffer(table.size() * sizeof(void*));
     IOSTUNE_CUDA_CHECK(cudaMemcpy(tables_.get(), table.data(), tables_.bytes(),
                                   cudaMemcpyHostToDevice),
                        context_ + ": uploading the batched GEMM's pointer tables");
+    size_t index = 0;
+    for (const auto& [ldc, ids] : by_ldc) {
+        Gemm& g = gemms_[index++];
+        const std::vector<cublasLtMatmulHeuristicResult_t> candidates = describe(g, workspace_bytes);
+        choose(g, candidates, workspace, workspace_bytes, stream);
+        if (!g.algo && first.bias)  // cuBLAS adds its products to a bias fill
+            for (int k : ids) biases_.push_back({members_[size_t(k)].out, members_[size_t(k)].bias});
+    }
 }
 
-void BatchedSepConv::run(cublasHandle_t cublas, cudaStream_t stream) const {
-    for (const auto& jobs : depthwise_) launch_depthwise_nhwc_batched(jobs, stream);
-    launch_fill_bias_rows(biases_, stream);
-    IOSTUNE_CUBLAS_CHECK(cublasSetStream(cublas, stream), context_);
+BatchedSepConv::~BatchedSepConv() {
+    for (Gemm& g : gemms_) {
+        for (cublasLtMatrixLayout_t layout : {g.a, g.b, g.d})
+            if (layout != nullptr) cublasLtMatrixLayoutDestroy(layout);
+        if (g.desc != nullptr) cublasLtMatmulDescDestroy(g.desc);
+    }
+}
+
+// Column-major, as cuBLAS sees the channels-last rows: out^T [cout x pixels] = W [cout x cin]
+// (stored row-major: its transpose) x depthwise^T [cin x pixels], per member.
+std::vector<cublasLtMatmulHeuristicResult_t> BatchedSepConv::describe(Gemm& g,
+                                                                      size_t workspace_bytes) {
     const Member& first = members_.front();
-    // Column-major, as cuBLAS sees the channels-last rows: out^T [cout x pixels] =
-    // W [cout x cin] (stored row-major: its transpose) x depthwise^T [cin x pixels].
+    const cudaDataType_t type = cublas_data_type(first.out.dtype);
+    const std::string what = context_ + " (cuBLASLt pointer-array batch)";
+    IOSTUNE_CUBLAS_CHECK(
+        cublasLtMatmulDescCreate(&g.desc, cublas_compute_type(precision_), CUDA_R_32F), what);
+    const auto set_desc = [&](cublasLtMatmulDescAttributes_t attribute, const void* value,
+                              size_t size) {
+        IOSTUNE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.desc, attribute, value, size), what);
+    };
+    const cublasOperation_t transpose = CUBLAS_OP_T;
+    set_desc(CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose));
+    if (first.bias) {
+        const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+        const void* bias = static_cast<const char*>(packed_bias_.get()) +
+                           size_t(g.first) * size_t(first.out.c) * size_t(first.out.element_bytes());
+        const int64_t stride = first.out.c;
+        set_desc(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+        set_desc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+        set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof(type));
+        set_desc(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &stride, sizeof(stride));
+    }
+    const auto layout = [&](cublasLtMatrixLayout_t& l, uint64_t rows, uint64_t cols, int64_t ld) {
+        IOSTUNE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld), what);
+        const int32_t count = g.count;
+        const uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+        IOSTUNE_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                              &count, sizeof(count)),
+                             what);
+        IOSTUNE_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE,
+                                                              &mode, sizeof(mode)),
+                             what);
+    };
+    layout(g.a, uint64_t(first.in.c), uint64_t(first.out.c), first.in.c);
+    layout(g.b, uint64_t(first.in.c), uint64_t(first.out.rows()), first.depthwise_out.row_stride);
+    layout(g.d, uint64_t(first.out.c), uint64_t(first.out.rows()), g.ldc);
+    // The matrices' alignment: the least of the members' of this product.
+    uint32_t align_a = 256, align_b = 256, align_d = 256;
+    for (const Member& m : members_) {
+        if (m.out.row_stride != g.ldc) continue;
+        align_a = std::min(align_a, byte_alignment(m.pointwise_weight, 256));
+        align_b = std::min(align_b, byte_alignment(m.depthwise_out.data, 256));
+        align_d = std::min(align_d, byte_alignment(m.out.data, 256));
+    }
+    cublasLtMatmulPreference_t preference = nullptr;
+    IOSTUNE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference), what);
+    const uint64_t workspace = workspace_bytes;
+    const auto set = [&](cublasLtMatmulPreferenceAttributes_t attribute, const void* value,
+                         size_t size) {
+        return cublasLtMatmulPreferenceSetAttribute(preference, attribute, value, size);
+    };
+    cublasStatus_t status =
+        set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+    if (status == CUBLAS_STATUS_SUCCESS)
+        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a));
+    if (status == CUBLAS_STATUS_SUCCESS)
+        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b));
+    if (status == CUBLAS_STATUS_SUCCESS)
+        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d));
+    if (status == CUBLAS_STATUS_SUCCESS)
+        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d));
+    std::vector<cublasLtMatmulHeuristicResult_t> candidates(kCandidates);
+    int returned = 0;
+    if (status == CUBLAS_STATUS_SUCCESS)
+        status = cublasLtMatmulAlgoGetHeuristic(lt_, g.desc, g.a, g.b, g.d, g.d, preference,
+                                                kCandidates, candidates.data(), &returned);
+    cublasLtMatmulPreferenceDestroy(preference);
+    // No algorithm for the pointer-array batch is not an error: cuBLAS's batched GEMM runs it.
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED) returned = 0;
+    else IOSTUNE_CUBLAS_CHECK(status, what);
+    candidates.resize(size_t(returned));
+    return candidates;
+}
+
+// The fastest candidate over a few launches each (whatever the buffers hold: only time counts).
+void BatchedSepConv::choose(Gemm& g,
+                            const std::vector<cublasLtMatmulHeuristicResult_t>& candidates,
+                            void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+    const CudaEvent start(CudaEvent::Timing::Enabled), stop(CudaEvent::Timing::Enabled);
+    std::optional<float> best_ms;
+    cublasLtMatmulHeuristicResult_t best{};
+    for (const cublasLtMatmulHeuristicResult_t& c : candidates) {
+        if (c.workspaceSize > workspace_bytes) continue;
+        g.algo = c.algo;
+        g.workspace = c.workspaceSize;
+        run_lt(g, workspace, stream);  // warm-up
+        start.record(stream);
+        for (int rep = 0; rep < kTimedRuns; ++rep) run_lt(g, workspace, stream);
+        stop.record(stream);
+        stop.synchronize();
+        const float ms = stop.elapsed_ms_since(start);
+        if (!best_ms || ms < *best_ms) best_ms = ms, best = c;
+    }
+    g.algo.reset();
+    if (best_ms) g.algo = best.algo, g.workspace = best.workspaceSize;
+}
+
+void BatchedSepConv::run_lt(const Gemm& g, void* workspace, cudaStream_t stream) const {
+    const float one = 1.0f, zero = 0.0f;
+    void** tables = static_cast<void**>(tables_.get());  // device arrays of pointers
+    const size_t n = members_.size();
+    IOSTUNE_CUBLAS_CHECK(cublasLtMatmul(lt_, g.desc, &one, tables + g.first, g.a,
+                                        tables + n + g.first, g.b, &zero, tables + 2 * n + g.first,
+                                        g.d, tables + 2 * n + g.first, g.d, &*g.algo, workspace,
+                                        g.workspace, stream),
+                         context_);
+}
+
+void BatchedSepConv::run_blas(const Gemm& g, cublasHandle_t cublas) const {
+    const Member& first = members_.front();
     const int m = first.out.c, n = int(first.out.rows()), k = first.in.c;
-    const float one = 1.0f, beta = biases_.empty() ? 0.0f : 1.0f;
+    const float one = 1.0f, beta = first.bias ? 1.0f : 0.0f;  // the bias fill is C
     const cudaDataType_t type = cublas_data_type(first.out.dtype);
     const auto* tables = static_cast<void* const*>(tables_.get());
     const size_t count = members_.size();
+    IOSTUNE_CUBLAS_CHECK(
+        cublasGemmBatchedEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, tables + g.first,
+                            type, k, tables + count + g.first, type,
+                            int(first.depthwise_out.row_stride), &beta,
+                            tables + 2 * count + g.first, type, int(g.ldc), g.count,
+                            cublas_compute_type(precision_), CUBLAS_GEMM_DEFAULT),
+        context_);
+}
+
+void BatchedSepConv::run(cublasHandle_t cublas, void* workspace, size_t workspace_bytes,
+                         cudaStream_t stream) const {
+    for (const auto& jobs : depthwise_) launch_depthwise_nhwc_batched(jobs, stream);
+    launch_fill_bias_rows(biases_, stream);
+    IOSTUNE_CUBLAS_CHECK(cublasSetStream(cublas, stream), context_);
     for (const Gemm& g : gemms_) {
-        IOSTUNE_CUBLAS_CHECK(
-            cublasGemmBatchedEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one,
-                                tables + g.first, type, k, tables + count + g.first, type,
-                                int(first.depthwise_out.row_stride), &beta,
-                                tables + 2 * count + g.first, type, int(g.ldc), g.count,
-                                cublas_compute_type(precision_), CUBLAS_GEMM_DEFAULT),
-            context_);
+        if (!g.algo) {
+            run_blas(g, cublas);
+            continue;
+        }
+        if (g.workspace > workspace_bytes)
+            throw InternalError(fmt::format("{}: its product needs {} bytes of workspace, given {}",
+                                            context_, g.workspace, workspace_bytes));
+        run_lt(g, workspace, stream);
     }
 }
 
 std::string BatchedSepConv::label() const {
-    return fmt::format("batched: {} depthwise launch{}, {}{} GEMM{}", depthwise_.size(),
-                       depthwise_.size() == 1 ? "" : "es", biases_.empty() ? "" : "bias fill, ",
-                       gemms_.size(), gemms_.size() == 1 ? "" : "s");
+    int lt = 0;
+    for (const Gemm& g : gemms_) lt += g.algo ? 1 : 0;
+    const int blas = int(gemms_.size()) - lt;
+    std::string products;
+    if (lt > 0) products = fmt::format("{} cuBLASLt product{}", lt, lt == 1 ? "" : "s");
+    if (blas > 0)
+        products += fmt::format("{}bias fill, {} cuBLAS GEMM{}", lt > 0 ? ", " : "", blas,
+                                blas == 1 ? "" : "s");
+    return fmt::format("batched: {} depthwise launch{}, {}", depthwise_.size(),
+                       depthwise_.size() == 1 ? "" : "es", products);
 }
 
 }  // namespace iostune

@@ -1,8 +1,9 @@
 // Horizontal fusion: a batched merge stage (schedule.h, MergeKind::Batched) runs its separable
 // convolutions, one shape each reading its own tensor, as a few launches instead of two per op:
-// the depthwise convolutions one launch per kernel size (launch_depthwise_nhwc_batched), the
-// pointwise biases one fill, and the pointwise convolutions one cuBLAS batched GEMM per output
-// row stride, each product added to its bias (beta = 1).
+// the depthwise convolutions one launch per kernel size (launch_depthwise_nhwc_batched), then
+// the pointwise convolutions one cuBLASLt pointer-array batched product per output row stride,
+// the biases in its epilogue (the fastest of cuBLASLt's candidates, timed here). Where cuBLASLt
+// has no algorithm for it: a bias fill, then cuBLAS's batched GEMM adding to it (beta = 1).
 //
 // Why: NASNet-A and RandWire are mostly parallel branches of small separable convolutions. Run
 // on streams side by side, each launch is too small to fill the GPU and they slow each other
@@ -13,9 +14,11 @@
 // runs a batched stage of another layout op by op.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,31 +43,59 @@ public:
     // Whether the members can run batched; `why` gets the reason if not.
     static bool supports(const std::vector<Member>& members, std::string* why);
 
-    // Uploads the GEMMs' pointer tables (not inside a capture). Throws iostune::Error when
-    // supports() refuses.
-    BatchedSepConv(std::vector<Member> members, Precision precision, std::string context);
+    // Uploads the GEMMs' pointer tables and packs the biases (not inside a capture), then times
+    // cuBLASLt's pointer-array candidates on `stream` with `workspace` and keeps the fastest.
+    // Throws iostune::Error when supports() refuses.
+    BatchedSepConv(std::vector<Member> members, Precision precision, cublasLtHandle_t lt,
+                   void* workspace, size_t workspace_bytes, cudaStream_t stream,
+                   std::string context);
+    ~BatchedSepConv();
+    BatchedSepConv(const BatchedSepConv&) = delete;
+    BatchedSepConv& operator=(const BatchedSepConv&) = delete;
+    BatchedSepConv(BatchedSepConv&&) = default;  // the moved-from keeps no descriptor
+    BatchedSepConv& operator=(BatchedSepConv&&) = delete;
 
-    // The launches, on `stream` (cuBLAS's handle is bound to it here).
-    void run(cublasHandle_t cublas, cudaStream_t stream) const;
+    // The launches, on `stream`; `workspace` as given to the constructor (or as large).
+    void run(cublasHandle_t cublas, void* workspace, size_t workspace_bytes,
+             cudaStream_t stream) const;
 
     const std::vector<Member>& members() const { return members_; }
-    // "batched: 2 depthwise launches, bias fill, 1 GEMM"
+    // "batched: 2 depthwise launches, 1 cuBLASLt product"
     std::string label() const;
-    // The pointer tables, for the engine to keep alive while graphs captured with them may run.
+    // The pointer tables and packed biases, for the engine to keep alive while graphs captured
+    // with them may run.
     DeviceBuffer take_tables() { return std::move(tables_); }
+    DeviceBuffer take_biases() { return std::move(packed_bias_); }
 
 private:
+    // One batched product per output row stride: cuBLASLt's pointer-array batch with the
+    // biases in its epilogue when it has an algorithm for it, else cuBLAS's batched GEMM after
+    // a bias fill.
     struct Gemm {
         int first = 0, count = 0;  // members' slots in the tables
         int64_t ldc = 0;
+        cublasLtMatmulDesc_t desc = nullptr;
+        cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+        std::optional<cublasLtMatmulAlgo_t> algo;
+        size_t workspace = 0;
     };
+    static constexpr int kCandidates = 4;  // cuBLASLt's shortlist, each timed
+    static constexpr int kTimedRuns = 5;
+    std::vector<cublasLtMatmulHeuristicResult_t> describe(Gemm& g, size_t workspace_bytes);
+    void choose(Gemm& g, const std::vector<cublasLtMatmulHeuristicResult_t>& candidates,
+                void* workspace, size_t workspace_bytes, cudaStream_t stream);
+    void run_lt(const Gemm& g, void* workspace, cudaStream_t stream) const;
+    void run_blas(const Gemm& g, cublasHandle_t cublas) const;
+
     std::vector<Member> members_;
     Precision precision_;
+    cublasLtHandle_t lt_;
     std::string context_;
     std::vector<std::vector<DepthwiseJob>> depthwise_;  // one launch per kernel size
-    std::vector<BiasRows> biases_;
+    std::vector<BiasRows> biases_;  // for the cuBLAS fallback's fill
     std::vector<Gemm> gemms_;
-    DeviceBuffer tables_;  // A, B and C pointers, each members_.size() long
+    DeviceBuffer tables_;       // A, B and C pointers, each members_.size() long
+    DeviceBuffer packed_bias_;  // the members' biases one after another, in table order
 };
 
 }  // namespace iostune

@@ -134,11 +134,16 @@ void Engine::Impl::bind_batched(MergeExec& m) {
         member.relu_input = a.pre_relu;
         members.push_back(member);
     }
-    if (m.batched) retire(m.batched->take_tables());  // graphs captured before may still read them
+    if (m.batched) {  // graphs captured before may still read them
+        retire(m.batched->take_tables());
+        retire(m.batched->take_biases());
+    }
     m.batched.reset();
     std::string why = "an input with padded channels";
     if (logical_channels && BatchedSepConv::supports(members, &why)) {
-        m.batched.emplace(std::move(members), options.precision,
+        Lane& lane = *lanes[0];
+        m.batched.emplace(std::move(members), options.precision, cublaslt.get(),
+                          lane.cublas_workspace.get(), lane.cublas_workspace.bytes(), origin.get(),
                           fmt::format("running batched merge stage {}", m.plan.signature));
         m.plan.path = "batched";
         m.plan.algorithms = m.batched->label();
@@ -154,7 +159,9 @@ void Engine::Impl::bind_batched(MergeExec& m) {
 void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, const DeviceBuffer& workspace,
                              cudaStream_t stream) {
     if (m.batched_kind) {
-        if (m.batched) m.batched->run(lane.cublas.get(), stream);
+        if (m.batched)
+            m.batched->run(lane.cublas.get(), lane.cublas_workspace.get(),
+                           lane.cublas_workspace.bytes(), stream);
         else
             for (int id : m.plan.ops) run_op(id, lane, workspace, stream);
         return;

@@ -233,6 +233,11 @@ TEST_CASE("the replay's convolution choices pin a checking engine to the same ke
     check.layout = tensor_layout_from_string(replayer.info().layout);
     check.conv_choices = conv_choices_from_json(nlohmann::json::parse(replayer.conv_choices_json()),
                                                 "the replay");
+    // Planned for the replayed schedule: a merge stage it holds is one more convolution.
+    {
+        db::ScheduleStore store = db::ScheduleStore::open(db, db::OpenMode::MustExist);
+        check.schedule = schedule_from_json(store.schedule(replayer.info().schedule_id)->schedule);
+    }
     Engine engine(load_model_spec("squeezenet1_1", 1), check);
     CHECK(engine.conv_count() == replayer.info().convolutions);
     CHECK(engine.pinned_conv_count() == engine.conv_count());
@@ -302,8 +307,15 @@ TEST_CASE("an fp16 search picks its layout by timing; replay runs in it, float o
     const TuningSummary summary =
         run_tuning_job(load_model_spec(model, 1), tuning, [](const std::string&) {});
     REQUIRE(summary.layout_ms.size() == 2);  // the sequential schedule, timed in both layouts
-    CAPTURE(summary.layout, summary.layout_ms[0].median_ms, summary.layout_ms[1].median_ms);
-    const double nchw = summary.layout_ms[0].median_ms, nhwc = summary.layout_ms[1].median_ms;
+    // (In the order timed: the precision's default layout first.)
+    const auto timed = [&](const std::string& layout) {
+        for (const ContestEntry& e : summary.layout_ms)
+            if (e.strategy == layout) return e.median_ms;
+        FAIL("layout " << layout << " was not timed");
+        return 0.0;
+    };
+    const double nchw = timed("nchw"), nhwc = timed("nhwc");
+    CAPTURE(summary.layout, nchw, nhwc);
     CHECK(summary.layout == (nhwc < nchw ? "nhwc" : "nchw"));
     REQUIRE(*summary.max_abs_diff <= *summary.tolerance);
     WARN(fmt::format("squeezenet1_1 b1 fp16: sequential nchw {:.4f} ms, nhwc {:.4f} ms; searched "
