@@ -958,6 +958,36 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     done | tee "$o/merge_stages.txt"
     tail -n 3 "$o"/gpu_*.log
     tar czf "${OUT:-device-out}/call94.tar.gz" -C /tmp call94 ;;
+  call95)
+    # call94 again once the batched products are cuBLASLt pointer-array batches with the biases
+    # in the epilogue (call94's cuBLAS batched GEMM after a bias fill: batched stages a median
+    # 1.17-1.25x slower than the same ops concurrent). GPU 0: the [batched] test, the two replay
+    # tests fixed after call94, then the [engine] shard; GPUs 1 and 2: NASNet-A and RandWire as
+    # in call94; GPU 3: Inception V3 and GoogLeNet TF32 (stacked merges: the shared path).
+    o=/tmp/call95; mkdir -p "$o"
+    gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
+    {
+      gpu 0 timeout 150 .devpack/test_gpu "[batched]" --durations yes >"$o/gpu_batched.log" 2>&1
+      echo "batched: exit $?" >>"$o/gpu_batched.log"
+      gpu 0 timeout 150 .devpack/test_gpu "the replay's convolution choices pin*" \
+        "an fp16 search picks its layout by timing*" --durations yes >"$o/gpu_replay.log" 2>&1
+      echo "replay: exit $?" >>"$o/gpu_replay.log"
+      gpu 0 timeout "$(upto 20)" .devpack/test_gpu "[engine]~[zoo]~[fixtures]~[batched]" \
+        --durations yes >"$o/gpu_engine.log" 2>&1
+      echo "engine: exit $?" >>"$o/gpu_engine.log"
+    } &
+    for part in "1 nasnet_a_large" "2 randwire" "3 inception_v3 googlenet"; do
+      set -- $part
+      gpu "$1" "${run[@]}" --tag "call95-$2" --out "$o" --models "${*:2}" --batches 1 \
+        --precisions "tf32 fp16" --strategies "ios-both ios-parallel" --baselines "" \
+        --parts "profile iostune" --iters 300 --deadline "$(upto 25)" >/dev/null 2>&1 &
+    done
+    wait
+    for db in /tmp/bench_call95-*/db/*.db; do
+      [ -e "$db" ] && python3 scripts/bench/merge_stages.py "$db"
+    done | tee "$o/merge_stages.txt"
+    tail -n 3 "$o"/gpu_*.log
+    tar czf "${OUT:-device-out}/call95.tar.gz" -C /tmp call95 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own

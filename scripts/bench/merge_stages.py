@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """What the schedules in an iostune DB merged: per schedule its key, strategy, measured latency
 and merge stages by kind (stacked: Conv ops; batched: SepConv ops), read from the DB's graph;
-then the merge stages the search measured. Usage: merge_stages.py DB"""
+then the merge stages the search measured, each against the same ops as a concurrent stage (one
+op per group) where that was measured too. Usage: merge_stages.py DB"""
 import json
+import re
 import sqlite3
+import statistics
 import sys
 
 
@@ -34,6 +37,19 @@ def main(path):
     measured = db.execute("SELECT COUNT(*), SUM(ok) FROM stage_measurements "
                           "WHERE stage_key LIKE '%m:%'").fetchone()
     print(f"{path}: merge stages measured {measured[0]}, ran {measured[1] or 0}")
+    latency = dict(db.execute("SELECT stage_key, latency_ms FROM stage_measurements WHERE ok = 1"))
+    ratios = []
+    for key, ms in latency.items():
+        merge = re.search(r"m:\[([0-9,]+)\]$", key)
+        if not merge:
+            continue
+        apart = key[:merge.start()] + "c:" + "".join(f"[{op}]" for op in merge.group(1).split(","))
+        if apart in latency:
+            ratios.append(ms / latency[apart])
+    if ratios:
+        print(f"{path}: merge / concurrent over {len(ratios)} pairs: median "
+              f"{statistics.median(ratios):.3f}, best {min(ratios):.3f}, worst {max(ratios):.3f}, "
+              f"merge faster in {sum(r < 1 for r in ratios)}")
 
 
 if __name__ == "__main__":
