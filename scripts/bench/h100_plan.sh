@@ -988,6 +988,41 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     done | tee "$o/merge_stages.txt"
     tail -n 3 "$o"/gpu_*.log
     tar czf "${OUT:-device-out}/call95.tar.gz" -C /tmp call95 ;;
+  call96)
+    # call95 again once cuBLASLt may run the batched products adding to a bias fill (in call95
+    # it had no pointer-array algorithm with the biases in the epilogue: every batched stage ran
+    # cuBLAS's GEMM). GPU 0: the [batched] test, the [replay] tests, then the [batched] test
+    # under memcheck (every kernel: cuBLAS's reads of the pointer tables too); GPUs 1 and 2:
+    # NASNet-A and RandWire as in call95; GPU 3: the zoo shard of the [gpu] suite.
+    o=/tmp/call96; mkdir -p "$o"
+    gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
+    {
+      gpu 0 timeout 150 .devpack/test_gpu "[batched]" --durations yes >"$o/gpu_batched.log" 2>&1
+      echo "batched: exit $?" >>"$o/gpu_batched.log"
+      gpu 0 timeout 240 .devpack/test_gpu "[replay]" --durations yes >"$o/gpu_replay.log" 2>&1
+      echo "replay: exit $?" >>"$o/gpu_replay.log"
+      gpu 0 timeout "$(upto 15)" compute-sanitizer --tool memcheck .devpack/test_gpu "[batched]" \
+        >"$o/memcheck_batched.log" 2>&1
+      echo "memcheck batched: exit $?" >>"$o/memcheck_batched.log"
+    } &
+    for part in "1 nasnet_a_large" "2 randwire"; do
+      set -- $part
+      gpu "$1" "${run[@]}" --tag "call96-$2" --out "$o" --models "$2" --batches 1 \
+        --precisions "tf32 fp16" --strategies "ios-both ios-parallel" --baselines "" \
+        --parts "profile iostune" --iters 300 --deadline "$(upto 25)" >/dev/null 2>&1 &
+    done
+    {
+      gpu 3 timeout "$(upto 20)" .devpack/test_gpu "[zoo]~[fixtures]~[memory]" --durations yes \
+        >"$o/gpu_zoo.log" 2>&1
+      echo "zoo: exit $?" >>"$o/gpu_zoo.log"
+    } &
+    wait
+    for db in /tmp/bench_call96-*/db/*.db; do
+      [ -e "$db" ] && python3 scripts/bench/merge_stages.py "$db"
+    done | tee "$o/merge_stages.txt"
+    grep -h "batched:" "$o/gpu_batched.log" | sort | uniq -c
+    tail -n 3 "$o"/gpu_*.log "$o/memcheck_batched.log"
+    tar czf "${OUT:-device-out}/call96.tar.gz" -C /tmp call96 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own

@@ -1,9 +1,11 @@
 #include "src/engine/batched_sepconv.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 #include <map>
 #include <optional>
 
@@ -104,19 +106,28 @@ BatchedSepConv::BatchedSepConv(std::vector<Member> members, Precision precision,
     size_t index = 0;
     for (const auto& [ldc, ids] : by_ldc) {
         Gemm& g = gemms_[index++];
-        const std::vector<cublasLtMatmulHeuristicResult_t> candidates = describe(g, workspace_bytes);
-        choose(g, candidates, workspace, workspace_bytes, stream);
-        if (!g.algo && first.bias)  // cuBLAS adds its products to a bias fill
+        // The biases in cuBLASLt's epilogue if it has an algorithm for that, else added to a
+        // bias fill (beta = 1), by cuBLASLt or else by cuBLAS.
+        g.bias_epilogue = first.bias != nullptr;
+        choose(g, describe(g, workspace_bytes), workspace, workspace_bytes, stream);
+        if (!g.algo && g.bias_epilogue) {
+            release(g);
+            g.bias_epilogue = false;
+            choose(g, describe(g, workspace_bytes), workspace, workspace_bytes, stream);
+        }
+        if (first.bias && !g.bias_epilogue)
             for (int k : ids) biases_.push_back({members_[size_t(k)].out, members_[size_t(k)].bias});
     }
 }
 
 BatchedSepConv::~BatchedSepConv() {
-    for (Gemm& g : gemms_) {
-        for (cublasLtMatrixLayout_t layout : {g.a, g.b, g.d})
-            if (layout != nullptr) cublasLtMatrixLayoutDestroy(layout);
-        if (g.desc != nullptr) cublasLtMatmulDescDestroy(g.desc);
-    }
+    for (Gemm& g : gemms_) release(g);
+}
+
+void BatchedSepConv::release(Gemm& g) {
+    for (cublasLtMatrixLayout_t* layout : {&g.a, &g.b, &g.d})
+        if (*layout != nullptr) cublasLtMatrixLayoutDestroy(std::exchange(*layout, nullptr));
+    if (g.desc != nullptr) cublasLtMatmulDescDestroy(std::exchange(g.desc, nullptr));
 }
 
 // Column-major, as cuBLAS sees the channels-last rows: out^T [cout x pixels] = W [cout x cin]
@@ -134,7 +145,7 @@ std::vector<cublasLtMatmulHeuristicResult_t> BatchedSepConv::describe(Gemm& g,
     };
     const cublasOperation_t transpose = CUBLAS_OP_T;
     set_desc(CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose));
-    if (first.bias) {
+    if (g.bias_epilogue) {
         const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
         const void* bias = static_cast<const char*>(packed_bias_.get()) +
                            size_t(g.first) * size_t(first.out.c) * size_t(first.out.element_bytes());
@@ -220,11 +231,12 @@ void BatchedSepConv::choose(Gemm& g,
 }
 
 void BatchedSepConv::run_lt(const Gemm& g, void* workspace, cudaStream_t stream) const {
-    const float one = 1.0f, zero = 0.0f;
+    // Without the bias in the epilogue the product adds to the bias fill (C = D).
+    const float one = 1.0f, beta = members_.front().bias && !g.bias_epilogue ? 1.0f : 0.0f;
     void** tables = static_cast<void**>(tables_.get());  // device arrays of pointers
     const size_t n = members_.size();
     IOSTUNE_CUBLAS_CHECK(cublasLtMatmul(lt_, g.desc, &one, tables + g.first, g.a,
-                                        tables + n + g.first, g.b, &zero, tables + 2 * n + g.first,
+                                        tables + n + g.first, g.b, &beta, tables + 2 * n + g.first,
                                         g.d, tables + 2 * n + g.first, g.d, &*g.algo, workspace,
                                         g.workspace, stream),
                          context_);
@@ -264,16 +276,15 @@ void BatchedSepConv::run(cublasHandle_t cublas, void* workspace, size_t workspac
 }
 
 std::string BatchedSepConv::label() const {
+    std::vector<std::string> parts{fmt::format("{} depthwise launch{}", depthwise_.size(),
+                                               depthwise_.size() == 1 ? "" : "es")};
+    if (!biases_.empty()) parts.push_back("bias fill");
     int lt = 0;
     for (const Gemm& g : gemms_) lt += g.algo ? 1 : 0;
     const int blas = int(gemms_.size()) - lt;
-    std::string products;
-    if (lt > 0) products = fmt::format("{} cuBLASLt product{}", lt, lt == 1 ? "" : "s");
-    if (blas > 0)
-        products += fmt::format("{}bias fill, {} cuBLAS GEMM{}", lt > 0 ? ", " : "", blas,
-                                blas == 1 ? "" : "s");
-    return fmt::format("batched: {} depthwise launch{}, {}", depthwise_.size(),
-                       depthwise_.size() == 1 ? "" : "es", products);
+    if (lt > 0) parts.push_back(fmt::format("{} cuBLASLt product{}", lt, lt == 1 ? "" : "s"));
+    if (blas > 0) parts.push_back(fmt::format("{} cuBLAS GEMM{}", blas, blas == 1 ? "" : "s"));
+    return fmt::format("batched: {}", fmt::join(parts, ", "));
 }
 
 }  // namespace iostune

@@ -3,7 +3,8 @@
 // the depthwise convolutions one launch per kernel size (launch_depthwise_nhwc_batched), then
 // the pointwise convolutions one cuBLASLt pointer-array batched product per output row stride,
 // the biases in its epilogue (the fastest of cuBLASLt's candidates, timed here). Where cuBLASLt
-// has no algorithm for it: a bias fill, then cuBLAS's batched GEMM adding to it (beta = 1).
+// has no algorithm with that epilogue, the product adds to a bias fill (beta = 1); where it has
+// none at all, cuBLAS's batched GEMM does.
 //
 // Why: NASNet-A and RandWire are mostly parallel branches of small separable convolutions. Run
 // on streams side by side, each launch is too small to fill the GPU and they slow each other
@@ -60,7 +61,8 @@ public:
              cudaStream_t stream) const;
 
     const std::vector<Member>& members() const { return members_; }
-    // "batched: 2 depthwise launches, 1 cuBLASLt product"
+    // "batched: 2 depthwise launches, bias fill, 1 cuBLASLt product" (no fill: the biases are in
+    // cuBLASLt's epilogue)
     std::string label() const;
     // The pointer tables and packed biases, for the engine to keep alive while graphs captured
     // with them may run.
@@ -68,17 +70,19 @@ public:
     DeviceBuffer take_biases() { return std::move(packed_bias_); }
 
 private:
-    // One batched product per output row stride: cuBLASLt's pointer-array batch with the
-    // biases in its epilogue when it has an algorithm for it, else cuBLAS's batched GEMM after
-    // a bias fill.
+    // One batched product per output row stride: cuBLASLt's pointer-array batch, with the
+    // biases in its epilogue when it has an algorithm for that, else adding to a bias fill; where
+    // cuBLASLt has none at all, cuBLAS's batched GEMM after the fill.
     struct Gemm {
         int first = 0, count = 0;  // members' slots in the tables
         int64_t ldc = 0;
         cublasLtMatmulDesc_t desc = nullptr;
         cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+        bool bias_epilogue = false;  // false: the product adds to a bias fill
         std::optional<cublasLtMatmulAlgo_t> algo;
         size_t workspace = 0;
     };
+    static void release(Gemm& g);
     static constexpr int kCandidates = 4;  // cuBLASLt's shortlist, each timed
     static constexpr int kTimedRuns = 5;
     std::vector<cublasLtMatmulHeuristicResult_t> describe(Gemm& g, size_t workspace_bytes);
