@@ -1001,7 +1001,8 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       echo "batched: exit $?" >>"$o/gpu_batched.log"
       gpu 0 timeout 240 .devpack/test_gpu "[replay]" --durations yes >"$o/gpu_replay.log" 2>&1
       echo "replay: exit $?" >>"$o/gpu_replay.log"
-      gpu 0 timeout "$(upto 15)" compute-sanitizer --tool memcheck .devpack/test_gpu "[batched]" \
+      gpu 0 timeout "$(upto 15)" "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" \
+        --tool memcheck .devpack/test_gpu "[batched]" \
         >"$o/memcheck_batched.log" 2>&1
       echo "memcheck batched: exit $?" >>"$o/memcheck_batched.log"
     } &
