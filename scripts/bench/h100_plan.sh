@@ -1024,6 +1024,32 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     grep -h "batched:" "$o/gpu_batched.log" | sort | uniq -c
     tail -n 3 "$o"/gpu_*.log "$o/memcheck_batched.log"
     tar czf "${OUT:-device-out}/call96.tar.gz" -C /tmp call96 ;;
+  call97)
+    # NASNet-A fp16's initcheck again once each lane's cuBLAS workspace is seeded (call93: 3000
+    # reads of unwritten workspace by cuBLAS's split-K reduction, in the classifier's cublasGemmEx),
+    # its key tuned first (6 s search) so every convolution is pinned; GPU 0. GPU 1: the
+    # [batched] test, then the [engine] shard.
+    o=/tmp/call97; mkdir -p "$o"
+    gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
+    {
+      printf '%s\n' '{"models": ["nasnet_a_large"], "batches": [1], "precisions": ["fp16"],' \
+        '"search": {"cost": "measured", "layout": "nhwc", "time_budget": 6}, "timeout_s": 60}' \
+        >"$o/nasnet_fp16.json"
+      gpu 0 bash scripts/sanitize.sh --tune-plan "$o/nasnet_fp16.json" --tools initcheck \
+        --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
+        --timeout "$(upto 15)" --out "$o/initcheck" >"$o/initcheck.log" 2>&1
+    } &
+    {
+      gpu 1 timeout 150 .devpack/test_gpu "[batched]" >"$o/gpu_batched.log" 2>&1
+      echo "batched: exit $?" >>"$o/gpu_batched.log"
+      gpu 1 timeout "$(upto 20)" .devpack/test_gpu "[engine]~[zoo]~[fixtures]~[batched]" \
+        --durations yes >"$o/gpu_engine.log" 2>&1
+      echo "engine: exit $?" >>"$o/gpu_engine.log"
+    } &
+    wait
+    cat "$o"/initcheck/sanitize.tsv
+    tail -n 3 "$o"/gpu_*.log
+    tar czf "${OUT:-device-out}/call97.tar.gz" -C /tmp call97 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own

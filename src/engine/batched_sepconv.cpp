@@ -91,18 +91,20 @@ BatchedSepConv::BatchedSepConv(std::vector<Member> members, Precision precision,
             table[n + size_t(slot)] = m.depthwise_out.data;
             table[2 * n + size_t(slot)] = m.out.data;
             if (m.bias)
-                IOSTUNE_CUDA_CHECK(cudaMemcpy(static_cast<char*>(packed_bias_.get()) +
-                                                  size_t(slot) * bias_bytes,
-                                              m.bias, bias_bytes, cudaMemcpyDeviceToDevice),
+                IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(packed_bias_.get()) +
+                                                       size_t(slot) * bias_bytes,
+                                                   m.bias, bias_bytes, cudaMemcpyDeviceToDevice,
+                                                   stream),
                                    context_ + ": packing the pointwise biases");
             ++slot;
         }
         gemms_.push_back(g);
     }
     tables_ = DeviceBuffer(table.size() * sizeof(void*));
-    IOSTUNE_CUDA_CHECK(cudaMemcpy(tables_.get(), table.data(), tables_.bytes(),
-                                  cudaMemcpyHostToDevice),
+    IOSTUNE_CUDA_CHECK(cudaMemcpyAsync(tables_.get(), table.data(), tables_.bytes(),
+                                       cudaMemcpyHostToDevice, stream),
                        context_ + ": uploading the batched GEMM's pointer tables");
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), context_);  // `table` is about to go
     size_t index = 0;
     for (const auto& [ldc, ids] : by_ldc) {
         Gemm& g = gemms_[index++];

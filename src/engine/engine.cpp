@@ -64,6 +64,11 @@ void Engine::Impl::ensure_lanes(size_t count) {
         IOSTUNE_CUBLAS_CHECK(cublasSetWorkspace(lane->cublas.get(), lane->cublas_workspace.get(),
                                                 lane->cublas_workspace.bytes()),
                              context);
+        // Seeded like the arena: cuBLAS's split-K reduction reads workspace its partial
+        // products did not write (initcheck, NASNet-A fp16's classifier: call93).
+        fill(lane->cublas_workspace.get(), int64_t(lane->cublas_workspace.bytes() / 4), DType::F32,
+             options.fill_seed + lanes.size());
+        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), context);
         lanes.push_back(std::move(lane));
     }
 }
