@@ -1050,6 +1050,23 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     cat "$o"/initcheck/sanitize.tsv
     tail -n 3 "$o"/gpu_*.log
     tar czf "${OUT:-device-out}/call97.tar.gz" -C /tmp call97 ;;
+  call98)
+    # call97 again once the engine's workspace slots are seeded too (call97: with the cuBLAS
+    # handle's seeded, the reads moved to cuBLASLt's split-K reductions in the slots, 816120 of
+    # them): NASNet-A fp16's initcheck on GPU 0, the [batched] test on GPU 1.
+    o=/tmp/call98; mkdir -p "$o"
+    printf '%s\n' '{"models": ["nasnet_a_large"], "batches": [1], "precisions": ["fp16"],' \
+      '"search": {"cost": "measured", "layout": "nhwc", "time_budget": 6}, "timeout_s": 60}' \
+      >"$o/nasnet_fp16.json"
+    CUDA_VISIBLE_DEVICES=0 bash scripts/sanitize.sh --tune-plan "$o/nasnet_fp16.json" \
+      --tools initcheck --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
+      --timeout "$(upto 15)" --out "$o/initcheck" >"$o/initcheck.log" 2>&1 &
+    CUDA_VISIBLE_DEVICES=1 timeout 150 .devpack/test_gpu "[batched]" >"$o/gpu_batched.log" 2>&1
+    echo "batched: exit $?" >>"$o/gpu_batched.log"
+    wait
+    cat "$o"/initcheck/sanitize.tsv
+    tail -n 3 "$o"/gpu_*.log
+    tar czf "${OUT:-device-out}/call98.tar.gz" -C /tmp call98 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own

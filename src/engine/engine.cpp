@@ -64,17 +64,23 @@ void Engine::Impl::ensure_lanes(size_t count) {
         IOSTUNE_CUBLAS_CHECK(cublasSetWorkspace(lane->cublas.get(), lane->cublas_workspace.get(),
                                                 lane->cublas_workspace.bytes()),
                              context);
-        // Seeded like the arena: cuBLAS's split-K reduction reads workspace its partial
-        // products did not write (initcheck, NASNet-A fp16's classifier: call93).
-        fill(lane->cublas_workspace.get(), int64_t(lane->cublas_workspace.bytes() / 4), DType::F32,
-             options.fill_seed + lanes.size());
-        IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), context);
+        seed_workspace(lane->cublas_workspace);
         lanes.push_back(std::move(lane));
     }
 }
 
+// Seeded like the arena: cuBLAS's and cuBLASLt's split-K reductions read workspace their
+// partial products did not write (compute-sanitizer initcheck, NASNet-A fp16: calls 93, 97).
+void Engine::Impl::seed_workspace(const DeviceBuffer& w) const {
+    fill(w.get(), int64_t(w.bytes() / 4), DType::F32, options.fill_seed + w.bytes());
+    IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(origin.get()), "seeding a workspace");
+}
+
 void Engine::Impl::ensure_workspaces(size_t count) {
-    while (workspaces.size() < count) workspaces.emplace_back(workspace_bytes);
+    while (workspaces.size() < count) {
+        workspaces.emplace_back(workspace_bytes);
+        seed_workspace(workspaces.back());
+    }
 }
 
 void Engine::Impl::grow_workspaces() {
@@ -82,6 +88,7 @@ void Engine::Impl::grow_workspaces() {
         if (w.bytes() < workspace_bytes) {
             retire(std::move(w));
             w = DeviceBuffer(workspace_bytes);
+            seed_workspace(w);
         }
     }
 }

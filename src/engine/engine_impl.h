@@ -203,6 +203,7 @@ struct Engine::Impl {
     // engine.cpp
     void ensure_lanes(size_t count);
     void ensure_workspaces(size_t count);
+    void seed_workspace(const DeviceBuffer& w) const;
     void grow_workspaces();
     const TensorView& tensor(int id) const;
     void launch_stage(const Stage& stage, cudaStream_t origin_stream);
