@@ -260,14 +260,14 @@ void BatchedSepConv::run_blas(const Gemm& g, cublasHandle_t cublas) const {
         context_);
 }
 
-void BatchedSepConv::run(cublasHandle_t cublas, void* workspace, size_t workspace_bytes,
+void BatchedSepConv::run(const CublasHandle& cublas, void* workspace, size_t workspace_bytes,
                          cudaStream_t stream) const {
     for (const auto& jobs : depthwise_) launch_depthwise_nhwc_batched(jobs, stream);
     launch_fill_bias_rows(biases_, stream);
-    IOSTUNE_CUBLAS_CHECK(cublasSetStream(cublas, stream), context_);
+    cublas.set_stream(stream);
     for (const Gemm& g : gemms_) {
         if (!g.algo) {
-            run_blas(g, cublas);
+            run_blas(g, cublas.get());
             continue;
         }
         if (g.workspace > workspace_bytes)

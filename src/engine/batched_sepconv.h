@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "src/engine/cublas_handle.h"
 #include "src/engine/device_buffer.h"
 #include "src/engine/kernels.h"
 #include "src/engine/tensor_view.h"
@@ -56,8 +57,9 @@ public:
     BatchedSepConv(BatchedSepConv&&) = default;  // the moved-from keeps no descriptor
     BatchedSepConv& operator=(BatchedSepConv&&) = delete;
 
-    // The launches, on `stream`; `workspace` as given to the constructor (or as large).
-    void run(cublasHandle_t cublas, void* workspace, size_t workspace_bytes,
+    // The launches, on `stream` (the handle is bound to it); `workspace` as given to the
+    // constructor (or as large).
+    void run(const CublasHandle& cublas, void* workspace, size_t workspace_bytes,
              cudaStream_t stream) const;
 
     const std::vector<Member>& members() const { return members_; }

@@ -160,7 +160,7 @@ void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, const DeviceBuffer&
                              cudaStream_t stream) {
     if (m.batched_kind) {
         if (m.batched)
-            m.batched->run(lane.cublas.get(), lane.cublas_workspace.get(),
+            m.batched->run(lane.cublas, lane.cublas_workspace.get(),
                            lane.cublas_workspace.bytes(), stream);
         else
             for (int id : m.plan.ops) run_op(id, lane, workspace, stream);
