@@ -1082,8 +1082,10 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     echo "batched: exit $?" >>"$o/gpu_batched.log"
     CUDA_VISIBLE_DEVICES=2 timeout 100 .devpack/test_gpu "[engine]~[zoo]~[fixtures]~[batched]" \
       --durations yes >"$o/gpu_engine.log" 2>&1 &
-    wait
+    engine=$!
+    wait "$engine"
     echo "engine: exit $? (124: cut off by its 100 s)" >>"$o/gpu_engine.log"
+    wait
     cat "$o"/initcheck/sanitize.tsv
     tail -n 3 "$o"/gpu_*.log
     tar czf "${OUT:-device-out}/call99.tar.gz" -C /tmp call99 ;;
