@@ -179,34 +179,9 @@ std::vector<cublasLtMatmulHeuristicResult_t> BatchedSepConv::describe(Gemm& g,
         align_b = std::min(align_b, byte_alignment(m.depthwise_out.data, 256));
         align_d = std::min(align_d, byte_alignment(m.out.data, 256));
     }
-    cublasLtMatmulPreference_t preference = nullptr;
-    IOSTUNE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference), what);
-    const uint64_t workspace = workspace_bytes;
-    const auto set = [&](cublasLtMatmulPreferenceAttributes_t attribute, const void* value,
-                         size_t size) {
-        return cublasLtMatmulPreferenceSetAttribute(preference, attribute, value, size);
-    };
-    cublasStatus_t status =
-        set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof(align_d));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d));
-    std::vector<cublasLtMatmulHeuristicResult_t> candidates(kCandidates);
-    int returned = 0;
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = cublasLtMatmulAlgoGetHeuristic(lt_, g.desc, g.a, g.b, g.d, g.d, preference,
-                                                kCandidates, candidates.data(), &returned);
-    cublasLtMatmulPreferenceDestroy(preference);
-    // No algorithm for the pointer-array batch is not an error: cuBLAS's batched GEMM runs it.
-    if (status == CUBLAS_STATUS_NOT_SUPPORTED) returned = 0;
-    else IOSTUNE_CUBLAS_CHECK(status, what);
-    candidates.resize(size_t(returned));
-    return candidates;
+    // None for the pointer-array batch is no error: cuBLAS's batched GEMM runs it.
+    return lt_shortlist(lt_, g.desc, g.a, g.b, g.d, g.d, workspace_bytes,
+                        {align_a, align_b, align_d, align_d}, kCandidates, what);
 }
 
 // The fastest candidate over a few launches each (whatever the buffers hold: only time counts).

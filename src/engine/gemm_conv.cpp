@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <utility>
@@ -20,6 +21,34 @@ cudaDataType_t cublas_data_type(DType type) {
 
 cublasComputeType_t cublas_compute_type(Precision precision) {
     return precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+std::vector<cublasLtMatmulHeuristicResult_t> lt_shortlist(
+    cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
+    cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+    size_t max_workspace, const std::array<uint32_t, 4>& alignments, int count,
+    const std::string& what) {
+    cublasLtMatmulPreference_t preference = nullptr;
+    IOSTUNE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference), what);
+    const uint64_t workspace = max_workspace;
+    cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+    const cublasLtMatmulPreferenceAttributes_t aligned[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (size_t k = 0; k < 4 && status == CUBLAS_STATUS_SUCCESS; ++k)
+        status = cublasLtMatmulPreferenceSetAttribute(preference, aligned[k], &alignments[k],
+                                                      sizeof(uint32_t));
+    std::vector<cublasLtMatmulHeuristicResult_t> shortlist(static_cast<size_t>(count));
+    int returned = 0;
+    if (status == CUBLAS_STATUS_SUCCESS)
+        status = cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, d, preference, count,
+                                                shortlist.data(), &returned);
+    cublasLtMatmulPreferenceDestroy(preference);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED) returned = 0;
+    else IOSTUNE_CUBLAS_CHECK(status, what);
+    shortlist.resize(size_t(returned));
+    return shortlist;
 }
 
 namespace {
@@ -98,35 +127,11 @@ void GemmConv::describe(const TensorView& in, const TensorView& out, const Tenso
     IOSTUNE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, type, uint64_t(out.c), pixels, c_stride),
                          what);
 
-    cublasLtMatmulPreference_t preference = nullptr;
-    IOSTUNE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference), what);
-    const uint64_t workspace = max_workspace;
-    const uint32_t align_a = alignment_of(weight_), align_b = alignment_of(in.data),
-                   align_c = alignment_of(residual_), align_d = alignment_of(out.data);
-    const auto set = [&](cublasLtMatmulPreferenceAttributes_t attribute, const void* value,
-                         size_t size) {
-        return cublasLtMatmulPreferenceSetAttribute(preference, attribute, value, size);
-    };
-    cublasStatus_t status = set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                sizeof(workspace));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c));
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof(align_d));
-    algorithms_.resize(kCandidates);
-    int returned = 0;
-    if (status == CUBLAS_STATUS_SUCCESS)
-        status = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, d_, preference,
-                                                kCandidates, algorithms_.data(), &returned);
-    cublasLtMatmulPreferenceDestroy(preference);
     // No algorithm for this product is not an error: the convolution has cuDNN's.
-    if (status == CUBLAS_STATUS_NOT_SUPPORTED) returned = 0;
-    else IOSTUNE_CUBLAS_CHECK(status, what);
-    algorithms_.resize(size_t(returned));
+    algorithms_ = lt_shortlist(handle_, desc_, a_, b_, c_, d_, max_workspace,
+                               {alignment_of(weight_), alignment_of(in.data),
+                                alignment_of(residual_), alignment_of(out.data)},
+                               kCandidates, what);
 }
 
 GemmConv::~GemmConv() { release(); }

@@ -14,6 +14,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +30,15 @@ namespace iostune {
 // do; 16-bit storage accumulates in fp32.
 cudaDataType_t cublas_data_type(DType type);
 cublasComputeType_t cublas_compute_type(Precision precision);
+
+// cuBLASLt's heuristic shortlist for a described product: up to `count` algorithms within
+// `max_workspace` bytes for matrices A, B, C, D of these byte alignments; empty when it has none
+// (CUBLAS_STATUS_NOT_SUPPORTED is no error). Throws iostune::Error on another failure.
+std::vector<cublasLtMatmulHeuristicResult_t> lt_shortlist(
+    cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
+    cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+    size_t max_workspace, const std::array<uint32_t, 4>& alignments, int count,
+    const std::string& what);
 
 // An owned cuBLASLt handle (one per engine: cuBLASLt handles carry no stream).
 class CublasLtHandle {
