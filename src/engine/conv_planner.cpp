@@ -147,10 +147,7 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             return std::move(steps[i]);
         }
     }
-    if (options.choose_by && SteadyClock::now() > *options.choose_by)
-        throw PlanningDeadline(fmt::format("{}: still choosing convolutions at the deadline "
-                                           "the caller set (EngineOptions::choose_by)",
-                                           context));
+    require_planning_time(context);
     // Under CoRun, the staged and unstaged steps compare by their two-at-once times.
     std::optional<size_t> best;
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -393,7 +390,19 @@ double Engine::Impl::median_launch_ms(const CudaGraphExec& exec, cudaStream_t st
 // Times every variant of cuDNN's shortlist and configures the step with the fastest (under
 // ConvObjective::CoRun: the fastest two at once of those nearly as fast alone); false when
 // none runs (cuDNN has no algorithm for these views).
+// Past EngineOptions::choose_by: PlanningDeadline. Checked before cuDNN's ranking and before
+// each candidate is timed, so a probe overruns its deadline by one timing at most (checked only
+// between convolutions, RandWire's NCHW probe ran past its 9 s by a whole convolution's
+// planning: docs/search.md).
+void Engine::Impl::require_planning_time(const std::string& context) const {
+    if (options.choose_by && SteadyClock::now() > *options.choose_by)
+        throw PlanningDeadline(fmt::format("{}: still choosing convolutions at the deadline "
+                                           "the caller set (EngineOptions::choose_by)",
+                                           context));
+}
+
 bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_key) {
+    require_planning_time(step.context);
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf;
     try {
         perf = ranked_algorithms(step, process_key);
@@ -427,6 +436,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     std::vector<ConvChoice> ran;  // every variant that ran, with its time alone
     // The engine's own paths, where they apply, time beside cuDNN's variants.
     const auto time_own = [&](ConvChoice candidate) {
+        require_planning_time(step.context);
         if (!configure(step, candidate)) return;
         const std::string name =
             candidate.path == choice_name(ConvPath::GraphFused)
@@ -482,6 +492,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             for (const char* path : paths) {
                 ConvChoice candidate{algo_name(algo), math, path, 0.0};
                 const std::string variant = fmt::format("{} {} {}", algo_name(algo), math, path);
+                require_planning_time(step.context);
                 if (!configure(step, candidate, &scratch)) {
                     timed += fmt::format("{}{} refused", timed.empty() ? "" : ", ", variant);
                     continue;
@@ -512,6 +523,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         std::string pairs;
         std::optional<double> best_pair;
         for (const ConvChoice& candidate : ran) {
+            require_planning_time(step.context);
             if (candidate.time_ms > fastest->time_ms * (1 + kCoRunSlack) ||
                 !configure(step, candidate, &scratch))
                 continue;

@@ -282,6 +282,7 @@ struct Engine::Impl {
     // The median of timed launches of `exec` on `stream`, each after an L2 flush.
     double median_launch_ms(const CudaGraphExec& exec, cudaStream_t stream);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);
+    void require_planning_time(const std::string& context) const;
     void ensure_l2_flush();  // allocates l2_flush (twice the L2 size) on first use
     void record_conv(OpPlan& plan, const ConvStep& step);
 

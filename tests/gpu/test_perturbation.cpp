@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "src/weights.h"
 #include "src/zoo/zoo.h"
 #include "tests/gpu/engine_fixtures.h"
+#include "tests/search/merged_schedules.h"
 
 using namespace iostune;
 using namespace iostune::test;
@@ -64,6 +66,31 @@ TEST_CASE("perturbed replay: seeded delays on the lanes change no output bit", "
         Engine engine(graph, options);
         engine.set_random_inputs(9);
         CHECK(differing_rounds(engine, schedule, 20, false) == 0);
+    }
+}
+
+TEST_CASE("perturbed replay: merge stages of both kinds change no output bit",
+          "[gpu][perturb][batched]") {
+    // GoogLeNet's merges are stacked convolutions, RandWire's batched separable ones.
+    const std::string model = GENERATE(as<std::string>{}, "googlenet", "randwire");
+    const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
+                               Plan{Precision::Fp16, TensorLayout::Nhwc});
+    INFO(model << " " << label(plan));
+    Graph graph = build_zoo_model(model, 1);
+    init_random_weights(graph, 5);
+    std::map<MergeKind, int> merges;
+    const Schedule merged = with_merges(graph, make_baseline("greedy", graph), &merges);
+    REQUIRE(merges[model == "randwire" ? MergeKind::Batched : MergeKind::Stacked] > 0);
+    for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+        INFO(to_string(form));
+        const Schedule schedule = with_form(merged, form);
+        EngineOptions options = options_for(plan);
+        options.schedule = schedule;
+        Engine engine(graph, options);
+        engine.set_random_inputs(9);
+        CHECK(differing_rounds(engine, schedule, 20, false) == 0);
+        for (const MergePlan& mp : engine.merge_plans())
+            if (model == "randwire") CHECK(mp.path == "batched");
     }
 }
 

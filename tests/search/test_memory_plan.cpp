@@ -25,6 +25,7 @@
 #include "src/model_set.h"
 #include "src/stream_program.h"
 #include "src/zoo/zoo.h"
+#include "tests/search/merged_schedules.h"
 #include "tests/search/search_fixtures.h"
 
 using namespace iostune;
@@ -60,49 +61,14 @@ Schedule ios_sim_schedule(const Graph& graph) {
     return ios_search(graph, model, o).schedule;
 }
 
-// `schedule` with, in each stage, the groups whose first ops may merge (by merge_key: stacked
-// convolutions, batched separable convolutions) pulled out into merge stages run just before the
-// rest of that stage. *merges counts them by kind.
-Schedule with_merges(const Graph& graph, Schedule schedule, std::map<MergeKind, int>* merges) {
-    for (auto& block : schedule.blocks) {
-        std::vector<Stage> stages;
-        for (const Stage& stage : block) {
-            if (stage.strategy == StageStrategy::Merge) {
-                stages.push_back(stage);
-                continue;
-            }
-            std::map<std::string, std::vector<size_t>> by_key;
-            for (size_t g = 0; g < stage.groups.size(); ++g)
-                if (const auto key = merge_key(graph, stage.groups[g][0])) by_key[*key].push_back(g);
-            std::vector<bool> pulled(stage.groups.size(), false);
-            for (const auto& [key, groups] : by_key) {
-                std::vector<int> ops;
-                for (size_t g : groups) ops.push_back(stage.groups[g][0]);
-                if (ops.size() < 2 || !can_merge(graph, ops)) continue;
-                ++(*merges)[merge_kind(graph, ops)];
-                stages.push_back(Stage{StageStrategy::Merge, {ops}});
-                for (size_t g : groups) pulled[g] = true;
-            }
-            Stage rest;
-            for (size_t g = 0; g < stage.groups.size(); ++g) {
-                std::vector<int> group = stage.groups[g];
-                if (pulled[g]) group.erase(group.begin());
-                if (!group.empty()) rest.groups.push_back(std::move(group));
-            }
-            if (!rest.groups.empty()) stages.push_back(std::move(rest));
-        }
-        block = std::move(stages);
-    }
-    return schedule;
-}
-
 std::vector<std::pair<std::string, Schedule>> strategies(const Graph& graph) {
     std::vector<std::pair<std::string, Schedule>> all;
     for (const std::string& name : baseline_names())
         all.emplace_back(name, make_baseline(name, graph));
     all.emplace_back("ios (sim)", ios_sim_schedule(graph));
     std::map<MergeKind, int> merges;
-    all.emplace_back("greedy with merges", with_merges(graph, make_baseline("greedy", graph), &merges));
+    all.emplace_back("greedy with merges",
+                     test::with_merges(graph, make_baseline("greedy", graph), &merges));
     return all;
 }
 
@@ -289,7 +255,7 @@ TEST_CASE("the audit's merged schedules hold both kinds of merge where the model
     for (const auto& [name, kinds] : expected) {
         const Graph graph = zoo(name, 1);
         std::map<MergeKind, int> merges;
-        const Schedule s = with_merges(graph, make_baseline("greedy", graph), &merges);
+        const Schedule s = test::with_merges(graph, make_baseline("greedy", graph), &merges);
         INFO(name << ": " << merges[MergeKind::Stacked] << " stacked, "
                   << merges[MergeKind::Batched] << " batched");
         CHECK_NOTHROW(validate(graph, s));
