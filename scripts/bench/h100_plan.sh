@@ -1068,26 +1068,39 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     tail -n 3 "$o"/gpu_*.log
     tar czf "${OUT:-device-out}/call98.tar.gz" -C /tmp call98 ;;
   call99)
-    # call98 again once set_stream() gives each cuBLAS handle its workspace back
-    # (cublasSetStream() resets it to cuBLAS's default pool: the classifier's split-K reduction
-    # read that pool, unseeded); GPU 2 meanwhile runs the [engine] shard for what time is left.
+    # (Written, not yet run: the device budget was spent.) Everything the fifteenth session
+    # changed after call98, on a 4-GPU host: GPU 0 NASNet-A fp16 under initcheck once
+    # set_stream() gives each cuBLAS handle its workspace back (cublasSetStream() resets it to
+    # cuBLAS's default pool: call98's 3000 reads); GPU 1 the [batched] and [perturb] tests (the
+    # perturbed replays of stacked and batched merges) and the planning-deadline test (checked
+    # before each candidate now); GPU 2 the [engine] shard; GPU 3 the rest of the [gpu] suite.
     o=/tmp/call99; mkdir -p "$o"
+    gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
     printf '%s\n' '{"models": ["nasnet_a_large"], "batches": [1], "precisions": ["fp16"],' \
       '"search": {"cost": "measured", "layout": "nhwc", "time_budget": 6}, "timeout_s": 60}' \
       >"$o/nasnet_fp16.json"
-    CUDA_VISIBLE_DEVICES=0 bash scripts/sanitize.sh --tune-plan "$o/nasnet_fp16.json" \
-      --tools initcheck --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
-      --timeout 90 --out "$o/initcheck" >"$o/initcheck.log" 2>&1 &
-    CUDA_VISIBLE_DEVICES=1 timeout 60 .devpack/test_gpu "[batched]" >"$o/gpu_batched.log" 2>&1
-    echo "batched: exit $?" >>"$o/gpu_batched.log"
-    CUDA_VISIBLE_DEVICES=2 timeout 100 .devpack/test_gpu "[engine]~[zoo]~[fixtures]~[batched]" \
-      --durations yes >"$o/gpu_engine.log" 2>&1 &
-    engine=$!
-    wait "$engine"
-    echo "engine: exit $? (124: cut off by its 100 s)" >>"$o/gpu_engine.log"
+    gpu 0 bash scripts/sanitize.sh --tune-plan "$o/nasnet_fp16.json" --tools initcheck \
+      --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
+      --timeout "$(upto 15)" --out "$o/initcheck" >"$o/initcheck.log" 2>&1 &
+    {
+      for spec in "[batched]" "[perturb]" "an engine past its planning deadline*"; do
+        gpu 1 timeout 150 .devpack/test_gpu "$spec" --durations yes >>"$o/gpu_batched_perturb.log" 2>&1
+        echo "$spec: exit $?" >>"$o/gpu_batched_perturb.log"
+      done
+    } &
+    {
+      gpu 2 timeout "$(upto 20)" .devpack/test_gpu "[engine]~[zoo]~[fixtures]~[batched]" \
+        --durations yes >"$o/gpu_engine.log" 2>&1
+      echo "engine: exit $?" >>"$o/gpu_engine.log"
+    } &
+    {
+      gpu 3 timeout "$(upto 20)" .devpack/test_gpu "~[engine]~[zoo]~[fixtures]" --durations yes \
+        >"$o/gpu_rest.log" 2>&1
+      echo "rest: exit $?" >>"$o/gpu_rest.log"
+    } &
     wait
     cat "$o"/initcheck/sanitize.tsv
-    tail -n 3 "$o"/gpu_*.log
+    grep -h ": exit" "$o"/gpu_*.log
     tar czf "${OUT:-device-out}/call99.tar.gz" -C /tmp call99 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
