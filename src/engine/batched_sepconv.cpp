@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <climits>
-#include <utility>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "src/engine/cuda_check.h"
 #include "src/engine/cuda_event.h"
