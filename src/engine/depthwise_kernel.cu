@@ -214,6 +214,14 @@ void with_kernel_size(const DepthwiseGeometry& g, F&& f) {
 // at least half of the device's resident threads at TX = 2 and 4. Strips share filter loads
 // and, in the window kernel, input loads between neighbouring pixels; at 7x7 a thread per pixel
 // measured 2.2x slower than PyTorch's kernel (84 channels, 42x42, batch 16, H100).
+// with_strip calls f(std::integral_constant<int, TX>) with the strip width for `packs` packs.
+template <class F>
+void with_strip(int64_t packs, F&& f) {
+    const int64_t half_resident = resident_threads() / 2;
+    if (packs >= 4 * half_resident) f(std::integral_constant<int, 4>{});
+    else if (packs >= 2 * half_resident) f(std::integral_constant<int, 2>{});
+    else f(std::integral_constant<int, 1>{});
+}
 
 template <class T, int W, int K, int TX>
 void launch(const TensorView& in, const TensorView& out, const void* weight, const void* bias,
@@ -263,14 +271,10 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
             constexpr int W = decltype(width)::value;
             with_kernel_size(g, [&](auto size) {
                 constexpr int K = decltype(size)::value;
-                const int64_t packs = out.elements() / W;
-                const int64_t half_resident = resident_threads() / 2;
-                if (packs >= 4 * half_resident)
-                    launch<T, W, K, 4>(in, out, weight, bias, g, relu_input, act, stream);
-                else if (packs >= 2 * half_resident)
-                    launch<T, W, K, 2>(in, out, weight, bias, g, relu_input, act, stream);
-                else
-                    launch<T, W, K, 1>(in, out, weight, bias, g, relu_input, act, stream);
+                with_strip(out.elements() / W, [&](auto strip) {
+                    constexpr int TX = decltype(strip)::value;
+                    launch<T, W, K, TX>(in, out, weight, bias, g, relu_input, act, stream);
+                });
             });
         });
     });
@@ -311,8 +315,9 @@ void launch_depthwise_nhwc_batched(const std::vector<DepthwiseJob>& jobs, cudaSt
             with_kernel_size(first.g, [&](auto size) {
                 constexpr int K = decltype(size)::value;
                 if constexpr (K > 0) {
-                    const auto run = [&](auto tx_constant) {
-                        constexpr int TX = decltype(tx_constant)::value;
+                    // Strips as launch_depthwise_nhwc chooses them, over every job's packs.
+                    with_strip(out.elements() / W * int64_t(jobs.size()), [&](auto strip) {
+                        constexpr int TX = decltype(strip)::value;
                         for (size_t begin = 0; begin < jobs.size(); begin += kMaxWindowJobs) {
                             const size_t count = std::min(jobs.size() - begin, size_t(kMaxWindowJobs));
                             WindowJobs table{};
@@ -333,13 +338,7 @@ void launch_depthwise_nhwc_batched(const std::vector<DepthwiseJob>& jobs, cudaSt
                                     <<<shape.grid, shape.threads, 0, stream>>>(
                                         table, out.n, out.c, in.h, in.w, out.h, out.w);
                         }
-                    };
-                    // As launch_depthwise_nhwc chooses TX, over every job's output packs.
-                    const int64_t packs = out.elements() / W * int64_t(jobs.size());
-                    const int64_t half_resident = resident_threads() / 2;
-                    if (packs >= 4 * half_resident) run(std::integral_constant<int, 4>{});
-                    else if (packs >= 2 * half_resident) run(std::integral_constant<int, 2>{});
-                    else run(std::integral_constant<int, 1>{});
+                    });
                 }
             });
         });

@@ -86,7 +86,6 @@ struct OpExec {
 struct MergeExec {
     // A batched merge (MergeKind::Batched): its launches, or none when its ops cannot run
     // batched (another layout): then they run one after the other, each its own plan.
-    bool batched_kind = false;
     std::optional<BatchedSepConv> batched;
     // A stacked merge (MergeKind::Stacked): the stacked weights and the one convolution.
     DeviceBuffer weight, bias, slope;

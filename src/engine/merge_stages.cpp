@@ -27,7 +27,6 @@ Engine::Impl::MergeExec& Engine::Impl::plan_merge(const Stage& stage) {
     MergeExec m;
     m.plan.signature = signature;
     if (merge_kind(graph, ids) == MergeKind::Batched) {
-        m.batched_kind = true;
         m.plan.ops = ids;
         for (int id : ids) {
             const Op& op = graph.op(id);
@@ -158,7 +157,7 @@ void Engine::Impl::bind_batched(MergeExec& m) {
 // its launches, or its ops one after the other.
 void Engine::Impl::run_merge(const MergeExec& m, Lane& lane, const DeviceBuffer& workspace,
                              cudaStream_t stream) {
-    if (m.batched_kind) {
+    if (merge_kind(graph, m.plan.ops) == MergeKind::Batched) {
         if (m.batched)
             m.batched->run(lane.cublas, lane.cublas_workspace.get(),
                            lane.cublas_workspace.bytes(), stream);
@@ -199,7 +198,7 @@ TensorView Engine::Impl::merged_place(MergeExec& m, const Shape& shape) {
 // convolution pointed there (or planned again when more than the addresses changed).
 void Engine::Impl::replace_merges() {
     for (auto& [signature, m] : merges) {
-        if (m.batched_kind) {
+        if (merge_kind(graph, m.plan.ops) == MergeKind::Batched) {
             bind_batched(m);
             continue;
         }
