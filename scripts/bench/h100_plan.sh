@@ -1102,6 +1102,31 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     cat "$o"/initcheck/sanitize.tsv
     grep -h ": exit" "$o"/gpu_*.log
     tar czf "${OUT:-device-out}/call99.tar.gz" -C /tmp call99 ;;
+  call100)
+    # Issue 29's last rows on one binary (after call99): every zoo model at batch 1 in TF32 and
+    # fp16 searched with a 20 s budget and its stored best replayed with --validate --perturb 20
+    # (GPUs 0-2), and every baseline replayed likewise (GPU 3, device_pass.sh perturb: six
+    # models, two precisions, greedy and nimble, both forms). One archive, call100.tar.gz.
+    o=/tmp/call100; mkdir -p "$o"
+    tune_perturb() {
+      local gpu=$1 model p db; shift
+      for model in "$@"; do for p in tf32 fp16; do
+        db="$o/db/${model}_$p.db"; mkdir -p "$o/db"
+        CUDA_VISIBLE_DEVICES=$gpu timeout 120 .devpack/iostune search --model "$model" --batch 1 \
+          --precision "$p" --db "$db" --time-budget 20 >"$o/search_${model}_$p.log" 2>&1
+        echo "== $model $p: search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 .devpack/iostune \
+          replay --model "$model" --precision "$p" --db "$db" --validate --perturb 20 --iters 20 2>&1 |
+          grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
+      done; done >"$o/perturb_gpu$gpu.log"
+    }
+    tune_perturb 0 nasnet_a_large &
+    tune_perturb 1 randwire squeezenet1_1 &
+    tune_perturb 2 inception_v3 googlenet resnet50 &
+    OUT="$o/baselines" CUDA_VISIBLE_DEVICES=3 timeout "$(upto 10)" bash scripts/device_pass.sh \
+      .devpack perturb >"$o/baselines.log" 2>&1 &
+    wait
+    cat "$o"/perturb_gpu*.log "$o/baselines/perturb.tsv" 2>/dev/null | cut -c1-220
+    tar czf "${OUT:-device-out}/call100.tar.gz" -C /tmp call100 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
