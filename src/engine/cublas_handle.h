@@ -1,9 +1,9 @@
 // An owned cuBLAS handle, one per stream lane like the cuDNN handles. It is given a workspace
 // of its own so that cuBLAS never allocates while a CUDA graph is being captured.
 // cublasSetStream() puts the handle back on cuBLAS's default workspace pool (the cuBLAS
-// documentation says so), so set_stream() gives it the workspace again. Without that, the likely
-// reason call98's initcheck still saw the classifier's split-K reduction read unwritten bytes
-// with the engine's workspace seeded (docs/memory.md; h100_plan.sh call99 checks it).
+// documentation says so), so set_stream() gives it the workspace again. Without that, cuBLAS ran
+// in its own pool, and initcheck saw the classifier's split-K reduction read unwritten bytes
+// there (call98); with it, none (call99; docs/memory.md).
 #pragma once
 
 #include <cublas_v2.h>
