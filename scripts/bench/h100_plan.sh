@@ -1127,6 +1127,38 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     cat "$o"/perturb_gpu*.log "$o/baselines/perturb.tsv" 2>/dev/null | cut -c1-220
     tar czf "${OUT:-device-out}/call100.tar.gz" -C /tmp call100 ;;
+  call101)
+    # Issue 25's rows not yet measured, one binary on a 4-GPU host, each part alone on its GPU:
+    # GPU 0 batch 16 TF32 of SqueezeNet and ResNet-50, GPU 1 NASNet-A's, GPU 2 HRNet-W18 small v2
+    # fp16 at batch 1 (timm, ONNX) then RandWire's batch 16 TF32 (the bound, sequential, greedy,
+    # nimble, the search's defaults, the peers' CUDA graph and torch.compile); GPU 3 two more
+    # model sets (4x ResNet-50 on one input; Inception V3 + GoogLeNet + SqueezeNet + ResNet-50
+    # each on its own), TF32 b1, beside PyTorch's set peers. One archive per part, and the logs.
+    o=/tmp/call101; mkdir -p "$o"
+    b16() {  # b16 GPU TAG MODELS TORCH
+      CUDA_VISIBLE_DEVICES=$1 "${run[@]}" --tag "$2" --out "$o" --models "$3" --batches 16 \
+        --precisions tf32 --strategies ios-both --baselines "sequential greedy nimble" --iters 200 \
+        --torch-systems "$4" --compile-budget 150 --deadline "$(upto "${5:-15}")" >/dev/null 2>&1
+    }
+    b16 0 call101-b16-small "squeezenet1_1 resnet50" "cudagraph compile" &
+    b16 1 call101-b16-nasnet nasnet_a_large cudagraph &
+    {
+      CUDA_VISIBLE_DEVICES=2 bash scripts/bench/deployed_models.sh --tag call101-hrnet --out "$o" \
+        --models hrnet_w18_small_v2 --precisions fp16 --batches 1 --r 3 --s 8 --iters 300 \
+        --torch-systems "cudagraph compile" --compile-jobs 1 --deadline 250 >/dev/null 2>&1
+      b16 2 call101-b16-randwire randwire "cudagraph compile"
+    } &
+    CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call101-sets --out "$o" \
+      --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+      --sets "resnet50+resnet50+resnet50+resnet50:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate" \
+      --search-args "--time-budget 30" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+      --deadline "$(upto 20)" >"$o/sets.log" 2>&1 &
+    wait
+    grep -hE "^== |iostune-|torch-|profile:|searched in|co-?sched|back-to-back|streams" \
+      "$o"/bench_*.log "$o/sets.log" 2>/dev/null | grep -v "^== .*batch" | cut -c1-160
+    # Each part's archive comes back as it is (each under 16 MiB); the logs in one more.
+    mv "$o"/bench_*.tar.gz "${OUT:-device-out}/"
+    tar czf "${OUT:-device-out}/call101.tar.gz" -C /tmp call101 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
