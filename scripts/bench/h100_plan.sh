@@ -1159,6 +1159,36 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # Each part's archive comes back as it is (each under 16 MiB); the logs in one more.
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/"
     tar czf "${OUT:-device-out}/call101.tar.gz" -C /tmp call101 ;;
+  call102)
+    # call101's wrong result: the set Inception V3 + GoogLeNet + SqueezeNet + ResNet-50 (TF32
+    # b1, each on its own input) searched from call101's DB (.devpack/sets.db: the members'
+    # stored schedules), its final check failed on the sequential schedule in dataflow form
+    # (output 3, ResNet-50's fc, 0.117 off; not repeating; every op right one launch at a time).
+    # The same search three times per GPU, every schedule the refinement times checked
+    # (IOSTUNE_CHECK_EVERY_SCHEDULE): GPUs 0 and 1 as in call101, GPU 2 with every convolution
+    # on cuDNN plans of its own (IOSTUNE_PRIVATE_CONV_PLANS: none shared between ops of one
+    # shape), GPU 3 with kernels chosen to run alone (--conv-objective alone).
+    o=/tmp/call102; mkdir -p "$o"
+    set_search() {  # set_search GPU NAME "ENV=V ..." [search args]
+      local gpu=$1 name=$2 envs=$3 k; shift 3
+      for k in 1 2 3; do
+        cp .devpack/sets.db "$o/${name}_$k.db"
+        env CUDA_VISIBLE_DEVICES="$gpu" IOSTUNE_CHECK_EVERY_SCHEDULE=1 $envs timeout 150 \
+          .devpack/iostune search --model inception_v3 --model googlenet --model squeezenet1_1 \
+          --model resnet50 --batch 1 --precision tf32 --time-budget 30 --seed "$k" "$@" \
+          --db "$o/${name}_$k.db" >"$o/${name}_$k.log" 2>&1
+        echo "$name $k: exit $? $(grep -m1 -oE "computes a different result[^(]*\([^)]*\)|latency .*" \
+          "$o/${name}_$k.log" | cut -c1-160)"
+        rm -f "$o/${name}_$k.db"
+      done >"$o/$name.summary"
+    }
+    set_search 0 shared-a "" &
+    set_search 1 shared-b "" &
+    set_search 2 private IOSTUNE_PRIVATE_CONV_PLANS=1 &
+    set_search 3 alone "" --conv-objective alone &
+    wait
+    cat "$o"/*.summary
+    tar czf "${OUT:-device-out}/call102.tar.gz" -C /tmp call102 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
