@@ -1189,6 +1189,33 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     cat "$o"/*.summary
     tar czf "${OUT:-device-out}/call102.tar.gz" -C /tmp call102 ;;
+  call103)
+    # call102 repeated call101's wrong result once in six searches (always the sequential
+    # schedule in dataflow form, always ResNet-50's fc, never on a second run), none in three
+    # with private plans or alone-chosen kernels. Cheaper and more often: that schedule
+    # (.devpack/seq_dataflow.json, from call102's error) replayed with --validate --perturb 30
+    # in a loop per GPU for 130 s: GPU 0 co-run kernels on the arena, GPU 1 co-run without
+    # memory reuse, GPU 2 co-run on private cuDNN plans, GPU 3 alone-chosen kernels.
+    o=/tmp/call103; mkdir -p "$o"
+    replay_loop() {  # replay_loop GPU NAME "ENV=V ..." [replay args]
+      local gpu=$1 name=$2 envs=$3 k=0; shift 3
+      while [ "$SECONDS" -lt 150 ]; do
+        k=$((k + 1))
+        env CUDA_VISIBLE_DEVICES="$gpu" $envs timeout 60 .devpack/iostune replay \
+          --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
+          --precision tf32 --schedule-file .devpack/seq_dataflow.json --validate --perturb 30 \
+          --iters 10 "$@" >"$o/${name}_$k.log" 2>&1
+        echo "$name $k: exit $? $(grep -E 'Validation|perturbed|rror' "$o/${name}_$k.log" |
+          tr '\n' ' ' | cut -c1-220)"
+      done >"$o/$name.summary"
+    }
+    replay_loop 0 corun "" --conv-objective corun &
+    replay_loop 1 corun-noreuse "" --conv-objective corun --no-memory-reuse &
+    replay_loop 2 corun-private IOSTUNE_PRIVATE_CONV_PLANS=1 --conv-objective corun &
+    replay_loop 3 alone "" --conv-objective alone &
+    wait
+    cat "$o"/*.summary
+    tar czf "${OUT:-device-out}/call103.tar.gz" -C /tmp call103 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
