@@ -1216,6 +1216,44 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     cat "$o"/*.summary
     tar czf "${OUT:-device-out}/call103.tar.gz" -C /tmp call103 ;;
+  call104)
+    # The fix of calls 101-103's wrong result: a lane other than 0 runs its own copy of each
+    # shared cuDNN execution plan (GraphConv::execution_plan). GPUs 0 and 1: call103's co-run
+    # replay loop (3 of 11 failed with shared plans); GPU 2: the new [gpu] test, then the
+    # [perturb] and model-set tests; GPU 3: call102's search three times (1 of 6 failed).
+    o=/tmp/call104; mkdir -p "$o"
+    replay_loop() {  # as call103's
+      local gpu=$1 name=$2 k=0; shift 2
+      while [ "$SECONDS" -lt 150 ]; do
+        k=$((k + 1))
+        CUDA_VISIBLE_DEVICES="$gpu" timeout 60 .devpack/iostune replay \
+          --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
+          --precision tf32 --schedule-file .devpack/seq_dataflow.json --validate --perturb 30 \
+          --iters 10 "$@" >"$o/${name}_$k.log" 2>&1
+        echo "$name $k: exit $? $(grep -E 'Validation|perturbed|rror' "$o/${name}_$k.log" |
+          tr '\n' ' ' | cut -c1-220)"
+      done >"$o/$name.summary"
+    }
+    replay_loop 0 corun-a --conv-objective corun &
+    replay_loop 1 corun-b --conv-objective corun &
+    {
+      for spec in "ops of one shape run their own execution plan*" "[perturb]" "[model_set]"; do
+        CUDA_VISIBLE_DEVICES=2 timeout 60 .devpack/test_gpu "$spec" >>"$o/gpu_tests.log" 2>&1
+        echo "$spec: exit $?" >>"$o/gpu_tests.log"
+      done
+    } &
+    for k in 1 2 3; do
+      cp .devpack/sets.db "$o/set_$k.db"
+      CUDA_VISIBLE_DEVICES=3 IOSTUNE_CHECK_EVERY_SCHEDULE=1 timeout 100 .devpack/iostune search \
+        --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 --batch 1 \
+        --precision tf32 --time-budget 30 --seed "$k" --db "$o/set_$k.db" >"$o/set_$k.log" 2>&1
+      echo "set search $k: exit $? $(grep -m1 -oE "computes a different result[^(]*\([^)]*\)|latency .*|total .*" \
+        "$o/set_$k.log" | cut -c1-160)"
+      rm -f "$o/set_$k.db"
+    done >"$o/set.summary" &
+    wait
+    cat "$o"/*.summary; grep -hE "passed|failed|: exit" "$o/gpu_tests.log"
+    tar czf "${OUT:-device-out}/call104.tar.gz" -C /tmp call104 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
