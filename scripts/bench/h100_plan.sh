@@ -1217,10 +1217,11 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     cat "$o"/*.summary
     tar czf "${OUT:-device-out}/call103.tar.gz" -C /tmp call103 ;;
   call104)
-    # The fix of calls 101-103's wrong result: a lane other than 0 runs its own copy of each
-    # shared cuDNN execution plan (GraphConv::execution_plan). GPUs 0 and 1: call103's co-run
-    # replay loop (3 of 11 failed with shared plans); GPU 2: the new [gpu] test, then the
-    # [perturb] and model-set tests; GPU 3: call102's search three times (1 of 6 failed).
+    # (Run on 6297809, since reverted: it did not fix the race.) The fix tried for calls
+    # 101-103's wrong result: a lane other than 0 ran its own copy of each shared cuDNN execution
+    # plan (GraphConv::execution_plan). GPUs 0 and 1: call103's co-run replay loop (3 of 11
+    # failed with shared plans; with the copies 3 of 20 still did); GPU 2: that commit's [gpu]
+    # test, then [perturb] and [model_set]; GPU 3: call102's search three times.
     o=/tmp/call104; mkdir -p "$o"
     replay_loop() {  # as call103's
       local gpu=$1 name=$2 k=0; shift 2

@@ -63,7 +63,6 @@ void Engine::Impl::ensure_lanes(size_t count) {
         IOSTUNE_CUBLAS_CHECK(cublasSetMathMode(lane->cublas.get(), blas_math), context);
         lane->cublas.set_workspace(lane->cublas_workspace.get(), lane->cublas_workspace.bytes());
         seed_workspace(lane->cublas_workspace);
-        GraphConv::register_lane(lane->cudnn.get(), int(lanes.size()));  // its own cuDNN plans
         lanes.push_back(std::move(lane));
     }
 }

@@ -7,9 +7,9 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <deque>
 #include <map>
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -25,7 +25,6 @@ struct GraphConv::Shortlist {
         int setting;  // 1: the engine's first configuration in the heuristics' order, 2: its next
         size_t workspace;
         bool tensor_cores;
-        int64_t position;  // in the heuristics' list: how a lane's copy finds the configuration
     };
     std::vector<Plan> plans;
     std::string notes;
@@ -201,7 +200,7 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     cudnnHandle_t handle, const TensorView& in, const TensorView& out, const void* weight,
     int kernel_h, int kernel_w, const ConvGeometry& g, const GraphEpilogue& epilogue,
     Precision precision, size_t max_workspace, const std::string& context,
-    GraphConvDirection direction, std::optional<int64_t> only = std::nullopt) {
+    GraphConvDirection direction) {
     auto shortlist = std::make_shared<GraphConv::Shortlist>();
     std::vector<GraphConv::Shortlist::Plan>& plans = shortlist->plans;
     std::string& notes = shortlist->notes;
@@ -320,17 +319,6 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     int variants = 0;
     for (const bool variant_pass : {false, true}) {
         for (int64_t i = 0; i < returned; ++i) {
-            // A lane's copy (GraphConv::execution_plan): the one configuration, as it was chosen.
-            if (only && (i != *only || variant_pass)) continue;
-            if (only) {
-                BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
-                plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-                plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                         1, &raw[size_t(i)]);
-                plan.finalize();
-                plans.push_back(GraphConv::Shortlist::Plan{std::move(plan), -1, 0, 0, false, i});
-                continue;
-            }
             if (!variant_pass && int(plans.size()) >= GraphConv::kCandidates) break;
             if (variant_pass && variants >= GraphConv::kKnobVariants) break;
             BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
@@ -384,14 +372,8 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
             taken[size_t(i)] = true;
             variants += int(variant_pass);
             plans.push_back(GraphConv::Shortlist::Plan{std::move(plan), index, setting,
-                                                       size_t(workspace), tensor_cores, i});
+                                                       size_t(workspace), tensor_cores});
         }
-    }
-    if (only) {
-        if (plans.empty())
-            throw InternalError(context + ": cuDNN's heuristics no longer list the configuration "
-                                          "this convolution chose; please report it");
-        return shortlist;
     }
     std::string ranked;
     for (size_t rank = 0; rank < plans.size(); ++rank)
@@ -417,12 +399,6 @@ struct ShortlistCache {
     std::mutex mutex;
     std::map<int, CudnnHandle> handles;
     std::map<std::string, std::shared_ptr<const GraphConv::Shortlist>> entries;
-    // One execution plan is never run from two lanes (GraphConv::execution_plan): each lane's handle,
-    // its lane's index, and by shortlist key, position in the heuristics' list and lane (1 and
-    // up; lane 0 runs the shared plan) a copy of the plan.
-    std::map<cudnnHandle_t, int> lanes;
-    using PlanKey = std::pair<std::string, int64_t>;
-    std::map<std::pair<PlanKey, int>, std::shared_ptr<const GraphConv::Shortlist>> copies;
 };
 
 ShortlistCache& shortlist_cache() {
@@ -464,18 +440,10 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
         epilogue.bias ? fmt::format("align {}", alignment_of(epilogue.bias)) : "none",
         epilogue.residual ? view_key(*epilogue.residual) : "none", epilogue.relu,
         epilogue.activation ? to_string(*epilogue.activation) : "none");
-    key_ = key;
-    // What a lane's copy of the chosen configuration is built from (execution_plan): the descriptors
-    // only, as the key says.
-    rebuild_ = [=, context = context_](int64_t position) {
-        ShortlistCache& c = shortlist_cache();  // the caller holds its lock
-        return build_shortlist(c.handles[device].get(), in, out, weight, kernel_h, kernel_w, g,
-                               epilogue, precision, max_workspace, context, direction, position);
-    };
     ShortlistCache& cache = shortlist_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     // IOSTUNE_PRIVATE_CONV_PLANS=1, a debugging aid: every convolution finalizes plans of its
-    // own, none shared with another op of the same shape.
+    // own, none shared with another op of the same shape (which may run beside it).
     static const bool private_plans = std::getenv("IOSTUNE_PRIVATE_CONV_PLANS") != nullptr;
     if (auto it = cache.entries.find(key); it != cache.entries.end() && !private_plans) {
         shortlist_ = it->second;
@@ -484,7 +452,6 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
     shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
                                  g, epilogue, precision, max_workspace, context_, direction);
     if (!private_plans) cache.entries.emplace(key, shortlist_);
-    else key_ += fmt::format("|private {}", static_cast<const void*>(shortlist_.get()));
 }
 
 int GraphConv::candidates() const { return int(shortlist_->plans.size()); }
@@ -533,44 +500,10 @@ void GraphConv::run(cudnnHandle_t handle, void* workspace) const {
              int64_t(pointers.size()), pointers.data());
     pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
     pack.finalize();
-    IOSTUNE_CUDNN_CHECK(cudnnBackendExecute(handle, execution_plan(handle), pack.get()), context_);
-}
-
-// The selected plan for a launch on `handle`'s lane. Ops of one shape share their shortlist, so
-// two of them running at once on two lanes would run one execution plan concurrently, and that
-// computed wrong results: a model set whose GoogLeNet and ResNet-50 start with the same
-// convolution, in dataflow form, changed ResNet-50's output under perturbed replay in 4 of 16
-// runs with shared plans, 0 of 8 with private ones (H100, cuDNN 9.19, calls 102-103; cuDNN's
-// backend API is documented to have thread-safety limits on shared plans). So lane 0 runs the
-// shared plan and every other lane a copy of its own, finalized from the same configuration;
-// a lane runs one launch at a time. (Engines run one at a time, so lane k of two engines may
-// share a copy.)
-cudnnBackendDescriptor_t GraphConv::execution_plan(cudnnHandle_t handle) const {
-    const Shortlist::Plan& chosen = shortlist_->plans.at(size_t(selected_));
-    ShortlistCache& cache = shortlist_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    const auto lane = cache.lanes.find(handle);
-    if (lane == cache.lanes.end() || lane->second == 0) return chosen.plan.get();
-    auto& copy = cache.copies[{{key_, chosen.position}, lane->second}];
-    if (!copy) {
-        // Finalizing may compile a kernel: never inside a capture (the capture's warm-up runs
-        // every launch first, so each lane has its copies by then).
-        cudaStream_t stream = nullptr;
-        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-        IOSTUNE_CUDNN_CHECK(cudnnGetStream(handle, &stream), context_);
-        IOSTUNE_CUDA_CHECK(cudaStreamIsCapturing(stream, &status), context_);
-        if (status != cudaStreamCaptureStatusNone)
-            throw InternalError(context_ + ": its plan for a new stream lane would be finalized "
-                                           "inside a capture; please report it");
-        copy = rebuild_(chosen.position);
-    }
-    return copy->plans.front().plan.get();
-}
-
-void GraphConv::register_lane(cudnnHandle_t handle, int lane) {
-    ShortlistCache& cache = shortlist_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    cache.lanes[handle] = lane;
+    IOSTUNE_CUDNN_CHECK(cudnnBackendExecute(handle,
+                                            shortlist_->plans.at(size_t(selected_)).plan.get(),
+                                            pack.get()),
+                        context_);
 }
 
 }  // namespace iostune

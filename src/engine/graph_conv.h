@@ -35,7 +35,6 @@
 
 #include <cudnn.h>
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,14 +85,6 @@ public:
               Precision precision, size_t max_workspace, const std::string& context,
               GraphConvDirection direction = GraphConvDirection::Forward);
 
-    // Lane `lane`'s cuDNN handle: a lane other than 0 runs copies of the shared plans
-    // (graph_conv.cpp, execution_plan). A handle never registered runs the shared plans.
-    static void register_lane(cudnnHandle_t handle, int lane);
-    // The execution plan of the selected configuration that a launch on `handle` runs: the
-    // shared one on lane 0, the lane's own copy on others (finalized here the first time; an
-    // InternalError inside a capture).
-    cudnnBackendDescriptor_t execution_plan(cudnnHandle_t handle) const;
-
     int candidates() const;
     // Runs shortlist entry `rank` from now on; false when there is no such entry.
     bool select(int rank);
@@ -117,9 +108,6 @@ public:
 
 private:
     std::shared_ptr<const Shortlist> shortlist_;
-    std::string key_;  // the shortlist's in the process's cache
-    // Finalizes the configuration at a position of the heuristics' list again (execution_plan).
-    std::function<std::shared_ptr<const Shortlist>(int64_t)> rebuild_;
     int selected_ = 0;
     // The tensors of the forward convolution x -> y: the op's input and output, or (backward
     // data) its output and input.
