@@ -402,6 +402,26 @@ TEST_CASE("memory audit: model sets side by side, back to back and co-scheduled"
     }
 }
 
+// The set whose sequential schedule in dataflow form changed ResNet-50's output on the H100
+// (calls 101-104, co-run kernel choices; docs/memory.md): four models on their own inputs.
+TEST_CASE("memory audit: four models on their own inputs, every baseline in both forms",
+          "[memory][audit][model_set]") {
+    const Graph set = combine_models({zoo("inception_v3", 1), zoo("googlenet", 1),
+                                      zoo("squeezenet1_1", 1), zoo("resnet50", 1)},
+                                     SetInputs::Separate);
+    for (const std::string& strategy : {"sequential", "greedy", "nimble"})
+        for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
+            for (const MemoryPlanOptions& o : every_plan()) {
+                INFO(strategy << " / " << to_string(form) << " / " << to_string(o.precision)
+                              << " / " << to_string(o.layout));
+                const Schedule s = with_form(make_baseline(strategy, set), form);
+                const StreamProgram program(set, s);
+                const MemoryPlan plan = plan_memory(set, s, o);
+                const auto conflicts = find_memory_conflicts(set, plan, program);
+                if (!conflicts.empty()) FAIL(describe_conflict(set, plan, program, conflicts[0]));
+            }
+}
+
 TEST_CASE("audit: a staged schedule's plan run in dataflow form is caught", "[memory][audit]") {
     // The staged form's barriers let the planner share bytes across a stage boundary; dataflow
     // drops those orderings, so the same plan is unsafe there, and the audit must say where.
