@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,7 @@ struct ReplayCommandOptions {
     std::vector<int> requests;
     bool no_memory_reuse = false;
     std::string conv_objective = "alone";
+    std::string conv_choices_in, conv_choices_out;  // --conv-choices, --conv-choices-out
 };
 
 // A model set's models one after another, each with its best schedule stored for it alone on
@@ -238,6 +240,23 @@ void run_replay(const ReplayCommandOptions& o) {
     options.shared_input = o.models.shared_input;
     options.reuse_memory = !o.no_memory_reuse;
     options.conv_objective = o.conv_objective;
+    if (!o.conv_choices_in.empty()) {
+        std::ifstream in(o.conv_choices_in);
+        if (!std::filesystem::is_regular_file(o.conv_choices_in) || !in)
+            throw Error(fmt::format("--conv-choices: cannot read '{}' (a file `replay "
+                                    "--conv-choices-out` wrote)",
+                                    o.conv_choices_in),
+                        ErrorKind::BadInput);
+        options.conv_choices_json.assign(std::istreambuf_iterator<char>(in), {});
+        // Checked here so that the error names the file (the Replayer parses it again).
+        const nlohmann::json doc = nlohmann::json::parse(options.conv_choices_json, nullptr, false);
+        if (doc.is_discarded())
+            throw Error(fmt::format("--conv-choices: '{}' is not JSON (it takes what `replay "
+                                    "--conv-choices-out` writes)",
+                                    o.conv_choices_in),
+                        ErrorKind::BadInput);
+        conv_choices_from_json(doc, fmt::format("--conv-choices '{}'", o.conv_choices_in));
+    }
     if (!o.batch_sizes.empty()) {
         options.schedule_id = o.schedule_id;
         run_batch_sizes(o, options);
@@ -294,6 +313,14 @@ void run_replay(const ReplayCommandOptions& o) {
     Replayer replayer(o.models.specs, options);
     const ReplayInfo& info = replayer.info();
     const bool table = o.format == "table";
+    if (!o.conv_choices_out.empty()) {
+        // Before validating: a run that fails is the one whose choices are wanted.
+        std::ofstream out(o.conv_choices_out);
+        out << nlohmann::json::parse(replayer.conv_choices_json()).dump(1) << "\n";
+        if (!out)
+            throw Error(fmt::format("--conv-choices-out: cannot write '{}'", o.conv_choices_out),
+                        ErrorKind::BadInput);
+    }
 
     if (table) {
         fmt::print("model      {} (batch {}, {}, fingerprint {})\n", info.model, info.batch,
@@ -399,6 +426,14 @@ void add_replay_command(CLI::App& app) {
                                 100 * kCoRunSlack))
         ->check(CLI::IsMember({"alone", "corun"}))
         ->capture_default_str();
+    cmd->add_option("--conv-choices", o->conv_choices_in,
+                    "pin these convolution choices (a file --conv-choices-out wrote) for a "
+                    "schedule not from the database; the rest are chosen by --conv-objective")
+        ->excludes("--batch-sizes");
+    cmd->add_option("--conv-choices-out", o->conv_choices_out,
+                    "write the convolution choices this replay runs (JSON, before --validate) "
+                    "here")
+        ->excludes("--batch-sizes");
     cmd->add_option("--export-times", o->times_out, "write per-iteration times (JSON) here");
     cmd->add_option("--schedule-source", o->schedule_source,
                     "db: the best stored schedule; or a baseline computed from the graph without "

@@ -82,6 +82,15 @@ EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layo
     engine_options.float_io = !options.native_io;
     engine_options.reuse_memory = options.reuse_memory;
     engine_options.conv_objective = conv_objective_from_string(options.conv_objective);
+    if (!options.conv_choices_json.empty()) {
+        const nlohmann::json choices = nlohmann::json::parse(options.conv_choices_json, nullptr,
+                                                             false);
+        if (choices.is_discarded())
+            throw Error("the convolution choices given to pin are not JSON (they are what "
+                        "Replayer::conv_choices_json() or `replay --conv-choices-out` writes)",
+                        ErrorKind::BadInput);
+        engine_options.conv_choices = conv_choices_from_json(choices, "the choices given to pin");
+    }
     return engine_options;
 }
 

@@ -237,6 +237,26 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
         const Result r = show_broken("malformed.json", "{\"format\": \"iostune-model\",\n \"ops\": [}\n");
         CHECK_THAT(r.err, Catch::Contains("malformed JSON") && Catch::Contains("line 2"));
     }
+    SECTION("convolution choices that cannot be read, are not JSON or name no algorithm") {
+        Result r = run("replay --model squeezenet1_1 --schedule-source sequential --conv-choices " +
+                       quoted(scratch_dir() / "absent_choices.json"));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("--conv-choices: cannot read") &&
+                              Catch::Contains("absent_choices.json"));
+        const auto broken = scratch_dir() / "broken_choices.json";
+        std::ofstream(broken) << "{\"conv\": ";
+        r = run("replay --model squeezenet1_1 --schedule-source sequential --conv-choices " +
+                quoted(broken));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("broken_choices.json' is not JSON"));
+        const auto unknown = scratch_dir() / "unknown_choices.json";
+        std::ofstream(unknown) << R"({"some conv": {"algorithm": "NO_SUCH", "math": "DEFAULT_MATH",
+                                    "path": "conv"}})";
+        r = run("replay --model squeezenet1_1 --schedule-source sequential --conv-choices " +
+                quoted(unknown));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("unknown_choices.json") && Catch::Contains("NO_SUCH"));
+    }
     SECTION("a schedule file that cannot be read or is not JSON") {
         Result r = run("replay --model squeezenet1_1 --schedule-file " +
                        quoted(scratch_dir() / "absent_schedule.json"));

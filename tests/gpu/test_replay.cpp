@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,31 @@ TEST_CASE("the replay's convolution choices pin a checking engine to the same ke
     Engine engine(load_model_spec("squeezenet1_1", 1), check);
     CHECK(engine.conv_count() == replayer.info().convolutions);
     CHECK(engine.pinned_conv_count() == engine.conv_count());
+}
+
+TEST_CASE("a baseline's replay runs the convolution choices it is given to pin",
+          "[gpu][replay]") {
+    // What `replay --conv-choices-out` writes and `--conv-choices` pins: co-run choices written
+    // by one replay run again by another that would choose alone (sixteenth session's race).
+    ReplayOptions corun;
+    corun.schedule_source = "sequential";
+    corun.conv_objective = "corun";
+    const Replayer first("googlenet", corun);
+    ReplayOptions pinned = corun;
+    pinned.conv_objective = "alone";
+    pinned.conv_choices_json = first.conv_choices_json();
+    const Replayer second("googlenet", pinned);
+    CHECK(second.info().pinned_convolutions == second.info().convolutions);
+    const auto kernels = [](const Replayer& r) {  // signature -> algorithm, math, path
+        std::map<std::string, std::string> k;
+        for (const auto& [signature, c] :
+             conv_choices_from_json(nlohmann::json::parse(r.conv_choices_json()), "a replay"))
+            k[signature] = c.algorithm + " " + c.math + " " + c.path;
+        return k;
+    };
+    CHECK(kernels(second) == kernels(first));
+    pinned.conv_choices_json = "{\"not\": ";
+    CHECK_THROWS_AS(Replayer("googlenet", pinned), Error);
 }
 
 TEST_CASE("replay refuses another GPU, cuDNN or graph; fallback runs sequential", "[gpu][replay]") {

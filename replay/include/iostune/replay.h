@@ -81,6 +81,10 @@ struct ReplayOptions {
     // choices) are chosen: "alone" (the fastest on an idle GPU) or "corun" (of those within 25%
     // of it, the fastest two at once: docs/search.md).
     std::string conv_objective = "alone";
+    // Convolution choices to pin for a schedule not from the database (a baseline, a given
+    // schedule, the sequential fallback), as conv_choices_json() writes them; convolutions it
+    // does not name are chosen by conv_objective. Empty: none. A stored schedule pins its own.
+    std::string conv_choices_json;
 };
 
 // What was loaded, for logs and reports.
