@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -228,6 +227,19 @@ void run_batch_sizes(const ReplayCommandOptions& o, const ReplayOptions& options
     run_batch_replay(request);
 }
 
+// The JSON document in the file an option names; what the file should hold goes in the errors.
+nlohmann::json read_json_file(const std::string& path, const char* option, const char* what) {
+    std::ifstream in(path);
+    if (!std::filesystem::is_regular_file(path) || !in)
+        throw Error(fmt::format("{}: cannot read '{}' {}", option, path, what),
+                    ErrorKind::BadInput);
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded())
+        throw Error(fmt::format("{}: '{}' is not JSON {}", option, path, what),
+                    ErrorKind::BadInput);
+    return doc;
+}
+
 void run_replay(const ReplayCommandOptions& o) {
     ReplayOptions options;
     options.db_path = o.db;
@@ -241,21 +253,11 @@ void run_replay(const ReplayCommandOptions& o) {
     options.reuse_memory = !o.no_memory_reuse;
     options.conv_objective = o.conv_objective;
     if (!o.conv_choices_in.empty()) {
-        std::ifstream in(o.conv_choices_in);
-        if (!std::filesystem::is_regular_file(o.conv_choices_in) || !in)
-            throw Error(fmt::format("--conv-choices: cannot read '{}' (a file `replay "
-                                    "--conv-choices-out` wrote)",
-                                    o.conv_choices_in),
-                        ErrorKind::BadInput);
-        options.conv_choices_json.assign(std::istreambuf_iterator<char>(in), {});
+        const nlohmann::json doc = read_json_file(o.conv_choices_in, "--conv-choices",
+                                                  "(what `replay --conv-choices-out` writes)");
         // Checked here so that the error names the file (the Replayer parses it again).
-        const nlohmann::json doc = nlohmann::json::parse(options.conv_choices_json, nullptr, false);
-        if (doc.is_discarded())
-            throw Error(fmt::format("--conv-choices: '{}' is not JSON (it takes what `replay "
-                                    "--conv-choices-out` writes)",
-                                    o.conv_choices_in),
-                        ErrorKind::BadInput);
         conv_choices_from_json(doc, fmt::format("--conv-choices '{}'", o.conv_choices_in));
+        options.conv_choices_json = doc.dump();
     }
     if (!o.batch_sizes.empty()) {
         options.schedule_id = o.schedule_id;
@@ -288,17 +290,8 @@ void run_replay(const ReplayCommandOptions& o) {
     }
     if (!o.schedule_file.empty()) {
         // Checked against the model by the Replayer, like any given schedule.
-        std::ifstream in(o.schedule_file);
-        if (!std::filesystem::is_regular_file(o.schedule_file) || !in)
-            throw Error(fmt::format("--schedule-file: cannot read '{}' (a file holding a "
-                                    "schedule's JSON)",
-                                    o.schedule_file),
-                        ErrorKind::BadInput);
         const char* what = "(a schedule as iostune writes it: {\"blocks\": [...], \"form\": ...})";
-        nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-        if (doc.is_discarded())
-            throw Error(fmt::format("--schedule-file: '{}' is not JSON {}", o.schedule_file, what),
-                        ErrorKind::BadInput);
+        const nlohmann::json doc = read_json_file(o.schedule_file, "--schedule-file", what);
         options.schedule_source = "given";
         try {
             options.schedule_json = schedule_to_json(schedule_from_json(doc)).dump();

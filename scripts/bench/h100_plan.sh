@@ -200,6 +200,21 @@ bench_on_gpu() {
   done >"$dir/perturb_$model.log"
 }
 upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
+# set_replay_loop DIR GPU NAME "ENV=V ..." [replay args]: the four-model set's schedule that
+# raced (.devpack/seq_dataflow.json, from call102's error) replayed with --validate --perturb 30
+# until the call's 150th second; DIR/NAME_K.log per run, a line each in DIR/NAME.summary.
+set_replay_loop() {
+  local dir=$1 gpu=$2 name=$3 envs=$4 k=0; shift 4
+  while [ "$SECONDS" -lt 150 ]; do
+    k=$((k + 1))
+    env CUDA_VISIBLE_DEVICES="$gpu" $envs timeout 60 .devpack/iostune replay \
+      --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
+      --precision tf32 --schedule-file .devpack/seq_dataflow.json --validate --perturb 30 \
+      --iters 10 "$@" >"$dir/${name}_$k.log" 2>&1
+    echo "$name $k: exit $? $(grep -E 'Validation|perturbed|rror' "$dir/${name}_$k.log" |
+      tr '\n' ' ' | cut -c1-220)"
+  done >"$dir/$name.summary"
+}
 
 case "${1:-}" in
   call1)
@@ -1197,22 +1212,10 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # in a loop per GPU for 130 s: GPU 0 co-run kernels on the arena, GPU 1 co-run without
     # memory reuse, GPU 2 co-run on private cuDNN plans, GPU 3 alone-chosen kernels.
     o=/tmp/call103; mkdir -p "$o"
-    replay_loop() {  # replay_loop GPU NAME "ENV=V ..." [replay args]
-      local gpu=$1 name=$2 envs=$3 k=0; shift 3
-      while [ "$SECONDS" -lt 150 ]; do
-        k=$((k + 1))
-        env CUDA_VISIBLE_DEVICES="$gpu" $envs timeout 60 .devpack/iostune replay \
-          --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
-          --precision tf32 --schedule-file .devpack/seq_dataflow.json --validate --perturb 30 \
-          --iters 10 "$@" >"$o/${name}_$k.log" 2>&1
-        echo "$name $k: exit $? $(grep -E 'Validation|perturbed|rror' "$o/${name}_$k.log" |
-          tr '\n' ' ' | cut -c1-220)"
-      done >"$o/$name.summary"
-    }
-    replay_loop 0 corun "" --conv-objective corun &
-    replay_loop 1 corun-noreuse "" --conv-objective corun --no-memory-reuse &
-    replay_loop 2 corun-private IOSTUNE_PRIVATE_CONV_PLANS=1 --conv-objective corun &
-    replay_loop 3 alone "" --conv-objective alone &
+    set_replay_loop "$o" 0 corun "" --conv-objective corun &
+    set_replay_loop "$o" 1 corun-noreuse "" --conv-objective corun --no-memory-reuse &
+    set_replay_loop "$o" 2 corun-private IOSTUNE_PRIVATE_CONV_PLANS=1 --conv-objective corun &
+    set_replay_loop "$o" 3 alone "" --conv-objective alone &
     wait
     cat "$o"/*.summary
     tar czf "${OUT:-device-out}/call103.tar.gz" -C /tmp call103 ;;
@@ -1223,20 +1226,8 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # failed with shared plans; with the copies 3 of 20 still did); GPU 2: that commit's [gpu]
     # test, then [perturb] and [model_set]; GPU 3: call102's search three times.
     o=/tmp/call104; mkdir -p "$o"
-    replay_loop() {  # as call103's
-      local gpu=$1 name=$2 k=0; shift 2
-      while [ "$SECONDS" -lt 150 ]; do
-        k=$((k + 1))
-        CUDA_VISIBLE_DEVICES="$gpu" timeout 60 .devpack/iostune replay \
-          --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
-          --precision tf32 --schedule-file .devpack/seq_dataflow.json --validate --perturb 30 \
-          --iters 10 "$@" >"$o/${name}_$k.log" 2>&1
-        echo "$name $k: exit $? $(grep -E 'Validation|perturbed|rror' "$o/${name}_$k.log" |
-          tr '\n' ' ' | cut -c1-220)"
-      done >"$o/$name.summary"
-    }
-    replay_loop 0 corun-a --conv-objective corun &
-    replay_loop 1 corun-b --conv-objective corun &
+    set_replay_loop "$o" 0 corun-a "" --conv-objective corun &
+    set_replay_loop "$o" 1 corun-b "" --conv-objective corun &
     {
       for spec in "ops of one shape run their own execution plan*" "[perturb]" "[model_set]"; do
         CUDA_VISIBLE_DEVICES=2 timeout 60 .devpack/test_gpu "$spec" >>"$o/gpu_tests.log" 2>&1
