@@ -7,9 +7,9 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <map>
-#include <cstdlib>
 #include <mutex>
 #include <utility>
 
