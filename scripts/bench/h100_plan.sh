@@ -202,15 +202,17 @@ bench_on_gpu() {
 upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
 # set_replay_loop DIR GPU NAME "ENV=V ..." [replay args]: the four-model set's schedule that
 # raced (.devpack/seq_dataflow.json, from call102's error) replayed with --validate --perturb 30
-# until the call's 150th second; DIR/NAME_K.log per run, a line each in DIR/NAME.summary.
+# until the call's 150th second; DIR/NAME_K.log per run, a line each in DIR/NAME.summary. With
+# SET_REPLAY_CHOICES=1 each run also writes the kernels it ran, DIR/NAME_K.choices.json.
 set_replay_loop() {
-  local dir=$1 gpu=$2 name=$3 envs=$4 k=0; shift 4
+  local dir=$1 gpu=$2 name=$3 envs=$4 k=0 choices=(); shift 4
   while [ "$SECONDS" -lt 150 ]; do
     k=$((k + 1))
+    [ -n "${SET_REPLAY_CHOICES:-}" ] && choices=(--conv-choices-out "$dir/${name}_$k.choices.json")
     env CUDA_VISIBLE_DEVICES="$gpu" $envs timeout 60 .devpack/iostune replay \
       --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
       --precision tf32 --schedule-file .devpack/seq_dataflow.json --validate --perturb 30 \
-      --iters 10 "$@" >"$dir/${name}_$k.log" 2>&1
+      --iters 10 "${choices[@]}" "$@" >"$dir/${name}_$k.log" 2>&1
     echo "$name $k: exit $? $(grep -E 'Validation|perturbed|rror' "$dir/${name}_$k.log" |
       tr '\n' ' ' | cut -c1-220)"
   done >"$dir/$name.summary"
@@ -1246,6 +1248,43 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     cat "$o"/*.summary; grep -hE "passed|failed|: exit" "$o/gpu_tests.log"
     tar czf "${OUT:-device-out}/call104.tar.gz" -C /tmp call104 ;;
+  call105)
+    # (Written, not yet run: the device budget was spent.) The next session's first call on the
+    # race of calls 101-104 (docs/memory.md, "An open race"). GPUs 0 and 1: ResNet-50 alone,
+    # nimble's schedule in dataflow form with co-run kernels, perturbed in loops (never checked:
+    # call100's ResNet-50 bests and every baseline ran alone-chosen kernels). GPU 2: the set's
+    # co-run replay loop as call103's, each run writing the choices it ran (--conv-choices-out),
+    # so a failing run's and a passing run's choices come back. GPU 3: the set with alone-chosen
+    # kernels writing theirs, then the new [gpu] test of --conv-choices pinning. Needs
+    # .devpack/seq_dataflow.json and .devpack/sets.db as calls 102-104 did.
+    o=/tmp/call105; mkdir -p "$o"
+    resnet_loop() {  # resnet_loop GPU NAME
+      local k=0
+      while [ "$SECONDS" -lt 150 ]; do
+        k=$((k + 1))
+        CUDA_VISIBLE_DEVICES=$1 timeout 60 .devpack/iostune replay --model resnet50 \
+          --precision tf32 --schedule-source nimble --form dataflow --conv-objective corun \
+          --validate --perturb 30 --iters 10 --conv-choices-out "$o/$2_$k.choices.json" \
+          >"$o/$2_$k.log" 2>&1
+        echo "$2 $k: exit $? $(grep -E 'Validation|perturbed|rror' "$o/$2_$k.log" | tr '\n' ' ' |
+          cut -c1-220)"
+      done >"$o/$2.summary"
+    }
+    resnet_loop 0 resnet-a &
+    resnet_loop 1 resnet-b &
+    SET_REPLAY_CHOICES=1 set_replay_loop "$o" 2 set-corun "" --conv-objective corun &
+    {
+      CUDA_VISIBLE_DEVICES=3 timeout 60 .devpack/iostune replay --model inception_v3 \
+        --model googlenet --model squeezenet1_1 --model resnet50 --precision tf32 \
+        --schedule-file .devpack/seq_dataflow.json --conv-objective alone --iters 10 \
+        --conv-choices-out "$o/set-alone.choices.json" >"$o/set-alone.log" 2>&1
+      CUDA_VISIBLE_DEVICES=3 timeout 90 .devpack/test_gpu \
+        "a baseline's replay runs the convolution choices it is given to pin" >"$o/gpu_pin.log" 2>&1
+      echo "pin test: exit $?" >>"$o/gpu_pin.log"
+    } &
+    wait
+    cat "$o"/*.summary; tail -n 3 "$o/gpu_pin.log"
+    tar czf "${OUT:-device-out}/call105.tar.gz" -C /tmp call105 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
