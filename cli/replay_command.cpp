@@ -253,6 +253,11 @@ void run_replay(const ReplayCommandOptions& o) {
     options.reuse_memory = !o.no_memory_reuse;
     options.conv_objective = o.conv_objective;
     if (!o.conv_choices_in.empty()) {
+        // A stored schedule runs the kernels stored with it: pinning others would be ignored.
+        if (o.schedule_source == "db" && o.schedule_file.empty())
+            throw Error("--conv-choices pins kernels for a baseline (--schedule-source) or a "
+                        "--schedule-file; a stored schedule runs the kernels stored with it",
+                        ErrorKind::BadInput);
         const nlohmann::json doc = read_json_file(o.conv_choices_in, "--conv-choices",
                                                   "(what `replay --conv-choices-out` writes)");
         // Checked here so that the error names the file (the Replayer parses it again).

@@ -256,6 +256,10 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
                 quoted(unknown));
         CHECK(r.exit_code == 1);
         CHECK_THAT(r.err, Catch::Contains("unknown_choices.json") && Catch::Contains("NO_SUCH"));
+        // A stored schedule pins its own: refused, not silently ignored.
+        r = run("replay --model squeezenet1_1 --conv-choices " + quoted(unknown));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("a stored schedule runs the kernels stored with it"));
     }
     SECTION("a schedule file that cannot be read or is not JSON") {
         Result r = run("replay --model squeezenet1_1 --schedule-file " +
