@@ -202,11 +202,11 @@ bench_on_gpu() {
 upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
 # set_replay_loop DIR GPU NAME "ENV=V ..." [replay args]: the four-model set's schedule that
 # raced (.devpack/seq_dataflow.json, from call102's error) replayed with --validate --perturb 30
-# until the call's 150th second; DIR/NAME_K.log per run, a line each in DIR/NAME.summary. With
+# until the call's LOOP_UNTIL-th second (150); DIR/NAME_K.log per run, a line each in DIR/NAME.summary. With
 # SET_REPLAY_CHOICES=1 each run also writes the kernels it ran, DIR/NAME_K.choices.json.
 set_replay_loop() {
   local dir=$1 gpu=$2 name=$3 envs=$4 k=0 choices=(); shift 4
-  while [ "$SECONDS" -lt 150 ]; do
+  while [ "$SECONDS" -lt "${LOOP_UNTIL:-150}" ]; do
     k=$((k + 1))
     [ -n "${SET_REPLAY_CHOICES:-}" ] && choices=(--conv-choices-out "$dir/${name}_$k.choices.json")
     env CUDA_VISIBLE_DEVICES="$gpu" $envs timeout 60 .devpack/iostune replay \
@@ -1255,12 +1255,13 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # call100's ResNet-50 bests and every baseline ran alone-chosen kernels). GPU 2: the set's
     # co-run replay loop as call103's, each run writing the choices it ran (--conv-choices-out),
     # so a failing run's and a passing run's choices come back. GPU 3: the set with alone-chosen
-    # kernels writing theirs, then the new [gpu] test of --conv-choices pinning. Needs
+    # kernels writing theirs, the new [gpu] test of --conv-choices pinning, then GPU 2's loop
+    # again (more failing and passing runs' choices to compare). Loops end at 240 s. Needs
     # .devpack/seq_dataflow.json and .devpack/sets.db as calls 102-104 did.
-    o=/tmp/call105; mkdir -p "$o"
+    o=/tmp/call105; mkdir -p "$o"; export LOOP_UNTIL=240
     resnet_loop() {  # resnet_loop GPU NAME
       local k=0
-      while [ "$SECONDS" -lt 150 ]; do
+      while [ "$SECONDS" -lt "$LOOP_UNTIL" ]; do
         k=$((k + 1))
         CUDA_VISIBLE_DEVICES=$1 timeout 60 .devpack/iostune replay --model resnet50 \
           --precision tf32 --schedule-source nimble --form dataflow --conv-objective corun \
@@ -1281,6 +1282,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       CUDA_VISIBLE_DEVICES=3 timeout 90 .devpack/test_gpu \
         "a baseline's replay runs the convolution choices it is given to pin" >"$o/gpu_pin.log" 2>&1
       echo "pin test: exit $?" >>"$o/gpu_pin.log"
+      SET_REPLAY_CHOICES=1 set_replay_loop "$o" 3 set-corun-b "" --conv-objective corun
     } &
     wait
     cat "$o"/*.summary; tail -n 3 "$o/gpu_pin.log"
