@@ -1287,6 +1287,28 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     cat "$o"/*.summary; tail -n 3 "$o/gpu_pin.log"
     tar czf "${OUT:-device-out}/call105.tar.gz" -C /tmp call105 ;;
+  call106)
+    # call105's co-run set replays: all 5 failures (of 34) ran two convolutions as cuDNN's fused
+    # conv+bias+ReLU call with IMPLICIT_PRECOMP_GEMM in TENSOR_OP_MATH: GoogLeNet's 144->288 3x3
+    # (14x14) and ResNet-50's last residual 512->2048 1x1 (7x7); 4 of the other 29 did too, the
+    # 25 without both never failed. Here a failing run's choices pinned (--conv-choices) as they
+    # are (GPU 0), with the first or the second of those two in DEFAULT_MATH (GPUs 1, 2; the
+    # alone objective's choice for both), and under memcheck (GPU 3). Choices in .devpack/pin_*.
+    o=/tmp/call106; mkdir -p "$o"; export LOOP_UNTIL=210
+    set_replay_loop "$o" 0 pin-fail "" --conv-choices .devpack/pin_fail.json &
+    set_replay_loop "$o" 1 pin-a-default "" --conv-choices .devpack/pin_a_default.json &
+    set_replay_loop "$o" 2 pin-b-default "" --conv-choices .devpack/pin_b_default.json &
+    { CUDA_VISIBLE_DEVICES=3 timeout 220 "$(command -v compute-sanitizer ||
+      echo /usr/local/cuda/bin/compute-sanitizer)" --tool memcheck --print-limit 20 \
+      .devpack/iostune replay --model inception_v3 --model googlenet --model squeezenet1_1 \
+      --model resnet50 --precision tf32 --schedule-file .devpack/seq_dataflow.json \
+      --conv-choices .devpack/pin_fail.json --validate --perturb 5 --iters 2 \
+      >"$o/memcheck.log" 2>&1
+      echo "memcheck: exit $?" >>"$o/memcheck.log"; } &
+    wait
+    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    tail -n 5 "$o/memcheck.log"
+    tar czf "${OUT:-device-out}/call106.tar.gz" -C /tmp call106 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
