@@ -1309,6 +1309,26 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
     tail -n 5 "$o/memcheck.log"
     tar czf "${OUT:-device-out}/call106.tar.gz" -C /tmp call106 ;;
+  call107)
+    # call106: pinning a failing run's kernels reproduces the race (10 of 34 runs), the two
+    # fused convolutions' math did not matter (11 of 34, 8 of 33), memcheck was clean. A
+    # bisection: that run's choices with one part swapped for the alone objective's (those never
+    # failed), 105 s each, two rounds per GPU: one model's convolutions (ResNet-50, Inception V3,
+    # GoogLeNet, SqueezeNet), then one path's (fused, gemm, graph+epilogue) and the alone choices
+    # whole. Files .devpack/pin_swap_*.json, .devpack/pin_alone.json.
+    o=/tmp/call107; mkdir -p "$o"
+    for part in "0 resnet path_fused" "1 inception path_gemm" "2 googlenet path_graph_epilogue" \
+                "3 squeeze alone"; do
+      set -- $part
+      {
+        LOOP_UNTIL=105 set_replay_loop "$o" "$1" "swap-$2" "" --conv-choices ".devpack/pin_swap_$2.json"
+        second=.devpack/pin_swap_$3.json; [ "$3" = alone ] && second=.devpack/pin_alone.json
+        LOOP_UNTIL=210 set_replay_loop "$o" "$1" "swap-$3" "" --conv-choices "$second"
+      } &
+    done
+    wait
+    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    tar czf "${OUT:-device-out}/call107.tar.gz" -C /tmp call107 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
