@@ -1329,6 +1329,28 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
     tar czf "${OUT:-device-out}/call107.tar.gz" -C /tmp call107 ;;
+  call108)
+    # call107 narrowed the race to ResNet-50's and GoogLeNet's convolutions (swapping either's
+    # kernels for the alone ones: 0 of 18, 0 of 15 failed; Inception V3's, SqueezeNet's: 4 of
+    # 14, 8 of 14) on the gemm and graph+epilogue paths (0 of 13, 0 of 17; fused: 2 of 14).
+    # Finer: those groups split (.devpack/pin_swap_{r,g}_*.json: r_shared is the one signature
+    # both models have, 1x1 64->64 at 56x56), and the failing run's choices again as the
+    # control. Each GPU splits 210 s between its variants.
+    o=/tmp/call108; mkdir -p "$o"
+    for part in "0 r_shared r_gemm r_graph" "1 r_fused g_fused fail" "2 g_gemm_a g_gemm_b" \
+                "3 g_graph_a g_graph_b"; do
+      set -- $part; gpu=$1; shift
+      {
+        k=0
+        for v in "$@"; do
+          k=$((k + 1)); file=.devpack/pin_swap_$v.json; [ "$v" = fail ] && file=.devpack/pin_fail.json
+          LOOP_UNTIL=$((210 * k / $#)) set_replay_loop "$o" "$gpu" "swap-$v" "" --conv-choices "$file"
+        done
+      } &
+    done
+    wait
+    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    tar czf "${OUT:-device-out}/call108.tar.gz" -C /tmp call108 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
