@@ -1351,6 +1351,23 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
     tar czf "${OUT:-device-out}/call108.tar.gz" -C /tmp call108 ;;
+  call109)
+    # call108: the race needs both GoogLeNet's 1x1 convolutions as cuBLASLt products ranked
+    # below the first (GEMM_1..3; swapping them: 0 of 13) and ResNet-50's graph+epilogue ones
+    # (0 of 13). What they share is workspace slots. The failing run's kernels pinned, 200 s per
+    # GPU, with debugging switches: every workspace-taking launch its own slot (GPU 0), every
+    # lane its own (GPU 1), every slot zeroed before its launch (GPU 2), no cuDNN plan shared
+    # between ops of one shape (GPU 3; call103's 0 of 5 was too few to tell).
+    o=/tmp/call109; mkdir -p "$o"; export LOOP_UNTIL=200
+    pin=(--conv-choices .devpack/pin_fail.json)
+    set_replay_loop "$o" 0 slot-per-launch IOSTUNE_WORKSPACE_SLOTS=launch "${pin[@]}" &
+    set_replay_loop "$o" 1 slot-per-lane IOSTUNE_WORKSPACE_SLOTS=lane "${pin[@]}" &
+    set_replay_loop "$o" 2 zeroed IOSTUNE_ZERO_WORKSPACES=1 "${pin[@]}" &
+    set_replay_loop "$o" 3 private-plans IOSTUNE_PRIVATE_CONV_PLANS=1 "${pin[@]}" &
+    wait
+    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    grep -h 'memory ' "$o"/slot-per-launch_1.log
+    tar czf "${OUT:-device-out}/call109.tar.gz" -C /tmp call109 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/buffer_access.h"
 #include "src/engine/device_memory.h"
 #include "src/engine/engine_impl.h"
 #include "src/engine/stream_capture.h"
@@ -157,6 +158,18 @@ bool sync_each_launch(cudaStream_t origin) {
 // else the launch's lane (lanes run one launch at a time).
 std::vector<int> Engine::Impl::workspace_slots(const Schedule& schedule,
                                                const StreamProgram& program) const {
+    // IOSTUNE_WORKSPACE_SLOTS=launch|lane: a debugging aid (the race of docs/memory.md). Every
+    // workspace-taking launch its own slot, or every lane its own.
+    static const char* debug_slots = std::getenv("IOSTUNE_WORKSPACE_SLOTS");
+    if (debug_slots != nullptr) {
+        std::vector<int> slots;
+        int next = 0;
+        for (const Launch& l : program.launches())
+            slots.push_back(std::string(debug_slots) != "launch" ? l.lane
+                            : uses_workspace(graph, l)           ? next++
+                                                                 : -1);
+        return slots;
+    }
     if (memory_plan.schedule && *memory_plan.schedule == schedule &&
         memory_plan.workspace_slot.size() == program.launches().size())
         return memory_plan.workspace_slot;
@@ -210,6 +223,11 @@ void Engine::Impl::launch_program(const StreamProgram& program, const std::vecto
         if (!delays.empty() && delays[i] > 0) launch_spin(delays[i], stream);
         // A launch without a convolution has no slot; any workspace will do (it takes none).
         const DeviceBuffer& workspace = workspaces[size_t(std::max(slots[i], 0))];
+        // IOSTUNE_ZERO_WORKSPACES=1: a debugging aid (the race of docs/memory.md).
+        static const bool zero_workspaces = std::getenv("IOSTUNE_ZERO_WORKSPACES") != nullptr;
+        if (zero_workspaces && slots[i] >= 0)
+            IOSTUNE_CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), stream),
+                               "IOSTUNE_ZERO_WORKSPACES");
         if (l.merge)
             run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, workspace, stream);
         else
