@@ -1368,6 +1368,41 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
     grep -h 'memory ' "$o"/slot-per-launch_1.log
     tar czf "${OUT:-device-out}/call109.tar.gz" -C /tmp call109 ;;
+  call110)
+    # call109: with every workspace slot zeroed before its launch the race was gone (0 of 30);
+    # a slot per launch (seeded, then left as its kernel left it) still failed 2 of 29. The fix:
+    # a convolution's workspace is cleared before every launch (clear_workspace.h). GPU 0: the
+    # failing run's kernels pinned; GPU 1: kernels chosen anew each run, then the [perturb]
+    # tests; GPU 2: replay latency, the binary before the fix (.devpack/iostune_old) beside the
+    # fixed one; GPU 3: which kernels need it (IOSTUNE_CLEAR_WORKSPACE_ONLY=gemm, then graph).
+    o=/tmp/call110; mkdir -p "$o"; pin=(--conv-choices .devpack/pin_fail.json)
+    LOOP_UNTIL=140 set_replay_loop "$o" 0 fixed-pinned "" "${pin[@]}" &
+    {
+      LOOP_UNTIL=120 set_replay_loop "$o" 1 fixed-corun "" --conv-objective corun
+      CUDA_VISIBLE_DEVICES=1 timeout 90 .devpack/test_gpu "[perturb]" >"$o/gpu_perturb.log" 2>&1
+      echo "perturb tests: exit $?" >>"$o/gpu_perturb.log"
+    } &
+    {
+      for round in 1 2; do
+        for bin in iostune_old iostune; do
+          for model in resnet50 googlenet inception_v3; do
+            printf '%s\t%s\t%s\t%s\n' "$round" "$bin" "$model" "$(CUDA_VISIBLE_DEVICES=2 \
+              .devpack/$bin replay --model "$model" --precision tf32 --schedule-source nimble \
+              --form dataflow --iters 300 2>&1 | sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+          done
+          printf '%s\t%s\tset\t%s\n' "$round" "$bin" "$(CUDA_VISIBLE_DEVICES=2 .devpack/$bin \
+            replay --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
+            --precision tf32 --schedule-file .devpack/seq_dataflow.json "${pin[@]}" --iters 300 \
+            2>&1 | sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+        done
+      done >"$o/latency.tsv"
+    } &
+    LOOP_UNTIL=75 set_replay_loop "$o" 3 only-gemm IOSTUNE_CLEAR_WORKSPACE_ONLY=gemm "${pin[@]}"
+    LOOP_UNTIL=150 set_replay_loop "$o" 3 only-graph IOSTUNE_CLEAR_WORKSPACE_ONLY=graph "${pin[@]}"
+    wait
+    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
+    tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own

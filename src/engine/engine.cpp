@@ -223,11 +223,6 @@ void Engine::Impl::launch_program(const StreamProgram& program, const std::vecto
         if (!delays.empty() && delays[i] > 0) launch_spin(delays[i], stream);
         // A launch without a convolution has no slot; any workspace will do (it takes none).
         const DeviceBuffer& workspace = workspaces[size_t(std::max(slots[i], 0))];
-        // IOSTUNE_ZERO_WORKSPACES=1: a debugging aid (the race of docs/memory.md).
-        static const bool zero_workspaces = std::getenv("IOSTUNE_ZERO_WORKSPACES") != nullptr;
-        if (zero_workspaces && slots[i] >= 0)
-            IOSTUNE_CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), stream),
-                               "IOSTUNE_ZERO_WORKSPACES");
         if (l.merge)
             run_merge(merges.at(stage_signature(merge_stage_of(l))), lane, workspace, stream);
         else
