@@ -1403,6 +1403,23 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
+  call111)
+    # call110: clearing a convolution's workspace bytes before it ran did not stop the race (3 of
+    # 20 pinned, 1 of 9 anew); call109's clearing of the whole slot before every convolution
+    # launch did (0 of 30), and a memset node between two kernels ends any programmatic
+    # (PDL) overlap between them. Here the captured graphs' programmatic edges are counted and
+    # made full dependencies (IOSTUNE_GRAPH_EDGES=default), the workspace clearing off
+    # (IOSTUNE_CLEAR_WORKSPACE_ONLY=none), the failing run's kernels pinned, on every GPU.
+    o=/tmp/call111; mkdir -p "$o"; export LOOP_UNTIL=70
+    for gpu in 0 1 2 3; do
+      set_replay_loop "$o" "$gpu" "full-edges-$gpu" \
+        "IOSTUNE_GRAPH_EDGES=default IOSTUNE_CLEAR_WORKSPACE_ONLY=none" \
+        --conv-choices .devpack/pin_fail.json &
+    done
+    wait
+    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    grep -h 'IOSTUNE_GRAPH_EDGES' "$o"/full-edges-0_1.log | sort | uniq -c | sort -rn | head -5
+    tar czf "${OUT:-device-out}/call111.tar.gz" -C /tmp call111 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
     # call91's search schedule replayed slower than a baseline replayed in a process of its own
