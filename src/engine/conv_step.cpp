@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "src/engine/clear_workspace.h"
 #include "src/engine/kernels.h"
 #include "src/engine/pointwise_function.h"
 #include "src/error.h"
@@ -237,10 +236,6 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
 }
 
 void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
-    if (path != ConvPath::Depthwise)
-        clear_workspace(workspace, workspace_bytes, stream,
-                        path == ConvPath::Gemm ? "gemm" : selected_graph() ? "graph" : "legacy",
-                        context);
     if (path == ConvPath::Gemm) {
         gemm_->run(workspace, workspace_bytes, stream);
         return;

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "src/conv_choices.h"
-#include "src/engine/clear_workspace.h"
 #include "src/engine/conv_step.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/kernels.h"
@@ -130,8 +129,6 @@ void ConvTransposeStep::select_legacy() {
 
 void ConvTransposeStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     if (in_.data != source_.data) launch_copy(source_, in_, false, stream);
-    clear_workspace(workspace, workspace_bytes, stream, graph_rank_ >= 0 ? "graph" : "legacy",
-                    context);
     if (graph_rank_ >= 0) {
         graph_->run(handle, workspace);
     } else {

@@ -7,7 +7,6 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -442,16 +441,13 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
         epilogue.activation ? to_string(*epilogue.activation) : "none");
     ShortlistCache& cache = shortlist_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    // IOSTUNE_PRIVATE_CONV_PLANS=1, a debugging aid: every convolution finalizes plans of its
-    // own, none shared with another op of the same shape (which may run beside it).
-    static const bool private_plans = std::getenv("IOSTUNE_PRIVATE_CONV_PLANS") != nullptr;
-    if (auto it = cache.entries.find(key); it != cache.entries.end() && !private_plans) {
+    if (auto it = cache.entries.find(key); it != cache.entries.end()) {
         shortlist_ = it->second;
         return;
     }
     shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
                                  g, epilogue, precision, max_workspace, context_, direction);
-    if (!private_plans) cache.entries.emplace(key, shortlist_);
+    cache.entries.emplace(key, shortlist_);
 }
 
 int GraphConv::candidates() const { return int(shortlist_->plans.size()); }
