@@ -1411,7 +1411,9 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # launch did (0 of 30), and a memset node between two kernels ends any programmatic
     # (PDL) overlap between them. Here the captured graphs' programmatic edges are counted and
     # made full dependencies (IOSTUNE_GRAPH_EDGES=default) on GPUs 0-2, only counted on GPU 3
-    # (the control: it should still fail about 1 run in 3), the failing run's kernels pinned.
+    # (the control: it should still fail about 1 run in 3), the failing run's kernels pinned;
+    # then the cost of full edges, and the set's search with them. Needs .devpack/pin_fail.json
+    # and seq_dataflow.json (inputs/ of session-2026-11-27h) and sets.db (session-2026-11-27g).
     # (Written, not yet run: the seventeenth session's device time ran out.)
     o=/tmp/call111; mkdir -p "$o"; export LOOP_UNTIL=150
     for gpu in 0 1 2; do
@@ -1420,8 +1422,34 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     done
     set_replay_loop "$o" 3 counted IOSTUNE_GRAPH_EDGES=report --conv-choices .devpack/pin_fail.json &
     wait
+    # Then what full edges cost (GPU 0: b1 TF32, nimble's schedules in dataflow form and the
+    # set, edges as captured beside edges made full, two rounds) and the set's search with full
+    # edges, as call102 ran it (GPUs 1 and 2; .devpack/sets.db).
+    for round in 1 2; do
+      for edges in report default; do
+        for model in resnet50 googlenet inception_v3 squeezenet1_1 set; do
+          args=(--model "$model" --schedule-source nimble --form dataflow)
+          [ "$model" = set ] && args=(--model inception_v3 --model googlenet --model squeezenet1_1
+            --model resnet50 --schedule-file .devpack/seq_dataflow.json
+            --conv-choices .devpack/pin_fail.json)
+          printf '%s\t%s\t%s\t%s\n' "$round" "$edges" "$model" "$(CUDA_VISIBLE_DEVICES=0 \
+            IOSTUNE_GRAPH_EDGES=$edges timeout 60 .devpack/iostune replay "${args[@]}" \
+            --precision tf32 --iters 300 2>&1 | sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+        done
+      done
+    done >"$o/latency.tsv" &
+    for gpu in 1 2; do
+      cp .devpack/sets.db "$o/search_$gpu.db"
+      CUDA_VISIBLE_DEVICES=$gpu IOSTUNE_GRAPH_EDGES=default IOSTUNE_CHECK_EVERY_SCHEDULE=1 \
+        timeout 150 .devpack/iostune search --model inception_v3 --model googlenet \
+        --model squeezenet1_1 --model resnet50 --batch 1 --precision tf32 --time-budget 30 \
+        --seed "$gpu" --db "$o/search_$gpu.db" >"$o/search_$gpu.log" 2>&1 &
+    done
+    wait
+    rm -f "$o"/search_*.db
     for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
     grep -h 'IOSTUNE_GRAPH_EDGES' "$o"/counted_1.log | sort | uniq -c | sort -rn | head -8
+    cat "$o/latency.tsv"; grep -hE 'computes a different|latency' "$o"/search_*.log | cut -c1-200
     tar czf "${OUT:-device-out}/call111.tar.gz" -C /tmp call111 ;;
   call92)
     # (Written, not yet run: the session's device time ran out.) The two TF32 keys where
