@@ -218,6 +218,14 @@ set_replay_loop() {
   done >"$dir/$name.summary"
 }
 
+# loop_counts DIR: each of set_replay_loop's summaries in DIR as "N passed, M failed".
+loop_counts() {
+  local f
+  for f in "$1"/*.summary; do
+    echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"
+  done
+}
+
 case "${1:-}" in
   call1)
     "${run[@]}" --tag call1 --models "$small" --batches "1 16" --shared-db --r 3 --s 8 \
@@ -1306,7 +1314,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       >"$o/memcheck.log" 2>&1
       echo "memcheck: exit $?" >>"$o/memcheck.log"; } &
     wait
-    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    loop_counts "$o"
     tail -n 5 "$o/memcheck.log"
     tar czf "${OUT:-device-out}/call106.tar.gz" -C /tmp call106 ;;
   call107)
@@ -1327,7 +1335,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       } &
     done
     wait
-    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    loop_counts "$o"
     tar czf "${OUT:-device-out}/call107.tar.gz" -C /tmp call107 ;;
   call108)
     # call107 narrowed the race to ResNet-50's and GoogLeNet's convolutions (swapping either's
@@ -1349,7 +1357,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       } &
     done
     wait
-    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    loop_counts "$o"
     tar czf "${OUT:-device-out}/call108.tar.gz" -C /tmp call108 ;;
   call109)
     # call108: the race needs both GoogLeNet's 1x1 convolutions as cuBLASLt products ranked
@@ -1365,7 +1373,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     set_replay_loop "$o" 2 zeroed IOSTUNE_ZERO_WORKSPACES=1 "${pin[@]}" &
     set_replay_loop "$o" 3 private-plans IOSTUNE_PRIVATE_CONV_PLANS=1 "${pin[@]}" &
     wait
-    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    loop_counts "$o"
     grep -h 'memory ' "$o"/slot-per-launch_1.log
     tar czf "${OUT:-device-out}/call109.tar.gz" -C /tmp call109 ;;
   call110)
@@ -1402,7 +1410,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     LOOP_UNTIL=75 set_replay_loop "$o" 3 only-gemm IOSTUNE_CLEAR_WORKSPACE_ONLY=gemm "${pin[@]}"
     LOOP_UNTIL=150 set_replay_loop "$o" 3 only-graph IOSTUNE_CLEAR_WORKSPACE_ONLY=graph "${pin[@]}"
     wait
-    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    loop_counts "$o"
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
   call111)
@@ -1447,7 +1455,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     done
     wait
     rm -f "$o"/search_*.db
-    for f in "$o"/*.summary; do echo "$f: $(grep -c 'exit 0' "$f") passed, $(grep -c 'exit 1' "$f") failed"; done
+    loop_counts "$o"
     grep -h 'IOSTUNE_GRAPH_EDGES' "$o"/counted_1.log | sort | uniq -c | sort -rn | head -8
     cat "$o/latency.tsv"; grep -hE 'computes a different|latency' "$o"/search_*.log | cut -c1-200
     tar czf "${OUT:-device-out}/call111.tar.gz" -C /tmp call111 ;;
