@@ -218,6 +218,17 @@ set_replay_loop() {
   done >"$dir/$name.summary"
 }
 
+# nasnet_fp16_initcheck DIR GPU: NASNet-A fp16 tuned first (a 6 s search, so every convolution
+# is pinned), then its replay under initcheck; DIR/initcheck/sanitize.tsv, DIR/initcheck.log.
+nasnet_fp16_initcheck() {
+  printf '%s\n' '{"models": ["nasnet_a_large"], "batches": [1], "precisions": ["fp16"],' \
+    '"search": {"cost": "measured", "layout": "nhwc", "time_budget": 6}, "timeout_s": 60}' \
+    >"$1/nasnet_fp16.json"
+  CUDA_VISIBLE_DEVICES=$2 bash scripts/sanitize.sh --tune-plan "$1/nasnet_fp16.json" \
+    --tools initcheck --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
+    --timeout "$(upto 15)" --out "$1/initcheck" >"$1/initcheck.log" 2>&1
+}
+
 # loop_counts DIR: each of set_replay_loop's summaries in DIR as "N passed, M failed".
 loop_counts() {
   local f
@@ -1056,14 +1067,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # [batched] test, then the [engine] shard.
     o=/tmp/call97; mkdir -p "$o"
     gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
-    {
-      printf '%s\n' '{"models": ["nasnet_a_large"], "batches": [1], "precisions": ["fp16"],' \
-        '"search": {"cost": "measured", "layout": "nhwc", "time_budget": 6}, "timeout_s": 60}' \
-        >"$o/nasnet_fp16.json"
-      gpu 0 bash scripts/sanitize.sh --tune-plan "$o/nasnet_fp16.json" --tools initcheck \
-        --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
-        --timeout "$(upto 15)" --out "$o/initcheck" >"$o/initcheck.log" 2>&1
-    } &
+    nasnet_fp16_initcheck "$o" 0 &
     {
       gpu 1 timeout 150 .devpack/test_gpu "[batched]" >"$o/gpu_batched.log" 2>&1
       echo "batched: exit $?" >>"$o/gpu_batched.log"
@@ -1080,12 +1084,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # handle's seeded, the reads moved to cuBLASLt's split-K reductions in the slots, 816120 of
     # them): NASNet-A fp16's initcheck on GPU 0, the [batched] test on GPU 1.
     o=/tmp/call98; mkdir -p "$o"
-    printf '%s\n' '{"models": ["nasnet_a_large"], "batches": [1], "precisions": ["fp16"],' \
-      '"search": {"cost": "measured", "layout": "nhwc", "time_budget": 6}, "timeout_s": 60}' \
-      >"$o/nasnet_fp16.json"
-    CUDA_VISIBLE_DEVICES=0 bash scripts/sanitize.sh --tune-plan "$o/nasnet_fp16.json" \
-      --tools initcheck --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
-      --timeout "$(upto 15)" --out "$o/initcheck" >"$o/initcheck.log" 2>&1 &
+    nasnet_fp16_initcheck "$o" 0 &
     CUDA_VISIBLE_DEVICES=1 timeout 150 .devpack/test_gpu "[batched]" >"$o/gpu_batched.log" 2>&1
     echo "batched: exit $?" >>"$o/gpu_batched.log"
     wait
@@ -1101,12 +1100,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # before each candidate now); GPU 2 the [engine] shard; GPU 3 the rest of the [gpu] suite.
     o=/tmp/call99; mkdir -p "$o"
     gpu() { CUDA_VISIBLE_DEVICES=$1 "${@:2}"; }
-    printf '%s\n' '{"models": ["nasnet_a_large"], "batches": [1], "precisions": ["fp16"],' \
-      '"search": {"cost": "measured", "layout": "nhwc", "time_budget": 6}, "timeout_s": 60}' \
-      >"$o/nasnet_fp16.json"
-    gpu 0 bash scripts/sanitize.sh --tune-plan "$o/nasnet_fp16.json" --tools initcheck \
-      --models nasnet_a_large --precisions fp16 --kernel-tests "" --jobs 1 \
-      --timeout "$(upto 15)" --out "$o/initcheck" >"$o/initcheck.log" 2>&1 &
+    nasnet_fp16_initcheck "$o" 0 &
     {
       for spec in "[batched]" "[perturb]" "an engine past its planning deadline*"; do
         gpu 1 timeout 150 .devpack/test_gpu "$spec" --durations yes >>"$o/gpu_batched_perturb.log" 2>&1

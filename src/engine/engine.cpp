@@ -162,12 +162,11 @@ std::vector<int> Engine::Impl::workspace_slots(const Schedule& schedule,
     // workspace-taking launch its own slot, or every lane its own.
     static const char* debug_slots = std::getenv("IOSTUNE_WORKSPACE_SLOTS");
     if (debug_slots != nullptr) {
+        const bool per_launch = std::string(debug_slots) == "launch";
         std::vector<int> slots;
         int next = 0;
         for (const Launch& l : program.launches())
-            slots.push_back(std::string(debug_slots) != "launch" ? l.lane
-                            : uses_workspace(graph, l)           ? next++
-                                                                 : -1);
+            slots.push_back(!per_launch ? l.lane : uses_workspace(graph, l) ? next++ : -1);
         return slots;
     }
     if (memory_plan.schedule && *memory_plan.schedule == schedule &&

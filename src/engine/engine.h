@@ -129,8 +129,9 @@ struct EngineOptions {
     // Seed of the values the engine fills its memory and inputs with when it allocates them.
     uint64_t fill_seed = 7;
     // A convolution (or one of its candidates) that would be timed after this instant is not:
-    // the engine throws PlanningDeadline instead. It bounds a probe (the search's layout choice), whose engine
-    // would otherwise take as long as its convolutions take to time (NASNet-A in NCHW: minutes).
+    // the engine throws PlanningDeadline instead. It bounds a probe (the search's layout
+    // choice), whose engine would otherwise take as long as its convolutions take to time
+    // (NASNet-A in NCHW: minutes).
     std::optional<SteadyClock::time_point> choose_by = std::nullopt;
 };
 
