@@ -308,16 +308,24 @@ void run_replay(const ReplayCommandOptions& o) {
         options.schedule_name = "file:" + o.schedule_file;
     }
     options.schedule_id = o.schedule_id;
+    // Opened before the engine plans (which takes a while), so a bad path fails at once.
+    std::ofstream choices_out;
+    const auto cannot_write = [&] {
+        return Error(fmt::format("--conv-choices-out: cannot write '{}'", o.conv_choices_out),
+                     ErrorKind::BadInput);
+    };
+    if (!o.conv_choices_out.empty()) {
+        choices_out.open(o.conv_choices_out);
+        if (!choices_out) throw cannot_write();
+    }
     Replayer replayer(o.models.specs, options);
     const ReplayInfo& info = replayer.info();
     const bool table = o.format == "table";
-    if (!o.conv_choices_out.empty()) {
+    if (choices_out.is_open()) {
         // Before validating: a run that fails is the one whose choices are wanted.
-        std::ofstream out(o.conv_choices_out);
-        out << nlohmann::json::parse(replayer.conv_choices_json()).dump(1) << "\n";
-        if (!out)
-            throw Error(fmt::format("--conv-choices-out: cannot write '{}'", o.conv_choices_out),
-                        ErrorKind::BadInput);
+        choices_out << nlohmann::json::parse(replayer.conv_choices_json()).dump(1) << "\n";
+        choices_out.close();
+        if (!choices_out) throw cannot_write();
     }
 
     if (table) {

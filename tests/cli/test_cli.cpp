@@ -256,6 +256,10 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
                 quoted(unknown));
         CHECK(r.exit_code == 1);
         CHECK_THAT(r.err, Catch::Contains("unknown_choices.json") && Catch::Contains("NO_SUCH"));
+        r = run("replay --model squeezenet1_1 --schedule-source sequential --conv-choices-out " +
+                quoted(scratch_dir() / "no_such_dir" / "out.json"));
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("--conv-choices-out: cannot write"));
         // A stored schedule pins its own: refused, not silently ignored.
         r = run("replay --model squeezenet1_1 --conv-choices " + quoted(unknown));
         CHECK(r.exit_code == 1);
