@@ -1407,6 +1407,39 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     loop_counts "$o"
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
+  call112)
+    # call111 (one H100): with the captured graphs' programmatic (PDL) edges made full
+    # dependencies the pinned set passed 18 of 18 runs; as captured 4 of 12 failed. Here, on the
+    # binary that makes full edges product behaviour (src/engine/graph_edges.h): the [graph_edges]
+    # test (a PDL kernel letting a later node overtake the kernel before it, and each fix), the
+    # pinned set with the PDL overlap kept but the order made transitive (which of the two
+    # mechanisms it is), the kernels on those edges, then the latency of the three modes.
+    o=/tmp/call112; mkdir -p "$o"
+    timeout 60 .devpack/test_gpu "[graph_edges]" --durations yes >"$o/test.log" 2>&1
+    echo "test exit $?" >>"$o/test.log"; tail -4 "$o/test.log"
+    LOOP_UNTIL=150 set_replay_loop "$o" 0 transitive IOSTUNE_GRAPH_EDGES=transitive \
+      --conv-choices .devpack/pin_fail.json
+    LOOP_UNTIL=190 set_replay_loop "$o" 0 full IOSTUNE_GRAPH_EDGES=full \
+      --conv-choices .devpack/pin_fail.json
+    loop_counts "$o"
+    grep -h 'IOSTUNE_GRAPH_EDGES' "$o"/transitive_1.log | grep -v ' of ' | sort | uniq -c |
+      sort -rn | head -12
+    for round in 1 2; do
+      for edges in captured transitive full; do
+        for model in resnet50 googlenet inception_v3 squeezenet1_1 set; do
+          args=(--model "$model" --schedule-source nimble --form dataflow)
+          [ "$model" = set ] && args=(--model inception_v3 --model googlenet --model squeezenet1_1
+            --model resnet50 --schedule-file .devpack/seq_dataflow.json
+            --conv-choices .devpack/pin_fail.json)
+          printf '%s\t%s\t%s\t%s\n' "$round" "$edges" "$model" "$(IOSTUNE_GRAPH_EDGES=$edges \
+            timeout 60 .devpack/iostune replay "${args[@]}" --precision tf32 --iters 300 2>&1 |
+            sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+          [ "$SECONDS" -gt 420 ] && break 3
+        done
+      done
+    done >"$o/latency.tsv"
+    cat "$o/latency.tsv"
+    tar czf "${OUT:-device-out}/call112.tar.gz" -C /tmp call112 ;;
   call111)
     # call110: clearing a convolution's workspace bytes before it ran did not stop the race (3 of
     # 20 pinned, 1 of 9 anew); call109's clearing of the whole slot before every convolution
@@ -1417,12 +1450,22 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # then the cost of full edges, and the set's search with them. Needs .devpack/pin_fail.json
     # and seq_dataflow.json (inputs/ of session-2026-11-27h) and sets.db (session-2026-11-27g).
     # (Written, not yet run: the seventeenth session's device time ran out.)
+    # Any host of two or more GPUs: the last one is the control. One GPU: full edges until
+    # 140 s, then the control until 230 s.
     o=/tmp/call111; mkdir -p "$o"; export LOOP_UNTIL=150
-    for gpu in 0 1 2; do
+    last=$(( $(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l) - 1 ))
+    if [ "$last" = 0 ]; then
+      LOOP_UNTIL=140 set_replay_loop "$o" 0 full-edges-0 IOSTUNE_GRAPH_EDGES=default \
+        --conv-choices .devpack/pin_fail.json
+      LOOP_UNTIL=230 set_replay_loop "$o" 0 counted IOSTUNE_GRAPH_EDGES=report \
+        --conv-choices .devpack/pin_fail.json
+    fi
+    for gpu in $(seq 0 $((last - 1))); do
       set_replay_loop "$o" "$gpu" "full-edges-$gpu" IOSTUNE_GRAPH_EDGES=default \
         --conv-choices .devpack/pin_fail.json &
     done
-    set_replay_loop "$o" 3 counted IOSTUNE_GRAPH_EDGES=report --conv-choices .devpack/pin_fail.json &
+    [ "$last" = 0 ] || set_replay_loop "$o" "$last" counted IOSTUNE_GRAPH_EDGES=report \
+      --conv-choices .devpack/pin_fail.json &
     wait
     # Then what full edges cost (GPU 0: b1 TF32, nimble's schedules in dataflow form and the
     # set, edges as captured beside edges made full, two rounds) and the set's search with full
@@ -1440,7 +1483,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
         done
       done
     done >"$o/latency.tsv" &
-    for gpu in 1 2; do
+    for gpu in $(seq 1 "$last"); do
       cp .devpack/sets.db "$o/search_$gpu.db"
       CUDA_VISIBLE_DEVICES=$gpu IOSTUNE_GRAPH_EDGES=default IOSTUNE_CHECK_EVERY_SCHEDULE=1 \
         timeout 150 .devpack/iostune search --model inception_v3 --model googlenet \

@@ -158,17 +158,6 @@ bool sync_each_launch(cudaStream_t origin) {
 // else the launch's lane (lanes run one launch at a time).
 std::vector<int> Engine::Impl::workspace_slots(const Schedule& schedule,
                                                const StreamProgram& program) const {
-    // IOSTUNE_WORKSPACE_SLOTS=launch|lane: a debugging aid (the race of docs/memory.md). Every
-    // workspace-taking launch its own slot, or every lane its own.
-    static const char* debug_slots = std::getenv("IOSTUNE_WORKSPACE_SLOTS");
-    if (debug_slots != nullptr) {
-        const bool per_launch = std::string(debug_slots) == "launch";
-        std::vector<int> slots;
-        int next = 0;
-        for (const Launch& l : program.launches())
-            slots.push_back(!per_launch ? l.lane : uses_workspace(graph, l) ? next++ : -1);
-        return slots;
-    }
     if (memory_plan.schedule && *memory_plan.schedule == schedule &&
         memory_plan.workspace_slot.size() == program.launches().size())
         return memory_plan.workspace_slot;
