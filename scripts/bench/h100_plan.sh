@@ -1407,6 +1407,19 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     loop_counts "$o"
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
+  call113)
+    # call112: the order made transitive with the PDL overlap kept still failed (7 of 22), so it is
+    # the overlap itself; full edges passed (5 of 5; 18 of 18 in call111). Here, on the binary
+    # where every captured graph's programmatic edges are full (no switch left): the reworked
+    # [graph_edges] test, the pinned set (no environment) for 70 s, then the [gpu] suite.
+    o=/tmp/call113; mkdir -p "$o"
+    timeout 60 .devpack/test_gpu "[graph_edges]" --durations yes >"$o/test.log" 2>&1
+    echo "test exit $?" >>"$o/test.log"; tail -3 "$o/test.log"
+    LOOP_UNTIL=80 set_replay_loop "$o" 0 product "" --conv-choices .devpack/pin_fail.json
+    loop_counts "$o"
+    timeout "$(upto 0)" .devpack/test_gpu "~[fixtures]" --durations yes >"$o/suite.log" 2>&1
+    echo "suite exit $?" >>"$o/suite.log"; grep -E "FAILED|test cases|assertions|exit" "$o/suite.log"
+    tar czf "${OUT:-device-out}/call113.tar.gz" -C /tmp call113 ;;
   call112)
     # call111 (one H100): with the captured graphs' programmatic (PDL) edges made full
     # dependencies the pinned set passed 18 of 18 runs; as captured 4 of 12 failed. Here, on the

@@ -1,11 +1,11 @@
-// Keeping a captured graph's order transitive. cuBLASLt's sm90 kernels (and some of cuDNN's) are
-// launched with programmatic dependent launch (PDL): captured, the edge from the kernel before
-// one of them on its stream is programmatic, so the library kernel may start, and may finish,
-// while that kernel still runs. The library kernel itself waits where it reads its inputs, but
-// the nodes after it only wait for it, not for the kernel before it. Within one model's chain
-// that is harmless; in a dataflow schedule a lane interleaves unrelated operators (of several
-// models, or branches), and the node after the library kernel then reads the output of a kernel
-// that has not finished (docs/memory.md, "The race and its fix").
+// Keeping a captured graph's kernels in the order they were enqueued. cuBLASLt's sm90 kernels
+// are launched with programmatic dependent launch (PDL): captured, the edge from the kernel
+// before one of them on its stream is programmatic, and once that kernel lets its dependents
+// start (cuDNN's do early) the library kernel runs its first part beside it, before it waits
+// for it. The memory plan assumes launches on a lane run one at a time: a workspace slot or an
+// arena range handed from one to the next is then used by both at once. In a dataflow schedule,
+// where a lane interleaves unrelated operators, that corrupted outputs (the race of
+// docs/memory.md). Every programmatic edge is therefore made a full dependency.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,23 +15,11 @@
 
 namespace iostune {
 
-enum class ProgrammaticEdges {
-    full,        // each programmatic edge becomes a full dependency (no PDL overlap)
-    transitive,  // kept, but the kernel before also precedes every node after the PDL kernel
-    captured,    // left as captured (only for measuring what the race needs)
-};
-
 struct EdgeCounts {
     size_t edges = 0;         // in the captured graph
-    size_t programmatic = 0;  // of those
-    size_t added = 0;         // full dependencies added to keep the order transitive
+    size_t programmatic = 0;  // of those, each now a full dependency
 };
 
-// IOSTUNE_GRAPH_EDGES=full|transitive|captured picks the mode (full when unset) and prints the
-// counts of every captured graph on stderr; a measuring aid.
-ProgrammaticEdges programmatic_edges_mode();
-
-EdgeCounts settle_programmatic_edges(cudaGraph_t graph, ProgrammaticEdges mode,
-                                     const std::string& what);
+EdgeCounts make_programmatic_edges_full(cudaGraph_t graph, const std::string& what);
 
 }  // namespace iostune

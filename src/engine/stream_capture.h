@@ -39,9 +39,8 @@ CudaGraph record_graph(cudaStream_t stream, Launch&& launch, const std::string& 
     IOSTUNE_CUDA_CHECK(cudaStreamEndCapture(stream, &raw),
                        fmt::format("ending the capture of {}", what));
     CudaGraph graph(raw);
-    // Library kernels launched to overlap the one before them must not let later nodes
-    // overtake that one (graph_edges.h).
-    settle_programmatic_edges(raw, programmatic_edges_mode(), what);
+    // Launches run in the order the memory plan assumes, not overlapped by PDL (graph_edges.h).
+    make_programmatic_edges_full(raw, what);
     return graph;
 }
 

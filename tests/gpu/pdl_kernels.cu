@@ -11,28 +11,30 @@ void check(cudaError_t status, const char* what) {
         throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
-__global__ void early_trigger_then_write(int* flag, uint64_t nanoseconds) {
+__global__ void early_trigger_then_copy(const int* from, int* to, uint64_t nanoseconds) {
     asm volatile("griddepcontrol.launch_dependents;");
     uint64_t start = 0, now = 0;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
     do {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     } while (now - start < nanoseconds);
-    *flag = 1;
+    *to = *reinterpret_cast<const volatile int*>(from);
 }
 
-__global__ void programmatic_noop() {}
-
-__global__ void copy_flag(const int* from, int* to) { *to = *from; }
+__global__ void programmatic_write(int* target, int value) {
+    *reinterpret_cast<volatile int*>(target) = value;
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
 
 }  // namespace
 
-void launch_early_trigger_then_write(int* flag, uint64_t nanoseconds, cudaStream_t stream) {
-    early_trigger_then_write<<<1, 1, 0, stream>>>(flag, nanoseconds);
-    check(cudaGetLastError(), "launching early_trigger_then_write");
+void launch_early_trigger_then_copy(const int* from, int* to, uint64_t nanoseconds,
+                                    cudaStream_t stream) {
+    early_trigger_then_copy<<<1, 1, 0, stream>>>(from, to, nanoseconds);
+    check(cudaGetLastError(), "launching early_trigger_then_copy");
 }
 
-void launch_programmatic_noop(cudaStream_t stream) {
+void launch_programmatic_write(int* target, int value, cudaStream_t stream) {
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(1);
     config.blockDim = dim3(1);
@@ -42,12 +44,8 @@ void launch_programmatic_noop(cudaStream_t stream) {
     attribute.val.programmaticStreamSerializationAllowed = 1;
     config.attrs = &attribute;
     config.numAttrs = 1;
-    check(cudaLaunchKernelEx(&config, programmatic_noop), "launching programmatic_noop");
-}
-
-void launch_copy_flag(const int* from, int* to, cudaStream_t stream) {
-    copy_flag<<<1, 1, 0, stream>>>(from, to);
-    check(cudaGetLastError(), "launching copy_flag");
+    check(cudaLaunchKernelEx(&config, programmatic_write, target, value),
+          "launching programmatic_write");
 }
 
 }  // namespace iostune::test

@@ -8,13 +8,12 @@
 
 namespace iostune::test {
 
-// Lets the next kernel on the stream start at once (it triggers its dependents first), then
-// spins for `nanoseconds` and sets *flag to 1.
-void launch_early_trigger_then_write(int* flag, uint64_t nanoseconds, cudaStream_t stream);
-// Does nothing, launched as a PDL secondary (it may start before the kernel before it ends),
-// without waiting for that kernel: what a library kernel with no input from it may do.
-void launch_programmatic_noop(cudaStream_t stream);
-// *to = *from.
-void launch_copy_flag(const int* from, int* to, cudaStream_t stream);
+// Lets the next kernel on the stream start at once (it triggers its dependents first, as
+// cuDNN's kernels do), spins for `nanoseconds`, then copies *from to *to.
+void launch_early_trigger_then_copy(const int* from, int* to, uint64_t nanoseconds,
+                                    cudaStream_t stream);
+// Launched as a PDL secondary: sets *target to `value` before it waits for the kernel before
+// it, as a library kernel may set up its workspace.
+void launch_programmatic_write(int* target, int value, cudaStream_t stream);
 
 }  // namespace iostune::test

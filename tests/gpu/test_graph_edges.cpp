@@ -1,8 +1,8 @@
-// [gpu] A captured graph's order stays transitive past a kernel launched with programmatic
-// dependent launch (src/engine/graph_edges.h): kernel A lets its dependents start at once and
-// writes a flag after 2 ms; B, a PDL secondary that does not wait for A, ends at once; C, after B
-// on the stream, copies the flag. As captured, C can overtake A (the race); settled, C sees A's
-// write.
+// [gpu] A captured graph's kernels run in the order they were enqueued, past a kernel launched
+// with programmatic dependent launch (src/engine/graph_edges.h). Kernel A lets its dependents
+// start at once and reads x after 2 ms; B, a PDL secondary after it, writes x before it waits
+// for A. As captured, B's write lands while A still runs (the race); made full, A reads x as it
+// was.
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime.h>
@@ -19,79 +19,68 @@ using namespace iostune::test;
 
 namespace {
 
-constexpr uint64_t kWriteAfterNs = 2'000'000;
+constexpr uint64_t kReadAfterNs = 2'000'000;
+constexpr int kBefore = 1, kWritten = 7;
 
-void enqueue_a_b_c(int* flag, int* seen, cudaStream_t stream) {
-    launch_early_trigger_then_write(flag, kWriteAfterNs, stream);
-    launch_programmatic_noop(stream);
-    launch_copy_flag(flag, seen, stream);
+void enqueue_a_b(int* x, int* read_by_a, cudaStream_t stream) {
+    launch_early_trigger_then_copy(x, read_by_a, kReadAfterNs, stream);
+    launch_programmatic_write(x, kWritten, stream);
 }
 
-CudaGraph capture_unsettled(int* flag, int* seen, cudaStream_t stream) {
+CudaGraph capture_as_is(int* x, int* read_by_a, cudaStream_t stream) {
     REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-    enqueue_a_b_c(flag, seen, stream);
+    enqueue_a_b(x, read_by_a, stream);
     cudaGraph_t raw = nullptr;
     REQUIRE(cudaStreamEndCapture(stream, &raw) == cudaSuccess);
     return CudaGraph(raw);
 }
 
-// Of `runs` launches of the graph, those where C saw the flag unset.
-int overtaken_runs(const CudaGraph& graph, int* flag, int* seen, cudaStream_t stream, int runs) {
+// Of `runs` launches of the graph, those where A read B's write.
+int overlapped_runs(const CudaGraph& graph, int* x, int* read_by_a, cudaStream_t stream,
+                    int runs) {
     const CudaGraphExec exec(graph);
-    int overtaken = 0;
+    int overlapped = 0;
     for (int r = 0; r < runs; ++r) {
-        REQUIRE(cudaMemsetAsync(flag, 0, sizeof(int), stream) == cudaSuccess);
-        REQUIRE(cudaMemsetAsync(seen, 0, sizeof(int), stream) == cudaSuccess);
+        REQUIRE(cudaMemsetAsync(read_by_a, 0, sizeof(int), stream) == cudaSuccess);
+        REQUIRE(cudaMemcpyAsync(x, &kBefore, sizeof(int), cudaMemcpyHostToDevice, stream) ==
+                cudaSuccess);
         exec.launch(stream);
         int host = -1;
-        REQUIRE(cudaMemcpyAsync(&host, seen, sizeof(int), cudaMemcpyDeviceToHost, stream) ==
+        REQUIRE(cudaMemcpyAsync(&host, read_by_a, sizeof(int), cudaMemcpyDeviceToHost, stream) ==
                 cudaSuccess);
         REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
-        if (host == 0) ++overtaken;
+        CHECK((host == kBefore || host == kWritten));
+        if (host == kWritten) ++overlapped;
     }
-    return overtaken;
+    return overlapped;
 }
 
 }  // namespace
 
-TEST_CASE("a programmatic launch cannot let later nodes of a graph overtake the kernel before it",
+TEST_CASE("a kernel launched with PDL does not run beside the kernel before it in a graph",
           "[gpu][graph_edges]") {
     const CudaStream stream;
     const DeviceBuffer buffer(2 * sizeof(int));
-    int* flag = static_cast<int*>(buffer.get());
-    int* seen = flag + 1;
+    int* x = static_cast<int*>(buffer.get());
+    int* read_by_a = x + 1;
     const int runs = 5;
 
-    SECTION("as captured, the race is there (so the check can see it)") {
-        const CudaGraph graph = capture_unsettled(flag, seen, stream.get());
-        const EdgeCounts counts =
-            settle_programmatic_edges(graph.get(), ProgrammaticEdges::captured, "a test graph");
-        CHECK(counts.edges == 2);
-        CHECK(counts.programmatic == 1);
-        CHECK(overtaken_runs(graph, flag, seen, stream.get(), runs) > 0);
+    SECTION("as captured, B's write lands while A runs (so the check can see the race)") {
+        const CudaGraph graph = capture_as_is(x, read_by_a, stream.get());
+        CHECK(overlapped_runs(graph, x, read_by_a, stream.get(), runs) > 0);
     }
-    SECTION("full dependencies") {
-        const CudaGraph graph = capture_unsettled(flag, seen, stream.get());
-        const EdgeCounts counts =
-            settle_programmatic_edges(graph.get(), ProgrammaticEdges::full, "a test graph");
+    SECTION("its programmatic edge made full, B waits for A") {
+        const CudaGraph graph = capture_as_is(x, read_by_a, stream.get());
+        const EdgeCounts counts = make_programmatic_edges_full(graph.get(), "a test graph");
+        CHECK(counts.edges == 1);
         CHECK(counts.programmatic == 1);
-        CHECK(settle_programmatic_edges(graph.get(), ProgrammaticEdges::captured, "again")
-                  .programmatic == 0);
-        CHECK(overtaken_runs(graph, flag, seen, stream.get(), runs) == 0);
+        CHECK(make_programmatic_edges_full(graph.get(), "again").programmatic == 0);
+        CHECK(overlapped_runs(graph, x, read_by_a, stream.get(), runs) == 0);
     }
-    SECTION("the programmatic edge kept, the order made transitive") {
-        const CudaGraph graph = capture_unsettled(flag, seen, stream.get());
-        const EdgeCounts counts =
-            settle_programmatic_edges(graph.get(), ProgrammaticEdges::transitive, "a test graph");
-        CHECK(counts.programmatic == 1);
-        CHECK(counts.added == 1);
-        CHECK(overtaken_runs(graph, flag, seen, stream.get(), runs) == 0);
-    }
-    SECTION("record_graph, as every iostune graph is made, settles them") {
+    SECTION("record_graph, as every iostune graph is made, makes it full") {
         const CudaGraph graph = record_graph(
-            stream.get(), [&](cudaStream_t s) { enqueue_a_b_c(flag, seen, s); }, "a test graph");
-        CHECK(settle_programmatic_edges(graph.get(), ProgrammaticEdges::captured, "again")
-                  .programmatic == 0);
-        CHECK(overtaken_runs(graph, flag, seen, stream.get(), runs) == 0);
+            stream.get(), [&](cudaStream_t s) { enqueue_a_b(x, read_by_a, s); }, "a test graph");
+        CHECK(make_programmatic_edges_full(graph.get(), "again").programmatic == 0);
+        CHECK(overlapped_runs(graph, x, read_by_a, stream.get(), runs) == 0);
     }
 }
