@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -53,6 +54,9 @@ constexpr double kRefineShare = 0.75;
 constexpr double kLayoutProbeShare = 0.15;
 // Without a budget: the refinement's wall time on a GPU, its moves when simulated.
 constexpr double kUnboundedRefineSeconds = 60;
+// The final timings' repeats are cut to fit what the budget left (repeats_within), never below
+// this many.
+constexpr int kMinFinalRepeats = 20;
 // A baseline measured faster than the refined schedule by at most this much is timed again
 // beside it, in turns, before the contest is decided.
 constexpr double kCloseContest = 0.02;
@@ -110,6 +114,8 @@ struct EndToEnd {
     int convolutions = 0, pinned_convolutions = 0;  // pinned: timed before, read from the store
     // A close contest timed again in turns: the rival and each one's times; null when none.
     nlohmann::json close_contest;
+    // The final timings' repeats, the launch time they were sized for and the time left.
+    nlohmann::json final_timing;
 };
 
 // `known`: convolution choices timed earlier on this device (stored_conv_choices); those made
@@ -314,15 +320,16 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 // Everything end to end, on one engine (same weights, same input, same per-op algorithms), so
 // the only numerical differences come from merged convolutions and the only timing differences
 // from the schedules: the sequential output as the reference, every candidate's output in both
-// forms checked against it, the measured refinement (schedule_refinement.h) for what
-// `refine_budget_s()` gives once those checks are done, the refined schedule's output checked,
-// and the final timings, as replay measures, of the refined schedule, the DP's and each
-// baseline's faster form. (With several convolution objectives, the engine is the winner's of
-// end_to_end_engine.)
+// forms checked against it, the measured refinement (schedule_refinement.h), the refined
+// schedule's output checked, and the final timings, as replay measures, of the refined
+// schedule, the DP's and each baseline's faster form. (With several convolution objectives, the
+// engine is the winner's of end_to_end_engine.) `budget_left_s()`: seconds left of the search's
+// budget (infinite without one). Once the checks are done, the refinement gets kRefineShare of
+// what is left after the final timings' least share; the final timings get the rest.
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
                             TensorLayout layout, const ConvChoices& known,
-                            const std::function<double()>& refine_budget_s,
+                            const std::function<double()>& budget_left_s,
                             const MemoryFitter& fitter,
                             const std::function<void(const std::string&)>& notice) {
     baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
@@ -404,8 +411,22 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     });
     RefineOptions refine_options;
     refine_options.seed = options.seed;
+    // What one launch takes, about: the sequential schedule's, as a rule the slowest. The final
+    // timings (the refined schedule, the DP's, each baseline, a close contest's two) need at
+    // least kMinFinalRepeats of it each.
+    const double launch_ms =
+        measure_graph(engine.capture(baselines.front().schedule), engine.origin_stream(),
+                      MeasureOptions{1, 3, 1, 0, 0})
+            .median_ms;
+    const int final_timings = int(baselines.size()) + 4;
+    MeasureOptions least = options.end_to_end;
+    least.repeats = std::min(least.repeats, kMinFinalRepeats);
+    const double final_reserve_s = timing_seconds(least, final_timings, launch_ms);
     // Asked only now: the engine, the objective's trial and the checks above took their time.
-    refine_options.time_budget_s = refine_budget_s();
+    const double left_s = budget_left_s();
+    refine_options.time_budget_s = std::isfinite(left_s)
+                                       ? std::max(0.0, kRefineShare * (left_s - final_reserve_s))
+                                       : kUnboundedRefineSeconds;
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
     // A diagnostic for wrong results the final check finds (docs/search.md).
     refine_options.check_every = diagnostic;
@@ -423,9 +444,20 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                            "kept. This is an engine bug: please report it.",
                            result.refine.disagreed, result.refine.first_disagreement));
 
+    const MeasureOptions final_timing = repeats_within(options.end_to_end, budget_left_s(),
+                                                       final_timings, launch_ms, kMinFinalRepeats);
+    result.final_timing = {{"repeats", final_timing.repeats},
+                           {"launch_ms", launch_ms},
+                           {"timings", final_timings},
+                           {"budget_left_s", std::isfinite(budget_left_s())
+                                                 ? nlohmann::json(budget_left_s())
+                                                 : nlohmann::json(nullptr)}};
+    if (final_timing.repeats < options.end_to_end.repeats)
+        notice(fmt::format("final timings: {} repeats each (of {}), to fit the {:.1f} s left",
+                           final_timing.repeats, options.end_to_end.repeats, budget_left_s()));
     const auto timed = [&](const Schedule& s) {
         const CudaGraphExec exec = engine.capture(s);
-        return measure_graph(exec, engine.origin_stream(), options.end_to_end);
+        return measure_graph(exec, engine.origin_stream(), final_timing);
     };
     result.schedule = timed(result.refine.schedule);
     result.dp_form = faster_form(result.refine, searched.name);
@@ -438,7 +470,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         b.schedule = fitter.fit(b.schedule);  // the contest's baselines run in the limit too
         b.timing = timed(b.schedule);
     }
-    settle_close_contest(engine, result, baselines, options.end_to_end, notice);
+    settle_close_contest(engine, result, baselines, final_timing, notice);
     result.baselines = std::move(baselines);
     result.conv_choices = engine.conv_choices();
     result.convolutions = engine.conv_count();
@@ -704,12 +736,12 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         row.sequential_ms = summary.sequential_predicted_ms;
     } else {
         phase_begin = Clock::now();
-        const auto refine_budget = [&] {
-            return options.time_budget_s > 0 ? std::max(0.0, kRefineShare * budget_left())
-                                             : kUnboundedRefineSeconds;
+        const auto e2e_budget_left = [&] {
+            return options.time_budget_s > 0 ? budget_left()
+                                             : std::numeric_limits<double>::infinity();
         };
         EndToEnd e2e = measure_and_refine(graph, searched, std::move(baselines), options, layout,
-                                          known, refine_budget, fitter, notice);
+                                          known, e2e_budget_left, fitter, notice);
         end_phase("end_to_end");
         refine = e2e.refine;
         summary.measured_ms = e2e.schedule.median_ms;
@@ -746,6 +778,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                                  {"pinned_from_store", e2e.pinned_convolutions}};
         stats["kept_strategy"] = summary.kept_strategy;
         stats["close_contest"] = e2e.close_contest;
+        stats["final_timing"] = e2e.final_timing;
         stats["conv_objective"] = e2e.conv_objective;
         summary.conv_objective = e2e.conv_objective["chosen"].get<std::string>();
         stats["sequential_kept"] = summary.sequential_kept;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "src/error.h"
@@ -195,6 +196,25 @@ int launches_per_repeat(double per_launch_ms, int number, double min_repeat_ms) 
     const double per_launch = std::max(per_launch_ms, 1e-4);
     if (per_launch * number >= min_repeat_ms) return number;
     return std::max(number, int(std::ceil(min_repeat_ms / per_launch * 1.1)));
+}
+
+double timing_seconds(const MeasureOptions& options, int graphs, double per_launch_ms) {
+    const double launch_ms = std::max(per_launch_ms, 1e-4) * std::max(options.number, 1);
+    const double warmup_ms =
+        std::max(options.warmup * std::max(per_launch_ms, 1e-4), options.min_warmup_ms);
+    return graphs * (warmup_ms + options.repeats * launch_ms) / 1e3;
+}
+
+MeasureOptions repeats_within(MeasureOptions options, double budget_s, int graphs,
+                              double per_launch_ms, int min_repeats) {
+    if (graphs <= 0 || !(budget_s < std::numeric_limits<double>::infinity())) return options;
+    const int most = options.repeats;
+    options.repeats = 0;
+    const double left_s = budget_s - timing_seconds(options, graphs, per_launch_ms);  // warm-ups
+    const double repeat_s = timing_seconds({0, 1, options.number, 0, 0}, graphs, per_launch_ms);
+    const double fits = left_s > 0 ? std::floor(left_s / repeat_s) : 0.0;
+    options.repeats = int(std::clamp(fits, double(std::min(min_repeats, most)), double(most)));
+    return options;
 }
 
 const std::vector<CudaEvent>& TimingEvents::at_least(size_t count) {

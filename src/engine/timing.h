@@ -72,6 +72,16 @@ LatencyStats summarize(std::vector<double> samples_ms, std::vector<double> enque
 // as 0.1 us, so a bogus zero cannot ask for millions of launches.
 int launches_per_repeat(double per_launch_ms, int number, double min_repeat_ms);
 
+// Seconds `graphs` timings with `options` take when a launch lasts about `per_launch_ms`
+// (warm-up, then the repeats; min_repeat_ms's growth of `number` is not counted).
+double timing_seconds(const MeasureOptions& options, int graphs, double per_launch_ms);
+// `options` with its repeats cut so that `graphs` timings fit `budget_s`, never below
+// `min_repeats` (a median needs samples, even past the budget) nor above options.repeats. A
+// search's last timings use it: 200 repeats of NASNet-A's 14 ms graphs at batch 16, seven times,
+// took 20 s of a 60 s budget.
+MeasureOptions repeats_within(MeasureOptions options, double budget_s, int graphs,
+                              double per_launch_ms, int min_repeats);
+
 // Timing events kept for reuse: a search measures a hundred thousand stages, each needing about
 // twenty events, and creating one costs microseconds. Events belong to the device current when
 // they are made; one pool serves one device.
