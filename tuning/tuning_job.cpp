@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -444,17 +444,18 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                            "kept. This is an engine bug: please report it.",
                            result.refine.disagreed, result.refine.first_disagreement));
 
-    const MeasureOptions final_timing = repeats_within(options.end_to_end, budget_left_s(),
+    const double final_left_s = budget_left_s();
+    const MeasureOptions final_timing = repeats_within(options.end_to_end, final_left_s,
                                                        final_timings, launch_ms, kMinFinalRepeats);
     result.final_timing = {{"repeats", final_timing.repeats},
                            {"launch_ms", launch_ms},
                            {"timings", final_timings},
-                           {"budget_left_s", std::isfinite(budget_left_s())
-                                                 ? nlohmann::json(budget_left_s())
+                           {"budget_left_s", std::isfinite(final_left_s)
+                                                 ? nlohmann::json(final_left_s)
                                                  : nlohmann::json(nullptr)}};
     if (final_timing.repeats < options.end_to_end.repeats)
         notice(fmt::format("final timings: {} repeats each (of {}), to fit the {:.1f} s left",
-                           final_timing.repeats, options.end_to_end.repeats, budget_left_s()));
+                           final_timing.repeats, options.end_to_end.repeats, final_left_s));
     const auto timed = [&](const Schedule& s) {
         const CudaGraphExec exec = engine.capture(s);
         return measure_graph(exec, engine.origin_stream(), final_timing);
