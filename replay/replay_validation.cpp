@@ -53,7 +53,10 @@ std::vector<HostTensor> sequential_outputs(const Graph& graph,
     if (graph.members().empty()) {
         Engine engine(graph, options);
         for (int k = 0; k < graph.input_count(); ++k) engine.set_input(k, inputs.at(size_t(k)));
-        engine.launch_schedule(sequential_schedule(engine.graph()), engine.origin_stream());
+        // As a graph, as production runs: captured, no library kernel overlaps the one before
+        // it (graph_edges.h), which launched eagerly it may.
+        const CudaGraphExec exec = engine.capture(sequential_schedule(engine.graph()));
+        exec.launch(engine.origin_stream());
         return engine.read_outputs();
     }
     std::vector<HostTensor> outputs;
