@@ -1466,6 +1466,7 @@ print(sys.argv[1], d.get('total_seconds'), s.get('phase_seconds'), s.get('final_
     # test (a PDL kernel letting a later node overtake the kernel before it, and each fix), the
     # pinned set with the PDL overlap kept but the order made transitive (which of the two
     # mechanisms it is), the kernels on those edges, then the latency of the three modes.
+    # (Binary 5cab97b: its IOSTUNE_GRAPH_EDGES=full|transitive|captured is gone since 792ae88.)
     o=/tmp/call112; mkdir -p "$o"
     timeout 60 .devpack/test_gpu "[graph_edges]" --durations yes >"$o/test.log" 2>&1
     echo "test exit $?" >>"$o/test.log"; tail -4 "$o/test.log"
@@ -1501,7 +1502,8 @@ print(sys.argv[1], d.get('total_seconds'), s.get('phase_seconds'), s.get('final_
     # (the control: it should still fail about 1 run in 3), the failing run's kernels pinned;
     # then the cost of full edges, and the set's search with them. Needs .devpack/pin_fail.json
     # and seq_dataflow.json (inputs/ of session-2026-11-27h) and sets.db (session-2026-11-27g).
-    # (Written, not yet run: the seventeenth session's device time ran out.)
+    # Ran in the eighteenth session on one H100 (binary daddc62); IOSTUNE_GRAPH_EDGES is gone
+    # since 792ae88 (full edges are the product's behaviour).
     # Any host of two or more GPUs: the last one is the control. One GPU: full edges until
     # 140 s, then the control until 230 s.
     o=/tmp/call111; mkdir -p "$o"; export LOOP_UNTIL=150
