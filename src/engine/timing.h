@@ -78,7 +78,7 @@ double timing_seconds(const MeasureOptions& options, int graphs, double per_laun
 // `options` with its repeats cut so that `graphs` timings fit `budget_s`, never below
 // `min_repeats` (a median needs samples, even past the budget) nor above options.repeats. A
 // search's last timings use it: 200 repeats of NASNet-A's 14 ms graphs at batch 16, seven times,
-// took 20 s of a 60 s budget.
+// take about 20 s of a 60 s budget.
 MeasureOptions repeats_within(MeasureOptions options, double budget_s, int graphs,
                               double per_launch_ms, int min_repeats);
 
