@@ -218,6 +218,24 @@ set_replay_loop() {
   done >"$dir/$name.summary"
 }
 
+# run_parts PART...: each PART is a function taking a GPU index; part k runs on GPU k mod the
+# host's GPU count, the parts of one GPU one after another (in the order given: put the most
+# needed first, since a one-GPU host runs them all in one call's time).
+run_parts() {
+  local n g
+  n=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+  for ((g = 0; g < n; g++)); do
+    (
+      local k=0 part
+      for part in "$@"; do
+        [ $((k % n)) -eq "$g" ] && "$part" "$g"
+        k=$((k + 1))
+      done
+    ) &
+  done
+  wait
+}
+
 # nasnet_fp16_initcheck DIR GPU: NASNet-A fp16 tuned first (a 6 s search, so every convolution
 # is pinned), then its replay under initcheck; DIR/initcheck/sanitize.tsv, DIR/initcheck.log.
 nasnet_fp16_initcheck() {
@@ -1408,38 +1426,48 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
   call114)
-    # (Written, not yet run: the eighteenth session's device time ran out.) On nvidia-h100-x4,
-    # the binary with full PDL edges (792ae88 and after) and the budgeted final timings:
-    # GPU 0 the [gpu] suite but the zoo test (passed in call113; call113's run was cut inside the
-    # model-set tests); GPU 1 NASNet-A and RandWire at batch 16 searched with the defaults
-    # (60 s budget: total_seconds, phase_seconds, final_timing); GPU 2 issue 25's third set
-    # (Inception V3 + GoogLeNet + SqueezeNet + ResNet-50, TF32 b1, each on its own input) as
-    # call101 ran it, beside PyTorch's set peers; GPU 3 the set's race loop with kernels chosen
-    # anew each run (5 of 34 failed in call105 before the fix). Needs .devpack/seq_dataflow.json.
+    # (Written, not yet run: the eighteenth session's device time ran out.) Best on
+    # nvidia-h100-x4, any GPU count works (run_parts). The binary with full PDL edges (792ae88
+    # and after) and the budgeted final timings: the [gpu] suite but the zoo test (passed in
+    # call113, whose run was cut inside the model-set tests); the set's race loop with kernels
+    # chosen anew each run (5 of 34 failed in call105 before the fix; 150 s); issue 25's third
+    # set (Inception V3 + GoogLeNet + SqueezeNet + ResNet-50, TF32 b1, each on its own input) as
+    # call101 ran it, beside PyTorch's set peers; NASNet-A and RandWire at batch 16 searched with
+    # the defaults (60 s budget: total_seconds, phase_seconds, final_timing). Needs
+    # .devpack/seq_dataflow.json (inputs/ of session-2026-11-27h).
     o=/tmp/call114; mkdir -p "$o"
-    {
-      CUDA_VISIBLE_DEVICES=0 timeout "$(upto 10)" .devpack/test_gpu \
+    suite() {
+      CUDA_VISIBLE_DEVICES=$1 timeout "$(upto 10)" .devpack/test_gpu \
         "~[fixtures]~zoo models match the CPU reference in every precision and layout" \
         --durations yes >"$o/suite.log" 2>&1
       echo "suite exit $?" >>"$o/suite.log"
-    } &
-    for model in nasnet_a_large randwire; do
-      CUDA_VISIBLE_DEVICES=1 timeout 150 .devpack/iostune search --model "$model" --batch 16 \
-        --precision tf32 --db "$o/$model.db" --format json >"$o/${model}_b16.json" \
-        2>"$o/${model}_b16.log"
-    done &
-    CUDA_VISIBLE_DEVICES=2 bash scripts/bench/run_sets.sh --tag call114-sets --out "$o" \
-      --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
-      --sets "inception_v3+googlenet+squeezenet1_1+resnet50:separate" \
-      --search-args "--time-budget 30" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
-      --deadline "$(upto 20)" >"$o/sets.log" 2>&1 &
-    SET_REPLAY_CHOICES=1 LOOP_UNTIL=300 set_replay_loop "$o" 3 anew "" &
-    wait
+    }
+    race_anew() {
+      local until=$((SECONDS + 150)); [ "$until" -gt 480 ] && until=480
+      SET_REPLAY_CHOICES=1 LOOP_UNTIL=$until set_replay_loop "$o" "$1" anew ""
+    }
+    four_model_set() {
+      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/run_sets.sh --tag call114-sets --out "$o" \
+        --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+        --sets "inception_v3+googlenet+squeezenet1_1+resnet50:separate" \
+        --search-args "--time-budget 30" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+        --deadline "$(upto 20)" >"$o/sets.log" 2>&1
+    }
+    b16_search_time() {
+      local model
+      for model in nasnet_a_large randwire; do
+        [ "$(upto 0)" -gt 100 ] || continue
+        CUDA_VISIBLE_DEVICES=$1 timeout 150 .devpack/iostune search --model "$model" --batch 16 \
+          --precision tf32 --db "$o/$model.db" --format json >"$o/${model}_b16.json" \
+          2>"$o/${model}_b16.log"
+      done
+    }
+    run_parts suite race_anew b16_search_time four_model_set
     rm -f "$o"/*.db
     grep -E "FAILED|test cases|assertions|exit" "$o/suite.log"
     for model in nasnet_a_large randwire; do
-      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d.get('stats',d)
-print(sys.argv[1], d.get('total_seconds'), s.get('phase_seconds'), s.get('final_timing'))" \
+      [ -s "$o/${model}_b16.json" ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1]))
+s=d.get('stats',{}); print(sys.argv[1], d.get('total_seconds'), s.get('phase_seconds'), s.get('final_timing'))" \
         "$o/${model}_b16.json" 2>&1 | cut -c1-300
     done
     grep -hE "co-?sched|back-to-back|streams|searched in" "$o/sets.log" | cut -c1-160
