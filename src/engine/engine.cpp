@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "src/buffer_access.h"
 #include "src/engine/device_memory.h"
 #include "src/engine/engine_impl.h"
 #include "src/engine/stream_capture.h"

@@ -199,10 +199,9 @@ int launches_per_repeat(double per_launch_ms, int number, double min_repeat_ms) 
 }
 
 double timing_seconds(const MeasureOptions& options, int graphs, double per_launch_ms) {
-    const double launch_ms = std::max(per_launch_ms, 1e-4) * std::max(options.number, 1);
-    const double warmup_ms =
-        std::max(options.warmup * std::max(per_launch_ms, 1e-4), options.min_warmup_ms);
-    return graphs * (warmup_ms + options.repeats * launch_ms) / 1e3;
+    const double per_launch = std::max(per_launch_ms, 1e-4);  // as launches_per_repeat
+    const double warmup_ms = std::max(options.warmup * per_launch, options.min_warmup_ms);
+    return graphs * (warmup_ms + options.repeats * std::max(options.number, 1) * per_launch) / 1e3;
 }
 
 MeasureOptions repeats_within(MeasureOptions options, double budget_s, int graphs,
