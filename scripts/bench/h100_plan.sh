@@ -1425,6 +1425,90 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     loop_counts "$o"
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
+  call115)
+    # The nineteenth session's first summary call (one binary for results/summary.md, with
+    # call116): call91's rows again on a 4-GPU host after the PDL edges were made full and the
+    # search's final timings budgeted. GPUs 0-3: Inception V3, GoogLeNet, NASNet-A, RandWire at
+    # batch 1, TF32 and fp16 (bound, sequential, greedy and nimble in both forms, the default
+    # search, the peers), each stored best perturbed 20 rounds; then GPU 0 Inception V3 and
+    # GoogLeNet at batch 16 (TF32, bound, sequential, the search, the peers' CUDA graph), GPU 1
+    # HRNet-W18 small v2 TF32 b1 (timm, ONNX), GPU 2 HRNet fp16 b1, GPU 3 the GoogLeNet +
+    # Inception V3 set beside PyTorch's set peers.
+    o=/tmp/call115; mkdir -p "$o"
+    hrnet() {  # hrnet GPU PRECISION
+      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "call115-hrnet-$2" \
+        --out "$o" --models hrnet_w18_small_v2 --precisions "$2" --batches 1 --r 3 --s 8 \
+        --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
+        >"$o/hrnet_$2.log" 2>&1
+    }
+    {
+      bench_on_gpu 0 "$o" inception_v3 "eager cudagraph compile"
+      CUDA_VISIBLE_DEVICES=0 "${run[@]}" --tag call115-b16 --out "$o" \
+        --models "inception_v3 googlenet" --batches 16 --precisions tf32 --strategies ios-both \
+        --baselines sequential --iters 300 --torch-systems cudagraph --deadline "$(upto 20)" \
+        >/dev/null 2>&1
+    } &
+    { bench_on_gpu 1 "$o" googlenet "eager cudagraph compile"; hrnet 1 tf32; } &
+    { bench_on_gpu 2 "$o" nasnet_a_large "eager cudagraph"; hrnet 2 fp16; } &
+    {
+      bench_on_gpu 3 "$o" randwire "eager cudagraph compile"
+      CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call115-sets --out "$o" \
+        --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+        --sets "googlenet+inception_v3:separate" --search-args "--time-budget 20" \
+        --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline "$(upto 15)" \
+        >"$o/sets.log" 2>&1
+    } &
+    wait
+    grep -hE "^== |iostune-|torch-|profile:|searched in|co-?sched|back-to-back|streams" \
+      "$o"/bench_*.log "$o/sets.log" 2>/dev/null | grep -v "^== .*batch" | cut -c1-150
+    cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
+    mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
+    tar czf "${OUT:-device-out}/call115.tar.gz" -C /tmp call115 ;;
+  call116)
+    # The summary's second call, on call115's binary: call101's rows (batch 16 TF32 of
+    # SqueezeNet + ResNet-50, NASNet-A and RandWire: bound, sequential, greedy, nimble, the
+    # search's defaults, the peers; the sets 4x ResNet-50 on one input and Inception V3 +
+    # GoogLeNet + SqueezeNet + ResNet-50 each on its own), then issue 29's perturbed replays
+    # of what call115 did not cover: SqueezeNet and ResNet-50 searched at batch 1 (20 s) with
+    # their bests perturbed (GPU 0), every zoo baseline perturbed (device_pass.sh perturb, GPU 3).
+    o=/tmp/call116; mkdir -p "$o"
+    b16() {  # b16 GPU TAG MODELS TORCH
+      CUDA_VISIBLE_DEVICES=$1 "${run[@]}" --tag "$2" --out "$o" --models "$3" --batches 16 \
+        --precisions tf32 --strategies ios-both --baselines "sequential greedy nimble" --iters 200 \
+        --torch-systems "$4" --compile-budget 150 --deadline "$(upto "${5:-15}")" >/dev/null 2>&1
+    }
+    tune_perturb() {
+      local gpu=$1 model p db; shift
+      for model in "$@"; do for p in tf32 fp16; do
+        [ "$(upto 0)" -gt 45 ] || continue
+        db="$o/db/${model}_$p.db"; mkdir -p "$o/db"
+        CUDA_VISIBLE_DEVICES=$gpu timeout 120 .devpack/iostune search --model "$model" --batch 1 \
+          --precision "$p" --db "$db" --time-budget 20 >"$o/search_${model}_$p.log" 2>&1
+        echo "== $model $p: search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 .devpack/iostune \
+          replay --model "$model" --precision "$p" --db "$db" --validate --perturb 20 --iters 20 2>&1 |
+          grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
+      done; done >"$o/perturb_gpu$gpu.log"
+    }
+    { b16 0 call116-b16-small "squeezenet1_1 resnet50" "cudagraph compile" 130
+      tune_perturb 0 squeezenet1_1 resnet50; } &
+    b16 1 call116-b16-nasnet nasnet_a_large cudagraph &
+    b16 2 call116-b16-randwire randwire "cudagraph compile" &
+    {
+      CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call116-sets --out "$o" \
+        --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+        --sets "resnet50+resnet50+resnet50+resnet50:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate" \
+        --search-args "--time-budget 30" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+        --deadline "$(upto 160)" >"$o/sets.log" 2>&1
+      OUT="$o/baselines" CUDA_VISIBLE_DEVICES=3 timeout "$(upto 5)" bash scripts/device_pass.sh \
+        .devpack perturb >"$o/baselines.log" 2>&1
+    } &
+    wait
+    rm -rf "$o/db"
+    grep -hE "^== |iostune-|torch-|profile:|searched in|co-?sched|back-to-back|streams" \
+      "$o"/bench_*.log "$o/sets.log" 2>/dev/null | grep -v "^== .*batch" | cut -c1-160
+    cat "$o"/perturb_gpu*.log "$o/baselines/perturb.tsv" 2>/dev/null | cut -c1-200
+    mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
+    tar czf "${OUT:-device-out}/call116.tar.gz" -C /tmp call116 ;;
   call114)
     # (Written, not yet run: the eighteenth session's device time ran out.) Best on
     # nvidia-h100-x4, any GPU count works (run_parts). The binary with full PDL edges (792ae88
