@@ -218,6 +218,30 @@ set_replay_loop() {
   done >"$dir/$name.summary"
 }
 
+# tune_perturb DIR GPU MODEL...: per model and precision (TF32, fp16) a batch-1 search with a
+# 20 s budget into DIR/db, then its stored best replayed with --validate --perturb 20; a line
+# each in DIR/perturb_gpuGPU.log. Skips what no longer fits the call (45 s).
+tune_perturb() {
+  local dir=$1 gpu=$2 model p db; shift 2
+  for model in "$@"; do for p in tf32 fp16; do
+    [ "$(upto 0)" -gt 45 ] || continue
+    db="$dir/db/${model}_$p.db"; mkdir -p "$dir/db"
+    CUDA_VISIBLE_DEVICES=$gpu timeout 120 .devpack/iostune search --model "$model" --batch 1 \
+      --precision "$p" --db "$db" --time-budget 20 >"$dir/search_${model}_$p.log" 2>&1
+    echo "== $model $p: search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 .devpack/iostune \
+      replay --model "$model" --precision "$p" --db "$db" --validate --perturb 20 --iters 20 2>&1 |
+      grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
+  done; done >"$dir/perturb_gpu$gpu.log"
+}
+# b16 DIR GPU TAG MODELS TORCH [MARGIN]: batch-16 TF32 rows (bound, sequential, greedy, nimble,
+# the search's defaults, the given PyTorch peers) by run_h100.sh, stopping MARGIN (15) s before
+# the call's 540 s.
+b16() {
+  CUDA_VISIBLE_DEVICES=$2 "${run[@]}" --tag "$3" --out "$1" --models "$4" --batches 16 \
+    --precisions tf32 --strategies ios-both --baselines "sequential greedy nimble" --iters 200 \
+    --torch-systems "$5" --compile-budget 150 --deadline "$(upto "${6:-15}")" >/dev/null 2>&1
+}
+
 # run_parts PART...: each PART is a function taking a GPU index; part k runs on GPU k mod the
 # host's GPU count, the parts of one GPU one after another (in the order given: put the most
 # needed first, since a one-GPU host runs them all in one call's time).
@@ -1145,20 +1169,9 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # (GPUs 0-2), and every baseline replayed likewise (GPU 3, device_pass.sh perturb: six
     # models, two precisions, greedy and nimble, both forms). One archive, call100.tar.gz.
     o=/tmp/call100; mkdir -p "$o"
-    tune_perturb() {
-      local gpu=$1 model p db; shift
-      for model in "$@"; do for p in tf32 fp16; do
-        db="$o/db/${model}_$p.db"; mkdir -p "$o/db"
-        CUDA_VISIBLE_DEVICES=$gpu timeout 120 .devpack/iostune search --model "$model" --batch 1 \
-          --precision "$p" --db "$db" --time-budget 20 >"$o/search_${model}_$p.log" 2>&1
-        echo "== $model $p: search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 .devpack/iostune \
-          replay --model "$model" --precision "$p" --db "$db" --validate --perturb 20 --iters 20 2>&1 |
-          grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
-      done; done >"$o/perturb_gpu$gpu.log"
-    }
-    tune_perturb 0 nasnet_a_large &
-    tune_perturb 1 randwire squeezenet1_1 &
-    tune_perturb 2 inception_v3 googlenet resnet50 &
+    tune_perturb "$o" 0 nasnet_a_large &
+    tune_perturb "$o" 1 randwire squeezenet1_1 &
+    tune_perturb "$o" 2 inception_v3 googlenet resnet50 &
     OUT="$o/baselines" CUDA_VISIBLE_DEVICES=3 timeout "$(upto 10)" bash scripts/device_pass.sh \
       .devpack perturb >"$o/baselines.log" 2>&1 &
     wait
@@ -1172,18 +1185,13 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # model sets (4x ResNet-50 on one input; Inception V3 + GoogLeNet + SqueezeNet + ResNet-50
     # each on its own), TF32 b1, beside PyTorch's set peers. One archive per part, and the logs.
     o=/tmp/call101; mkdir -p "$o"
-    b16() {  # b16 GPU TAG MODELS TORCH
-      CUDA_VISIBLE_DEVICES=$1 "${run[@]}" --tag "$2" --out "$o" --models "$3" --batches 16 \
-        --precisions tf32 --strategies ios-both --baselines "sequential greedy nimble" --iters 200 \
-        --torch-systems "$4" --compile-budget 150 --deadline "$(upto "${5:-15}")" >/dev/null 2>&1
-    }
-    b16 0 call101-b16-small "squeezenet1_1 resnet50" "cudagraph compile" &
-    b16 1 call101-b16-nasnet nasnet_a_large cudagraph &
+    b16 "$o" 0 call101-b16-small "squeezenet1_1 resnet50" "cudagraph compile" &
+    b16 "$o" 1 call101-b16-nasnet nasnet_a_large cudagraph &
     {
       CUDA_VISIBLE_DEVICES=2 bash scripts/bench/deployed_models.sh --tag call101-hrnet --out "$o" \
         --models hrnet_w18_small_v2 --precisions fp16 --batches 1 --r 3 --s 8 --iters 300 \
         --torch-systems "cudagraph compile" --compile-jobs 1 --deadline 250 >/dev/null 2>&1
-      b16 2 call101-b16-randwire randwire "cudagraph compile"
+      b16 "$o" 2 call101-b16-randwire randwire "cudagraph compile"
     } &
     CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call101-sets --out "$o" \
       --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
@@ -1462,7 +1470,11 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     grep -hE "^== |iostune-|torch-|profile:|searched in|co-?sched|back-to-back|streams" \
       "$o"/bench_*.log "$o/sets.log" 2>/dev/null | grep -v "^== .*batch" | cut -c1-150
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
-    mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
+    # Nine archives are one too many for the device's 8 files (as run, call115.tar.gz was left
+    # out): HRNet's two stay inside call115.tar.gz (tar xzf it, then unpack_results.sh them).
+    for f in "$o"/bench_*.tar.gz; do
+      case $f in *hrnet*) ;; *) mv "$f" "${OUT:-device-out}/" ;; esac
+    done
     tar czf "${OUT:-device-out}/call115.tar.gz" -C /tmp call115 ;;
   call116)
     # The summary's second call, on call115's binary: call101's rows (batch 16 TF32 of
@@ -1472,27 +1484,10 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # of what call115 did not cover: SqueezeNet and ResNet-50 searched at batch 1 (20 s) with
     # their bests perturbed (GPU 0), every zoo baseline perturbed (device_pass.sh perturb, GPU 3).
     o=/tmp/call116; mkdir -p "$o"
-    b16() {  # b16 GPU TAG MODELS TORCH
-      CUDA_VISIBLE_DEVICES=$1 "${run[@]}" --tag "$2" --out "$o" --models "$3" --batches 16 \
-        --precisions tf32 --strategies ios-both --baselines "sequential greedy nimble" --iters 200 \
-        --torch-systems "$4" --compile-budget 150 --deadline "$(upto "${5:-15}")" >/dev/null 2>&1
-    }
-    tune_perturb() {
-      local gpu=$1 model p db; shift
-      for model in "$@"; do for p in tf32 fp16; do
-        [ "$(upto 0)" -gt 45 ] || continue
-        db="$o/db/${model}_$p.db"; mkdir -p "$o/db"
-        CUDA_VISIBLE_DEVICES=$gpu timeout 120 .devpack/iostune search --model "$model" --batch 1 \
-          --precision "$p" --db "$db" --time-budget 20 >"$o/search_${model}_$p.log" 2>&1
-        echo "== $model $p: search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 .devpack/iostune \
-          replay --model "$model" --precision "$p" --db "$db" --validate --perturb 20 --iters 20 2>&1 |
-          grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
-      done; done >"$o/perturb_gpu$gpu.log"
-    }
-    { b16 0 call116-b16-small "squeezenet1_1 resnet50" "cudagraph compile" 130
-      tune_perturb 0 squeezenet1_1 resnet50; } &
-    b16 1 call116-b16-nasnet nasnet_a_large cudagraph &
-    b16 2 call116-b16-randwire randwire "cudagraph compile" &
+    { b16 "$o" 0 call116-b16-small "squeezenet1_1 resnet50" "cudagraph compile" 130
+      tune_perturb "$o" 0 squeezenet1_1 resnet50; } &
+    b16 "$o" 1 call116-b16-nasnet nasnet_a_large cudagraph &
+    b16 "$o" 2 call116-b16-randwire randwire "cudagraph compile" &
     {
       CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call116-sets --out "$o" \
         --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
