@@ -200,6 +200,8 @@ bench_on_gpu() {
   done >"$dir/perturb_$model.log"
 }
 upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
+# median_ms: the median a `replay` printed on stdin ("median = X ms"), X alone.
+median_ms() { sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1; }
 # set_replay_loop DIR GPU NAME "ENV=V ..." [replay args]: the four-model set's schedule that
 # raced (.devpack/seq_dataflow.json, from call102's error) replayed with --validate --perturb 30
 # until the call's LOOP_UNTIL-th second (150); DIR/NAME_K.log per run, a line each in DIR/NAME.summary. With
@@ -658,7 +660,7 @@ while time.time() < end: y.copy_(x, non_blocking=False)' &
             .devpack/iostune replay --model "$model" --precision "$precision" $io \
               --schedule-source "$1" --form "$2" --conv-objective "$objective" --iters 300 \
               >"$log" 2>&1
-            median=$(sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' "$log" | head -1)
+            median=$(median_ms <"$log")
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$precision" "$1" "$2" \
               "$objective" "${median:-failed}" "$((SECONDS - start))"
           done
@@ -1418,12 +1420,12 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
           for model in resnet50 googlenet inception_v3; do
             printf '%s\t%s\t%s\t%s\n' "$round" "$bin" "$model" "$(CUDA_VISIBLE_DEVICES=2 \
               .devpack/$bin replay --model "$model" --precision tf32 --schedule-source nimble \
-              --form dataflow --iters 300 2>&1 | sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+              --form dataflow --iters 300 2>&1 | median_ms)"
           done
           printf '%s\t%s\tset\t%s\n' "$round" "$bin" "$(CUDA_VISIBLE_DEVICES=2 .devpack/$bin \
             replay --model inception_v3 --model googlenet --model squeezenet1_1 --model resnet50 \
             --precision tf32 --schedule-file .devpack/seq_dataflow.json "${pin[@]}" --iters 300 \
-            2>&1 | sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+            2>&1 | median_ms)"
         done
       done >"$o/latency.tsv"
     } &
@@ -1530,7 +1532,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
             printf '%s\t%s\t%s\t%s\n' "$gpu" "$round" "$name" \
               "$(CUDA_VISIBLE_DEVICES=$gpu timeout 30 .devpack/iostune replay --model googlenet \
                  --model inception_v3 --precision tf32 --db "$o/set_$gpu.db" "$@" --iters 300 2>&1 |
-                 sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+                 median_ms)"
           done
         done >"$o/gpu$gpu.tsv"
       } &
@@ -1562,7 +1564,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
           [ "$SECONDS" -lt 140 ] || break
           printf '%s\t%s\t%s\t%s\n' "$gpu" "$round" "$name" \
             "$(CUDA_VISIBLE_DEVICES=$gpu timeout 30 .devpack/iostune replay "$@" --precision tf32 \
-               --iters 300 2>&1 | sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+               --iters 300 2>&1 | median_ms)"
         done
       done >"$o/gpu$gpu.tsv" &
     done
@@ -1657,7 +1659,7 @@ s=d.get('stats',{}); print(sys.argv[1], d.get('total_seconds'), s.get('phase_sec
             --conv-choices .devpack/pin_fail.json)
           printf '%s\t%s\t%s\t%s\n' "$round" "$edges" "$model" "$(IOSTUNE_GRAPH_EDGES=$edges \
             timeout 60 .devpack/iostune replay "${args[@]}" --precision tf32 --iters 300 2>&1 |
-            sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+            median_ms)"
           [ "$SECONDS" -gt 420 ] && break 3
         done
       done
@@ -1704,7 +1706,7 @@ s=d.get('stats',{}); print(sys.argv[1], d.get('total_seconds'), s.get('phase_sec
             --conv-choices .devpack/pin_fail.json)
           printf '%s\t%s\t%s\t%s\n' "$round" "$edges" "$model" "$(CUDA_VISIBLE_DEVICES=0 \
             IOSTUNE_GRAPH_EDGES=$edges timeout 60 .devpack/iostune replay "${args[@]}" \
-            --precision tf32 --iters 300 2>&1 | sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+            --precision tf32 --iters 300 2>&1 | median_ms)"
         done
       done
     done >"$o/latency.tsv" &
@@ -1744,7 +1746,7 @@ s=d.get('stats',{}); print(sys.argv[1], d.get('total_seconds'), s.get('phase_sec
             [ "$SECONDS" -gt 400 ] && continue
             printf '%s\t%s\t%s\t%s\t%s\n' "$gpu" "$model" "$round" "$name" \
               "$(CUDA_VISIBLE_DEVICES=$gpu .devpack/iostune replay --model "$model" "$@" --iters 300 2>&1 |
-                 sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1)"
+                 median_ms)"
           done
         done
       done >"$o/gpu$gpu.tsv" &
