@@ -244,6 +244,54 @@ b16() {
     --torch-systems "$5" --compile-budget 150 --deadline "$(upto "${6:-15}")" >/dev/null 2>&1
 }
 
+# set_search_rounds DIR GPU UNTIL: the GoogLeNet + Inception V3 set (TF32 b1, each its own input)
+# searched on GPU with the CLI's defaults, its members first (each alone: back-to-back replays
+# the members' bests, as run_sets.sh does), into DIR/set_GPU.db; then the set's stored best and
+# back-to-back replayed in rounds of fresh processes until the call's UNTIL-th second, a line
+# per replay in DIR/gpuGPU.tsv (GPU, round, what, median ms).
+set_search_rounds() {
+  local dir=$1 gpu=$2 until=$3 member round what name
+  for member in googlenet inception_v3; do
+    CUDA_VISIBLE_DEVICES=$gpu timeout 150 .devpack/iostune search --model "$member" --batch 1 \
+      --precision tf32 --db "$dir/set_$gpu.db" >"$dir/${member}_$gpu.log" 2>&1
+  done
+  CUDA_VISIBLE_DEVICES=$gpu timeout 150 .devpack/iostune search --model googlenet \
+    --model inception_v3 --batch 1 --precision tf32 --db "$dir/set_$gpu.db" --format json \
+    >"$dir/search_set_$gpu.json" 2>"$dir/search_set_$gpu.log"
+  round=0
+  while [ "$SECONDS" -lt "$until" ]; do
+    round=$((round + 1))
+    for what in "coscheduled" "back-to-back --schedule-source back-to-back"; do
+      set -- $what; name=$1; shift
+      printf '%s\t%s\t%s\t%s\n' "$gpu" "$round" "$name" \
+        "$(CUDA_VISIBLE_DEVICES=$gpu timeout 30 .devpack/iostune replay --model googlenet \
+           --model inception_v3 --precision tf32 --db "$dir/set_$gpu.db" "$@" --iters 300 2>&1 |
+           median_ms)"
+    done
+  done >"$dir/gpu$gpu.tsv"
+}
+# search_key DIR GPU BINARY MODEL BATCH: MODEL searched at BATCH (TF32) by BINARY with the
+# defaults, its stats kept (DIR/MODEL_bBATCH_GPU.json), then its stored best replayed with
+# --validate --perturb 20; a line in DIR/perturb_gpuGPU.log.
+search_key() {
+  local dir=$1 gpu=$2 bin=$3 model=$4 batch=$5 key
+  key="${model}_b${batch}_$gpu"
+  CUDA_VISIBLE_DEVICES=$gpu timeout 150 "$bin" search --model "$model" --batch "$batch" \
+    --precision tf32 --db "$dir/$key.db" --format json >"$dir/$key.json" 2>"$dir/$key.log"
+  echo "== $key ($bin): search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 "$bin" replay \
+    --model "$model" --batch "$batch" --precision tf32 --db "$dir/$key.db" --validate \
+    --perturb 20 --iters 20 2>&1 | grep -E 'Validation|perturbed|rror' | tr '\n' ' ' |
+    cut -c1-200)" >>"$dir/perturb_gpu$gpu.log"
+}
+# search_stats JSON: one line of a `search --format json` result: total seconds, phase seconds,
+# the refinement's reused timings and changes kept, the final timings, what was kept, its latency.
+search_stats() {
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['stats']; r=s.get('refine', {})
+print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'reused', r.get('reused'),
+      'kept', len(r.get('kept', [])) - 1, s.get('final_timing'), d.get('kept_strategy'),
+      round(d['measured_latency_ms'], 4))" "$1" 2>&1 | cut -c1-500
+}
+
 # run_parts PART...: each PART is a function taking a GPU index; part k runs on GPU k mod the
 # host's GPU count, the parts of one GPU one after another (in the order given: put the most
 # needed first, since a one-GPU host runs them all in one call's time).
@@ -1509,38 +1557,41 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
   call118)
     # (Written in the nineteenth session, not yet run: its device time was spent.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
-    # the CLI's default budget (60 s) instead of run_sets.sh's 20 s, its members first (each
-    # alone, 60 s), on every GPU at once (four searches: how much of the result is the search's
-    # draw); each GPU's stored best and back-to-back then replayed in rounds of fresh processes
-    # until 480 s (as call117).
+    # the CLI's default budget (60 s) instead of run_sets.sh's 20 s, its members first, on every
+    # GPU at once (four searches: how much of the result is the search's draw); each GPU's
+    # stored best and back-to-back then replayed in rounds of fresh processes until 480 s (as
+    # call117).
     o=/tmp/call118; mkdir -p "$o"
     for gpu in $(nvidia-smi --query-gpu=index --format=csv,noheader); do
-      {
-        # Each member alone first, as run_sets.sh does: back-to-back runs the members' bests.
-        for member in googlenet inception_v3; do
-          CUDA_VISIBLE_DEVICES=$gpu timeout 150 .devpack/iostune search --model "$member" \
-            --batch 1 --precision tf32 --db "$o/set_$gpu.db" >"$o/${member}_$gpu.log" 2>&1
-        done
-        CUDA_VISIBLE_DEVICES=$gpu timeout 150 .devpack/iostune search --model googlenet \
-          --model inception_v3 --batch 1 --precision tf32 --db "$o/set_$gpu.db" --format json \
-          >"$o/search_$gpu.json" 2>"$o/search_$gpu.log"
-        round=0
-        while [ "$SECONDS" -lt 480 ]; do
-          round=$((round + 1))
-          for what in "coscheduled" "back-to-back --schedule-source back-to-back"; do
-            set -- $what; name=$1; shift
-            printf '%s\t%s\t%s\t%s\n' "$gpu" "$round" "$name" \
-              "$(CUDA_VISIBLE_DEVICES=$gpu timeout 30 .devpack/iostune replay --model googlenet \
-                 --model inception_v3 --precision tf32 --db "$o/set_$gpu.db" "$@" --iters 300 2>&1 |
-                 median_ms)"
-          done
-        done >"$o/gpu$gpu.tsv"
-      } &
+      set_search_rounds "$o" "$gpu" 480 &
     done
     wait
     rm -f "$o"/*.db
     cat "$o"/gpu*.tsv
     tar czf "${OUT:-device-out}/call118.tar.gz" -C /tmp call118 ;;
+  call120)
+    # call118 and the branch trial-timings-reused's call119 in one call on a 4-GPU host. GPUs 0
+    # and 1: call118's set, searched with the defaults and replayed in rounds until 380 s.
+    # GPUs 2 and 3: NASNet-A and RandWire at batch 16 and NASNet-A at batch 1 (TF32), searched
+    # with the defaults, by the branch's binary (.devpack/iostune-branch: the refinement takes
+    # the objective trial's timings of its candidates) on GPU 2 and by main's on GPU 3, side by
+    # side; each stored best replayed with --validate --perturb 20.
+    o=/tmp/call120; mkdir -p "$o"
+    set_search_rounds "$o" 0 380 &
+    set_search_rounds "$o" 1 380 &
+    for side in 2:iostune-branch 3:iostune; do
+      gpu=${side%%:*} bin=.devpack/${side#*:}
+      {
+        search_key "$o" "$gpu" "$bin" nasnet_a_large 16
+        search_key "$o" "$gpu" "$bin" randwire 16
+        search_key "$o" "$gpu" "$bin" nasnet_a_large 1
+      } &
+    done
+    wait
+    rm -f "$o"/*.db
+    cat "$o"/gpu*.tsv "$o"/perturb_gpu*.log
+    for f in "$o"/*.json; do search_stats "$f"; done
+    tar czf "${OUT:-device-out}/call120.tar.gz" -C /tmp call120 ;;
   call117)
     # How much of call115's two near misses is the draw of a fresh process (each chooses its
     # convolutions anew): GoogLeNet TF32 b1, whose stored best replayed 3.0% slower than greedy,
