@@ -1483,7 +1483,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     loop_counts "$o"
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
-  call115)
+  call115|call121)
     # The nineteenth session's first summary call (one binary for results/summary.md, with
     # call116): call91's rows again on a 4-GPU host after the PDL edges were made full and the
     # search's final timings budgeted. GPUs 0-3: Inception V3, GoogLeNet, NASNet-A, RandWire at
@@ -1492,16 +1492,19 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # GoogLeNet at batch 16 (TF32, bound, sequential, the search, the peers' CUDA graph), GPU 1
     # HRNet-W18 small v2 TF32 b1 (timm, ONNX), GPU 2 HRNet fp16 b1, GPU 3 the GoogLeNet +
     # Inception V3 set beside PyTorch's set peers.
-    o=/tmp/call115; mkdir -p "$o"
+    # call121 (twentieth session, with call122: the summary again from one binary, main's
+    # c81dfcf, after the branch trial-timings-reused was measured and left): the same but the
+    # set, which moved to call122 to be searched with the defaults.
+    c=$1 o=/tmp/$1; mkdir -p "$o"
     hrnet() {  # hrnet GPU PRECISION
-      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "call115-hrnet-$2" \
+      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "$c-hrnet-$2" \
         --out "$o" --models hrnet_w18_small_v2 --precisions "$2" --batches 1 --r 3 --s 8 \
         --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
         >"$o/hrnet_$2.log" 2>&1
     }
     {
       bench_on_gpu 0 "$o" inception_v3 "eager cudagraph compile"
-      CUDA_VISIBLE_DEVICES=0 "${run[@]}" --tag call115-b16 --out "$o" \
+      CUDA_VISIBLE_DEVICES=0 "${run[@]}" --tag "$c-b16" --out "$o" \
         --models "inception_v3 googlenet" --batches 16 --precisions tf32 --strategies ios-both \
         --baselines sequential --iters 300 --torch-systems cudagraph --deadline "$(upto 20)" \
         >/dev/null 2>&1
@@ -1510,7 +1513,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     { bench_on_gpu 2 "$o" nasnet_a_large "eager cudagraph"; hrnet 2 fp16; } &
     {
       bench_on_gpu 3 "$o" randwire "eager cudagraph compile"
-      CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call115-sets --out "$o" \
+      [ "$c" = call115 ] && CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call115-sets --out "$o" \
         --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
         --sets "googlenet+inception_v3:separate" --search-args "--time-budget 20" \
         --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline "$(upto 15)" \
@@ -1525,27 +1528,38 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     for f in "$o"/bench_*.tar.gz; do
       case $f in *hrnet*) ;; *) mv "$f" "${OUT:-device-out}/" ;; esac
     done
-    tar czf "${OUT:-device-out}/call115.tar.gz" -C /tmp call115 ;;
-  call116)
+    tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call116|call122)
     # The summary's second call, on call115's binary: call101's rows (batch 16 TF32 of
     # SqueezeNet + ResNet-50, NASNet-A and RandWire: bound, sequential, greedy, nimble, the
     # search's defaults, the peers; the sets 4x ResNet-50 on one input and Inception V3 +
     # GoogLeNet + SqueezeNet + ResNet-50 each on its own), then issue 29's perturbed replays
     # of what call115 did not cover: SqueezeNet and ResNet-50 searched at batch 1 (20 s) with
     # their bests perturbed (GPU 0), every zoo baseline perturbed (device_pass.sh perturb, GPU 3).
-    o=/tmp/call116; mkdir -p "$o"
-    { b16 "$o" 0 call116-b16-small "squeezenet1_1 resnet50" "cudagraph compile" 130
-      tune_perturb "$o" 0 squeezenet1_1 resnet50; } &
-    b16 "$o" 1 call116-b16-nasnet nasnet_a_large cudagraph &
-    b16 "$o" 2 call116-b16-randwire randwire "cudagraph compile" &
-    {
-      CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call116-sets --out "$o" \
-        --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
-        --sets "resnet50+resnet50+resnet50+resnet50:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate" \
-        --search-args "--time-budget 30" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
-        --deadline "$(upto 160)" >"$o/sets.log" 2>&1
-      OUT="$o/baselines" CUDA_VISIBLE_DEVICES=3 timeout "$(upto 5)" bash scripts/device_pass.sh \
+    # call122 (with call121): the same, but the sets, now three (GoogLeNet + Inception V3 first),
+    # are searched with the CLI's defaults (members and sets: 60 s, as call120 did; call116 gave
+    # them 30 s, call115 20 s), all of GPU 3's time; the baselines are perturbed on GPU 1 after
+    # NASNet-A.
+    c=$1 o=/tmp/$1; mkdir -p "$o"
+    baselines_perturbed() {  # baselines_perturbed GPU
+      OUT="$o/baselines" CUDA_VISIBLE_DEVICES=$1 timeout "$(upto 5)" bash scripts/device_pass.sh \
         .devpack perturb >"$o/baselines.log" 2>&1
+    }
+    sets="resnet50+resnet50+resnet50+resnet50:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate"
+    search_args=(--search-args "--time-budget 30") sets_margin=160
+    [ "$c" = call122 ] && sets="googlenet+inception_v3:separate;$sets" search_args=() sets_margin=15
+    { b16 "$o" 0 "$c-b16-small" "squeezenet1_1 resnet50" "cudagraph compile" 130
+      tune_perturb "$o" 0 squeezenet1_1 resnet50; } &
+    { b16 "$o" 1 "$c-b16-nasnet" nasnet_a_large cudagraph
+      [ "$c" = call122 ] && baselines_perturbed 1; } &
+    b16 "$o" 2 "$c-b16-randwire" randwire "cudagraph compile" &
+    {
+      CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag "$c-sets" --out "$o" \
+        --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+        --sets "$sets" "${search_args[@]}" \
+        --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+        --deadline "$(upto "$sets_margin")" >"$o/sets.log" 2>&1
+      [ "$c" = call116 ] && baselines_perturbed 3
     } &
     wait
     rm -rf "$o/db"
@@ -1553,7 +1567,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       "$o"/bench_*.log "$o/sets.log" 2>/dev/null | grep -v "^== .*batch" | cut -c1-160
     cat "$o"/perturb_gpu*.log "$o/baselines/perturb.tsv" 2>/dev/null | cut -c1-200
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
-    tar czf "${OUT:-device-out}/call116.tar.gz" -C /tmp call116 ;;
+    tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
   call118)
     # (Written in the nineteenth session, not yet run: its device time was spent.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
