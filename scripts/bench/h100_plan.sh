@@ -1796,7 +1796,7 @@ s=d.get('stats',{}); print(sys.argv[1], d.get('total_seconds'), s.get('phase_sec
     # beside process-to-process), per model three rounds of: the DB's best (what production
     # replays: the search kept greedy for GoogLeNet), the search's own schedule (id 1), greedy
     # staged, greedy and nimble in dataflow form, each in a process of its own. The DBs are
-    # call91's: `tar xzf results/device/session-2026-11-27e.tar.gz` and copy
+    # call91's: `tar xf results/device/session-2026-11-27e.tar.xz` and copy
     # bench_call91-{googlenet,randwire}/db/*_b1_ios-both.db into .devpack/db91/ (carried).
     o=/tmp/call92; mkdir -p "$o"
     for gpu in $(nvidia-smi --query-gpu=index --format=csv,noheader); do
