@@ -37,7 +37,7 @@ REPLAY_DETAIL_KEYS = ("fingerprint", "schedule_source", "strategy", "stages", "s
 # what it predicted and measured, and which schedule it kept as the DB's best.
 SEARCH_DETAIL_KEYS = ("cost_model", "simulated", "schedule_id", "best_schedule_id",
                       "kept_strategy", "sequential_kept", "baselines_latency_ms", "stages",
-                      "predicted_latency_ms",
+                      "predicted_latency_ms", "refined_from", "refine_changes",
                       "measured_latency_ms", "sequential_latency_ms", "stages_costed",
                       "cache_hits", "search_seconds", "total_seconds", "pruning")
 

@@ -43,6 +43,8 @@ SEARCH_SYSTEM = "iostune-ios-both"
 BOUND_TARGET = 1.15
 BASELINE_SYSTEMS = ("iostune-sequential", "iostune-greedy", "iostune-nimble",
                     "iostune-greedy-dataflow", "iostune-nimble-dataflow")
+# The search's contenders and a model set's baselines, as a refinement's start names them.
+BASELINE_NAMES = ("sequential", "greedy", "nimble", "back-to-back", "streams")
 # The grid the benchmark is meant to fill; combinations without a record show as "not run".
 EXPECTED_BATCHES = (1, 16)
 EXPECTED_SYSTEMS = ("torch-eager", "torch-cudagraph", "torch-compile", "iostune-sequential",
@@ -144,7 +146,8 @@ def select_rows(runs, profiles):
             row["note"] = details.get("sequential_kept_note") or (
                 "the search kept the sequential schedule (its IOS schedule measured slower end "
                 "to end), so this row replays the sequential schedule")
-        for key in ("r", "s", "cache_hits", "stages_costed", "kept_strategy"):
+        for key in ("r", "s", "cache_hits", "stages_costed", "kept_strategy", "refined_from",
+                    "refine_changes"):
             if key in details:
                 row[key] = details[key]
         if details.get("shared_stage_cache"):
@@ -296,7 +299,8 @@ def search_checks(rows):
                      and r["system"] in BASELINE_SYSTEMS and r["median_ms"] is not None]
         check = {"model": row["model"], "batch": row["batch"], "precision": row["precision"],
                  "median_ms": row["median_ms"], "x_critical_path": row.get("x_critical_path"),
-                 "kept_strategy": row.get("kept_strategy")}
+                 "kept_strategy": row.get("kept_strategy"),
+                 "unchanged_baseline": unchanged_baseline(row)}
         if check["x_critical_path"] is not None:
             check["within_bound_target"] = check["x_critical_path"] <= BOUND_TARGET
         if baselines:
@@ -307,6 +311,23 @@ def search_checks(rows):
     return checks
 
 
+def unchanged_baseline(row):
+    """The baseline whose schedule the search stored unchanged under its own name (its
+    refinement started there and kept no change), or None. Records from before 2026-11-28 do not
+    say where the refinement started: None."""
+    start, changes = row.get("refined_from"), row.get("refine_changes")
+    if not start or changes != 0:
+        return None
+    name = start.split(" ")[0]  # "nimble (dataflow)" -> "nimble"
+    return name if name in BASELINE_NAMES else None
+
+
+def own_schedule(check):
+    """Whether the DB's best is the search's own schedule: stored under the search's strategy,
+    and not a baseline's schedule it kept unchanged."""
+    return check["kept_strategy"].startswith("ios") and not check.get("unchanged_baseline")
+
+
 def search_table(checks):
     """The markdown section of search_checks: a row per key, then the counts."""
     if not checks:
@@ -315,7 +336,8 @@ def search_table(checks):
              f"`{SEARCH_SYSTEM}` (the searched schedule) of each key against its critical-path "
              f"bound (target {BOUND_TARGET:.2f}x) and the fastest baseline row of the same key "
              "(sequential, greedy or nimble, either form, each replayed in a process of its own); "
-             "`kept` is what the search stored as the DB's best.", "",
+             "`kept` is what the search stored as the DB's best (with a baseline's name when "
+             "the refinement started from that baseline's schedule and changed nothing).", "",
              "| model | batch | precision | searched ms | x bound | best baseline | vs it | kept |",
              "|---|---|---|---|---|---|---|---|"]
     for c in checks:
@@ -324,7 +346,7 @@ def search_table(checks):
                      f"{fmt_ms(c['median_ms'])} | {fmt_x(c['x_critical_path'])} | "
                      + (f"{c['best_baseline']} {fmt_ms(c['best_baseline_ms'])} | {100 * vs:+.1f}%"
                         if vs is not None else "- | -")
-                     + f" | {c.get('kept_strategy') or '-'} |")
+                     + f" | {kept_label(c)} |")
     bounded = [c for c in checks if "within_bound_target" in c]
     compared = [c for c in checks if "vs_best_baseline" in c]
     kept = [c for c in checks if c.get("kept_strategy")]
@@ -333,8 +355,14 @@ def search_table(checks):
               f"slower than its fastest baseline: "
               f"{sum(c['vs_best_baseline'] <= 0 for c in compared)} of {len(compared)}; the DB "
               f"kept the search's own schedule: "
-              f"{sum(c['kept_strategy'].startswith('ios') for c in kept)} of {len(kept)}.", ""]
+              f"{sum(own_schedule(c) for c in kept)} of {len(kept)}.", ""]
     return lines
+
+
+def kept_label(check):
+    kept = check.get("kept_strategy") or "-"
+    baseline = check.get("unchanged_baseline")
+    return f"{kept} ({baseline}'s schedule, unchanged)" if baseline and kept != baseline else kept
 
 
 def provenance(runs, profiles):
@@ -895,6 +923,19 @@ def self_test():
               "(1.25x, over 1.15x)")
         check("vs_best_baseline" not in searched.get(("googlenet", 16, "tf32"), {"x": 1}),
               "a key without baseline rows is not compared")
+        unchanged = {"kept_strategy": "ios-both", "refined_from": "nimble (dataflow)",
+                     "refine_changes": 0}
+        check(unchanged_baseline(unchanged) == "nimble" and
+              unchanged_baseline({**unchanged, "refine_changes": 2}) is None and
+              unchanged_baseline({**unchanged, "refined_from": "ios-both (staged)"}) is None and
+              unchanged_baseline({"kept_strategy": "ios-both"}) is None,
+              "a baseline's schedule stored unchanged is named; a changed one, the search's own "
+              "start, or a record without the fields is not")
+        named = {"kept_strategy": "ios-both", "unchanged_baseline": "nimble"}
+        check(not own_schedule(named) and own_schedule({"kept_strategy": "ios-both"}) and
+              not own_schedule({"kept_strategy": "greedy"}) and
+              kept_label(named) == "ios-both (nimble's schedule, unchanged)",
+              "the search's own schedule counts only when it is not a baseline's, unchanged")
         check("## The search against its bound and the baselines (issue 25)" in md and
               "| googlenet | 1 | tf32 | 1.000 | 1.25x | iostune-sequential 1.800 | -44.4% | - |"
               in md, "the search table's row")
