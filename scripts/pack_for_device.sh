@@ -31,3 +31,12 @@ mkdir -p "$(git rev-parse --git-dir)/info"
 exclude="$(git rev-parse --git-dir)/info/exclude"
 grep -qx '/.devpack/' "$exclude" 2>/dev/null || echo '/.devpack/' >> "$exclude"
 du -sh .devpack
+# A device call carries the tracked tree and what it carries (.devpack) up to 64 MiB in all;
+# say so here rather than have the call refused.
+tree=$(git ls-files -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
+pack=$(du -sb .devpack | cut -f1)
+if [ $((tree + pack)) -gt $((64 * 1024 * 1024)) ]; then
+    echo "warning: the tracked tree ($((tree >> 20)) MiB) and .devpack ($((pack >> 20)) MiB) are" \
+         "over a device call's 64 MiB; remove what the call does not need from .devpack" \
+         "(e.g. test_gpu.gz when it runs no [gpu] test)" >&2
+fi
