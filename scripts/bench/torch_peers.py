@@ -444,9 +444,13 @@ def provenance(device_kind):
 
 
 def repo_commit():
-    """The commit of these scripts (the checkout may be a plain copy without .git)."""
+    """The commit of these scripts (the checkout may be a plain copy without .git), "-dirty"
+    when the files differ from it: a device call's copy of the tree has run with a .git older
+    than its files (2026-11-28: d5f41ce for scripts of 1da0097)."""
     try:
-        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+        done = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7",
+                               "--exclude=*"],
+                              capture_output=True,
                               text=True, timeout=10, cwd=os.path.dirname(os.path.abspath(__file__)))
         return done.stdout.strip() if done.returncode == 0 else "unknown"
     except (OSError, subprocess.TimeoutExpired):
