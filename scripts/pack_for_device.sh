@@ -31,8 +31,8 @@ mkdir -p "$(git rev-parse --git-dir)/info"
 exclude="$(git rev-parse --git-dir)/info/exclude"
 grep -qx '/.devpack/' "$exclude" 2>/dev/null || echo '/.devpack/' >> "$exclude"
 du -sh .devpack
-# A device call carries the tracked tree and what it carries (.devpack) up to 64 MiB in all;
-# say so here rather than have the call refused.
+# A device call takes the tracked tree plus .devpack, 64 MiB in all: warn here rather than
+# have the call refused.
 tree=$(git ls-files -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
 pack=$(du -sb .devpack | cut -f1)
 if [ $((tree + pack)) -gt $((64 * 1024 * 1024)) ]; then

@@ -1513,7 +1513,8 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     { bench_on_gpu 2 "$o" nasnet_a_large "eager cudagraph"; hrnet 2 fp16; } &
     {
       bench_on_gpu 3 "$o" randwire "eager cudagraph compile"
-      [ "$c" = call115 ] && CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag call115-sets --out "$o" \
+      [ "$c" = call115 ] && CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh \
+        --tag call115-sets --out "$o" \
         --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
         --sets "googlenet+inception_v3:separate" --search-args "--time-budget 20" \
         --torch-systems "cudagraph-back-to-back cudagraph-streams" --deadline "$(upto 15)" \
@@ -1569,7 +1570,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
   call118)
-    # (Written in the nineteenth session, not yet run: its device time was spent.) Issue 25's
+    # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
     # the CLI's default budget (60 s) instead of run_sets.sh's 20 s, its members first, on every
     # GPU at once (four searches: how much of the result is the search's draw); each GPU's
@@ -1584,7 +1585,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     cat "$o"/gpu*.tsv
     tar czf "${OUT:-device-out}/call118.tar.gz" -C /tmp call118 ;;
   call120)
-    # call118 and the branch trial-timings-reused's call119 in one call on a 4-GPU host. GPUs 0
+    # call118 and the branch trial-timings-reused's measurement in one call on a 4-GPU host. GPUs 0
     # and 1: call118's set, searched with the defaults and replayed in rounds until 380 s.
     # GPUs 2 and 3: NASNet-A and RandWire at batch 16 and NASNet-A at batch 1 (TF32), searched
     # with the defaults, by the branch's binary (.devpack/iostune-branch: the refinement takes

@@ -360,6 +360,7 @@ def search_table(checks):
 
 
 def kept_label(check):
+    """The table's `kept` cell: the stored strategy, and the baseline whose schedule it is."""
     kept = check.get("kept_strategy") or "-"
     baseline = check.get("unchanged_baseline")
     return f"{kept} ({baseline}'s schedule, unchanged)" if baseline and kept != baseline else kept
