@@ -58,8 +58,18 @@ Schedule back_to_back_schedule(const Graph& set, const MemberScheduleLookup& loo
     for (size_t i = 0; i < set.members().size(); ++i) {
         const GraphMember& m = set.members()[i];
         if (std::optional<MemberSchedule> found = lookup(m)) {
+            // Back to back is one schedule, staged; a member's dataflow schedule (stages as
+            // groupings, call120: GoogLeNet's 75 stages for 81 ops) runs with a barrier after
+            // every stage there, nearly one op at a time, and the baseline is slower than the
+            // member alone.
+            const bool dataflow = found->schedule.form == ScheduleForm::Dataflow;
             schedules.push_back(std::move(found->schedule));
-            sources.push_back(fmt::format("{}: {}", m.name, found->source));
+            sources.push_back(fmt::format(
+                "{}: {}{}", m.name, found->source,
+                dataflow ? "; warning: that schedule is in dataflow form, which back to back "
+                           "runs staged, so this baseline is slower than the member alone "
+                           "(compare the set with the members' own replays instead)"
+                         : ""));
         } else {
             schedules.push_back(sequential_schedule(member_graph(set, int(i))));
             sources.push_back(fmt::format("{}: sequential (no schedule stored for it; search it "

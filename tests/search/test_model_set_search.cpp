@@ -1,7 +1,12 @@
 // Searching a model set (model_set.h) as one graph, and its baselines.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "search/baselines.h"
 #include "search/ios_search.h"
@@ -93,6 +98,23 @@ TEST_CASE("the streams and back-to-back baselines of a set", "[model_set][baseli
     CHECK(all.size() == a_stages + make_baseline("nimble", b).flat_stages().size());
     for (size_t i = 0; i < all.size(); ++i) CHECK(members_in(set, all[i]) == 1);
     CHECK(set.member_of(all[a_stages].groups[0][0]) == 1);
+
+    // A member's dataflow schedule runs staged back to back: its source line says so.
+    std::vector<std::string> sources;
+    const Schedule looked_up = back_to_back_schedule(
+        set,
+        [&](const GraphMember& m) -> std::optional<MemberSchedule> {
+            const Graph& g = m.name == a.name() ? a : b;
+            return MemberSchedule{m.name == a.name() ? make_baseline("greedy", g)
+                                                     : with_form(make_baseline("nimble", g),
+                                                                 ScheduleForm::Dataflow),
+                                  "test"};
+        },
+        sources);
+    CHECK(looked_up.form == ScheduleForm::Staged);
+    REQUIRE(sources.size() == 2);
+    CHECK(sources[0] == fmt::format("{}: test", a.name()));
+    CHECK_THAT(sources[1], Catch::Contains("dataflow form") && Catch::Contains("runs staged"));
 
     CHECK_THROWS_WITH(make_baseline("streams", a), Catch::Contains("model set"));
     CHECK_THROWS_WITH(back_to_back_schedule(set, {make_baseline("greedy", a)}),
