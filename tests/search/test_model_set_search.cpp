@@ -104,10 +104,8 @@ TEST_CASE("the streams and back-to-back baselines of a set", "[model_set][baseli
     const Schedule looked_up = back_to_back_schedule(
         set,
         [&](const GraphMember& m) -> std::optional<MemberSchedule> {
-            const Graph& g = m.name == a.name() ? a : b;
-            return MemberSchedule{m.name == a.name() ? make_baseline("greedy", g)
-                                                     : with_form(make_baseline("nimble", g),
-                                                                 ScheduleForm::Dataflow),
+            if (m.name == a.name()) return MemberSchedule{make_baseline("greedy", a), "test"};
+            return MemberSchedule{with_form(make_baseline("nimble", b), ScheduleForm::Dataflow),
                                   "test"};
         },
         sources);
