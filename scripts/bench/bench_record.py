@@ -1,4 +1,8 @@
-"""The raw benchmark record: one JSON file per measured (model, batch, precision, system) run.
+"""The raw benchmark record: one JSON file per measured (model, batch, precision, system) run,
+packed at the end of a session into one JSON Lines file per folder (pack_records), so that
+results/raw holds a few files, not thousands.
+
+  python3 scripts/bench/bench_record.py pack results/raw session-2026-11-29
 
 Every producer (torch_peers.py, record_iostune.py) writes records through this module and
 summarize.py reads them through it, so the schema (documented in results/README.md) lives in one
@@ -231,27 +235,87 @@ def write_record(raw_dir, record):
     return path
 
 
+PACK_SUFFIX = ".jsonl"
+
+
+def _read_json(text, source):
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"{source}: malformed JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise RecordError(f"{source}: expected a JSON object")
+    return value
+
+
+def _file_records(path):
+    """(name, record) of a record file, or of each line of a pack ({"file", "record"})."""
+    with open(path, encoding="utf-8") as f:
+        if not path.endswith(PACK_SUFFIX):
+            return [(os.path.basename(path), _read_json(f.read(), path))]
+        entries = []
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                entry = _read_json(line, f"{path}:{number}")
+                if not isinstance(entry.get("file"), str) or not isinstance(entry.get("record"),
+                                                                            dict):
+                    raise RecordError(f"{path}:{number}: expected {{\"file\": name, "
+                                      f"\"record\": object}}")
+                entries.append((entry["file"], entry["record"]))
+        return entries
+
+
 def load_records(raw_dir):
-    """(runs, profiles): every record under raw_dir, each with its file path in '_path'."""
+    """(runs, profiles): every record under raw_dir, loose or packed, each with the path of its
+    own file in '_path' (a packed one: the path it had before packing). A record found twice
+    (a tag unpacked again after its records were packed) is an error."""
     runs, profiles = [], []
     for folder, kind, validate in ((RUNS_DIR, runs, validate_run),
                                    (PROFILES_DIR, profiles, validate_profile)):
         root = os.path.join(raw_dir, folder)
         if not os.path.isdir(root):
             continue
+        seen = set()
         for dirpath, _, names in os.walk(root):
             for name in sorted(names):
-                if not name.endswith(".json"):
+                if not name.endswith((".json", PACK_SUFFIX)):
                     continue
-                path = os.path.join(dirpath, name)
-                try:
-                    with open(path, encoding="utf-8") as f:
-                        record = json.load(f)
-                except json.JSONDecodeError as e:
-                    raise RecordError(f"{path}: malformed JSON: {e}") from None
-                if not isinstance(record, dict):
-                    raise RecordError(f"{path}: expected a JSON object")
-                validate(record, path)
-                record["_path"] = path
-                kind.append(record)
+                for record_name, record in _file_records(os.path.join(dirpath, name)):
+                    path = os.path.join(dirpath, record_name)
+                    if path in seen:
+                        raise RecordError(f"{path}: the record is there twice (loose and "
+                                          "packed, or in two packs)")
+                    seen.add(path)
+                    validate(record, path)
+                    record["_path"] = path
+                    kind.append(record)
     return runs, profiles
+
+
+def pack_records(raw_dir, name):
+    """Moves the loose record files of raw_dir's runs/ and profiles/ into <folder>/NAME.jsonl,
+    a line each ({"file": its name, "record": it}); load_records reads them as before. Returns
+    how many it packed."""
+    packed = 0
+    for folder in (RUNS_DIR, PROFILES_DIR):
+        root = os.path.join(raw_dir, folder)
+        names = sorted(n for n in os.listdir(root) if n.endswith(".json")) \
+            if os.path.isdir(root) else []
+        if not names:
+            continue
+        lines = [json.dumps({"file": n, "record": _file_records(os.path.join(root, n))[0][1]},
+                            separators=(",", ":")) for n in names]
+        with open(os.path.join(root, name + PACK_SUFFIX), "a", encoding="utf-8") as out:
+            out.write("\n".join(lines) + "\n")
+        for n in names:
+            os.remove(os.path.join(root, n))
+        packed += len(names)
+    return packed
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) != 4 or sys.argv[1] != "pack":
+        sys.exit("usage: bench_record.py pack RAW_DIR NAME   (e.g. results/raw session-2026-11-29)")
+    print(f"{pack_records(sys.argv[2], sys.argv[3])} records packed into "
+          f"{sys.argv[2]}/{{{RUNS_DIR},{PROFILES_DIR}}}/{sys.argv[3]}{PACK_SUFFIX}")

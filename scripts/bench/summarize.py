@@ -999,6 +999,22 @@ def self_test():
                 check(False, f"precision {bad!r} is refused")
             except bench_record.RecordError as e:
                 check(why in str(e) and "precision" in str(e), f"precision refusal says why: {e}")
+        # A session's records packed into one file per folder read back the same, and a record
+        # then unpacked again loose is refused, not counted twice.
+        loose = bench_record.load_records(raw)
+        packed_count = bench_record.pack_records(raw, "session")
+        check(packed_count == len(loose[0]) + len(loose[1]) and
+              sorted(os.listdir(os.path.join(raw, "runs"))) == ["session.jsonl"] and
+              bench_record.load_records(raw) == loose,
+              "packed records load as they did loose, with the same paths")
+        first = loose[0][0]
+        with open(first["_path"], "w", encoding="utf-8") as f:
+            json.dump({k: v for k, v in first.items() if k != "_path"}, f)
+        try:
+            bench_record.load_records(raw)
+            check(False, "a record both loose and packed is refused")
+        except bench_record.RecordError as e:
+            check("twice" in str(e), f"the double record is named: {e}")
         # One session, one binary: --since drops older records; a row from another binary and
         # a row faster than its bound are marked.
         session = os.path.join(tmp, "session")
