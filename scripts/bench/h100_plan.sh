@@ -284,11 +284,11 @@ search_key() {
     cut -c1-200)" >>"$dir/perturb_gpu$gpu.log"
 }
 # search_stats JSON: one line of a `search --format json` result: total seconds, phase seconds,
-# the refinement's reused timings and changes kept, the final timings, what was kept, its latency.
+# the refinement's changes kept, the final timings, what was kept, its latency.
 search_stats() {
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['stats']; r=s.get('refine', {})
-print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'reused', r.get('reused'),
-      'kept', len(r.get('kept', [])) - 1, s.get('final_timing'), d.get('kept_strategy'),
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['stats']
+print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'changes',
+      d.get('refine_changes'), s.get('final_timing'), d.get('kept_strategy'),
       round(d['measured_latency_ms'], 4))" "$1" 2>&1 | cut -c1-500
 }
 
