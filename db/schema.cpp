@@ -125,12 +125,6 @@ std::string newer_version_message(const Connection& connection, int found) {
         connection.path(), found, latest_schema_version(), kVersion, kGitCommit);
 }
 
-int count_tables(const Connection& connection) {
-    Statement query(connection, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
-    query.step();
-    return static_cast<int>(query.column_int(0));
-}
-
 }  // namespace
 
 const std::vector<Migration>& migrations() {
@@ -154,11 +148,17 @@ int schema_version(const Connection& connection) {
 }
 
 void check_migratable(const Connection& connection) {
-    const int found = schema_version(connection);
-    if (found > latest_schema_version()) throw Error(newer_version_message(connection, found));
+    // One statement, so one snapshot: read apart, another process's migration could commit
+    // between the version (0) and the tables (some), and a fresh DB would look foreign.
     // Reading the schema makes SQLite parse its pages, so a damaged file fails here, before
     // anything (the switch to WAL, a migration) writes to it.
-    const int tables = count_tables(connection);
+    Statement query(connection,
+                    "SELECT (SELECT user_version FROM pragma_user_version), "
+                    "(SELECT count(*) FROM sqlite_schema WHERE type = 'table')");
+    query.step();
+    const int found = static_cast<int>(query.column_int(0));
+    const int tables = static_cast<int>(query.column_int(1));
+    if (found > latest_schema_version()) throw Error(newer_version_message(connection, found));
     if (found == 0 && tables > 0) {
         throw Error(fmt::format(
             "Database '{}' is an SQLite file but not an iostune database (it has tables and no "
