@@ -4,7 +4,7 @@
 //                 members, each running its ops in order (what a user gets by launching each
 //                 model from a stream of its own)
 //   back-to-back  the members' own schedules (their best stored ones, or any given) one after
-//                 another: the set run one model at a time
+//                 another, each in its own form: the set run one model at a time
 #pragma once
 
 #include <functional>
@@ -21,7 +21,8 @@ namespace iostune {
 Schedule member_streams_schedule(const Graph& set);
 
 // `member_schedules[i]` is a schedule of member i on its own (member_graph(set, i)); each is
-// validated against that member, then renumbered into the set's ids.
+// validated against that member, then renumbered into the set's ids. Staged when every member
+// is; else dataflow, with barriers that keep each member's own ordering and the models apart.
 Schedule back_to_back_schedule(const Graph& set, const std::vector<Schedule>& member_schedules);
 
 // A member's own schedule, found somewhere (its best stored one), and a word on where from.

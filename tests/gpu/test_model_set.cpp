@@ -78,10 +78,15 @@ TEST_CASE("a model set's schedules give each model's own output", "[gpu][model_s
     std::vector<Schedule> member_schedules;
     for (int m = 0; m < int(set.members().size()); ++m)
         member_schedules.push_back(make_baseline("greedy", member_graph(set, m)));
+    // Back to back with the first member in dataflow form: the set's schedule is dataflow with
+    // barriers, each member in its own form.
+    std::vector<Schedule> mixed_forms = member_schedules;
+    mixed_forms[0] = with_form(mixed_forms[0], ScheduleForm::Dataflow);
     const std::vector<std::pair<std::string, Schedule>> schedules = {
         {"searched", ios_search(set, sim, search).schedule},
         {"streams", member_streams_schedule(set)},
         {"back-to-back", back_to_back_schedule(set, member_schedules)},
+        {"back-to-back, member forms", back_to_back_schedule(set, mixed_forms)},
         {"greedy", make_baseline("greedy", set)},
     };
     Engine engine(set, options);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "search/sim_cost_model.h"
 #include "search/device_profile.h"
 #include "src/model_set.h"
+#include "src/stream_program.h"
 #include "src/zoo/zoo.h"
 
 using namespace iostune;
@@ -99,24 +101,85 @@ TEST_CASE("the streams and back-to-back baselines of a set", "[model_set][baseli
     for (size_t i = 0; i < all.size(); ++i) CHECK(members_in(set, all[i]) == 1);
     CHECK(set.member_of(all[a_stages].groups[0][0]) == 1);
 
-    // A member's dataflow schedule runs staged back to back: its source line says so.
+    // Looked up: each member's source line.
     std::vector<std::string> sources;
     const Schedule looked_up = back_to_back_schedule(
         set,
         [&](const GraphMember& m) -> std::optional<MemberSchedule> {
             if (m.name == a.name()) return MemberSchedule{make_baseline("greedy", a), "test"};
-            return MemberSchedule{with_form(make_baseline("nimble", b), ScheduleForm::Dataflow),
-                                  "test"};
+            return std::nullopt;
         },
         sources);
-    CHECK(looked_up.form == ScheduleForm::Staged);
+    CHECK(looked_up.form == ScheduleForm::Staged);  // all members staged: staged
     REQUIRE(sources.size() == 2);
     CHECK(sources[0] == fmt::format("{}: test", a.name()));
-    CHECK_THAT(sources[1], Catch::Contains("dataflow form") && Catch::Contains("runs staged"));
+    CHECK_THAT(sources[1], Catch::Contains("sequential"));
 
     CHECK_THROWS_WITH(make_baseline("streams", a), Catch::Contains("model set"));
     CHECK_THROWS_WITH(back_to_back_schedule(set, {make_baseline("greedy", a)}),
                       Catch::Contains("1 member schedules"));
     // A member schedule for another model is refused, not renumbered into nonsense.
     CHECK_THROWS(back_to_back_schedule(set, {make_baseline("greedy", b), make_baseline("greedy", a)}));
+}
+
+namespace {
+
+// Every two ops of `member` are ordered alike in its program alone and in the set's (where its
+// ids start at `offset`): one launch before the other in one exactly when in the other.
+void check_same_order(const Graph& member, const StreamProgram& alone, const StreamProgram& in_set,
+                      int offset) {
+    for (int x = 0; x < member.size(); ++x)
+        for (int y = 0; y < member.size(); ++y) {
+            const int ax = alone.launch_of(x), ay = alone.launch_of(y);
+            const int sx = in_set.launch_of(x + offset), sy = in_set.launch_of(y + offset);
+            if (ax == ay) continue;
+            INFO("ops " << x << " and " << y << " of " << member.name());
+            REQUIRE(alone.happens_before(ax, ay) == in_set.happens_before(sx, sy));
+        }
+}
+
+}  // namespace
+
+TEST_CASE("back to back runs each member in its own form, one model after the other",
+          "[model_set][baselines]") {
+    const Graph a = build_zoo_model("googlenet", 1);
+    const Graph b = build_zoo_model("squeezenet1_1", 1);
+    const Graph c = build_zoo_model("inception_v3", 1);
+    const Graph set = combine_models({a, b, c}, SetInputs::Separate);
+    // call120's case: a member's best is a dataflow schedule; staged members beside it.
+    const Schedule a_own = with_form(make_baseline("greedy", a), ScheduleForm::Dataflow);
+    const Schedule b_own = make_baseline("nimble", b);
+    const Schedule c_own = make_baseline("greedy", c);
+    const Schedule b2b = back_to_back_schedule(set, {a_own, b_own, c_own});
+    REQUIRE_NOTHROW(validate(set, b2b));
+    CHECK(b2b.form == ScheduleForm::Dataflow);
+    CHECK_FALSE(b2b.barriers.empty());
+
+    // Inside each member, launches are ordered exactly as the member alone orders them: the
+    // dataflow member keeps its freedom, a staged member its barriers.
+    const StreamProgram in_set(set, b2b);
+    const std::vector<std::pair<const Graph*, const Schedule*>> members = {
+        {&a, &a_own}, {&b, &b_own}, {&c, &c_own}};
+    for (size_t m = 0; m < members.size(); ++m) {
+        const auto& [graph, own] = members[m];
+        check_same_order(*graph, StreamProgram(*graph, *own), in_set, set.members()[m].first_op);
+    }
+    // One model after the other: every launch of a member before every launch of the next.
+    for (size_t m = 0; m + 1 < members.size(); ++m) {
+        const GraphMember& now = set.members()[m];
+        const GraphMember& next = set.members()[m + 1];
+        for (int x = now.first_op; x < now.end_op; ++x)
+            for (int y = next.first_op; y < next.end_op; ++y)
+                REQUIRE(in_set.happens_before(in_set.launch_of(x), in_set.launch_of(y)));
+    }
+
+    // A dataflow member's own barriers (a memory limit's) come along, shifted to its stages.
+    Schedule c_flow = with_form(c_own, ScheduleForm::Dataflow);
+    c_flow.barriers = {3};
+    const Schedule shifted = back_to_back_schedule(set, {a_own, b_own, c_flow});
+    REQUIRE_NOTHROW(validate(set, shifted));
+    const int c_first = int(a_own.flat_stages().size() + b_own.flat_stages().size());
+    CHECK(std::count(shifted.barriers.begin(), shifted.barriers.end(), c_first + 3) == 1);
+    check_same_order(c, StreamProgram(c, c_flow), StreamProgram(set, shifted),
+                     set.members()[2].first_op);
 }
