@@ -476,8 +476,9 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     result.dp_form = faster_form(result.refine, searched.name);
     result.dp = timed(fitter.fit(with_form(searched.schedule, result.dp_form)));
     for (Baseline& b : baselines) {
-        // Back to back means one model after another: staged. (Its dataflow form runs the
-        // models side by side, a candidate the refinement may well start from.)
+        // Back to back keeps the form it was built in, each member's own (model_set_baselines.h).
+        // (Its dataflow form without barriers runs the models side by side, a candidate the
+        // refinement may well start from.)
         if (b.name != "back-to-back")
             b.schedule = with_form(b.schedule, faster_form(result.refine, b.name));
         b.schedule = fitter.fit(b.schedule);  // the contest's baselines run in the limit too
