@@ -399,6 +399,21 @@ TEST_CASE("memory audit: model sets side by side, back to back and co-scheduled"
         CHECK(plan_memory(*g, b2b, options(Precision::Tf32, TensorLayout::Nhwc)).shared_bytes <
               plan_memory(*g, all[0].second, options(Precision::Tf32, TensorLayout::Nhwc))
                   .shared_bytes);
+        // Back to back in the members' own forms (the first dataflow, the second staged): a
+        // dataflow schedule with barriers, audited as built, and its barrier between the models
+        // still lets the second take the first one's bytes.
+        const Schedule mixed = back_to_back_schedule(
+            *g, {with_form(make_baseline("greedy", member_graph(*g, 0)), ScheduleForm::Dataflow),
+                 make_baseline("nimble", member_graph(*g, 1))});
+        REQUIRE(mixed.form == ScheduleForm::Dataflow);
+        for (const MemoryPlanOptions& o : {options(Precision::Tf32, TensorLayout::Nhwc),
+                                           options(Precision::Fp16, TensorLayout::Nchw)}) {
+            const MemoryPlan plan = plan_memory(*g, mixed, o);
+            const StreamProgram program(*g, mixed);
+            const auto conflicts = find_memory_conflicts(*g, plan, program);
+            if (!conflicts.empty()) FAIL(describe_conflict(*g, plan, program, conflicts[0]));
+            CHECK(plan.shared_bytes < plan_memory(*g, all[0].second, o).shared_bytes);
+        }
     }
 }
 
