@@ -46,7 +46,7 @@ struct ReplayCommandOptions {
     std::string times_out;
     std::string schedule_source = "db";
     std::string schedule_file;  // a schedule's JSON, e.g. from a search's bug report
-    std::string form = "staged";  // of a baseline computed here
+    std::string form;  // of a baseline computed here; empty: its own (back to back: members')
     double memory_limit = 0;      // a baseline computed here fitted into it (0: as it is)
     std::int64_t schedule_id = 0;
     std::string format = "table";
@@ -281,14 +281,19 @@ void run_replay(const ReplayCommandOptions& o) {
         const Schedule baseline = o.schedule_source == "back-to-back"
                                       ? stored_back_to_back(graph, o)
                                       : make_baseline(o.schedule_source, graph, nullptr);
-        Schedule schedule =
-            with_form(baseline, o.form == "dataflow" ? ScheduleForm::Dataflow : ScheduleForm::Staged);
+        // Back to back keeps each member's own form (its barriers) unless --form asks for one.
+        const bool as_built = o.form.empty() && o.schedule_source == "back-to-back";
+        Schedule schedule = as_built ? baseline
+                                     : with_form(baseline, o.form == "dataflow"
+                                                               ? ScheduleForm::Dataflow
+                                                               : ScheduleForm::Staged);
         if (o.memory_limit > 0) {
             // As a search with this limit would time it (memory_fit.h), on the CPU plan.
             MemoryPlanOptions plan;
             plan.precision = precision_from_string(o.precision);
             plan.layout = layout_choice(o.layout).value_or(default_layout(plan.precision));
-            schedule = MemoryFitter(graph, plan, o.memory_limit).fit(schedule);
+            const MemoryFitter fitter(graph, plan, o.memory_limit);
+            schedule = as_built ? fitter.fit_as_built(schedule) : fitter.fit(schedule);
         }
         options.schedule_json = schedule_to_json(schedule).dump();
         options.schedule_name = o.schedule_source;
@@ -450,10 +455,10 @@ void add_replay_command(CLI::App& app) {
                                "back-to-back"}))
         ->capture_default_str();
     cmd->add_option("--form", o->form,
-                    "how a baseline's stages run: staged (each stage a barrier) or dataflow "
-                    "(each launch waits for its inputs only); a stored schedule runs in its own")
-        ->check(CLI::IsMember({"staged", "dataflow"}))
-        ->capture_default_str();
+                    "how a baseline's stages run: staged (each stage a barrier, the default) or "
+                    "dataflow (each launch waits for its inputs only); a stored schedule runs in "
+                    "its own, back-to-back in each model's own unless this is given")
+        ->check(CLI::IsMember({"staged", "dataflow"}));
     cmd->add_option("--memory-limit", o->memory_limit,
                     "fit a baseline into RATIO x the sequential liveness bound first, as a search "
                     "with that limit times it (docs/memory.md); 0: as it is")

@@ -222,4 +222,9 @@ Schedule MemoryFitter::fit(const Schedule& schedule) const {
     return remember(best);
 }
 
+Schedule MemoryFitter::fit_as_built(const Schedule& schedule) const {
+    if (!limited() || arena_bytes(schedule) <= limit_) return schedule;
+    return fit(schedule);
+}
+
 }  // namespace iostune

@@ -48,6 +48,10 @@ public:
     // `schedule` when its arena fits; else it with stages cut (and barriers, if dataflow) until
     // it fits, or the smallest arena the cuts reached. Valid whenever `schedule` is.
     Schedule fit(const Schedule& schedule) const;
+    // `schedule` itself, its barriers included, when its arena fits; else fit(schedule). For a
+    // schedule whose barriers mean something of their own (back to back: one model after the
+    // other), which fit() would clear and place afresh.
+    Schedule fit_as_built(const Schedule& schedule) const;
 
 private:
     const Graph& graph_;

@@ -479,9 +479,11 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         // Back to back keeps the form it was built in, each member's own (model_set_baselines.h).
         // (Its dataflow form without barriers runs the models side by side, a candidate the
         // refinement may well start from.)
+        // The contest's baselines run in the limit too.
         if (b.name != "back-to-back")
-            b.schedule = with_form(b.schedule, faster_form(result.refine, b.name));
-        b.schedule = fitter.fit(b.schedule);  // the contest's baselines run in the limit too
+            b.schedule = fitter.fit(with_form(b.schedule, faster_form(result.refine, b.name)));
+        else
+            b.schedule = fitter.fit_as_built(b.schedule);
         b.timing = timed(b.schedule);
     }
     settle_close_contest(engine, result, baselines, final_timing, notice);

@@ -413,6 +413,15 @@ TEST_CASE("memory audit: model sets side by side, back to back and co-scheduled"
             const auto conflicts = find_memory_conflicts(*g, plan, program);
             if (!conflicts.empty()) FAIL(describe_conflict(*g, plan, program, conflicts[0]));
             CHECK(plan.shared_bytes < plan_memory(*g, all[0].second, o).shared_bytes);
+            // Within a limit it meets, fit() would clear its barriers (placing the fitter's
+            // own: the models side by side); fit_as_built keeps it back to back.
+            const MemoryFitter loose(*g, o, 100.0);
+            CHECK(loose.fit_as_built(mixed) == mixed);
+            CHECK(loose.fit(mixed).barriers.empty());
+            // Below the sequential bound it cannot fit as it is: fitted like any schedule.
+            const MemoryFitter tight(*g, o, 0.5);
+            REQUIRE(tight.arena_bytes(mixed) > tight.limit_bytes());
+            CHECK(tight.fit_as_built(mixed) == tight.fit(mixed));
         }
     }
 }
