@@ -45,8 +45,9 @@ public:
     // The plan's arena (shared and I/O regions) for `schedule` under these options.
     int64_t arena_bytes(const Schedule& schedule) const;
 
-    // `schedule` when its arena fits; else it with stages cut (and barriers, if dataflow) until
-    // it fits, or the smallest arena the cuts reached. Valid whenever `schedule` is.
+    // `schedule` without its barriers (taken as an earlier fit's, placed afresh) when that
+    // arena fits; else it with stages cut (and barriers, if dataflow) until it fits, or the
+    // smallest arena the cuts reached. Valid whenever `schedule` is.
     Schedule fit(const Schedule& schedule) const;
     // `schedule` itself, its barriers included, when its arena fits; else fit(schedule). For a
     // schedule whose barriers mean something of their own (back to back: one model after the
