@@ -34,6 +34,7 @@
 #include "tuning/job_device.h"
 #include "tuning/measured_cost_model.h"
 #include "tuning/measured_schedule_evaluator.h"
+#include "tuning/objective_trial.h"
 #include "tuning/output_divergence.h"
 #include "tuning/schedule_contest.h"
 #include "tuning/sqlite_stage_cache.h"
@@ -225,7 +226,7 @@ std::vector<RefineCandidate> refine_candidates(const Graph& graph, const RefineC
 Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>& candidates,
                          const TuningOptions& options, TensorLayout layout,
                          const ConvChoices& known, const MemoryFitter& fitter,
-                         nlohmann::json& record,
+                         const std::function<double()>& budget_left_s, nlohmann::json& record,
                          const std::function<void(const std::string&)>& notice) {
     const std::vector<ConvObjective>& objectives = options.conv_objectives;
     if (objectives.empty()) throw Error("the search needs at least one convolution objective");
@@ -236,7 +237,20 @@ Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>&
     if (objectives.size() == 1) return engine_for(objectives.front());
     std::optional<Engine> chosen;
     double chosen_ms = 0;
+    double last_trial_s = 0;
     for (const ConvObjective objective : objectives) {
+        // A trial is optional; the refinement and the final timings come after it regardless.
+        if (chosen && !another_objective_fits(budget_left_s(), last_trial_s)) {
+            record[to_string(objective)] = {{"skipped", "time budget"},
+                                            {"budget_left_s", budget_left_s()},
+                                            {"last_trial_s", last_trial_s}};
+            notice(fmt::format("convolutions chosen {}: not tried, {:.1f} s of the time budget "
+                               "left and a trial took {:.1f} s (the refinement and the final "
+                               "timings need about as much again each)",
+                               objective == ConvObjective::Alone ? "to run alone" : "to co-run",
+                               budget_left_s(), last_trial_s));
+            continue;
+        }
         const auto begin = Clock::now();
         Engine engine = engine_for(objective);
         const double setup_s = seconds_since(begin);
@@ -258,9 +272,11 @@ Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>&
                 }
             }
         }
+        last_trial_s = seconds_since(begin);
         if (!fastest) continue;
         record[to_string(objective)] = {
             {"ms", *fastest}, {"from", from}, {"engine_seconds", setup_s},
+            {"trial_seconds", last_trial_s},
             {"pinned", engine.pinned_conv_count()}, {"convolutions", engine.conv_count()}};
         notice(fmt::format("convolutions chosen {}: fastest start {:.4f} ms ({}); engine set up "
                            "in {:.1f} s, {} of {} convolutions pinned from the store",
@@ -336,7 +352,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
     EndToEnd result;
     Engine engine = end_to_end_engine(graph, candidates, options, layout, known, fitter,
-                                      result.conv_objective, notice);
+                                      budget_left_s, result.conv_objective, notice);
     const EngineOptions& engine_options = engine.options();
     engine.set_random_inputs(7);
 

@@ -1569,6 +1569,34 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     cat "$o"/perturb_gpu*.log "$o/baselines/perturb.tsv" 2>/dev/null | cut -c1-200
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call123)
+    # (Branch objective-trial-budget, written in the twentieth session, not yet run.) The
+    # second convolution objective's trial is skipped when less than three trials' time is left
+    # (tuning/objective_trial.h): NASNet-A b16 took 65.3 s of a 60 s budget in call122. The
+    # branch's binary (.devpack/iostune-branch) on GPUs 0 and 2, main's (.devpack/iostune) on
+    # GPUs 1 and 3, side by side, TF32 with the defaults: NASNet-A b16 then Inception V3 b16 (the
+    # co-run objective won there: it must still be tried), RandWire b16 then NASNet-A b1; each
+    # stored best perturbed. search_stats prints conv_objective's trial_seconds and skips.
+    o=/tmp/call123; mkdir -p "$o"
+    for side in 0:iostune-branch 1:iostune 2:iostune-branch 3:iostune; do
+      gpu=${side%%:*} bin=.devpack/${side#*:}
+      if [ $((gpu / 2)) -eq 0 ]; then
+        { search_key "$o" "$gpu" "$bin" nasnet_a_large 16
+          search_key "$o" "$gpu" "$bin" inception_v3 16; } &
+      else
+        { search_key "$o" "$gpu" "$bin" randwire 16
+          search_key "$o" "$gpu" "$bin" nasnet_a_large 1; } &
+      fi
+    done
+    wait
+    rm -f "$o"/*.db
+    cat "$o"/perturb_gpu*.log
+    for f in "$o"/*.json; do
+      search_stats "$f"
+      python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats']['conv_objective'])" \
+        "$f" 2>&1 | cut -c1-300
+    done
+    tar czf "${OUT:-device-out}/call123.tar.gz" -C /tmp call123 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
