@@ -182,13 +182,16 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
                 measure_graph(exec, engine.origin_stream(), options.end_to_end).median_ms;
             timed.push_back({to_string(layout), ms});
             if (!fastest || ms < fastest_ms) fastest = layout, fastest_ms = ms;
-        } catch (const PlanningDeadline&) {
+        } catch (const PlanningDeadline& e) {
+            const bool too_slow = dynamic_cast<const PlanningTooSlow*>(&e) != nullptr;
             notices.push_back(fmt::format(
-                "notice: layout {} not timed: its convolutions were still being chosen after "
-                "{:.0f} s ({:.0f}% of the time budget); searching in {}, the precision's "
-                "default (--layout {} searches in it)",
-                to_string(layout), probe_s, 100 * kLayoutProbeShare, to_string(first),
-                to_string(layout)));
+                "notice: layout {} not timed: {} ({:.0f}% of the time budget); searching in {}, "
+                "the precision's default (--layout {} searches in it)",
+                to_string(layout),
+                too_slow ? std::string(e.what())
+                         : fmt::format("its convolutions were still being chosen after {:.0f} s",
+                                       probe_s),
+                100 * kLayoutProbeShare, to_string(first), to_string(layout)));
         } catch (const Error& e) {
             notices.push_back(fmt::format("notice: layout {} is no candidate for '{}': {}",
                                           to_string(layout), graph.name(), e.what()));

@@ -1570,14 +1570,20 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
   call123)
-    # (Branch objective-trial-budget, written in the twentieth session, not yet run.) The
-    # second convolution objective's trial is skipped when less than three trials' time is left
-    # (tuning/objective_trial.h): NASNet-A b16 took 65.3 s of a 60 s budget in call122. The
-    # branch's binary (.devpack/iostune-branch) on GPUs 0 and 2, main's (.devpack/iostune) on
-    # GPUs 1 and 3, side by side, TF32 with the defaults: NASNet-A b16 then Inception V3 b16 (the
-    # co-run objective won there: it must still be tried), RandWire b16 then NASNet-A b1; each
-    # stored best perturbed. search_stats prints conv_objective's trial_seconds and skips.
+    # (Branch objective-trial-budget, written in the twentieth session, not yet run.) Two
+    # changes to spend the budget better: the second convolution objective's trial is skipped
+    # when less than three trials' time is left (tuning/objective_trial.h; NASNet-A b16 took
+    # 65.3 s of a 60 s budget in call122), and the layout probe stops at half its 9 s when its
+    # pace cannot finish (src/engine/planning_pace.h; NASNet-A's and RandWire's NCHW probes).
+    # Pack on the branch (scripts/pack_for_device.sh build: its test_gpu), then add its iostune
+    # as .devpack/iostune-branch and main's as .devpack/iostune. GPU 0 first runs the branch's
+    # [pace] test. The branch's binary on GPUs 0 and 2, main's on GPUs 1 and 3, side by side,
+    # TF32 with the defaults: NASNet-A b16 then Inception V3 b16 (the co-run objective won there:
+    # it must still be tried), RandWire b16 then NASNet-A b1; each stored best perturbed.
+    # search_stats prints the phases (layout: the probe), conv_objective's trial_seconds and skips.
     o=/tmp/call123; mkdir -p "$o"
+    CUDA_VISIBLE_DEVICES=0 timeout 60 .devpack/test_gpu "[pace]" >"$o/test_pace.log" 2>&1
+    tail -n 3 "$o/test_pace.log"
     for side in 0:iostune-branch 1:iostune 2:iostune-branch 3:iostune; do
       gpu=${side%%:*} bin=.devpack/${side#*:}
       if [ $((gpu / 2)) -eq 0 ]; then

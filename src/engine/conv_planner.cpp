@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 #include "src/engine/engine_impl.h"
+#include "src/engine/planning_pace.h"
 #include "src/engine/stream_capture.h"
 
 namespace iostune {
@@ -399,6 +401,19 @@ void Engine::Impl::require_planning_time(const std::string& context) const {
         throw PlanningDeadline(fmt::format("{}: still choosing convolutions at the deadline "
                                            "the caller set (EngineOptions::choose_by)",
                                            context));
+}
+
+void Engine::Impl::require_planning_pace(SteadyClock::time_point begin, int planned,
+                                         int total) const {
+    if (!options.choose_by) return;
+    const double elapsed_s = std::chrono::duration<double>(SteadyClock::now() - begin).count();
+    const double allowed_s = std::chrono::duration<double>(*options.choose_by - begin).count();
+    if (planning_cannot_finish(elapsed_s, allowed_s, planned, total))
+        throw PlanningTooSlow(fmt::format(
+            "its convolutions would take about {:.0f} s to choose at the pace so far ({} of {} "
+            "in {:.1f} s), more than twice the {:.0f} s it was given",
+            projected_planning_seconds(elapsed_s, planned, total), planned, total, elapsed_s,
+            allowed_s));
 }
 
 bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_key) {

@@ -141,6 +141,13 @@ public:
     using Error::Error;
 };
 
+// Thrown at half of EngineOptions::choose_by's time when the engine's pace of choosing
+// convolutions says it cannot finish by then (planning_pace.h); what() says why, for a user.
+class PlanningTooSlow : public PlanningDeadline {
+public:
+    using PlanningDeadline::PlanningDeadline;
+};
+
 // Device memory an engine holds, by purpose, in bytes.
 struct EngineMemory {
     size_t weights = 0;          // the model's weights (shared ones too: see weights_shared)

@@ -282,6 +282,9 @@ struct Engine::Impl {
     double median_launch_ms(const CudaGraphExec& exec, cudaStream_t stream);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);
     void require_planning_time(const std::string& context) const;
+    // Past half of EngineOptions::choose_by's time with `planned` of `total` convolutions chosen
+    // since `begin` at a pace that cannot finish (planning_pace.h): PlanningTooSlow.
+    void require_planning_pace(SteadyClock::time_point begin, int planned, int total) const;
     void ensure_l2_flush();  // allocates l2_flush (twice the L2 size) on first use
     void record_conv(OpPlan& plan, const ConvStep& step);
 

@@ -1,12 +1,14 @@
 // [gpu] EngineOptions::choose_by: an engine planned past it throws PlanningDeadline at the first
 // convolution it would time, so a probe (the search's layout choice) is bounded; a convolution
-// whose choice needs no timing (chosen earlier in the process, or pinned) still plans.
+// whose choice needs no timing (chosen earlier in the process, or pinned) still plans. One whose
+// pace cannot make it stops at half its time (PlanningTooSlow).
 #include <catch2/catch.hpp>
 
 #include <chrono>
 
 #include "src/engine/engine.h"
 #include "src/weights.h"
+#include "src/zoo/zoo.h"
 #include "tests/gpu/engine_fixtures.h"
 
 using namespace iostune;
@@ -42,4 +44,17 @@ TEST_CASE("an engine past its planning deadline stops at the first convolution i
     nhwc.choose_by = options.choose_by;
     nhwc.conv_choices = nhwc_choices;
     CHECK(Engine(graph, nhwc).pinned_conv_count() == 2);
+}
+
+TEST_CASE("a probe that cannot choose its convolutions in its time stops at half of it",
+          "[gpu][engine][pace]") {
+    // NASNet-A in NCHW: its depthwise convolutions take cuDNN minutes to choose (call90), so
+    // with 20 s given the engine's pace says, at 10 s, it cannot finish: PlanningTooSlow then,
+    // not the deadline at 20 s. (Its shapes are unlike every other test's in NCHW.)
+    const Graph graph = build_zoo_model("nasnet_a_large", 1);
+    EngineOptions options = options_for(Plan{Precision::Tf32, TensorLayout::Nchw});
+    const auto begin = SteadyClock::now();
+    options.choose_by = begin + std::chrono::seconds(20);
+    CHECK_THROWS_AS(Engine(graph, options), PlanningTooSlow);
+    CHECK(std::chrono::duration<double>(SteadyClock::now() - begin).count() < 20);
 }
