@@ -1577,13 +1577,17 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # pace cannot finish (src/engine/planning_pace.h; NASNet-A's and RandWire's NCHW probes).
     # Pack on the branch (scripts/pack_for_device.sh build: its test_gpu), then add its iostune
     # as .devpack/iostune-branch and main's as .devpack/iostune. GPU 0 first runs the branch's
-    # [pace] test. The branch's binary on GPUs 0 and 2, main's on GPUs 1 and 3, side by side,
+    # [pace] test, GPU 1 the [model_set] tests. The branch's binary on GPUs 0 and 2, main's on GPUs 1 and 3, side by side,
     # TF32 with the defaults: NASNet-A b16 then Inception V3 b16 (the co-run objective won there:
     # it must still be tried), RandWire b16 then NASNet-A b1; each stored best perturbed.
     # search_stats prints the phases (layout: the probe), conv_objective's trial_seconds and skips.
     o=/tmp/call123; mkdir -p "$o"
-    CUDA_VISIBLE_DEVICES=0 timeout 60 .devpack/test_gpu "[pace]" >"$o/test_pace.log" 2>&1
-    tail -n 3 "$o/test_pace.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 60 .devpack/test_gpu "[pace]" >"$o/test_pace.log" 2>&1 &
+    # The back-to-back baseline in each member's form (main's 866d766): replayed against each
+    # model's own output.
+    CUDA_VISIBLE_DEVICES=1 timeout 240 .devpack/test_gpu "[model_set]" >"$o/test_model_set.log" 2>&1 &
+    wait
+    tail -n 3 "$o/test_pace.log" "$o/test_model_set.log"
     for side in 0:iostune-branch 1:iostune 2:iostune-branch 3:iostune; do
       gpu=${side%%:*} bin=.devpack/${side#*:}
       if [ $((gpu / 2)) -eq 0 ]; then
