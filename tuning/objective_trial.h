@@ -10,8 +10,9 @@
 namespace iostune {
 
 // Whether another objective's trial fits in `left_s` seconds of the budget, the last trial
-// having taken `last_trial_s`: that trial, then the refinement's first round (which times the
-// same candidates again) and the final timings, each about one trial, must fit. True without a
+// having taken `last_trial_s`: that trial, then the output checks and the refinement's first
+// round (which time the same candidates again) and the final timings must fit, four trials'
+// time in all (objective_trial.cpp says why four). True without a
 // budget (left_s infinite) and before any trial (last_trial_s 0).
 bool another_objective_fits(double left_s, double last_trial_s);
 

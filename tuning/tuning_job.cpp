@@ -248,8 +248,8 @@ Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>&
                                             {"budget_left_s", budget_left_s()},
                                             {"last_trial_s", last_trial_s}};
             notice(fmt::format("convolutions chosen {}: not tried, {:.1f} s of the time budget "
-                               "left and a trial took {:.1f} s (the refinement and the final "
-                               "timings need about as much again each)",
+                               "left and a trial took {:.1f} s (the checks, the refinement and "
+                               "the final timings need about three trials' time after it)",
                                objective == ConvObjective::Alone ? "to run alone" : "to co-run",
                                budget_left_s(), last_trial_s));
             continue;
