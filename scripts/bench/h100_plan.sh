@@ -1607,6 +1607,27 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
         "$f" 2>&1 | cut -c1-300
     done
     tar czf "${OUT:-device-out}/call123.tar.gz" -C /tmp call123 ;;
+  call124)
+    # (Twenty-second session, after calls 121-122 were rerun on 0c357f1.) The second convolution
+    # objective is tried only while four trials' time is left (three before: NASNet-A b16 took
+    # 61.3 s of its 60). Pack main, then add 0c357f1's iostune as .devpack/iostune-old. Side by
+    # side, TF32 with the defaults: NASNet-A b16 on the new binary (GPU 0) and the old (GPU 1);
+    # Inception V3 b16 (the co-run objective won there: it must still be tried) and RandWire b16
+    # on the new; each stored best perturbed.
+    o=/tmp/call124; mkdir -p "$o"
+    search_key "$o" 0 .devpack/iostune nasnet_a_large 16 &
+    search_key "$o" 1 .devpack/iostune-old nasnet_a_large 16 &
+    search_key "$o" 2 .devpack/iostune inception_v3 16 &
+    search_key "$o" 3 .devpack/iostune randwire 16 &
+    wait
+    rm -f "$o"/*.db
+    cat "$o"/perturb_gpu*.log
+    for f in "$o"/*.json; do
+      search_stats "$f"
+      python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats']['conv_objective'])" \
+        "$f" 2>&1 | cut -c1-300
+    done
+    tar czf "${OUT:-device-out}/call124.tar.gz" -C /tmp call124 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
