@@ -23,6 +23,7 @@
 #include "src/precision.h"
 #include "src/weights.h"
 #include "tuning/tuning_job.h"
+#include "tests/gpu/test_dir.h"
 
 using namespace iostune;
 namespace fs = std::filesystem;
@@ -110,8 +111,7 @@ TEST_CASE("a model set's schedules give each model's own output", "[gpu][model_s
 
 TEST_CASE("a measured search stores the set; the Replayer runs it with one output per model",
           "[gpu][model_set][replay]") {
-    const fs::path dir = fs::temp_directory_path() / "iostune_test_model_set";
-    fs::create_directories(dir);
+    const fs::path dir = test::process_temp_dir("iostune_test_model_set");
     const std::string db = (dir / "set.db").string();
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
     const std::vector<std::string> models = {"googlenet", "squeezenet1_1"};

@@ -25,6 +25,7 @@
 #include "src/model_json.h"
 #include "src/tensor_layout.h"
 #include "src/weights.h"
+#include "tests/gpu/test_dir.h"
 
 using namespace iostune;
 namespace fs = std::filesystem;
@@ -33,8 +34,7 @@ namespace {
 
 // A fresh database path per test, removed with its WAL files first.
 std::string fresh_db(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / "iostune_test_replay";
-    fs::create_directories(dir);
+    const fs::path dir = test::process_temp_dir("iostune_test_replay");
     const fs::path path = dir / (name + ".db");
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
     return path.string();

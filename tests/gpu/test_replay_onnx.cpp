@@ -19,6 +19,7 @@
 #include "src/reference/reference.h"
 #include "src/weights.h"
 #include "tests/onnx/onnx_model_builder.h"
+#include "tests/gpu/test_dir.h"
 
 using namespace iostune;
 namespace fs = std::filesystem;
@@ -79,9 +80,7 @@ double l2_relative(const std::vector<float>& got, const std::vector<float>& want
 
 TEST_CASE("a schedule searched for an imported .onnx model replays with its initializers",
           "[gpu][replay][onnx]") {
-    const fs::path dir = fs::temp_directory_path() / "iostune_test_replay_onnx";
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const fs::path dir = test::process_temp_dir("iostune_test_replay_onnx");
     const std::string onnx = write_branchy_onnx(dir);
     const std::string db = (dir / "onnx.db").string();
     const int batch = 2;

@@ -35,6 +35,7 @@
 #include "tests/gpu/onnx_fixtures.h"
 #include "tests/search/test_graphs.h"
 #include "tuning/tuning_job.h"
+#include "tests/gpu/test_dir.h"
 
 using namespace iostune;
 namespace fs = std::filesystem;
@@ -42,9 +43,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path test_dir() {
-    const fs::path dir = fs::temp_directory_path() / "iostune_test_replay_outputs";
-    fs::create_directories(dir);
-    return dir;
+    return test::process_temp_dir("iostune_test_replay_outputs");
 }
 
 // test::fpn_like (outputs p2, p3, p4) with seeded weights, written as a model file.
