@@ -401,11 +401,12 @@ void Engine::Impl::require_planning_time(const std::string& context) const {
         throw PlanningDeadline(fmt::format("{}: still choosing convolutions at the deadline "
                                            "the caller set (EngineOptions::choose_by)",
                                            context));
+    require_planning_pace();
 }
 
-void Engine::Impl::require_planning_pace(SteadyClock::time_point begin, int planned,
-                                         int total) const {
+void Engine::Impl::require_planning_pace() const {
     if (!options.choose_by) return;
+    const auto [begin, planned, total] = planning_progress;
     const double elapsed_s = std::chrono::duration<double>(SteadyClock::now() - begin).count();
     const double allowed_s = std::chrono::duration<double>(*options.choose_by - begin).count();
     if (planning_cannot_finish(elapsed_s, allowed_s, planned, total))

@@ -62,13 +62,11 @@ Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(st
         plan_merge(Stage{StageStrategy::Merge, {m.ops}});
     // A probe engine (options.choose_by) that cannot choose its convolutions in its time stops
     // at half of it, not at its deadline (planning_pace.h).
-    const auto planning_begin = SteadyClock::now();
-    const int conv_total = planned_convolutions(graph);
-    int conv_planned = 0;
+    planning_progress = {SteadyClock::now(), 0, planned_convolutions(graph)};
     for (const Op& op : graph.ops()) {
         plan_op(op);
-        conv_planned += planned_convolutions(op);
-        require_planning_pace(planning_begin, conv_planned, conv_total);
+        planning_progress.planned += planned_convolutions(op);
+        require_planning_pace();
     }
     grow_workspaces();
     refine_staging();

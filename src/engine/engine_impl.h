@@ -282,9 +282,19 @@ struct Engine::Impl {
     double median_launch_ms(const CudaGraphExec& exec, cudaStream_t stream);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);
     void require_planning_time(const std::string& context) const;
-    // Past half of EngineOptions::choose_by's time with `planned` of `total` convolutions chosen
-    // since `begin` at a pace that cannot finish (planning_pace.h): PlanningTooSlow.
-    void require_planning_pace(SteadyClock::time_point begin, int planned, int total) const;
+    // Convolutions chosen so far of the engine's total, since `begin` (the constructor's plan
+    // loop keeps it): require_planning_pace judges by it.
+    struct PlanningProgress {
+        SteadyClock::time_point begin;
+        int planned = 0;
+        int total = 0;
+    };
+    PlanningProgress planning_progress;
+    // Past half of EngineOptions::choose_by's time at a pace that cannot finish (planning_pace.h):
+    // PlanningTooSlow. Checked after each op and, within one, wherever require_planning_time is:
+    // one op's choice can take seconds (NASNet-A's NCHW depthwise convolutions), and the [pace]
+    // test once stopped at 20.004 s of its 20 when the check came only between ops (call125).
+    void require_planning_pace() const;
     void ensure_l2_flush();  // allocates l2_flush (twice the L2 size) on first use
     void record_conv(OpPlan& plan, const ConvStep& step);
 
