@@ -1628,6 +1628,21 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
         "$f" 2>&1 | cut -c1-300
     done
     tar czf "${OUT:-device-out}/call124.tar.gz" -C /tmp call124 ;;
+  call125)
+    # (Twenty-second session, the device time's last 260 s.) [gpu] subsets, one per GPU, 210 s
+    # each: [replay], [model_set], [pace] with [perturb], [engine] (longer than 210 s: cut off).
+    # As run, [replay] and [model_set] shared one temp DB in their common case; each test
+    # process has its own folder since (tests/gpu/test_dir.h). The onnx fixtures need
+    # build/tests/onnx_fixtures carried (the ONNX cases fail without it).
+    o=/tmp/call125; mkdir -p "$o"
+    g() {
+      CUDA_VISIBLE_DEVICES=$1 timeout 210 .devpack/test_gpu "$2" >"$o/t$1.log" 2>&1
+      echo "GPU$1 $2 exit $?" >>"$o/t$1.log"
+    }
+    g 0 "[replay]" & g 1 "[model_set]" & g 2 "[pace],[perturb]" & g 3 "[engine]" &
+    wait
+    for i in 0 1 2 3; do tail -n 4 "$o/t$i.log"; grep -B2 -A8 FAILED "$o/t$i.log" | head -30; done
+    tar czf "${OUT:-device-out}/call125.tar.gz" -C /tmp call125 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
