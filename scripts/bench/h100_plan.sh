@@ -292,6 +292,19 @@ print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'change
       round(d['measured_latency_ms'], 4))" "$1" 2>&1 | cut -c1-500
 }
 
+# searches_report DIR: after search_key runs, their DBs removed, the perturb lines, and each
+# search's stats line with its convolution objectives' trials (conv_objective).
+searches_report() {
+  local f
+  rm -f "$1"/*.db
+  cat "$1"/perturb_gpu*.log
+  for f in "$1"/*.json; do
+    search_stats "$f"
+    python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats']['conv_objective'])" \
+      "$f" 2>&1 | cut -c1-300
+  done
+}
+
 # run_parts PART...: each PART is a function taking a GPU index; part k runs on GPU k mod the
 # host's GPU count, the parts of one GPU one after another (in the order given: put the most
 # needed first, since a one-GPU host runs them all in one call's time).
@@ -1599,13 +1612,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       fi
     done
     wait
-    rm -f "$o"/*.db
-    cat "$o"/perturb_gpu*.log
-    for f in "$o"/*.json; do
-      search_stats "$f"
-      python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats']['conv_objective'])" \
-        "$f" 2>&1 | cut -c1-300
-    done
+    searches_report "$o"
     tar czf "${OUT:-device-out}/call123.tar.gz" -C /tmp call123 ;;
   call124)
     # (Twenty-second session, after calls 121-122 were rerun on 0c357f1.) The second convolution
@@ -1620,13 +1627,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     search_key "$o" 2 .devpack/iostune inception_v3 16 &
     search_key "$o" 3 .devpack/iostune randwire 16 &
     wait
-    rm -f "$o"/*.db
-    cat "$o"/perturb_gpu*.log
-    for f in "$o"/*.json; do
-      search_stats "$f"
-      python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats']['conv_objective'])" \
-        "$f" 2>&1 | cut -c1-300
-    done
+    searches_report "$o"
     tar czf "${OUT:-device-out}/call124.tar.gz" -C /tmp call124 ;;
   call125)
     # (Twenty-second session, the device time's last 260 s.) [gpu] subsets, one per GPU, 210 s
