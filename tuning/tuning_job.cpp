@@ -242,16 +242,17 @@ Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>&
     double chosen_ms = 0;
     double last_trial_s = 0;
     for (const ConvObjective objective : objectives) {
+        const char* chosen_to = objective == ConvObjective::Alone ? "to run alone" : "to co-run";
         // A trial is optional; the refinement and the final timings come after it regardless.
-        if (chosen && !another_objective_fits(budget_left_s(), last_trial_s)) {
+        if (const double left_s = budget_left_s();
+            chosen && !another_objective_fits(left_s, last_trial_s)) {
             record[to_string(objective)] = {{"skipped", "time budget"},
-                                            {"budget_left_s", budget_left_s()},
+                                            {"budget_left_s", left_s},
                                             {"last_trial_s", last_trial_s}};
             notice(fmt::format("convolutions chosen {}: not tried, {:.1f} s of the time budget "
                                "left and a trial took {:.1f} s (the checks, the refinement and "
                                "the final timings need about three trials' time after it)",
-                               objective == ConvObjective::Alone ? "to run alone" : "to co-run",
-                               budget_left_s(), last_trial_s));
+                               chosen_to, left_s, last_trial_s));
             continue;
         }
         const auto begin = Clock::now();
@@ -283,8 +284,7 @@ Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>&
             {"pinned", engine.pinned_conv_count()}, {"convolutions", engine.conv_count()}};
         notice(fmt::format("convolutions chosen {}: fastest start {:.4f} ms ({}); engine set up "
                            "in {:.1f} s, {} of {} convolutions pinned from the store",
-                           objective == ConvObjective::Alone ? "to run alone" : "to co-run",
-                           *fastest, from, setup_s, engine.pinned_conv_count(),
+                           chosen_to, *fastest, from, setup_s, engine.pinned_conv_count(),
                            engine.conv_count()));
         if (!chosen || *fastest < chosen_ms) {
             record["chosen"] = to_string(objective);
