@@ -1644,6 +1644,31 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     wait
     for i in 0 1 2 3; do tail -n 4 "$o/t$i.log"; grep -B2 -A8 FAILED "$o/t$i.log" | head -30; done
     tar czf "${OUT:-device-out}/call125.tar.gz" -C /tmp call125 ;;
+  call126)
+    # (Twenty-third session, nvidia-h100-x2.) What the last session changed and never ran:
+    # [replay] on GPU 0 beside [model_set] on GPU 1 at once (each test process its own scratch
+    # folder now, 5e41beb; the ONNX case is left out: its fixtures are 1.9 GiB), then [pace]
+    # (the pace checked within an op, 655d6c0) and [engine] on GPU 0; on GPU 1 after
+    # [model_set], NASNet-A b16 and b1 and RandWire b1 searched with the defaults: where a search's
+    # seconds go past its budget (phase_seconds now covers the whole total, and final_timing's
+    # budget_left_after_s is what the final timings left); then the rest of the [gpu] suite
+    # until the call's 520th second on each GPU.
+    o=/tmp/call126; mkdir -p "$o"
+    g() {
+      CUDA_VISIBLE_DEVICES=$1 timeout "$3" .devpack/test_gpu "$2" >>"$o/t$1.log" 2>&1
+      echo "GPU$1 $2 exit $?" >>"$o/t$1.log"
+    }
+    { g 0 "[replay]~[onnx]" 240; g 0 "[pace]" 60; g 0 "[engine]~[pace]" "$(upto 20)"; } &
+    { g 1 "[model_set]" 240
+      search_key "$o" 1 .devpack/iostune nasnet_a_large 16
+      search_key "$o" 1 .devpack/iostune nasnet_a_large 1
+      search_key "$o" 1 .devpack/iostune randwire 1
+      g 1 "~[replay]~[engine]~[model_set]~[onnx]" "$(upto 20)"; } &
+    wait
+    grep -E "^GPU|test cases|assertions" "$o"/t*.log
+    grep -B2 -A12 FAILED "$o"/t*.log | head -60
+    searches_report "$o"
+    tar czf "${OUT:-device-out}/call126.tar.gz" -C /tmp call126 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with

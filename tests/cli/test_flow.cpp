@@ -95,6 +95,12 @@ TEST_CASE("search --cost sim stores a labelled estimate that report shows", "[cl
     CHECK(predicted > 0);
     CHECK(predicted <= summary["sequential_predicted_latency_ms"].get<double>());
     CHECK(summary["stages_costed"].get<int>() > 0);
+    // Every second of the job is in one of its phases, the write to the store included.
+    double phases = 0;
+    for (const auto& [name, seconds] : summary["stats"]["phase_seconds"].items())
+        phases += seconds.get<double>();
+    CHECK(summary["stats"]["phase_seconds"].contains("store"));
+    CHECK(phases == Approx(summary["total_seconds"].get<double>()).margin(0.005));
     const int id = summary["schedule_id"];
 
     const Run json = iostune("report --format json --db " + db);
