@@ -1669,6 +1669,21 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     grep -B2 -A12 FAILED "$o"/t*.log | head -60
     searches_report "$o"
     tar czf "${OUT:-device-out}/call126.tar.gz" -C /tmp call126 ;;
+  call127)
+    # (Twenty-third session, nvidia-h100-x2; ran on two H200s.) The rest of call126's [engine]
+    # shard, cut by its timeout: the zoo test on GPU 1, every other [engine] case on GPU 0 (the
+    # deployed families' ONNX case left out: its fixtures are not carried).
+    o=/tmp/call127; mkdir -p "$o"
+    g() {
+      CUDA_VISIBLE_DEVICES=$1 timeout "$3" .devpack/test_gpu "$2" >>"$o/t$1.log" 2>&1
+      echo "GPU$1 $2 exit $?" >>"$o/t$1.log"
+    }
+    g 0 '[engine]~[pace]~[zoo]~imported PyTorch exports*' "$(upto 10)" &
+    g 1 "[engine][zoo]" "$(upto 10)" &
+    wait
+    grep -E "^GPU|test cases|assertions" "$o"/t*.log
+    grep -B2 -A12 FAILED "$o"/t*.log | head -60
+    tar czf "${OUT:-device-out}/call127.tar.gz" -C /tmp call127 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
