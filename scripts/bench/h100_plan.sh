@@ -273,11 +273,14 @@ set_search_rounds() {
 # search_key DIR GPU BINARY MODEL BATCH: MODEL searched at BATCH (TF32) by BINARY with the
 # defaults, its stats kept (DIR/MODEL_bBATCH_GPU.json), then its stored best replayed with
 # --validate --perturb 20; a line in DIR/perturb_gpuGPU.log.
+# With BUDGET set, the search runs with --time-budget BUDGET and its key ends in _tBUDGET.
 search_key() {
-  local dir=$1 gpu=$2 bin=$3 model=$4 batch=$5 key
-  key="${model}_b${batch}_$gpu"
-  CUDA_VISIBLE_DEVICES=$gpu timeout 150 "$bin" search --model "$model" --batch "$batch" \
-    --precision tf32 --db "$dir/$key.db" --format json >"$dir/$key.json" 2>"$dir/$key.log"
+  local dir=$1 gpu=$2 bin=$3 model=$4 batch=$5 key budget=()
+  key="${model}_b${batch}_$gpu${BUDGET:+_t$BUDGET}"
+  [ -n "${BUDGET:-}" ] && budget=(--time-budget "$BUDGET")
+  CUDA_VISIBLE_DEVICES=$gpu timeout $((90 + ${BUDGET:-60})) "$bin" search --model "$model" \
+    --batch "$batch" --precision tf32 "${budget[@]}" --db "$dir/$key.db" --format json \
+    >"$dir/$key.json" 2>"$dir/$key.log"
   echo "== $key ($bin): search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 "$bin" replay \
     --model "$model" --batch "$batch" --precision tf32 --db "$dir/$key.db" --validate \
     --perturb 20 --iters 20 2>&1 | grep -E 'Validation|perturbed|rror' | tr '\n' ' ' |
@@ -1684,6 +1687,26 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     grep -E "^GPU|test cases|assertions" "$o"/t*.log
     grep -B2 -A12 FAILED "$o"/t*.log | head -60
     tar czf "${OUT:-device-out}/call127.tar.gz" -C /tmp call127 ;;
+  call128)
+    # (Twenty-third session, nvidia-h100-x2; ran on two H200s.) Is the batch-16 keys' stored
+    # baseline schedule (NASNet-A, RandWire, ResNet-50: the refinement kept no change, or the
+    # contest kept a baseline) a matter of the refinement's time? Each searched with twice the
+    # default budget (120 s), ResNet-50 also with the default, TF32.
+    o=/tmp/call128; mkdir -p "$o"
+    { BUDGET=120 search_key "$o" 0 .devpack/iostune nasnet_a_large 16
+      search_key "$o" 0 .devpack/iostune resnet50 16; } &
+    { BUDGET=120 search_key "$o" 1 .devpack/iostune randwire 16
+      BUDGET=120 search_key "$o" 1 .devpack/iostune resnet50 16; } &
+    wait
+    searches_report "$o"
+    for f in "$o"/*.json; do
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['stats']
+print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
+      s['refine'].get('evaluations'), 'dp', round(s['dp_end_to_end']['median_ms'], 4),
+      {k: round(v['median_ms'], 4) for k, v in s['baselines_end_to_end'].items()},
+      'stored', round(d['measured_latency_ms'], 4), d.get('kept_strategy'))" "$f" 2>&1 | cut -c1-400
+    done
+    tar czf "${OUT:-device-out}/call128.tar.gz" -C /tmp call128 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
