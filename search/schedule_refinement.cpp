@@ -347,14 +347,20 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
     // faster by luck, and kept unconfirmed they left the refinement's latency 1-3% under the
     // final timing of the same schedule (H100, call69). `ms` becomes the second timing.
     const auto better = [&](double& ms, const Schedule& s) {
+        const double ratio = ms / result.latency_ms;
+        ++result.moves_timed;
+        if (result.least_move_ratio == 0 || ratio < result.least_move_ratio)
+            result.least_move_ratio = ratio;
         if (ms >= result.latency_ms * (1 - options.min_gain)) return false;
         if (options.confirm_gains && !evaluator.simulated()) {
             const ScheduleMeasurement again = evaluator.measure(s);
             const ScheduleMeasurement current = evaluator.measure(result.schedule);
             result.evaluations += 2;
             if (!again.ok || !current.ok ||
-                again.latency_ms >= current.latency_ms * (1 - options.min_gain))
+                again.latency_ms >= current.latency_ms * (1 - options.min_gain)) {
+                ++result.unconfirmed;
                 return false;
+            }
             ms = again.latency_ms;
         }
         return options.check_every || agrees(s);  // (checked already when every one is)

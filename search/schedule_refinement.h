@@ -93,6 +93,13 @@ struct RefineResult {
     // Each candidate's latency in each form, as evaluated at the start (a form that failed or
     // repeated an earlier candidate's schedule is missing).
     std::vector<CandidateTiming> candidates;
+    // How near the moves came (block recombinations included): how many were timed, the least
+    // ratio of a move's first timing to the schedule it moved from (0: none timed), and how many
+    // that passed the margin then failed their second timing. A start no move beats, with the
+    // least ratio just above 1 - min_gain, sits among neighbours within the timing's noise.
+    int moves_timed = 0;
+    double least_move_ratio = 0;
+    int unconfirmed = 0;
     // Whether the result is one of the candidates unchanged (nothing after the start was kept).
     bool unchanged() const { return kept.size() == 1; }
 };

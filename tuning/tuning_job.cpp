@@ -82,6 +82,9 @@ nlohmann::json refine_to_json(const RefineResult& r) {
             {"failed", r.failed},
             {"disagreed", r.disagreed},
             {"seconds", r.seconds},
+            {"moves_timed", r.moves_timed},
+            {"least_move_ratio", r.least_move_ratio},
+            {"unconfirmed", r.unconfirmed},
             {"candidates", std::move(candidates)},
             {"kept", std::move(kept)}};
 }

@@ -287,12 +287,15 @@ search_key() {
     cut -c1-200)" >>"$dir/perturb_gpu$gpu.log"
 }
 # search_stats JSON: one line of a `search --format json` result: total seconds, phase seconds,
-# the refinement's changes kept, the final timings, what was kept, its latency.
+# the refinement's changes kept and how near its moves came, the final timings, what was kept,
+# its latency.
 search_stats() {
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['stats']
+r = s.get('refine', {})
 print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'changes',
-      d.get('refine_changes'), s.get('final_timing'), d.get('kept_strategy'),
-      round(d['measured_latency_ms'], 4))" "$1" 2>&1 | cut -c1-500
+      d.get('refine_changes'), 'moves', r.get('moves_timed'), 'least ratio',
+      r.get('least_move_ratio'), 'unconfirmed', r.get('unconfirmed'), s.get('final_timing'),
+      d.get('kept_strategy'), round(d['measured_latency_ms'], 4))" "$1" 2>&1 | cut -c1-600
 }
 
 # searches_report DIR: after search_key runs, their DBs removed, the perturb lines, and each
@@ -1707,6 +1710,19 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
       'stored', round(d['measured_latency_ms'], 4), d.get('kept_strategy'))" "$f" 2>&1 | cut -c1-400
     done
     tar czf "${OUT:-device-out}/call128.tar.gz" -C /tmp call128 ;;
+  call129)
+    # (Twenty-third session.) How near the refinement's moves come where it keeps none: the
+    # batch-16 keys that stored a baseline's schedule (NASNet-A, RandWire: 0 changes in calls
+    # 122 and 128, at 60 and 120 s) and ResNet-50 b16, beside Inception V3 b1 (where moves are
+    # kept), TF32 with the defaults; refine's moves_timed, least_move_ratio and unconfirmed.
+    o=/tmp/call129; mkdir -p "$o"
+    { search_key "$o" 0 .devpack/iostune nasnet_a_large 16
+      search_key "$o" 0 .devpack/iostune resnet50 16; } &
+    { search_key "$o" 1 .devpack/iostune randwire 16
+      search_key "$o" 1 .devpack/iostune inception_v3 1; } &
+    wait
+    searches_report "$o"
+    tar czf "${OUT:-device-out}/call129.tar.gz" -C /tmp call129 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
