@@ -1723,6 +1723,16 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     wait
     searches_report "$o"
     tar czf "${OUT:-device-out}/call129.tar.gz" -C /tmp call129 ;;
+  call130)
+    # (Twenty-third session.) call129's NASNet-A b16 timed 4 moves in its 60 s: with 120 s
+    # (call128's 86 moves, before the refinement recorded how near they came), on GPU 0; and
+    # RandWire b16 with 120 s on GPU 1.
+    o=/tmp/call130; mkdir -p "$o"
+    BUDGET=120 search_key "$o" 0 .devpack/iostune nasnet_a_large 16 &
+    BUDGET=120 search_key "$o" 1 .devpack/iostune randwire 16 &
+    wait
+    searches_report "$o"
+    tar czf "${OUT:-device-out}/call130.tar.gz" -C /tmp call130 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
