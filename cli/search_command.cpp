@@ -56,6 +56,24 @@ std::string ms(const std::optional<double>& value) {
     return value ? fmt::format("{:.4f} ms", *value) : std::string("-");
 }
 
+// "layout 18.6, DP 17.2, end to end 20.5, rest 1.9": where the total went, the phases of a
+// second or more in the order they ran (the stats' phase_seconds), the others together.
+std::string phase_breakdown(const nlohmann::json& phases, double total_s) {
+    static const std::pair<const char*, const char*> kOrder[] = {
+        {"start", "start"},     {"layout", "layout"},         {"calibration", "calibration"},
+        {"search", "DP"},       {"handover", "handover"},     {"refine", "refinement"},
+        {"end_to_end", "end to end"}, {"wrap_up", "wrap-up"}, {"store", "store"}};
+    std::string text;
+    double shown_s = 0;
+    for (const auto& [key, label] : kOrder) {
+        if (!phases.contains(key) || phases[key].get<double>() < 1.0) continue;
+        shown_s += phases[key].get<double>();
+        text += fmt::format("{}{} {:.1f}", text.empty() ? "" : ", ", label,
+                            phases[key].get<double>());
+    }
+    return text.empty() ? text : fmt::format(" ({}, rest {:.1f})", text, total_s - shown_s);
+}
+
 void print_summary_table(const TuningSummary& t) {
     const std::string pruning = t.r > 0 ? fmt::format("r={} s={}", t.r, t.s) : std::string("none");
     fmt::print("model      {} (batch {}, {}, fingerprint {})\n", t.model, t.batch, t.precision,
@@ -123,7 +141,10 @@ void print_summary_table(const TuningSummary& t) {
         fmt::print(
             "stored     schedule #{} in {}{}\n", t.schedule_id, t.db_path,
             t.simulated ? " (estimate: `iostune replay` needs a schedule measured on a GPU)" : "");
-    fmt::print("total      {:.2f} s\n\n{}", t.total_seconds, format_stats_table(t.search_stats));
+    fmt::print("total      {:.2f} s{}\n\n{}", t.total_seconds,
+               phase_breakdown(t.stats.value("phase_seconds", nlohmann::json::object()),
+                               t.total_seconds),
+               format_stats_table(t.search_stats));
 }
 
 nlohmann::json optional_json(const std::optional<double>& value) {
