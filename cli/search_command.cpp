@@ -94,6 +94,9 @@ void print_summary_table(const TuningSummary& t) {
                        ? fmt::format("to co-run (of those within {:.0f}% of the fastest, the "
                                      "fastest two at once)",
                                      100 * kCoRunSlack)
+                   : t.conv_objective == "mixed"
+                       ? std::string("by where each op runs (alone: the fastest on an idle GPU; "
+                                     "beside others: chosen to co-run)")
                        : std::string("to run alone (the fastest on an idle GPU)"));
     fmt::print("search     {}, pruning {}, cost model {}{}\n", t.strategy, pruning, t.cost_model,
                t.simulated ? " (ESTIMATES, not measurements)" : "");

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "tuning/job_device.h"
 #include "tuning/measured_cost_model.h"
 #include "tuning/measured_schedule_evaluator.h"
+#include "tuning/choices_by_concurrency.h"
 #include "tuning/objective_trial.h"
 #include "tuning/output_divergence.h"
 #include "tuning/schedule_contest.h"
@@ -62,6 +64,10 @@ constexpr int kMinFinalRepeats = 20;
 // beside it, in turns, before the contest is decided.
 constexpr double kCloseContest = 0.02;
 constexpr int kSimulatedRefineMoves = 400;
+// The engine pinned to kernels chosen by where each op runs (choices_by_concurrency.h) replaces
+// the objective's engine when the refined schedule times at least this much faster on it, in
+// turns (the refinement's margin for a move).
+constexpr double kMixedChoicesGain = 0.003;
 // Sizing the DP's windows to its time (seconds_per_stage): stages timed to estimate, the estimate
 // when they were all in the store (measured on the H100, docs/search.md), its floor, and the
 // fewest stages the DP is sized for however short its time.
@@ -233,6 +239,7 @@ Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>&
                          const TuningOptions& options, TensorLayout layout,
                          const ConvChoices& known, const MemoryFitter& fitter,
                          const std::function<double()>& budget_left_s, nlohmann::json& record,
+                         std::map<ConvObjective, ConvChoices>& tried_choices,
                          const std::function<void(const std::string&)>& notice) {
     const std::vector<ConvObjective>& objectives = options.conv_objectives;
     if (objectives.empty()) throw Error("the search needs at least one convolution objective");
@@ -281,6 +288,7 @@ Engine end_to_end_engine(const Graph& graph, const std::vector<RefineCandidate>&
         }
         last_trial_s = seconds_since(begin);
         if (!fastest) continue;
+        tried_choices[objective] = engine.conv_choices();
         record[to_string(objective)] = {
             {"ms", *fastest}, {"from", from}, {"engine_seconds", setup_s},
             {"trial_seconds", last_trial_s},
@@ -339,6 +347,90 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
     rival->timing = turns[1];
 }
 
+// An engine pinned to kernels chosen by where each op of `schedule` runs (alone: the fastest
+// alone; beside others: chosen to co-run; choices_by_concurrency.h), from both objectives'
+// trial choices, when it computes what `current` does (`difference` of its outputs is "") and
+// the schedule times kMixedChoicesGain faster on it, the two timed in turns; else none.
+// `record["by_concurrency"]` says what happened, and "chosen" becomes "mixed" when kept. Skipped
+// when no convolution's choice would change or `left_s` (past the final timings' reserve) does
+// not hold the engine's set-up (about the slower trial engine's) and the timings.
+std::optional<Engine> mixed_choices_engine(
+    const Graph& graph, const Schedule& schedule, Engine& current,
+    std::map<ConvObjective, ConvChoices>& tried, double left_s, double launch_ms,
+    const TuningOptions& options,
+    const std::function<std::string(const std::vector<HostTensor>&)>& difference,
+    nlohmann::json& record, const std::function<void(const std::string&)>& notice) {
+    const ConvChoices choices = current.conv_choices();
+    const ConvChoices mixed = choices_by_concurrency(
+        schedule, current.op_plans(), tried[ConvObjective::Alone], tried[ConvObjective::CoRun],
+        choices);
+    int switched = 0;  // convolutions whose kernel changes (not only its objective's tag)
+    for (const auto& [signature, choice] : mixed) {
+        const auto it = choices.find(signature);
+        switched += it != choices.end() && it->second.algorithm == choice.algorithm &&
+                            it->second.math == choice.math && it->second.path == choice.path
+                        ? 0
+                        : 1;
+    }
+    nlohmann::json& out = record["by_concurrency"];
+    out = {{"switched", switched}};
+    if (switched == 0) {
+        out["skipped"] = "no convolution's choice changes";
+        return std::nullopt;
+    }
+    double setup_estimate_s = 0;
+    for (const auto& [name, trial] : record.items())
+        if (trial.is_object() && trial.contains("engine_seconds"))
+            setup_estimate_s = std::max(setup_estimate_s, trial["engine_seconds"].get<double>());
+    MeasureOptions turns_options = options.end_to_end;
+    turns_options.repeats = std::min(turns_options.repeats, kMinFinalRepeats * 5);
+    const double needed_s = setup_estimate_s + timing_seconds(turns_options, 2, launch_ms);
+    if (!(left_s >= needed_s)) {
+        out["skipped"] = "time budget";
+        out["left_s"] = left_s;
+        out["needed_s"] = needed_s;
+        return std::nullopt;
+    }
+    const auto begin = Clock::now();
+    EngineOptions engine_options = current.options();
+    engine_options.conv_choices = mixed;
+    Engine engine(graph, engine_options);
+    out["engine_seconds"] = seconds_since(begin);
+    engine.set_random_inputs(7);
+    std::string why;
+    {
+        const CudaGraphExec exec = engine.capture(schedule);
+        engine.refill_arena(1);
+        exec.launch(engine.origin_stream());
+        why = difference(engine.read_outputs());
+    }
+    if (!why.empty()) {
+        out["skipped"] = "computes " + why;
+        notice(fmt::format("warning: kernels chosen by where each op runs compute {}; not kept. "
+                           "This is an engine bug: please report it.",
+                           why));
+        return std::nullopt;
+    }
+    std::vector<LatencyStats> turns;
+    {
+        const CudaGraphExec mine = current.capture(schedule);
+        const CudaGraphExec theirs = engine.capture(schedule);
+        turns = measure_interleaved({&mine, &theirs}, current.origin_stream(), turns_options);
+    }
+    const bool kept = turns[1].median_ms < turns[0].median_ms * (1 - kMixedChoicesGain);
+    out["current_ms"] = turns[0].median_ms;
+    out["mixed_ms"] = turns[1].median_ms;
+    out["kept"] = kept;
+    out["seconds"] = seconds_since(begin);
+    notice(fmt::format("convolutions chosen by where each op runs ({} of {} changed): {:.4f} ms "
+                       "against {:.4f} ms with every one chosen {}; {}",
+                       switched, mixed.size(), turns[1].median_ms, turns[0].median_ms,
+                       record["chosen"].get<std::string>(), kept ? "kept" : "not kept"));
+    if (!kept) return std::nullopt;
+    record["chosen"] = "mixed";
+    return engine;
+}
+
 // Everything end to end, on one engine (same weights, same input, same per-op algorithms), so
 // the only numerical differences come from merged convolutions and the only timing differences
 // from the schedules: the sequential output as the reference, every candidate's output in both
@@ -357,8 +449,9 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     baselines.insert(baselines.begin(), Baseline{"sequential", sequential_schedule(graph), {}});
     std::vector<RefineCandidate> candidates = refine_candidates(graph, searched, baselines);
     EndToEnd result;
+    std::map<ConvObjective, ConvChoices> tried_choices;
     Engine engine = end_to_end_engine(graph, candidates, options, layout, known, fitter,
-                                      budget_left_s, result.conv_objective, notice);
+                                      budget_left_s, result.conv_objective, tried_choices, notice);
     const EngineOptions& engine_options = engine.options();
     engine.set_random_inputs(7);
 
@@ -477,6 +570,14 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         notice(fmt::format("warning: {} schedule(s) the refinement tried computed {}; none was "
                            "kept. This is an engine bug: please report it.",
                            result.refine.disagreed, result.refine.first_disagreement));
+
+    if (tried_choices.size() == 2) {
+        std::optional<Engine> mixed =
+            mixed_choices_engine(graph, result.refine.schedule, engine, tried_choices,
+                                 budget_left_s() - final_reserve_s, launch_ms, options, difference,
+                                 result.conv_objective, notice);
+        if (mixed) engine = std::move(*mixed);  // the final timings and the stored choices
+    }
 
     const double final_left_s = budget_left_s();
     const MeasureOptions final_timing =

@@ -573,6 +573,7 @@ void Engine::Impl::record_conv(OpPlan& plan, const ConvStep& step) {
                  step.staging_note();
     plan.algorithms += (plan.algorithms.empty() ? "" : "; ") + step.label();
     plan.candidates += (plan.candidates.empty() ? "" : " || ") + step.candidates;
+    plan.conv_signatures.push_back(step.signature);
     plan.workspace_bytes = std::max(plan.workspace_bytes, step.workspace_bytes);
     workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
 }

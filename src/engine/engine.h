@@ -177,6 +177,7 @@ struct OpPlan {
     // "find: IMPLICIT_PRECOMP_GEMM 0.012 ms TENSOR_OP_MATH, ...; timed: ... 0.015 ms, ..."
     // ("pinned" or "cached" when not timed here); one entry per convolution, " || " apart.
     std::string candidates;
+    std::vector<std::string> conv_signatures;  // its convolutions' keys in ConvChoices
     size_t workspace_bytes = 0;  // largest workspace its convolutions need
     bool writes_into_concat = false;
 };
