@@ -273,16 +273,18 @@ set_search_rounds() {
 # search_key DIR GPU BINARY MODEL BATCH: MODEL searched at BATCH (TF32) by BINARY with the
 # defaults, its stats kept (DIR/MODEL_bBATCH_GPU.json), then its stored best replayed with
 # --validate --perturb 20; a line in DIR/perturb_gpuGPU.log.
-# With BUDGET set, the search runs with --time-budget BUDGET and its key ends in _tBUDGET.
+# With BUDGET set, the search runs with --time-budget BUDGET and its key ends in _tBUDGET; with
+# PRECISION (default tf32) other than tf32, the key ends in _PRECISION.
 search_key() {
-  local dir=$1 gpu=$2 bin=$3 model=$4 batch=$5 key budget=()
+  local dir=$1 gpu=$2 bin=$3 model=$4 batch=$5 key budget=() precision=${PRECISION:-tf32}
   key="${model}_b${batch}_$gpu${BUDGET:+_t$BUDGET}"
+  [ "$precision" != tf32 ] && key+="_$precision"
   [ -n "${BUDGET:-}" ] && budget=(--time-budget "$BUDGET")
   CUDA_VISIBLE_DEVICES=$gpu timeout $((90 + ${BUDGET:-60})) "$bin" search --model "$model" \
-    --batch "$batch" --precision tf32 "${budget[@]}" --db "$dir/$key.db" --format json \
+    --batch "$batch" --precision "$precision" "${budget[@]}" --db "$dir/$key.db" --format json \
     >"$dir/$key.json" 2>"$dir/$key.log"
   echo "== $key ($bin): search exit $? $(CUDA_VISIBLE_DEVICES=$gpu timeout 90 "$bin" replay \
-    --model "$model" --batch "$batch" --precision tf32 --db "$dir/$key.db" --validate \
+    --model "$model" --batch "$batch" --precision "$precision" --db "$dir/$key.db" --validate \
     --perturb 20 --iters 20 2>&1 | grep -E 'Validation|perturbed|rror' | tr '\n' ' ' |
     cut -c1-200)" >>"$dir/perturb_gpu$gpu.log"
 }
@@ -1733,6 +1735,29 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     wait
     searches_report "$o"
     tar czf "${OUT:-device-out}/call130.tar.gz" -C /tmp call130 ;;
+  call131)
+    # (Twenty-third session, nvidia-h100-x4.) Kernels chosen by where each op runs
+    # (tuning/choices_by_concurrency.h, 3573403): each search times its refined schedule on its
+    # objective's engine and on the mixed one, in turns (conv_objective.by_concurrency), and
+    # keeps the mixed engine when 0.3% faster; every stored best replayed with --validate
+    # --perturb 20 (the mixed choices pinned in a new process). Batch 1 with the defaults, TF32
+    # then fp16, a model per GPU: Inception V3, GoogLeNet, RandWire, NASNet-A.
+    o=/tmp/call131; mkdir -p "$o"
+    gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+    k=0
+    for model in inception_v3 googlenet randwire nasnet_a_large; do
+      gpu=$((k % gpus)); k=$((k + 1))
+      { search_key "$o" "$gpu" .devpack/iostune "$model" 1
+        PRECISION=fp16 search_key "$o" "$gpu" .devpack/iostune "$model" 1; } &
+    done
+    wait
+    searches_report "$o"
+    for f in "$o"/*.json; do
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['stats']['conv_objective']
+print(sys.argv[1].split('/')[-1], c.get('chosen'), c.get('by_concurrency'),
+      'stored', round(d['measured_latency_ms'], 4), d.get('kept_strategy'))" "$f" 2>&1 | cut -c1-400
+    done
+    tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
