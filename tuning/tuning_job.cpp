@@ -65,9 +65,10 @@ constexpr int kMinFinalRepeats = 20;
 constexpr double kCloseContest = 0.02;
 constexpr int kSimulatedRefineMoves = 400;
 // The engine pinned to kernels chosen by where each op runs (choices_by_concurrency.h) replaces
-// the objective's engine when the refined schedule times at least this much faster on it, in
-// turns (the refinement's margin for a move).
+// the objective's engine when the refined schedule times at least this much faster on it, the
+// two timed in alternating blocks (the refinement's margin for a move).
 constexpr double kMixedChoicesGain = 0.003;
+constexpr int kMixedChoicesBlocks = 4;  // the two engines' timings alternate this many times
 // Sizing the DP's windows to its time (seconds_per_stage): stages timed to estimate, the estimate
 // when they were all in the store (measured on the H100, docs/search.md), its floor, and the
 // fewest stages the DP is sized for however short its time.
@@ -350,7 +351,8 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 // An engine pinned to kernels chosen by where each op of `schedule` runs (alone: the fastest
 // alone; beside others: chosen to co-run; choices_by_concurrency.h), from both objectives'
 // trial choices, when it computes what `current` does (`difference` of its outputs is "") and
-// the schedule times kMixedChoicesGain faster on it, the two timed in turns; else none.
+// the schedule times kMixedChoicesGain faster on it, the two timed in alternating blocks; else
+// none.
 // `record["by_concurrency"]` says what happened, and "chosen" becomes "mixed" when kept. Skipped
 // when no convolution's choice would change or `left_s` (past the final timings' reserve) does
 // not hold the engine's set-up (about the slower trial engine's) and the timings.
@@ -411,11 +413,23 @@ std::optional<Engine> mixed_choices_engine(
                            why));
         return std::nullopt;
     }
+    // Timed in alternating blocks, not launch by launch: each engine holds its own weights, so
+    // launches in turns would each find the L2 full of the other's (call131: GoogLeNet fp16
+    // 0.209 ms in turns against 0.187 in its final timing), which no replay sees.
     std::vector<LatencyStats> turns;
     {
         const CudaGraphExec mine = current.capture(schedule);
         const CudaGraphExec theirs = engine.capture(schedule);
-        turns = measure_interleaved({&mine, &theirs}, current.origin_stream(), turns_options);
+        MeasureOptions block = turns_options;
+        block.repeats = std::max(5, turns_options.repeats / kMixedChoicesBlocks);
+        std::vector<double> samples[2];
+        for (int k = 0; k < kMixedChoicesBlocks; ++k)
+            for (int side = 0; side < 2; ++side) {
+                const LatencyStats t =
+                    measure_graph(side == 0 ? mine : theirs, current.origin_stream(), block);
+                samples[side].insert(samples[side].end(), t.samples_ms.begin(), t.samples_ms.end());
+            }
+        for (auto& side : samples) turns.push_back(summarize(std::move(side), {}, 1));
     }
     const bool kept = turns[1].median_ms < turns[0].median_ms * (1 - kMixedChoicesGain);
     out["current_ms"] = turns[0].median_ms;

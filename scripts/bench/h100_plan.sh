@@ -1758,6 +1758,25 @@ print(sys.argv[1].split('/')[-1], c.get('chosen'), c.get('by_concurrency'),
       'stored', round(d['measured_latency_ms'], 4), d.get('kept_strategy'))" "$f" 2>&1 | cut -c1-400
     done
     tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
+  call132)
+    # (Twenty-third session, the device time's last minutes.) call131 compared the two engines
+    # launch by launch in turns, which evicts each one's weights from L2 with the other's
+    # (GoogLeNet fp16 0.209 ms there, 0.187 in its final timing); they now alternate in blocks.
+    # Batch 1, a key per GPU: Inception V3 and GoogLeNet, TF32 and fp16 (call131 kept the
+    # mixed engine on GoogLeNet TF32 and Inception V3 fp16).
+    o=/tmp/call132; mkdir -p "$o"
+    search_key "$o" 0 .devpack/iostune inception_v3 1 &
+    search_key "$o" 1 .devpack/iostune googlenet 1 &
+    PRECISION=fp16 search_key "$o" 2 .devpack/iostune inception_v3 1 &
+    PRECISION=fp16 search_key "$o" 3 .devpack/iostune googlenet 1 &
+    wait
+    searches_report "$o"
+    for f in "$o"/*.json; do
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['stats']['conv_objective']
+print(sys.argv[1].split('/')[-1], c.get('chosen'), c.get('by_concurrency'),
+      'stored', round(d['measured_latency_ms'], 4), d.get('kept_strategy'))" "$f" 2>&1 | cut -c1-400
+    done
+    tar czf "${OUT:-device-out}/call132.tar.gz" -C /tmp call132 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with
