@@ -398,3 +398,50 @@ TEST_CASE("an fp16 search picks its layout by timing; replay runs in it, float o
     CHECK(max_abs_diff(native_out.data, reference.data) <=
           schedule_tolerance(Precision::Fp16) * std::max(1.0, max_magnitude(reference.data)));
 }
+
+TEST_CASE("a search with both objectives tries kernels chosen by where each op runs; replay "
+          "pins what it kept",
+          "[gpu][replay][corun]") {
+    const std::string model = "googlenet";
+    const std::string db = fresh_db("mixed_choices");
+    TuningOptions options;
+    options.cost = CostChoice::Measured;
+    options.db_path = db;
+    options.search.progress = false;
+    options.time_budget_s = 20;
+    options.conv_objectives = {ConvObjective::Alone, ConvObjective::CoRun};
+    const TuningSummary summary =
+        run_tuning_job(load_model_spec(model, 1), options, [](const std::string&) {});
+    const nlohmann::json& objective = summary.stats.at("conv_objective");
+    INFO(objective.dump());
+    // Both trials ran (20 s holds them for GoogLeNet), so the mixed engine was considered.
+    REQUIRE(objective.contains("alone"));
+    REQUIRE(objective.contains("corun"));
+    REQUIRE(objective.contains("by_concurrency"));
+    const nlohmann::json& mixed = objective["by_concurrency"];
+    CHECK(mixed["switched"].get<int>() >= 0);
+    if (!mixed.contains("skipped")) {
+        const double current = mixed["current_ms"], tried = mixed["mixed_ms"];
+        CHECK(current > 0);
+        CHECK(tried > 0);
+        CHECK(mixed["kept"].get<bool>() == (tried < current * (1 - 0.003)));
+        CHECK((objective["chosen"] == "mixed") == mixed["kept"].get<bool>());
+    } else {
+        CHECK(objective["chosen"] != "mixed");
+    }
+    REQUIRE(*summary.max_abs_diff <= *summary.tolerance);
+
+    // Whatever was kept is stored and pinned by replay, and computes the sequential output.
+    ReplayOptions replay_options;
+    replay_options.db_path = db;
+    Replayer replayer(model, replay_options);
+    CHECK(replayer.info().pinned_convolutions == replayer.info().convolutions);
+    const HostTensor input = random_input(load_model_spec(model, 1).input_shape(), 5);
+    std::vector<float> out(replayer.output_elements());
+    cudaStream_t stream = nullptr;
+    REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+    replayer.run_host(input.data.data(), out.data(), stream);
+    cudaStreamDestroy(stream);
+    const HostTensor reference = sequential_output(model, input);
+    CHECK(max_abs_diff(out, reference.data) <= 2e-2 * std::max(1.0, max_magnitude(reference.data)));
+}
