@@ -1759,12 +1759,15 @@ print(sys.argv[1].split('/')[-1], c.get('chosen'), c.get('by_concurrency'),
     done
     tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
   call132)
-    # (Twenty-third session, the device time's last minutes.) call131 compared the two engines
-    # launch by launch in turns, which evicts each one's weights from L2 with the other's
+    # (Twenty-third session; written, not run: the device time ended.) call131 compared the two
+    # engines launch by launch in turns, which evicts each one's weights from L2 with the other's
     # (GoogLeNet fp16 0.209 ms there, 0.187 in its final timing); they now alternate in blocks.
     # Batch 1, a key per GPU: Inception V3 and GoogLeNet, TF32 and fp16 (call131 kept the
     # mixed engine on GoogLeNet TF32 and Inception V3 fp16).
+    # GPU 0 first runs the [corun] tests (the mixed engine's among them), then the searches.
     o=/tmp/call132; mkdir -p "$o"
+    CUDA_VISIBLE_DEVICES=0 timeout 120 .devpack/test_gpu "[corun]" >"$o/test_corun.log" 2>&1
+    tail -n 3 "$o/test_corun.log"
     search_key "$o" 0 .devpack/iostune inception_v3 1 &
     search_key "$o" 1 .devpack/iostune googlenet 1 &
     PRECISION=fp16 search_key "$o" 2 .devpack/iostune inception_v3 1 &
