@@ -301,15 +301,18 @@ print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'change
 }
 
 # searches_report DIR: after search_key runs, their DBs removed, the perturb lines, and each
-# search's stats line with its convolution objectives' trials (conv_objective).
+# search's stats line with its convolution objectives' trials (conv_objective) and the mixed
+# engine's (by_concurrency).
 searches_report() {
   local f
   rm -f "$1"/*.db
   cat "$1"/perturb_gpu*.log
   for f in "$1"/*.json; do
     search_stats "$f"
-    python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stats']['conv_objective'])" \
-      "$f" 2>&1 | cut -c1-300
+    python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['stats']['conv_objective']
+print('  chosen', c.get('chosen'), {k: v.get('ms', v.get('skipped')) for k, v in c.items()
+      if k in ('alone', 'corun')}, 'by_concurrency', c.get('by_concurrency'))" "$f" 2>&1 |
+      cut -c1-400
   done
 }
 
@@ -1752,11 +1755,6 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     done
     wait
     searches_report "$o"
-    for f in "$o"/*.json; do
-      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['stats']['conv_objective']
-print(sys.argv[1].split('/')[-1], c.get('chosen'), c.get('by_concurrency'),
-      'stored', round(d['measured_latency_ms'], 4), d.get('kept_strategy'))" "$f" 2>&1 | cut -c1-400
-    done
     tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
   call132)
     # (Twenty-third session; written, not run: the device time ended.) call131 compared the two
@@ -1774,11 +1772,6 @@ print(sys.argv[1].split('/')[-1], c.get('chosen'), c.get('by_concurrency'),
     PRECISION=fp16 search_key "$o" 3 .devpack/iostune googlenet 1 &
     wait
     searches_report "$o"
-    for f in "$o"/*.json; do
-      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['stats']['conv_objective']
-print(sys.argv[1].split('/')[-1], c.get('chosen'), c.get('by_concurrency'),
-      'stored', round(d['measured_latency_ms'], 4), d.get('kept_strategy'))" "$f" 2>&1 | cut -c1-400
-    done
     tar czf "${OUT:-device-out}/call132.tar.gz" -C /tmp call132 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's

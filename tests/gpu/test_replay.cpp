@@ -61,13 +61,23 @@ double max_magnitude(const std::vector<float>& a) {
     return m;
 }
 
-TuningSummary measured_search(const std::string& model, const std::string& db) {
+// A measured search into `db`, quiet, with the library's defaults otherwise.
+TuningOptions measured_options(const std::string& db) {
     TuningOptions options;
     options.cost = CostChoice::Measured;
     options.db_path = db;
     options.search.progress = false;
-    options.time_budget_s = 15;  // DP, refinement and checks: enough for these small models
+    return options;
+}
+
+TuningSummary measured_search(const std::string& model, const TuningOptions& options) {
     return run_tuning_job(load_model_spec(model, 1), options, [](const std::string&) {});
+}
+
+TuningSummary measured_search(const std::string& model, const std::string& db) {
+    TuningOptions options = measured_options(db);
+    options.time_budget_s = 15;  // DP, refinement and checks: enough for these small models
+    return measured_search(model, options);
 }
 
 }  // namespace
@@ -325,13 +335,9 @@ TEST_CASE("an fp16 search picks its layout by timing; replay runs in it, float o
           "[gpu][replay][precision]") {
     const std::string model = "squeezenet1_1";
     const std::string db = fresh_db("fp16");
-    TuningOptions tuning;
-    tuning.cost = CostChoice::Measured;
-    tuning.db_path = db;
+    TuningOptions tuning = measured_options(db);
     tuning.precision = "fp16";
-    tuning.search.progress = false;
-    const TuningSummary summary =
-        run_tuning_job(load_model_spec(model, 1), tuning, [](const std::string&) {});
+    const TuningSummary summary = measured_search(model, tuning);
     REQUIRE(summary.layout_ms.size() == 2);  // the sequential schedule, timed in both layouts
     // (In the order timed: the precision's default layout first.)
     const auto timed = [&](const std::string& layout) {
@@ -404,14 +410,10 @@ TEST_CASE("a search with both objectives tries kernels chosen by where each op r
           "[gpu][replay][corun]") {
     const std::string model = "googlenet";
     const std::string db = fresh_db("mixed_choices");
-    TuningOptions options;
-    options.cost = CostChoice::Measured;
-    options.db_path = db;
-    options.search.progress = false;
+    TuningOptions options = measured_options(db);
     options.time_budget_s = 20;
     options.conv_objectives = {ConvObjective::Alone, ConvObjective::CoRun};
-    const TuningSummary summary =
-        run_tuning_job(load_model_spec(model, 1), options, [](const std::string&) {});
+    const TuningSummary summary = measured_search(model, options);
     const nlohmann::json& objective = summary.stats.at("conv_objective");
     INFO(objective.dump());
     // Both trials ran (20 s holds them for GoogLeNet), so the mixed engine was considered.
