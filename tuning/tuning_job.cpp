@@ -466,7 +466,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     std::map<ConvObjective, ConvChoices> tried_choices;
     Engine engine = end_to_end_engine(graph, candidates, options, layout, known, fitter,
                                       budget_left_s, result.conv_objective, tried_choices, notice);
-    const EngineOptions& engine_options = engine.options();
+    // A copy: the engine may be replaced by the mixed-choice one below (same precision).
+    const EngineOptions engine_options = engine.options();
     engine.set_random_inputs(7);
 
     // The sequential schedule's result: every graph output (an FPN's levels, a set's models').
@@ -713,8 +714,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     std::vector<ContestEntry> layout_ms;
     ConvChoices layout_choices;  // stored with the schedule too: the other layout's as well
     TensorLayout layout = options.layout.value_or(default_layout(precision));
-    // Where a search's time goes, for its stats: the rest of the total is the store's work.
-    // Every second of the total is in one phase: "start" is the device and the stored
+    // Where a search's time goes, for its stats. Every second of the total is in one phase: "start" is the device and the stored
     // choices, "calibration" the store and the stage calibration, "handover" the DP's checks
     // and engine teardown, "wrap_up" the memory plans and the record, "store" the write.
     nlohmann::json phase_seconds = {{"start", seconds_since(begin)}};
