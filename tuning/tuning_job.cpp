@@ -358,21 +358,22 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 // not hold the engine's set-up (about the slower trial engine's) and the timings.
 std::optional<Engine> mixed_choices_engine(
     const Graph& graph, const Schedule& schedule, Engine& current,
-    std::map<ConvObjective, ConvChoices>& tried, double left_s, double launch_ms,
+    const std::map<ConvObjective, ConvChoices>& tried, double left_s, double launch_ms,
     const TuningOptions& options,
     const std::function<std::string(const std::vector<HostTensor>&)>& difference,
     nlohmann::json& record, const std::function<void(const std::string&)>& notice) {
     const ConvChoices choices = current.conv_choices();
     const ConvChoices mixed = choices_by_concurrency(
-        schedule, current.op_plans(), tried[ConvObjective::Alone], tried[ConvObjective::CoRun],
-        choices);
-    int switched = 0;  // convolutions whose kernel changes (not only its objective's tag)
+        schedule, current.op_plans(), tried.at(ConvObjective::Alone),
+        tried.at(ConvObjective::CoRun), choices);
+    // Convolutions whose kernel changes (not only the objective it was chosen for).
+    const auto same_kernel = [](const ConvChoice& a, const ConvChoice& b) {
+        return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path;
+    };
+    int switched = 0;
     for (const auto& [signature, choice] : mixed) {
         const auto it = choices.find(signature);
-        switched += it != choices.end() && it->second.algorithm == choice.algorithm &&
-                            it->second.math == choice.math && it->second.path == choice.path
-                        ? 0
-                        : 1;
+        if (it == choices.end() || !same_kernel(it->second, choice)) ++switched;
     }
     nlohmann::json& out = record["by_concurrency"];
     out = {{"switched", switched}};
@@ -413,23 +414,13 @@ std::optional<Engine> mixed_choices_engine(
                            why));
         return std::nullopt;
     }
-    // Timed in alternating blocks, not launch by launch: each engine holds its own weights, so
-    // launches in turns would each find the L2 full of the other's (call131: GoogLeNet fp16
-    // 0.209 ms in turns against 0.187 in its final timing), which no replay sees.
+    // In blocks, not launch by launch: the two engines hold their own weights (timing.h).
     std::vector<LatencyStats> turns;
     {
         const CudaGraphExec mine = current.capture(schedule);
         const CudaGraphExec theirs = engine.capture(schedule);
-        MeasureOptions block = turns_options;
-        block.repeats = std::max(5, turns_options.repeats / kMixedChoicesBlocks);
-        std::vector<double> samples[2];
-        for (int k = 0; k < kMixedChoicesBlocks; ++k)
-            for (int side = 0; side < 2; ++side) {
-                const LatencyStats t =
-                    measure_graph(side == 0 ? mine : theirs, current.origin_stream(), block);
-                samples[side].insert(samples[side].end(), t.samples_ms.begin(), t.samples_ms.end());
-            }
-        for (auto& side : samples) turns.push_back(summarize(std::move(side), {}, 1));
+        turns = measure_in_blocks({&mine, &theirs}, current.origin_stream(), turns_options,
+                                  kMixedChoicesBlocks);
     }
     const bool kept = turns[1].median_ms < turns[0].median_ms * (1 - kMixedChoicesGain);
     out["current_ms"] = turns[0].median_ms;

@@ -300,6 +300,13 @@ print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'change
       d.get('kept_strategy'), round(d['measured_latency_ms'], 4))" "$1" 2>&1 | cut -c1-600
 }
 
+# gpu_tests DIR GPU FILTER TIMEOUT: `test_gpu FILTER` on GPU, its output appended to DIR/tGPU.log
+# with an exit line ("GPU<k> FILTER exit N"; 124: the timeout).
+gpu_tests() {
+  CUDA_VISIBLE_DEVICES=$2 timeout "$4" .devpack/test_gpu "$3" >>"$1/t$2.log" 2>&1
+  echo "GPU$2 $3 exit $?" >>"$1/t$2.log"
+}
+
 # searches_report DIR: after search_key runs, their DBs removed, the perturb lines, and each
 # search's stats line with its convolution objectives' trials (conv_objective) and the mixed
 # engine's (by_concurrency).
@@ -1647,10 +1654,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # process has its own folder since (tests/gpu/test_dir.h). The onnx fixtures need
     # build/tests/onnx_fixtures carried (the ONNX cases fail without it).
     o=/tmp/call125; mkdir -p "$o"
-    g() {
-      CUDA_VISIBLE_DEVICES=$1 timeout 210 .devpack/test_gpu "$2" >"$o/t$1.log" 2>&1
-      echo "GPU$1 $2 exit $?" >>"$o/t$1.log"
-    }
+    g() { gpu_tests "$o" "$1" "$2" 210; }
     g 0 "[replay]" & g 1 "[model_set]" & g 2 "[pace],[perturb]" & g 3 "[engine]" &
     wait
     for i in 0 1 2 3; do tail -n 4 "$o/t$i.log"; grep -B2 -A8 FAILED "$o/t$i.log" | head -30; done
@@ -1665,10 +1669,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # budget_left_after_s is what the final timings left); then the rest of the [gpu] suite
     # until the call's 520th second on each GPU.
     o=/tmp/call126; mkdir -p "$o"
-    g() {
-      CUDA_VISIBLE_DEVICES=$1 timeout "$3" .devpack/test_gpu "$2" >>"$o/t$1.log" 2>&1
-      echo "GPU$1 $2 exit $?" >>"$o/t$1.log"
-    }
+    g() { gpu_tests "$o" "$@"; }
     { g 0 "[replay]~[onnx]" 240; g 0 "[pace]" 60; g 0 "[engine]~[pace]" "$(upto 20)"; } &
     { g 1 "[model_set]" 240
       search_key "$o" 1 .devpack/iostune nasnet_a_large 16
@@ -1685,10 +1686,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # shard, cut by its timeout: the zoo test on GPU 1, every other [engine] case on GPU 0 (the
     # deployed families' ONNX case left out: its fixtures are not carried).
     o=/tmp/call127; mkdir -p "$o"
-    g() {
-      CUDA_VISIBLE_DEVICES=$1 timeout "$3" .devpack/test_gpu "$2" >>"$o/t$1.log" 2>&1
-      echo "GPU$1 $2 exit $?" >>"$o/t$1.log"
-    }
+    g() { gpu_tests "$o" "$@"; }
     g 0 '[engine]~[pace]~[zoo]~imported PyTorch exports*' "$(upto 10)" &
     g 1 "[engine][zoo]" "$(upto 10)" &
     wait
@@ -1762,9 +1760,11 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     # (GoogLeNet fp16 0.209 ms there, 0.187 in its final timing); they now alternate in blocks.
     # Batch 1, a key per GPU: Inception V3 and GoogLeNet, TF32 and fp16 (call131 kept the
     # mixed engine on GoogLeNet TF32 and Inception V3 fp16).
-    # GPU 0 first runs the [corun] tests (the mixed engine's among them), then the searches.
+    # GPU 0 first runs the [corun] and [timing] tests (the mixed engine's and measure_in_blocks),
+    # then the searches.
     o=/tmp/call132; mkdir -p "$o"
-    CUDA_VISIBLE_DEVICES=0 timeout 120 .devpack/test_gpu "[corun]" >"$o/test_corun.log" 2>&1
+    CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu "[corun],[timing]" \
+      >"$o/test_corun.log" 2>&1
     tail -n 3 "$o/test_corun.log"
     search_key "$o" 0 .devpack/iostune inception_v3 1 &
     search_key "$o" 1 .devpack/iostune googlenet 1 &
