@@ -1762,15 +1762,15 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     # mixed engine on GoogLeNet TF32 and Inception V3 fp16).
     # GPU 0 first runs the [corun] and [timing] tests (the mixed engine's and measure_in_blocks),
     # then the searches.
+    # (Twenty-fourth session: the host lent one H200, so the parts go through run_parts: on one
+    # GPU they run one after another.)
     o=/tmp/call132; mkdir -p "$o"
-    CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu "[corun],[timing]" \
-      >"$o/test_corun.log" 2>&1
-    tail -n 3 "$o/test_corun.log"
-    search_key "$o" 0 .devpack/iostune inception_v3 1 &
-    search_key "$o" 1 .devpack/iostune googlenet 1 &
-    PRECISION=fp16 search_key "$o" 2 .devpack/iostune inception_v3 1 &
-    PRECISION=fp16 search_key "$o" 3 .devpack/iostune googlenet 1 &
-    wait
+    corun_tests() { gpu_tests "$o" "$1" "[corun],[timing]" 150; tail -n 3 "$o/t$1.log"; }
+    iv3_tf32() { search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    iv3_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    gn_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    run_parts corun_tests iv3_fp16 gn_tf32 gn_fp16 iv3_tf32
     searches_report "$o"
     tar czf "${OUT:-device-out}/call132.tar.gz" -C /tmp call132 ;;
   call118)
