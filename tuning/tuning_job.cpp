@@ -35,7 +35,7 @@
 #include "tuning/job_device.h"
 #include "tuning/measured_cost_model.h"
 #include "tuning/measured_schedule_evaluator.h"
-#include "tuning/choices_by_concurrency.h"
+#include "tuning/kernel_moves.h"
 #include "tuning/objective_trial.h"
 #include "tuning/output_divergence.h"
 #include "tuning/schedule_contest.h"
@@ -64,11 +64,10 @@ constexpr int kMinFinalRepeats = 20;
 // beside it, in turns, before the contest is decided.
 constexpr double kCloseContest = 0.02;
 constexpr int kSimulatedRefineMoves = 400;
-// The engine pinned to kernels chosen by where each op runs (choices_by_concurrency.h) replaces
-// the objective's engine when the refined schedule times at least this much faster on it, the
-// two timed in alternating blocks (the refinement's margin for a move).
-constexpr double kMixedChoicesGain = 0.003;
-constexpr int kMixedChoicesBlocks = 4;  // the two engines' timings alternate this many times
+// A kernel move (kernel_moves.h) is kept when the refined schedule times at least this much
+// faster with it, twice (the refinement's margin for a move), each timing as the refinement's
+// evaluator times a schedule, launch by launch in turns with the kernels kept so far.
+constexpr double kKernelMoveGain = 0.003;
 // Sizing the DP's windows to its time (seconds_per_stage): stages timed to estimate, the estimate
 // when they were all in the store (measured on the H100, docs/search.md), its floor, and the
 // fewest stages the DP is sized for however short its time.
@@ -348,92 +347,58 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
     rival->timing = turns[1];
 }
 
-// An engine pinned to kernels chosen by where each op of `schedule` runs (alone: the fastest
-// alone; beside others: chosen to co-run; choices_by_concurrency.h), from both objectives'
-// trial choices, when it computes what `current` does (`difference` of its outputs is "") and
-// the schedule times kMixedChoicesGain faster on it, the two timed in alternating blocks; else
-// none.
-// `record["by_concurrency"]` says what happened, and "chosen" becomes "mixed" when kept. Skipped
-// when no convolution's choice would change or `left_s` (past the final timings' reserve) does
-// not hold the engine's set-up (about the slower trial engine's) and the timings.
-std::optional<Engine> mixed_choices_engine(
-    const Graph& graph, const Schedule& schedule, Engine& current,
-    const std::map<ConvObjective, ConvChoices>& tried, double left_s, double launch_ms,
-    const TuningOptions& options,
-    const std::function<std::string(const std::vector<HostTensor>&)>& difference,
-    nlohmann::json& record, const std::function<void(const std::string&)>& notice) {
-    const ConvChoices choices = current.conv_choices();
-    const ConvChoices mixed = choices_by_concurrency(
-        schedule, current.op_plans(), tried.at(ConvObjective::Alone),
-        tried.at(ConvObjective::CoRun), choices);
-    // Convolutions whose kernel changes (not only the objective it was chosen for).
-    const auto same_kernel = [](const ConvChoice& a, const ConvChoice& b) {
-        return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path;
-    };
-    int switched = 0;
-    for (const auto& [signature, choice] : mixed) {
-        const auto it = choices.find(signature);
-        if (it == choices.end() || !same_kernel(it->second, choice)) ++switched;
-    }
-    nlohmann::json& out = record["by_concurrency"];
-    out = {{"switched", switched}};
-    if (switched == 0) {
-        out["skipped"] = "no convolution's choice changes";
-        return std::nullopt;
-    }
-    double setup_estimate_s = 0;
-    for (const auto& [name, trial] : record.items())
-        if (trial.is_object() && trial.contains("engine_seconds"))
-            setup_estimate_s = std::max(setup_estimate_s, trial["engine_seconds"].get<double>());
-    MeasureOptions turns_options = options.end_to_end;
-    turns_options.repeats = std::min(turns_options.repeats, kMinFinalRepeats * 5);
-    const double needed_s = setup_estimate_s + timing_seconds(turns_options, 2, launch_ms);
-    if (!(left_s >= needed_s)) {
-        out["skipped"] = "time budget";
-        out["left_s"] = left_s;
-        out["needed_s"] = needed_s;
-        return std::nullopt;
-    }
+// After the refinement, when both objectives' trials ran: the other objective's choice tried one
+// convolution signature at a time on the refined schedule (kernel_moves.h), on `engine`, kept
+// where it times faster twice and computes what the sequential schedule does (`difference` of
+// the engine's output as it is). `left_s()`: seconds left past the final timings' reserve; a
+// move starts only while it holds one move and its confirmation. `record["kernel_moves"]` says
+// what happened; "chosen" becomes "mixed" when a move was kept.
+void kernel_moves(Engine& engine, const Schedule& schedule,
+                  const std::map<ConvObjective, ConvChoices>& tried,
+                  const std::function<double()>& left_s, double launch_ms, double capture_s,
+                  const std::function<std::string()>& difference, nlohmann::json& record,
+                  const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
-    EngineOptions engine_options = current.options();
-    engine_options.conv_choices = mixed;
-    Engine engine(graph, engine_options);
-    out["engine_seconds"] = seconds_since(begin);
-    engine.set_random_inputs(7);
-    std::string why;
-    {
-        const CudaGraphExec exec = engine.capture(schedule);
-        engine.refill_arena(1);
-        exec.launch(engine.origin_stream());
-        why = difference(engine.read_outputs());
+    std::vector<ConvChoices> others;
+    for (const auto& [objective, choices] : tried) others.push_back(choices);
+    const ConvChoices current = engine.conv_choices();
+    const std::vector<KernelMove> moves = kernel_move_candidates(engine.op_plans(), current, others);
+    nlohmann::json& out = record["kernel_moves"];
+    out = {{"candidates", moves.size()}};
+    if (moves.empty()) {
+        out["skipped"] = "no convolution's choice differs between the objectives";
+        return;
     }
-    if (!why.empty()) {
-        out["skipped"] = "computes " + why;
-        notice(fmt::format("warning: kernels chosen by where each op runs compute {}; not kept. "
-                           "This is an engine bug: please report it.",
-                           why));
-        return std::nullopt;
-    }
-    // In blocks, not launch by launch: the two engines hold their own weights (timing.h).
-    std::vector<LatencyStats> turns;
-    {
-        const CudaGraphExec mine = current.capture(schedule);
-        const CudaGraphExec theirs = engine.capture(schedule);
-        turns = measure_in_blocks({&mine, &theirs}, current.origin_stream(), turns_options,
-                                  kMixedChoicesBlocks);
-    }
-    const bool kept = turns[1].median_ms < turns[0].median_ms * (1 - kMixedChoicesGain);
-    out["current_ms"] = turns[0].median_ms;
-    out["mixed_ms"] = turns[1].median_ms;
-    out["kept"] = kept;
+    const MeasureOptions timing{3, 25, 1, 0, 0, RepeatMode::EachRepeat};
+    const double move_s = 3 * capture_s + 2 * timing_seconds(timing, 2, launch_ms);
+    KernelMovesOptions options;
+    options.min_gain = kKernelMoveGain;
+    options.out_of_time = [&] { return !(left_s() >= move_s); };
+    EngineKernelEvaluator evaluator(engine, schedule, difference, timing);
+    const KernelMovesResult r = move_kernels(moves, current, evaluator, options);
+    out["timed"] = r.timed;
+    out["refused"] = r.refused;
+    out["kept"] = r.kept.size();
+    out["unconfirmed"] = r.unconfirmed;
+    out["least_ratio"] = r.least_ratio;
+    out["start_ms"] = r.start_ms;
+    out["end_ms"] = r.end_ms;
+    out["out_of_time"] = r.out_of_time;
     out["seconds"] = seconds_since(begin);
-    notice(fmt::format("convolutions chosen by where each op runs ({} of {} changed): {:.4f} ms "
-                       "against {:.4f} ms with every one chosen {}; {}",
-                       switched, mixed.size(), turns[1].median_ms, turns[0].median_ms,
-                       record["chosen"].get<std::string>(), kept ? "kept" : "not kept"));
-    if (!kept) return std::nullopt;
+    if (r.disagreed > 0) {
+        out["disagreed"] = r.disagreed;
+        notice(fmt::format("warning: {} kernel switch(es) computed another result ({}); none was "
+                           "kept. This is an engine bug: please report it.",
+                           r.disagreed, r.first_disagreement));
+    }
+    notice(fmt::format("kernels: {} of {} convolution switches to the other objective's choice "
+                       "kept ({} timed{}) in {:.1f} s",
+                       r.kept.size(), moves.size(), r.timed,
+                       r.out_of_time ? ", stopped by the time budget" : "",
+                       out["seconds"].get<double>()));
+    if (r.kept.empty()) return;
+    out["from"] = record["chosen"];
     record["chosen"] = "mixed";
-    return engine;
 }
 
 // Everything end to end, on one engine (same weights, same input, same per-op algorithms), so
@@ -457,8 +422,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     std::map<ConvObjective, ConvChoices> tried_choices;
     Engine engine = end_to_end_engine(graph, candidates, options, layout, known, fitter,
                                       budget_left_s, result.conv_objective, tried_choices, notice);
-    // A copy: the engine may be replaced by the mixed-choice one below (same precision).
-    const EngineOptions engine_options = engine.options();
+    const EngineOptions& engine_options = engine.options();
     engine.set_random_inputs(7);
 
     // The sequential schedule's result: every graph output (an FPN's levels, a set's models').
@@ -577,13 +541,11 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                            "kept. This is an engine bug: please report it.",
                            result.refine.disagreed, result.refine.first_disagreement));
 
-    if (tried_choices.size() == 2) {
-        std::optional<Engine> mixed =
-            mixed_choices_engine(graph, result.refine.schedule, engine, tried_choices,
-                                 budget_left_s() - final_reserve_s, launch_ms, options, difference,
-                                 result.conv_objective, notice);
-        if (mixed) engine = std::move(*mixed);  // the final timings and the stored choices
-    }
+    if (tried_choices.size() == 2)
+        kernel_moves(
+            engine, result.refine.schedule, tried_choices,
+            [&] { return budget_left_s() - final_reserve_s; }, launch_ms, capture_s,
+            [&] { return disagreement(result.refine.schedule); }, result.conv_objective, notice);
 
     const double final_left_s = budget_left_s();
     const MeasureOptions final_timing =

@@ -308,8 +308,8 @@ gpu_tests() {
 }
 
 # searches_report DIR: after search_key runs, their DBs removed, the perturb lines, and each
-# search's stats line with its convolution objectives' trials (conv_objective) and the mixed
-# engine's (by_concurrency).
+# search's stats line with its convolution objectives' trials (conv_objective) and its kernel
+# moves (kernel_moves; by_concurrency: the mixed engine's, before 2026-11-28's kernel moves).
 searches_report() {
   local f
   rm -f "$1"/*.db
@@ -318,7 +318,8 @@ searches_report() {
     search_stats "$f"
     python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['stats']['conv_objective']
 print('  chosen', c.get('chosen'), {k: v.get('ms', v.get('skipped')) for k, v in c.items()
-      if k in ('alone', 'corun')}, 'by_concurrency', c.get('by_concurrency'))" "$f" 2>&1 |
+      if k in ('alone', 'corun')}, 'kernel_moves', c.get('kernel_moves', c.get('by_concurrency')))" \
+      "$f" 2>&1 |
       cut -c1-400
   done
 }
@@ -1754,6 +1755,25 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     wait
     searches_report "$o"
     tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
+  call133)
+    # (Twenty-fourth session.) call132 kept the rule-made mix (the alone kernel in one-group
+    # stages) on 1 of 4 keys; it now gives way to kernel moves (tuning/kernel_moves.h): the other
+    # objective's choice tried signature by signature on the refined schedule, on one engine,
+    # kept when faster twice. First the [corun] tests (set_conv_choice, the search's moves and
+    # replay) and [timing]; then call132's four keys and RandWire TF32 and NASNet-A fp16 at batch
+    # 1, each stored best replayed with --validate --perturb 20. Any GPU count (run_parts).
+    o=/tmp/call133; mkdir -p "$o"
+    corun_tests() { gpu_tests "$o" "$1" "[corun],[timing]" 150; tail -n 3 "$o/t$1.log"; }
+    iv3_tf32() { search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    iv3_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    gn_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    rw_tf32() { search_key "$o" "$1" .devpack/iostune randwire 1; }
+    nas_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune nasnet_a_large 1; }
+    run_parts corun_tests iv3_fp16 gn_tf32 gn_fp16 iv3_tf32 rw_tf32 nas_fp16
+    searches_report "$o"
+    grep -h "kernels:" "$o"/*.log | cut -c1-200
+    tar czf "${OUT:-device-out}/call133.tar.gz" -C /tmp call133 ;;
   call132)
     # (Twenty-third session; written, not run: the device time ended.) call131 compared the two
     # engines launch by launch in turns, which evicts each one's weights from L2 with the other's

@@ -616,6 +616,53 @@ int Engine::pinned_conv_count() const {
     return pinned;
 }
 
+bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& choice) {
+    Impl& impl = *impl_;
+    impl.require_not_capturing(impl.origin.get(), "switching a convolution's kernel");
+    // A step whose views need a staging buffer it has not got cannot run that path.
+    const auto runs = [&](ConvStep& step) {
+        return impl.configure(step, choice) &&
+               !(step.input_staged() && step.input().data == nullptr) &&
+               !(step.output_staged() && step.output().data == nullptr);
+    };
+    const auto restore = [&](ConvStep& step, const ConvChoice& before) {
+        if (!impl.configure(step, before))
+            throw InternalError(fmt::format("{}: its earlier choice {} {} no longer runs after "
+                                            "trying another; please report it with the model",
+                                            step.context, before.algorithm, before.path));
+    };
+    std::vector<std::pair<ConvStep*, ConvChoice>> switched;  // each step and its choice before
+    for (engine_internal::OpExec& e : impl.execs)
+        for (ConvStep& step : e.convs) {
+            if (step.signature != signature) continue;
+            const ConvChoice before = step.choice;
+            if (!runs(step)) {
+                restore(step, before);
+                for (auto& [done, earlier] : switched) restore(*done, earlier);
+                return false;
+            }
+            switched.emplace_back(&step, before);
+        }
+    if (switched.empty()) return false;
+    for (auto& [step, before] : switched) step->candidates = "set afterwards (set_conv_choice)";
+    // Pinned, so that a step planned again (another schedule's alignments) keeps it too.
+    impl.options.conv_choices[signature] = choice;
+    // The plans of the ops that hold it say what runs now (their other fields stay).
+    for (engine_internal::OpExec& e : impl.execs) {
+        const bool holds = std::any_of(e.convs.begin(), e.convs.end(), [&](const ConvStep& s) {
+            return s.signature == signature;
+        });
+        if (!holds) continue;
+        e.plan.path.clear();
+        e.plan.algorithms.clear();
+        e.plan.candidates.clear();
+        e.plan.conv_signatures.clear();
+        e.plan.workspace_bytes = 0;
+        for (const ConvStep& step : e.convs) impl.record_conv(e.plan, step);
+    }
+    return true;
+}
+
 int Engine::conv_count() const {
     int count = 0;
     for (const auto& e : impl_->execs) count += int(e.convs.size());

@@ -279,23 +279,4 @@ std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphE
     return stats;
 }
 
-std::vector<LatencyStats> measure_in_blocks(const std::vector<const CudaGraphExec*>& execs,
-                                            cudaStream_t stream, const MeasureOptions& options,
-                                            int blocks) {
-    if (execs.empty() || blocks < 1) throw Error("measure_in_blocks: nothing to time");
-    MeasureOptions block = options;
-    block.repeats = std::max(5, options.repeats / blocks);
-    std::vector<std::vector<double>> samples(execs.size()), enqueue(execs.size());
-    for (int b = 0; b < blocks; ++b)
-        for (size_t k = 0; k < execs.size(); ++k) {
-            LatencyStats t = measure_graph(*execs[k], stream, block);
-            samples[k].insert(samples[k].end(), t.samples_ms.begin(), t.samples_ms.end());
-            enqueue[k].insert(enqueue[k].end(), t.enqueue_ms.begin(), t.enqueue_ms.end());
-        }
-    std::vector<LatencyStats> stats;
-    for (size_t k = 0; k < execs.size(); ++k)
-        stats.push_back(summarize(std::move(samples[k]), std::move(enqueue[k]), 1));
-    return stats;
-}
-
 }  // namespace iostune

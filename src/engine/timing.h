@@ -107,13 +107,5 @@ LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
 // measurements one after the other do not ensure. A close contest is settled this way.
 std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphExec*>& execs,
                                               cudaStream_t stream, const MeasureOptions& options);
-// Several graphs timed in `blocks` rounds, each round one measure_graph (warm-up included) of
-// every graph with 1/blocks of the repeats (at least 5), samples pooled: drift weighs on all
-// alike as in measure_interleaved, but each graph runs as replay runs it, back to back with
-// itself. For graphs of different engines, each holding its own weights: launch by launch, each
-// would find the L2 full of the other's (call131: GoogLeNet fp16 0.209 ms so, 0.187 alone).
-std::vector<LatencyStats> measure_in_blocks(const std::vector<const CudaGraphExec*>& execs,
-                                            cudaStream_t stream, const MeasureOptions& options,
-                                            int blocks);
 
 }  // namespace iostune

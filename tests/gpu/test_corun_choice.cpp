@@ -69,3 +69,59 @@ TEST_CASE("convolutions chosen to co-run compute what those chosen alone compute
     CHECK(bitwise_equal(run_schedule(pinned, nimble), pinned_sequential));
     CHECK(relative_error(pinned_sequential, sequential) < model_error_bound(plan.precision));
 }
+
+TEST_CASE("an engine switched signature by signature to another objective's kernels computes "
+          "with them; graphs captured before keep theirs",
+          "[gpu][corun]") {
+    const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
+                               Plan{Precision::Fp16, TensorLayout::Nhwc});
+    INFO(label(plan));
+    Graph graph = build_zoo_model("googlenet", 1);
+    init_random_weights(graph, 5);
+    const Schedule nimble = with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow);
+    Engine engine(graph, options_for(plan));
+    engine.set_random_inputs(9);
+    EngineOptions corun_options = options_for(plan);
+    corun_options.conv_objective = ConvObjective::CoRun;
+    Engine corun(graph, corun_options);
+    corun.set_random_inputs(9);
+    const HostTensor corun_sequential = run_schedule(corun, sequential_schedule(graph));
+
+    const ConvChoices before = engine.conv_choices();
+    const CudaGraphExec captured = engine.capture(nimble);
+    captured.launch(engine.origin_stream());
+    const HostTensor captured_out = engine.read_output();
+
+    // Nothing runs an unknown kernel or signature, and a refusal changes nothing.
+    const std::string some = before.begin()->first;
+    ConvChoice bogus = before.begin()->second;
+    bogus.algorithm = "GRAPH_9999";
+    bogus.path = "graph";
+    CHECK_FALSE(engine.set_conv_choice(some, bogus));
+    CHECK_FALSE(engine.set_conv_choice("no such signature", before.begin()->second));
+    CHECK(engine.conv_choices() == before);
+
+    int switched = 0, refused = 0;
+    for (const auto& [signature, choice] : corun.conv_choices()) {
+        const auto it = before.find(signature);
+        if (it == before.end() || it->second.algorithm == choice.algorithm) continue;
+        if (!engine.set_conv_choice(signature, choice)) {
+            ++refused;
+            continue;
+        }
+        ++switched;
+        CHECK(engine.conv_choices().at(signature).algorithm == choice.algorithm);
+    }
+    WARN(switched << " convolutions switched to the co-run kernel, " << refused << " refused");
+    const HostTensor sequential = run_schedule(engine, sequential_schedule(graph));
+    CHECK(relative_error(sequential, corun_sequential) < model_error_bound(plan.precision));
+    CHECK(bitwise_equal(run_schedule(engine, nimble), sequential));
+    // The graph captured before the switches still runs the kernels it captured.
+    captured.launch(engine.origin_stream());
+    CHECK(bitwise_equal(engine.read_output(), captured_out));
+    // Each op's plan says what runs now.
+    for (const OpPlan& p : engine.op_plans())
+        for (const std::string& signature : p.conv_signatures)
+            CHECK(p.algorithms.find(engine.conv_choices().at(signature).algorithm) !=
+                  std::string::npos);
+}

@@ -115,8 +115,7 @@ TEST_CASE("the measured cost model times stages back to back and accounts for it
     CHECK(model.work().engine_setup_s > setup);
 }
 
-TEST_CASE("graphs timed in turns or in blocks each get their own samples, the median of timing "
-          "them alone",
+TEST_CASE("graphs timed in turns each get their own samples, the median of timing them alone",
           "[gpu][timing]") {
     const Graph graph = branches();
     Engine engine(graph);
@@ -140,18 +139,4 @@ TEST_CASE("graphs timed in turns or in blocks each get their own samples, the me
                      turns[0].median_ms, turns[1].median_ms, alone));
     CHECK(std::abs(turns[0].median_ms - alone) <= std::max(0.2 * alone, 0.003));
     CHECK_THROWS_AS(measure_interleaved({}, engine.origin_stream(), each), Error);
-
-    // In blocks: each graph's samples of every block pooled (4 blocks of 10 of the 40 asked).
-    MeasureOptions forty = each;
-    forty.repeats = 40;
-    const std::vector<LatencyStats> blocks =
-        measure_in_blocks({&small, &large}, engine.origin_stream(), forty, 4);
-    REQUIRE(blocks.size() == 2);
-    for (const LatencyStats& s : blocks) {
-        CHECK(s.samples_ms.size() == 40);
-        CHECK(s.min_ms > 0);
-    }
-    CHECK(blocks[1].median_ms > blocks[0].median_ms);
-    CHECK_THROWS_AS(measure_in_blocks({}, engine.origin_stream(), each, 4), Error);
-    CHECK_THROWS_AS(measure_in_blocks({&small}, engine.origin_stream(), each, 0), Error);
 }
