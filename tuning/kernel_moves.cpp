@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
-#include "src/error.h"
 
 namespace iostune {
 
@@ -53,8 +53,7 @@ KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvC
         }
         const auto now = result.choices.find(move.signature);
         if (now == result.choices.end()) continue;
-        const ConvChoice kept = now->second;
-        if (same_kernel(kept, move.choice)) continue;  // an earlier move already made it
+        if (same_kernel(now->second, move.choice)) continue;  // an earlier move made it
         if (!evaluator.apply(move.signature, move.choice)) {
             ++result.refused;
             continue;
@@ -82,11 +81,8 @@ KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvC
             evaluator.keep();
             result.choices[move.signature] = move.choice;
             result.kept.push_back(move.signature);
-        } else if (!evaluator.apply(move.signature, kept)) {
-            throw Error(fmt::format("kernel moves: the convolution {} no longer runs its kept "
-                                    "choice {} ({}) after trying {}",
-                                    move.signature, kept.algorithm, kept.path,
-                                    move.choice.algorithm));
+        } else {
+            evaluator.undo();
         }
     }
     return result;
@@ -104,6 +100,11 @@ EngineKernelEvaluator::EngineKernelEvaluator(Engine& engine, const Schedule& sch
 bool EngineKernelEvaluator::apply(const std::string& signature, const ConvChoice& choice) {
     applied_ = CudaGraphExec();  // captured with the kernels before: no longer what is applied
     return engine_.set_conv_choice(signature, choice);
+}
+
+void EngineKernelEvaluator::undo() {
+    applied_ = CudaGraphExec();
+    engine_.undo_conv_choice();
 }
 
 std::pair<double, double> EngineKernelEvaluator::time_applied() {

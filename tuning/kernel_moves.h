@@ -45,6 +45,8 @@ public:
     virtual ~KernelMoveEvaluator() = default;
     // Runs `signature` with `choice` from now on; false, nothing changed, when it cannot here.
     virtual bool apply(const std::string& signature, const ConvChoice& choice) = 0;
+    // Puts back what the last successful apply() replaced.
+    virtual void undo() = 0;
     // The schedule on the kernels kept so far and on those applied since, timed in turns:
     // {kept ms, applied ms}.
     virtual std::pair<double, double> time_applied() = 0;
@@ -75,8 +77,7 @@ struct KernelMovesResult {
     ConvChoices choices;             // `current` with the kept switches
 };
 
-// Tries each move in order against the kernels kept so far; a move not kept is undone (applied
-// back to the kept choice). Throws iostune::Error when undoing one fails.
+// Tries each move in order against the kernels kept so far; a move not kept is undone.
 KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvChoices& current,
                                KernelMoveEvaluator& evaluator, const KernelMovesOptions& options);
 
@@ -88,6 +89,7 @@ public:
     EngineKernelEvaluator(Engine& engine, const Schedule& schedule,
                           std::function<std::string()> difference, MeasureOptions timing);
     bool apply(const std::string& signature, const ConvChoice& choice) override;
+    void undo() override;
     std::pair<double, double> time_applied() override;
     std::string difference() override { return difference_(); }
     void keep() override;

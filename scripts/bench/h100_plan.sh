@@ -1755,14 +1755,15 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     wait
     searches_report "$o"
     tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
-  call133)
+  call133|call134)
     # (Twenty-fourth session.) call132 kept the rule-made mix (the alone kernel in one-group
     # stages) on 1 of 4 keys; it now gives way to kernel moves (tuning/kernel_moves.h): the other
     # objective's choice tried signature by signature on the refined schedule, on one engine,
     # kept when faster twice. First the [corun] tests (set_conv_choice, the search's moves and
     # replay) and [timing]; then call132's four keys and RandWire TF32 and NASNet-A fp16 at batch
     # 1, each stored best replayed with --validate --perturb 20. Any GPU count (run_parts).
-    o=/tmp/call133; mkdir -p "$o"
+    # call134: the same after call133's failures (a move not kept is now undone step by step).
+    c=$1 o=/tmp/$1; mkdir -p "$o"
     corun_tests() { gpu_tests "$o" "$1" "[corun],[timing]" 150; tail -n 3 "$o/t$1.log"; }
     iv3_tf32() { search_key "$o" "$1" .devpack/iostune inception_v3 1; }
     gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
@@ -1773,7 +1774,7 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     run_parts corun_tests iv3_fp16 gn_tf32 gn_fp16 iv3_tf32 rw_tf32 nas_fp16
     searches_report "$o"
     grep -h "kernels:" "$o"/*.log | cut -c1-200
-    tar czf "${OUT:-device-out}/call133.tar.gz" -C /tmp call133 ;;
+    tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
   call132)
     # (Twenty-third session; written, not run: the device time ended.) call131 compared the two
     # engines launch by launch in turns, which evicts each one's weights from L2 with the other's

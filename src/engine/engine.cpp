@@ -625,30 +625,53 @@ bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& cho
                !(step.input_staged() && step.input().data == nullptr) &&
                !(step.output_staged() && step.output().data == nullptr);
     };
-    const auto restore = [&](ConvStep& step, const ConvChoice& before) {
-        if (!impl.configure(step, before))
-            throw InternalError(fmt::format("{}: its earlier choice {} {} no longer runs after "
-                                            "trying another; please report it with the model",
-                                            step.context, before.algorithm, before.path));
-    };
-    std::vector<std::pair<ConvStep*, ConvChoice>> switched;  // each step and its choice before
-    for (engine_internal::OpExec& e : impl.execs)
-        for (ConvStep& step : e.convs) {
+    Impl::ConvSwitch done{signature, {}, std::nullopt};
+    if (const auto it = impl.options.conv_choices.find(signature);
+        it != impl.options.conv_choices.end())
+        done.pinned_before = it->second;
+    for (size_t op = 0; op < impl.execs.size(); ++op)
+        for (size_t k = 0; k < impl.execs[op].convs.size(); ++k) {
+            ConvStep& step = impl.execs[op].convs[k];
             if (step.signature != signature) continue;
-            const ConvChoice before = step.choice;
+            done.steps.emplace_back(op, k, step.choice);
             if (!runs(step)) {
-                restore(step, before);
-                for (auto& [done, earlier] : switched) restore(*done, earlier);
+                impl.last_switch = std::move(done);
+                undo_conv_choice();
                 return false;
             }
-            switched.emplace_back(&step, before);
         }
-    if (switched.empty()) return false;
-    for (auto& [step, before] : switched) step->candidates = "set afterwards (set_conv_choice)";
+    if (done.steps.empty()) return false;
     // Pinned, so that a step planned again (another schedule's alignments) keeps it too.
     impl.options.conv_choices[signature] = choice;
-    // The plans of the ops that hold it say what runs now (their other fields stay).
-    for (engine_internal::OpExec& e : impl.execs) {
+    impl.record_conv_plans(signature);
+    impl.last_switch = std::move(done);
+    return true;
+}
+
+void Engine::undo_conv_choice() {
+    Impl& impl = *impl_;
+    if (!impl.last_switch) return;
+    const Impl::ConvSwitch undo = std::move(*impl.last_switch);
+    impl.last_switch.reset();
+    for (const auto& [op, k, before] : undo.steps) {
+        ConvStep* step = op < impl.execs.size() && k < impl.execs[op].convs.size()
+                             ? &impl.execs[op].convs[k]
+                             : nullptr;
+        if (step == nullptr || step->signature != undo.signature || !impl.configure(*step, before))
+            throw InternalError(fmt::format("undoing a switch of the convolution {}: a step is "
+                                            "gone or no longer runs its earlier choice {} ({}); "
+                                            "please report it with the model",
+                                            undo.signature, before.algorithm, before.path));
+    }
+    if (undo.pinned_before)
+        impl.options.conv_choices[undo.signature] = *undo.pinned_before;
+    else
+        impl.options.conv_choices.erase(undo.signature);
+    impl.record_conv_plans(undo.signature);
+}
+
+void Engine::Impl::record_conv_plans(const std::string& signature) {
+    for (OpExec& e : execs) {
         const bool holds = std::any_of(e.convs.begin(), e.convs.end(), [&](const ConvStep& s) {
             return s.signature == signature;
         });
@@ -658,9 +681,8 @@ bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& cho
         e.plan.candidates.clear();
         e.plan.conv_signatures.clear();
         e.plan.workspace_bytes = 0;
-        for (const ConvStep& step : e.convs) impl.record_conv(e.plan, step);
+        for (const ConvStep& step : e.convs) record_conv(e.plan, step);
     }
-    return true;
 }
 
 int Engine::conv_count() const {

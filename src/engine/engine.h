@@ -307,6 +307,9 @@ public:
     // captured before keep the kernels they captured; a larger workspace is grown at the next
     // prepare or capture. Not during a capture.
     bool set_conv_choice(const std::string& signature, const ConvChoice& choice);
+    // Puts back what the last successful set_conv_choice() replaced, step by step (steps of one
+    // signature may have run different choices) and its pin; nothing when there is none.
+    void undo_conv_choice();
 
 private:
     struct Impl;

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,18 @@ struct Engine::Impl {
     std::vector<std::shared_ptr<DeviceArena>> retired_arenas;
     std::vector<ConvStep> retired_steps;
     std::vector<ConvTransposeStep> retired_transposes;
+
+    // What the last set_conv_choice() replaced, for undo_conv_choice(): each step (op, index in
+    // its convs) with its own choice before (steps of one signature may have chosen apart: a
+    // staged step keys as the packed convolution of its shape), and the pin it replaced.
+    struct ConvSwitch {
+        std::string signature;
+        std::vector<std::tuple<size_t, size_t, ConvChoice>> steps;
+        std::optional<ConvChoice> pinned_before;
+    };
+    std::optional<ConvSwitch> last_switch;
+    // Points the plans of the ops holding `signature` at what their steps run now.
+    void record_conv_plans(const std::string& signature);
 
     Impl(Graph g, EngineOptions opt);
 

@@ -46,11 +46,14 @@ public:
         }
         return ms;
     }
+    std::pair<std::string, std::string> last;  // signature, its algorithm before the last apply
     bool apply(const std::string& signature, const ConvChoice& c) override {
         if (refuse.count(c.algorithm)) return false;
+        last = {signature, applied.at(signature)};
         applied[signature] = c.algorithm;
         return true;
     }
+    void undo() override { applied[last.first] = last.second; }
     std::pair<double, double> time_applied() override {
         double applied_ms = latency(applied);
         for (const auto& [signature, algorithm] : applied)
