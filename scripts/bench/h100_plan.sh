@@ -307,6 +307,19 @@ gpu_tests() {
   echo "GPU$2 $3 exit $?" >>"$1/t$2.log"
 }
 
+# device_fixtures DIR GPU EXPORT_S TESTS_S: the PyTorch ONNX fixtures exported on the device by
+# its own PyTorch (tests/fixtures/export_torchvision.py; the build tree's 1.9 GiB cannot travel),
+# then the [gpu] cases that read them (tagged [onnx] or [fixtures]) on GPU, with
+# IOSTUNE_ONNX_FIXTURES pointing at them; each step under its own timeout (seconds);
+# DIR/fixtures.log, DIR/tGPU.log. (A device Python without torch or onnx writes a "skipped"
+# manifest: the cases then warn and check nothing, as the build tree's would.)
+device_fixtures() {
+  timeout "$3" python3 tests/fixtures/export_torchvision.py "$1/onnx_fixtures" \
+    >"$1/fixtures.log" 2>&1
+  echo "export exit $? ($(du -sh "$1/onnx_fixtures" 2>/dev/null | cut -f1))" >>"$1/fixtures.log"
+  IOSTUNE_ONNX_FIXTURES="$1/onnx_fixtures" gpu_tests "$1" "$2" "[onnx],[fixtures]" "$4"
+}
+
 # searches_report DIR: after search_key runs, their DBs removed, the perturb lines, and each
 # search's stats line with its convolution objectives' trials (conv_objective) and its kernel
 # moves (kernel_moves; by_concurrency: the mixed engine's, before 2026-11-28's kernel moves).
@@ -1755,6 +1768,15 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     wait
     searches_report "$o"
     tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
+  call135)
+    # (Twenty-fourth session; written, not run: the device time ended.) The [gpu] cases that
+    # read the PyTorch ONNX fixtures, which no call could carry: exported on the device first
+    # (device_fixtures), then run. Give it the whole call.
+    o=/tmp/call135; mkdir -p "$o"
+    device_fixtures "$o" 0 240 320
+    tail -n 3 "$o/fixtures.log" "$o/t0.log"
+    rm -rf "$o/onnx_fixtures"
+    tar czf "${OUT:-device-out}/call135.tar.gz" -C /tmp call135 ;;
   call133|call134)
     # (Twenty-fourth session.) call132 kept the rule-made mix (the alone kernel in one-group
     # stages) on 1 of 4 keys; it now gives way to kernel moves (tuning/kernel_moves.h): the other

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,11 +13,16 @@
 
 namespace iostune::test {
 
+// IOSTUNE_ONNX_FIXTURES, when set: fixtures exported elsewhere (on the device machine, whose
+// PyTorch exports them there: the build tree's 1.9 GiB cannot travel; h100_plan.sh's
+// device_fixtures). Else the build tree's.
 inline std::filesystem::path onnx_fixture_dir() {
+    if (const char* dir = std::getenv("IOSTUNE_ONNX_FIXTURES"); dir != nullptr && *dir != '\0')
+        return dir;
     return std::filesystem::path(IOSTUNE_BINARY_DIR) / "tests" / "onnx_fixtures";
 }
 
-// The fixtures' manifest. Fails the test when it was never built; nullopt, with a warning, when
+// The fixtures' manifest. Fails the test when it was never built (or exported); nullopt, with a warning, when
 // the build skipped the fixtures (no torch for /usr/bin/python3).
 inline std::optional<nlohmann::json> onnx_fixture_manifest() {
     const std::filesystem::path path = onnx_fixture_dir() / "manifest.json";
