@@ -6,7 +6,6 @@
 #include <map>
 #include <tuple>
 
-
 namespace iostune {
 
 bool same_kernel(const ConvChoice& a, const ConvChoice& b) {
@@ -27,9 +26,9 @@ std::vector<KernelMove> kernel_move_candidates(const std::vector<OpPlan>& plans,
         for (const ConvChoices& choices : tried) {
             const auto it = choices.find(signature);
             if (it == choices.end() || same_kernel(it->second, now->second)) continue;
-            const bool seen = std::any_of(distinct.begin(), distinct.end(), [&](const ConvChoice& c) {
-                return same_kernel(c, it->second);
-            });
+            const bool seen =
+                std::any_of(distinct.begin(), distinct.end(),
+                            [&](const ConvChoice& c) { return same_kernel(c, it->second); });
             if (seen) continue;
             distinct.push_back(it->second);
             moves.push_back({signature, it->second, now->second.time_ms * count});

@@ -362,7 +362,8 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
     std::vector<ConvChoices> others;
     for (const auto& [objective, choices] : tried) others.push_back(choices);
     const ConvChoices current = engine.conv_choices();
-    const std::vector<KernelMove> moves = kernel_move_candidates(engine.op_plans(), current, others);
+    const std::vector<KernelMove> moves =
+        kernel_move_candidates(engine.op_plans(), current, others);
     nlohmann::json& out = record["kernel_moves"];
     out = {{"candidates", moves.size()}};
     if (moves.empty()) {

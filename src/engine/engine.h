@@ -300,12 +300,12 @@ public:
     int pinned_conv_count() const;  // planned convolutions that use a pinned choice
     int conv_count() const;         // planned convolutions (a SepConv has two)
     // Runs every op's convolution of `signature` (merge stages' aside) with `choice` from now on,
-    // pinned (options().conv_choices holds it, for steps planned again): the search's kernel moves (tuning/kernel_moves.h) try another objective's
-    // choice op by op on one engine. False, and nothing changed, when the signature is no op's or
-    // the choice cannot run one of them here (configure's refusals, or a staging buffer its
-    // path needs that the memory plan, refined by the earlier choice, left out). CUDA graphs
-    // captured before keep the kernels they captured; a larger workspace is grown at the next
-    // prepare or capture. Not during a capture.
+    // pinned (options().conv_choices holds it, for steps planned again): the search's kernel
+    // moves (tuning/kernel_moves.h) try another objective's choice op by op on one engine.
+    // False, and nothing changed, when the signature is no op's or the choice cannot run one of
+    // them here (configure's refusals, or a staging buffer its path needs that the memory plan,
+    // refined by the earlier choice, left out). CUDA graphs captured before keep the kernels they
+    // captured; a larger workspace is grown at the next prepare or capture. Not during a capture.
     bool set_conv_choice(const std::string& signature, const ConvChoice& choice);
     // Puts back what the last successful set_conv_choice() replaced, step by step (steps of one
     // signature may have run different choices) and its pin; nothing when there is none.

@@ -17,8 +17,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "src/engine/batched_sepconv.h"
