@@ -33,9 +33,9 @@
 #include "search/schedule_refinement.h"
 #include "search/timeline_sim.h"
 #include "tuning/job_device.h"
+#include "tuning/kernel_moves.h"
 #include "tuning/measured_cost_model.h"
 #include "tuning/measured_schedule_evaluator.h"
-#include "tuning/kernel_moves.h"
 #include "tuning/objective_trial.h"
 #include "tuning/output_divergence.h"
 #include "tuning/schedule_contest.h"
@@ -668,9 +668,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     std::vector<ContestEntry> layout_ms;
     ConvChoices layout_choices;  // stored with the schedule too: the other layout's as well
     TensorLayout layout = options.layout.value_or(default_layout(precision));
-    // Where a search's time goes, for its stats. Every second of the total is in one phase: "start" is the device and the stored
-    // choices, "calibration" the store and the stage calibration, "handover" the DP's checks
-    // and engine teardown, "wrap_up" the memory plans and the record, "store" the write.
+    // Where a search's time goes, for its stats. Every second of the total is in one phase:
+    // "start" is the device and the stored choices, "calibration" the store and the stage
+    // calibration, "handover" the DP's checks and engine teardown, "wrap_up" the memory plans
+    // and the record, "store" the write.
     nlohmann::json phase_seconds = {{"start", seconds_since(begin)}};
     auto phase_begin = Clock::now();
     const auto end_phase = [&](const char* name) {

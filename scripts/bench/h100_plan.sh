@@ -1777,14 +1777,20 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     tail -n 3 "$o/fixtures.log" "$o/t0.log"
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call135.tar.gz" -C /tmp call135 ;;
-  call133|call134)
-    # (Twenty-fourth session.) call132 kept the rule-made mix (the alone kernel in one-group
-    # stages) on 1 of 4 keys; it now gives way to kernel moves (tuning/kernel_moves.h): the other
-    # objective's choice tried signature by signature on the refined schedule, on one engine,
-    # kept when faster twice. First the [corun] tests (set_conv_choice, the search's moves and
-    # replay) and [timing]; then call132's four keys and RandWire TF32 and NASNet-A fp16 at batch
-    # 1, each stored best replayed with --validate --perturb 20. Any GPU count (run_parts).
-    # call134: the same after call133's failures (a move not kept is now undone step by step).
+  call132|call133|call134)
+    # call132 (written in the twenty-third session, run in the twenty-fourth): call131 compared
+    # the two engines launch by launch in turns, which evicts each one's weights from L2 with the
+    # other's (GoogLeNet fp16 0.209 ms there, 0.187 in its final timing); they then alternated in
+    # blocks. The [corun] and [timing] tests (the mixed engine's and measure_in_blocks), then
+    # Inception V3 and GoogLeNet at batch 1, TF32 and fp16.
+    # call133 and call134 (twenty-fourth session): call132 kept the rule-made mix on 1 of 4 keys;
+    # it gave way to kernel moves (tuning/kernel_moves.h): the other objective's choice tried
+    # signature by signature on the refined schedule, on one engine, kept when faster twice. The
+    # same tests (now set_conv_choice's and the search's moves), call132's keys and RandWire TF32
+    # and NASNet-A fp16 at batch 1. call134: the same after call133's failures (a move not kept
+    # is now undone step by step).
+    # Each stored best replayed with --validate --perturb 20. Any GPU count (run_parts: on one
+    # GPU the parts run one after another).
     c=$1 o=/tmp/$1; mkdir -p "$o"
     corun_tests() { gpu_tests "$o" "$1" "[corun],[timing]" 150; tail -n 3 "$o/t$1.log"; }
     iv3_tf32() { search_key "$o" "$1" .devpack/iostune inception_v3 1; }
@@ -1793,29 +1799,12 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     gn_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune googlenet 1; }
     rw_tf32() { search_key "$o" "$1" .devpack/iostune randwire 1; }
     nas_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune nasnet_a_large 1; }
-    run_parts corun_tests iv3_fp16 gn_tf32 gn_fp16 iv3_tf32 rw_tf32 nas_fp16
+    parts=(corun_tests iv3_fp16 gn_tf32 gn_fp16 iv3_tf32)
+    [ "$c" != call132 ] && parts+=(rw_tf32 nas_fp16)
+    run_parts "${parts[@]}"
     searches_report "$o"
     grep -h "kernels:" "$o"/*.log | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
-  call132)
-    # (Twenty-third session; written, not run: the device time ended.) call131 compared the two
-    # engines launch by launch in turns, which evicts each one's weights from L2 with the other's
-    # (GoogLeNet fp16 0.209 ms there, 0.187 in its final timing); they now alternate in blocks.
-    # Batch 1, a key per GPU: Inception V3 and GoogLeNet, TF32 and fp16 (call131 kept the
-    # mixed engine on GoogLeNet TF32 and Inception V3 fp16).
-    # GPU 0 first runs the [corun] and [timing] tests (the mixed engine's and measure_in_blocks),
-    # then the searches.
-    # (Twenty-fourth session: the host lent one H200, so the parts go through run_parts: on one
-    # GPU they run one after another.)
-    o=/tmp/call132; mkdir -p "$o"
-    corun_tests() { gpu_tests "$o" "$1" "[corun],[timing]" 150; tail -n 3 "$o/t$1.log"; }
-    iv3_tf32() { search_key "$o" "$1" .devpack/iostune inception_v3 1; }
-    gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
-    iv3_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune inception_v3 1; }
-    gn_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune googlenet 1; }
-    run_parts corun_tests iv3_fp16 gn_tf32 gn_fp16 iv3_tf32
-    searches_report "$o"
-    tar czf "${OUT:-device-out}/call132.tar.gz" -C /tmp call132 ;;
   call118)
     # (Written in the nineteenth session, never run: call120 ran it on two GPUs.) Issue 25's
     # set that missed 1.3x: GoogLeNet + Inception V3 (TF32 b1, each its own input) searched with

@@ -16,26 +16,45 @@
 using namespace iostune;
 using namespace iostune::test;
 
+namespace {
+
+// GoogLeNet at batch 1 (57 convolutions, wide branches) with seeded weights.
+Graph seeded_googlenet() {
+    Graph graph = build_zoo_model("googlenet", 1);
+    init_random_weights(graph, 5);
+    return graph;
+}
+
+Schedule nimble_dataflow(const Graph& graph) {
+    return with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow);
+}
+
+// An engine of `plan` choosing its convolutions for `objective`, on seeded inputs.
+Engine engine_choosing(const Graph& graph, const Plan& plan, ConvObjective objective) {
+    EngineOptions options = options_for(plan);
+    options.conv_objective = objective;
+    Engine engine(graph, options);
+    engine.set_random_inputs(9);
+    return engine;
+}
+
+}  // namespace
+
 TEST_CASE("convolutions chosen to co-run compute what those chosen alone compute",
           "[gpu][corun]") {
     const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
                                Plan{Precision::Fp16, TensorLayout::Nhwc},
                                Plan{Precision::Fp32, TensorLayout::Nchw});
     INFO(label(plan));
-    Graph graph = build_zoo_model("googlenet", 1);
-    init_random_weights(graph, 5);
-    const Schedule nimble = with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow);
+    const Graph graph = seeded_googlenet();
+    const Schedule nimble = nimble_dataflow(graph);
 
-    Engine alone(graph, options_for(plan));
-    alone.set_random_inputs(9);
+    Engine alone = engine_choosing(graph, plan, ConvObjective::Alone);
     const HostTensor reference = run_schedule(alone, sequential_schedule(graph));
     for (const auto& [signature, choice] : alone.conv_choices())
         CHECK(choice.objective == ConvObjective::Alone);
 
-    EngineOptions corun_options = options_for(plan);
-    corun_options.conv_objective = ConvObjective::CoRun;
-    Engine corun(graph, corun_options);
-    corun.set_random_inputs(9);
+    Engine corun = engine_choosing(graph, plan, ConvObjective::CoRun);
     // Keyed by signature: a convolution staged in one engine and not in the other has another
     // key (a staged step's signature is that of a packed convolution), so the sets may differ.
     const ConvChoices chosen = corun.conv_choices();
@@ -78,15 +97,10 @@ TEST_CASE("an engine switched signature by signature to another objective's kern
     const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
                                Plan{Precision::Fp16, TensorLayout::Nhwc});
     INFO(label(plan));
-    Graph graph = build_zoo_model("googlenet", 1);
-    init_random_weights(graph, 5);
-    const Schedule nimble = with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow);
-    Engine engine(graph, options_for(plan));
-    engine.set_random_inputs(9);
-    EngineOptions corun_options = options_for(plan);
-    corun_options.conv_objective = ConvObjective::CoRun;
-    Engine corun(graph, corun_options);
-    corun.set_random_inputs(9);
+    const Graph graph = seeded_googlenet();
+    const Schedule nimble = nimble_dataflow(graph);
+    Engine engine = engine_choosing(graph, plan, ConvObjective::Alone);
+    Engine corun = engine_choosing(graph, plan, ConvObjective::CoRun);
     const HostTensor corun_sequential = run_schedule(corun, sequential_schedule(graph));
 
     const ConvChoices before = engine.conv_choices();
