@@ -95,8 +95,8 @@ void print_summary_table(const TuningSummary& t) {
                                      "fastest two at once)",
                                      100 * kCoRunSlack)
                    : t.conv_objective == "mixed"
-                       ? std::string("for one objective, then switched op by op to the other's "
-                                     "where the schedule timed faster (kernel moves)")
+                       ? std::string("for one objective, then switched op by op to another "
+                                     "timed kernel where the schedule ran faster (kernel moves)")
                        : std::string("to run alone (the fastest on an idle GPU)"));
     fmt::print("search     {}, pruning {}, cost model {}{}\n", t.strategy, pruning, t.cost_model,
                t.simulated ? " (ESTIMATES, not measurements)" : "");

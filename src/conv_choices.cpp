@@ -54,6 +54,25 @@ ConvChoices conv_choices_for(const ConvChoices& choices, ConvObjective objective
     return kept;
 }
 
+bool same_kernel(const ConvChoice& a, const ConvChoice& b) {
+    return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path;
+}
+
+std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const ConvChoice& chosen) {
+    std::vector<ConvChoice> by_time = ran;
+    std::stable_sort(by_time.begin(), by_time.end(),
+                     [](const ConvChoice& a, const ConvChoice& b) { return a.time_ms < b.time_ms; });
+    std::vector<ConvChoice> next;
+    for (const ConvChoice& c : by_time) {
+        if (next.size() == kRunnersUp || c.time_ms > by_time.front().time_ms * (1 + kCoRunSlack))
+            break;
+        const auto same = [&](const ConvChoice& other) { return same_kernel(c, other); };
+        if (same(chosen) || std::any_of(next.begin(), next.end(), same)) continue;
+        next.push_back(c);
+    }
+    return next;
+}
+
 int gemm_algorithm_rank(const std::string& name) { return ranked_name(name, kGemmAlgorithmPrefix); }
 int graph_algorithm_rank(const std::string& name) {
     return ranked_name(name, kGraphAlgorithmPrefix);

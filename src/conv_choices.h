@@ -14,6 +14,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace iostune {
 
@@ -46,6 +47,16 @@ struct ConvChoice {
 
 // Convolution signature -> choice.
 using ConvChoices = std::map<std::string, ConvChoice>;
+
+// The same kernel: algorithm, math and path (not what it was chosen for, nor its time).
+bool same_kernel(const ConvChoice& a, const ConvChoice& b);
+
+// Of the variants one convolution's timing ran (`ran`, each with its time alone), the next
+// fastest kernels after `chosen`, fastest first: at most kRunnersUp, each a kernel of its own
+// and at most kCoRunSlack slower alone than the fastest. A search's kernel moves try them where
+// the schedule runs them (tuning/kernel_moves.h): alone, near-ties swap places beside a branch.
+inline constexpr size_t kRunnersUp = 2;
+std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const ConvChoice& chosen);
 
 // {"<signature>": {"algorithm": ..., "math": ..., "path": ..., "time_ms": ...}, ...}; a choice
 // made for co-running also has "objective": "corun" (none: "alone", as before it existed).

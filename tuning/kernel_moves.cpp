@@ -8,10 +8,6 @@
 
 namespace iostune {
 
-bool same_kernel(const ConvChoice& a, const ConvChoice& b) {
-    return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path;
-}
-
 std::vector<KernelMove> kernel_move_candidates(const std::vector<OpPlan>& plans,
                                                const ConvChoices& current,
                                                const std::vector<ConvChoices>& tried) {

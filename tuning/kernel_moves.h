@@ -6,9 +6,10 @@
 // launch order, which neither objective's timing sees. The first cut chose by a rule (the alone
 // kernel where an op's stage has one group, else the co-run one) and lost on 3 of 4 keys in
 // call132 (docs/search.md). So, after the refinement, the search tries the other objective's
-// choice one signature at a time on the refined schedule, on the same engine (its weights, its
-// L2), and keeps a switch only when the schedule times faster by the margin twice and still
-// computes the sequential schedule's output, as the refinement keeps a schedule move.
+// choice, then the engine's runners-up (the next fastest kernels alone, conv_choices.h), one
+// signature at a time on the refined schedule, on the same engine (its weights, its L2), and
+// keeps a switch only when the schedule times faster by the margin twice and still computes
+// the sequential schedule's output, as the refinement keeps a schedule move.
 #pragma once
 
 #include <functional>
@@ -23,9 +24,6 @@
 
 namespace iostune {
 
-// The same kernel: algorithm, math and path (not what it was chosen for, nor its time).
-bool same_kernel(const ConvChoice& a, const ConvChoice& b);
-
 struct KernelMove {
     std::string signature;
     ConvChoice choice;     // what to run instead
@@ -33,8 +31,9 @@ struct KernelMove {
 };
 
 // For each signature an op of `plans` holds (a merged convolution's is no op's), each choice of
-// `tried` (the objective trials' engines) whose kernel differs from `current`'s, once per
-// kernel; heaviest first (the most time at stake), then by signature, so the order is fixed.
+// `tried` (the objective trials' engines, then the runners-up by rank) whose kernel differs
+// from `current`'s, once per kernel; heaviest first (the most time at stake), then by signature
+// and the order of `tried`, so the order is fixed.
 std::vector<KernelMove> kernel_move_candidates(const std::vector<OpPlan>& plans,
                                                const ConvChoices& current,
                                                const std::vector<ConvChoices>& tried);

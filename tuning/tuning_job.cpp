@@ -347,12 +347,13 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
     rival->timing = turns[1];
 }
 
-// After the refinement, when both objectives' trials ran: the other objective's choice tried one
-// convolution signature at a time on the refined schedule (kernel_moves.h), on `engine`, kept
-// where it times faster twice and computes what the sequential schedule does (`difference` of
-// the engine's output as it is). `left_s()`: seconds left past the final timings' reserve; a
-// move starts only while it holds one move and its confirmation. `record["kernel_moves"]` says
-// what happened; "chosen" becomes "mixed" when a move was kept.
+// After the refinement: each convolution's other timed kernels (the other objective's choice
+// when both objectives' trials ran, then its runners-up) tried one signature at a time on the
+// refined schedule (kernel_moves.h), on `engine`, kept where it times faster twice and computes
+// what the sequential schedule does (`difference` of the engine's output as it is). `left_s()`:
+// seconds left past the final timings' reserve; a move starts only while it holds one move and
+// its confirmation. `record["kernel_moves"]` says what happened; "chosen" becomes "mixed" when a
+// move was kept.
 void kernel_moves(Engine& engine, const Schedule& schedule,
                   const std::map<ConvObjective, ConvChoices>& tried,
                   const std::function<double()>& left_s, double launch_ms, double capture_s,
@@ -362,12 +363,15 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
     std::vector<ConvChoices> others;
     for (const auto& [objective, choices] : tried) others.push_back(choices);
     const ConvChoices current = engine.conv_choices();
+    const size_t from_objectives =
+        kernel_move_candidates(engine.op_plans(), current, others).size();
+    for (ConvChoices& rank : engine.conv_runners_up()) others.push_back(std::move(rank));
     const std::vector<KernelMove> moves =
         kernel_move_candidates(engine.op_plans(), current, others);
     nlohmann::json& out = record["kernel_moves"];
-    out = {{"candidates", moves.size()}};
+    out = {{"candidates", moves.size()}, {"from_objectives", from_objectives}};
     if (moves.empty()) {
-        out["skipped"] = "no convolution's choice differs between the objectives";
+        out["skipped"] = "no convolution has another timed kernel to try";
         return;
     }
     const MeasureOptions timing{3, 25, 1, 0, 0, RepeatMode::EachRepeat};
@@ -392,9 +396,9 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
                            "kept. This is an engine bug: please report it.",
                            r.disagreed, r.first_disagreement));
     }
-    notice(fmt::format("kernels: {} of {} convolution switches to the other objective's choice "
-                       "kept ({} timed{}) in {:.1f} s",
-                       r.kept.size(), moves.size(), r.timed,
+    notice(fmt::format("kernels: {} of {} convolution switches kept ({} of them the other "
+                       "objective's choice, the rest runners-up; {} timed{}) in {:.1f} s",
+                       r.kept.size(), moves.size(), from_objectives, r.timed,
                        r.out_of_time ? ", stopped by the time budget" : "",
                        out["seconds"].get<double>()));
     if (r.kept.empty()) return;
@@ -542,11 +546,10 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                            "kept. This is an engine bug: please report it.",
                            result.refine.disagreed, result.refine.first_disagreement));
 
-    if (tried_choices.size() == 2)
-        kernel_moves(
-            engine, result.refine.schedule, tried_choices,
-            [&] { return budget_left_s() - final_reserve_s; }, launch_ms, capture_s,
-            [&] { return disagreement(result.refine.schedule); }, result.conv_objective, notice);
+    kernel_moves(
+        engine, result.refine.schedule, tried_choices,
+        [&] { return budget_left_s() - final_reserve_s; }, launch_ms, capture_s,
+        [&] { return disagreement(result.refine.schedule); }, result.conv_objective, notice);
 
     const double final_left_s = budget_left_s();
     const MeasureOptions final_timing =

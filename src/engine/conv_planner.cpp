@@ -54,7 +54,13 @@ private:
     std::map<std::string, Value> entries_;
 };
 using AlgorithmCache = ProcessCache<std::vector<cudnnConvolutionFwdAlgoPerf_t>>;
-using ChoiceCache = ProcessCache<ConvChoice>;
+// A timed choice and its runners-up, so that an engine finding the choice here can still offer
+// the search's kernel moves the same alternatives.
+struct TimedChoice {
+    ConvChoice choice;
+    std::vector<ConvChoice> runners_up;
+};
+using ChoiceCache = ProcessCache<TimedChoice>;
 
 // The math types worth timing in a precision: strict fp32 has FMA only; TF32 and 16-bit data
 // may run on tensor cores explicitly or leave it to cuDNN's default.
@@ -144,8 +150,9 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
     };
     for (size_t i = 0; i < steps.size(); ++i) {
         if (auto earlier = ChoiceCache::instance().find(choice_key(i));
-            earlier && configure(steps[i], *earlier)) {
+            earlier && configure(steps[i], earlier->choice)) {
             steps[i].candidates = "cached in this process";
+            steps[i].runners_up = earlier->runners_up;
             return std::move(steps[i]);
         }
     }
@@ -158,7 +165,8 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             best = i;
     }
     if (best) {
-        ChoiceCache::instance().store(choice_key(*best), steps[*best].choice);
+        ChoiceCache::instance().store(choice_key(*best),
+                                      {steps[*best].choice, steps[*best].runners_up});
         ConvStep& chosen = steps[*best];
         if (steps.size() > 1)
             chosen.candidates = fmt::format(
@@ -562,6 +570,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         step.candidates += fmt::format("; two at once: {}", pairs);
     }
     if (!configure(step, best, &scratch)) return false;
+    step.runners_up = runners_up(ran, best);
     step.choice.time_ms = best.time_ms;
     step.choice.objective = options.conv_objective;
     step.rank_ms = rank_ms;

@@ -150,6 +150,8 @@ public:
     // What the choice was ranked by when timed here: its time alone, or two at once
     // (ConvObjective::CoRun).
     double rank_ms = 0;
+    // The next fastest kernels the timing ran (conv_choices.h's runners_up); none when pinned.
+    std::vector<ConvChoice> runners_up;
     bool has_bias() const { return bias_ != nullptr; }
     bool relu() const { return relu_; }
     bool has_residual() const { return residual_.has_value(); }

@@ -608,6 +608,15 @@ ConvChoices Engine::conv_choices() const {
     return choices;
 }
 
+std::vector<ConvChoices> Engine::conv_runners_up() const {
+    std::vector<ConvChoices> ranks(kRunnersUp);
+    for (const auto& e : impl_->execs)
+        for (const ConvStep& step : e.convs)
+            for (size_t k = 0; k < step.runners_up.size() && k < ranks.size(); ++k)
+                ranks[k].emplace(step.signature, step.runners_up[k]);
+    return ranks;
+}
+
 int Engine::pinned_conv_count() const {
     int pinned = 0;
     for (const auto& e : impl_->execs)

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "src/conv_choices.h"
 #include "src/engine/tensor_view.h"
@@ -65,6 +66,34 @@ TEST_CASE("a choice made to co-run says so; a search keeps the two kinds apart",
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "conv"},
                                 {"objective", "fastest"}}}}),
                Catch::Contains("'k'") && Catch::Contains("objective \"fastest\""));
+}
+
+TEST_CASE("a convolution's runners-up: the next fastest other kernels within the slack",
+          "[conv_choices]") {
+    using iostune::ConvChoice;
+    const auto c = [](const char* algorithm, const char* path, double ms) {
+        return ConvChoice{algorithm, "TENSOR_OP_MATH", path, ms};
+    };
+    // Timed in no order; one kernel timed twice (two paths name two kernels, one is a repeat).
+    const std::vector<ConvChoice> ran = {
+        c("GRAPH_1", "graph", 0.0110), c("GRAPH_0", "graph", 0.0100),
+        c("IMPLICIT_GEMM", "fused", 0.0140), c("GRAPH_1", "graph", 0.0105),
+        c("GRAPH_1", "graph+epilogue", 0.0120), c("FFT", "conv+epilogue", 0.0500)};
+    const std::vector<ConvChoice> next = iostune::runners_up(ran, ran[1]);
+    REQUIRE(next.size() == iostune::kRunnersUp);
+    CHECK(next[0] == ran[3]);  // GRAPH_1 graph at its faster timing, once
+    CHECK(next[1] == ran[4]);
+    // Chosen to co-run, not the fastest: the fastest alone is the first runner-up.
+    const std::vector<ConvChoice> corun = iostune::runners_up(ran, ran[2]);
+    REQUIRE(corun.size() == 2);
+    CHECK(corun[0] == ran[1]);
+    CHECK(corun[1] == ran[3]);
+    // Nothing within the slack (FFT is 5x slower), or nothing else ran: none.
+    CHECK(iostune::runners_up({ran[1], ran[5]}, ran[1]).empty());
+    CHECK(iostune::runners_up({ran[1]}, ran[1]).empty());
+    CHECK(iostune::runners_up({}, ran[1]).empty());
+    CHECK(iostune::same_kernel(ran[0], ran[3]));
+    CHECK_FALSE(iostune::same_kernel(ran[0], ran[4]));
 }
 
 TEST_CASE("malformed convolution choices are refused with where and what", "[conv_choices]") {

@@ -2,7 +2,9 @@
 // the engine times is tagged with what it was chosen for, a co-run engine computes what an
 // engine of kernels chosen alone computes (other kernels: within the precision's bound), its
 // schedules agree with its own sequential schedule bit for bit, and its choices pinned into a
-// fresh engine run the same kernels (what a replay of a stored co-run schedule does).
+// fresh engine run the same kernels (what a replay of a stored co-run schedule does). An engine
+// switched to another objective's kernels or to the runners-up (the kernel moves' candidates)
+// computes with them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -151,4 +153,42 @@ TEST_CASE("an engine switched signature by signature to another objective's kern
             if (std::find(switched.begin(), switched.end(), signature) != switched.end())
                 CHECK(p.algorithms.find(engine.conv_choices().at(signature).algorithm) !=
                       std::string::npos);
+}
+
+TEST_CASE("an engine offers each convolution's runners-up, another engine of the process the "
+          "same, and runs them",
+          "[gpu][corun]") {
+    const Plan plan{Precision::Tf32, TensorLayout::Nhwc};
+    const Graph graph = seeded_googlenet();
+    const Schedule nimble = nimble_dataflow(graph);
+    Engine engine = engine_choosing(graph, plan, ConvObjective::Alone);
+    const HostTensor reference = run_schedule(engine, sequential_schedule(graph));
+    const ConvChoices before = engine.conv_choices();
+    const std::vector<ConvChoices> ranks = engine.conv_runners_up();
+    REQUIRE(ranks.size() == kRunnersUp);
+    // GoogLeNet's convolutions have several near-tied variants each (call134's moves: 21-33).
+    REQUIRE(ranks[0].size() >= 5);
+    for (const ConvChoices& rank : ranks)
+        for (const auto& [signature, choice] : rank) {
+            INFO(signature << ": " << choice.algorithm << " " << choice.path);
+            REQUIRE(before.count(signature) == 1);
+            CHECK_FALSE(same_kernel(choice, before.at(signature)));
+            CHECK(choice.time_ms > 0);
+        }
+    for (const auto& [signature, choice] : ranks[1])
+        CHECK_FALSE(same_kernel(choice, ranks[0].at(signature)));
+
+    // A second engine finds the choices in the process's cache, with their runners-up.
+    Engine again = engine_choosing(graph, plan, ConvObjective::Alone);
+    CHECK(again.conv_runners_up() == ranks);
+
+    int switched = 0, refused = 0;
+    for (const auto& [signature, choice] : ranks[0])
+        (engine.set_conv_choice(signature, choice) ? switched : refused) += 1;
+    WARN(switched << " convolutions switched to their first runner-up, " << refused
+                  << " refused");
+    REQUIRE(switched >= 5);
+    const HostTensor sequential = run_schedule(engine, sequential_schedule(graph));
+    CHECK(relative_error(sequential, reference) < model_error_bound(plan.precision));
+    CHECK(bitwise_equal(run_schedule(engine, nimble), sequential));
 }

@@ -405,8 +405,8 @@ TEST_CASE("an fp16 search picks its layout by timing; replay runs in it, float o
           schedule_tolerance(Precision::Fp16) * std::max(1.0, max_magnitude(reference.data)));
 }
 
-TEST_CASE("a search with both objectives tries the other objective's kernel op by op; replay "
-          "pins what it kept",
+TEST_CASE("a search with both objectives tries the other objective's kernel and the runners-up "
+          "op by op; replay pins what it kept",
           "[gpu][replay][corun]") {
     const std::string model = "googlenet";
     const std::string db = fresh_db("kernel_moves");
@@ -427,6 +427,7 @@ TEST_CASE("a search with both objectives tries the other objective's kernel op b
         CHECK(candidates > 0);
         const int timed = moves["timed"], refused = moves["refused"], kept = moves["kept"];
         CHECK(timed + refused <= candidates);
+        CHECK(moves["from_objectives"].get<int>() < candidates);  // runners-up come after
         CHECK(kept <= timed);
         CHECK(moves.value("disagreed", 0) == 0);
         WARN(moves.dump());
