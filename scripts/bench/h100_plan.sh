@@ -324,10 +324,14 @@ device_fixtures() {
 # search's stats line with its convolution objectives' trials (conv_objective) and its kernel
 # moves (kernel_moves; by_concurrency: the mixed engine's, before 2026-11-28's kernel moves).
 searches_report() {
-  local f
   rm -f "$1"/*.db
   cat "$1"/perturb_gpu*.log
-  for f in "$1"/*.json; do
+  search_lines "$1"/*.json
+}
+# search_lines JSON...: each `search --format json` result's stats line and its objectives' line.
+search_lines() {
+  local f
+  for f in "$@"; do
     search_stats "$f"
     python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['stats']['conv_objective']
 print('  chosen', c.get('chosen'), {k: v.get('ms', v.get('skipped')) for k, v in c.items()
@@ -1777,6 +1781,39 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     tail -n 3 "$o/fixtures.log" "$o/t0.log"
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call135.tar.gz" -C /tmp call135 ;;
+  call136|call137)
+    # (Twenty-fifth session.) HEAD's batch-1 rows beside the PyTorch peers in one device
+    # session, on the two H200s lent (no H100 and no 4-GPU host was lent): call121's batch-1
+    # part in two calls. call136: Inception V3 and GoogLeNet (bound, the baselines in both
+    # forms, the search's defaults, PyTorch's CUDA graph and torch.compile; TF32 and fp16), the
+    # [corun] tests (the kernel moves' runners-up), HRNet-W18 small v2 TF32 (timm, ONNX).
+    # call137: RandWire, NASNet-A (its torch.compile is not run: over the call), HRNet fp16.
+    # Each stored best perturbed 20 rounds. Sized for two GPUs (run_parts; one GPU runs the
+    # parts one after another and the deadlines cut the last).
+    c=$1 o=/tmp/$1; mkdir -p "$o"
+    hrnet_on() {  # hrnet_on GPU PRECISION
+      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "$c-hrnet-$2" \
+        --out "$o" --models hrnet_w18_small_v2 --precisions "$2" --batches 1 --r 3 --s 8 \
+        --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
+        >"$o/hrnet_$2.log" 2>&1
+    }
+    corun_tests() { gpu_tests "$o" "$1" "[corun]" 240; }
+    iv3() { bench_on_gpu "$1" "$o" inception_v3 "cudagraph compile"; }
+    gn() { bench_on_gpu "$1" "$o" googlenet "cudagraph compile"; }
+    rw() { bench_on_gpu "$1" "$o" randwire "cudagraph compile"; }
+    nas() { bench_on_gpu "$1" "$o" nasnet_a_large cudagraph; }
+    hr_tf32() { hrnet_on "$1" tf32; }
+    hr_fp16() { hrnet_on "$1" fp16; }
+    if [ "$c" = call136 ]; then run_parts iv3 gn corun_tests hr_tf32; else run_parts rw nas hr_fp16; fi
+    grep -hE "^== |iostune-|torch-|profile:|searched in" "$o"/bench_*.log 2>/dev/null |
+      grep -v "^== .*batch" | cut -c1-150
+    cat "$o"/perturb_*.log "$o"/t*.log 2>/dev/null | grep -E "==|passed|failed|exit|FAILED" |
+      cut -c1-200
+    search_lines /tmp/bench_"$c"-*/logs/*_search.json
+    for f in "$o"/bench_*.tar.gz; do
+      case $f in *hrnet*) ;; *) mv "$f" "${OUT:-device-out}/" ;; esac
+    done
+    tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
   call132|call133|call134)
     # call132 (written in the twenty-third session, run in the twenty-fourth): call131 compared
     # the two engines launch by launch in turns, which evicts each one's weights from L2 with the
