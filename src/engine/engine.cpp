@@ -609,11 +609,16 @@ ConvChoices Engine::conv_choices() const {
 }
 
 std::vector<ConvChoices> Engine::conv_runners_up() const {
-    std::vector<ConvChoices> ranks(kRunnersUp);
+    // Steps of one signature may run different choices (a staged step keys as the packed
+    // convolution of its shape): each signature's runners-up are those of the step whose choice
+    // conv_choices() reports, the last, so none is the kernel it reports.
+    std::map<std::string, const std::vector<ConvChoice>*> last;
     for (const auto& e : impl_->execs)
-        for (const ConvStep& step : e.convs)
-            for (size_t k = 0; k < step.runners_up.size() && k < ranks.size(); ++k)
-                ranks[k].emplace(step.signature, step.runners_up[k]);
+        for (const ConvStep& step : e.convs) last[step.signature] = &step.runners_up;
+    std::vector<ConvChoices> ranks(kRunnersUp);
+    for (const auto& [signature, runners_up] : last)
+        for (size_t k = 0; k < runners_up->size() && k < ranks.size(); ++k)
+            ranks[k].emplace(signature, (*runners_up)[k]);
     return ranks;
 }
 

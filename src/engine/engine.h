@@ -297,8 +297,9 @@ public:
     // How each planned convolution runs (ops and merge stages), keyed by shape signature: what a
     // stored schedule keeps so another process can pin it (EngineOptions::conv_choices).
     ConvChoices conv_choices() const;
-    // The ops' convolutions' runners-up (ConvStep::runners_up): element k maps each signature
-    // that has a k-th to it. What the search's kernel moves try beside the other objective's.
+    // The ops' convolutions' runners-up (ConvStep::runners_up; per signature those of the step
+    // conv_choices() reports): element k maps each signature that has a k-th to it. What the
+    // search's kernel moves try beside the other objective's choice.
     std::vector<ConvChoices> conv_runners_up() const;
     int pinned_conv_count() const;  // planned convolutions that use a pinned choice
     int conv_count() const;         // planned convolutions (a SepConv has two)
