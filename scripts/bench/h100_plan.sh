@@ -1814,6 +1814,17 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
       case $f in *hrnet*) ;; *) mv "$f" "${OUT:-device-out}/" ;; esac
     done
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call138)
+    # (Twenty-fifth session.) call136's [corun] run failed one check: a signature's runners-up
+    # came from another step of it than its reported choice (fixed). The [corun] tests again on
+    # GPU 0, beside call135's fixture cases on GPU 1 (two GPUs; one runs them in turn).
+    o=/tmp/call138; mkdir -p "$o"
+    corun_tests() { gpu_tests "$o" "$1" "[corun]" 240; }
+    fixture_tests() { device_fixtures "$o" "$1" 200 280; tail -n 3 "$o/fixtures.log"; }
+    run_parts corun_tests fixture_tests
+    grep -hE "passed|failed|exit|FAILED|warning" -A3 "$o"/t*.log | cut -c1-200
+    rm -rf "$o/onnx_fixtures"
+    tar czf "${OUT:-device-out}/call138.tar.gz" -C /tmp call138 ;;
   call132|call133|call134)
     # call132 (written in the twenty-third session, run in the twenty-fourth): call131 compared
     # the two engines launch by launch in turns, which evicts each one's weights from L2 with the
