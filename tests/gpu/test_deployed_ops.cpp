@@ -6,10 +6,12 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/engine/conv_transpose_step.h"
@@ -146,6 +148,42 @@ TEST_CASE("every deployed-CNN operator matches the CPU reference in each precisi
     }
 }
 
+namespace {
+
+// Where a model's error comes from (printed when a fixture check fails): the ops whose output
+// errs most beyond their inputs' (relative errors against the CPU reference, every op's output
+// kept), worst first.
+void warn_error_sources(const Graph& graph, const Plan& plan, const HostTensor& input) {
+    const std::vector<HostTensor> ref = reference_run_all(graph, input);
+    Engine engine(graph, every_output_kept(options_for(plan)));
+    engine.set_input(input);
+    const Schedule sequential = sequential_schedule(graph);
+    engine.prepare(sequential);
+    engine.launch_schedule(sequential, engine.origin_stream());
+    std::vector<double> err(size_t(graph.size()), 0.0);
+    std::vector<std::pair<double, int>> growth;
+    for (const Op& op : graph.ops()) {
+        err[size_t(op.id)] = relative_error(engine.read_op_output(op.id), ref[size_t(op.id)]);
+        double in = 0;
+        for (int i : op.inputs) in = std::max(in, i >= 0 ? err[size_t(i)] : 0.0);
+        growth.emplace_back(err[size_t(op.id)] - in, op.id);
+    }
+    std::sort(growth.rbegin(), growth.rend());
+    std::string worst;
+    for (size_t k = 0; k < std::min<size_t>(6, growth.size()); ++k) {
+        const Op& op = graph.op(growth[k].second);
+        std::string runs;
+        for (const OpPlan& p : engine.op_plans())
+            if (p.op_id == op.id) runs = p.path + ": " + p.algorithms;
+        worst += fmt::format("\n  op {} '{}' ({}): error {:.3g}, +{:.3g} over its inputs; {}",
+                             op.id, op.name, to_string(op.kind), err[size_t(op.id)],
+                             growth[k].first, runs);
+    }
+    WARN(label(plan) << ": the ops adding most error" << worst);
+}
+
+}  // namespace
+
 TEST_CASE("imported PyTorch exports of the deployed families run on the engine as on the CPU "
           "reference",
           "[gpu][engine][onnx][deployed][fixtures]") {
@@ -192,6 +230,7 @@ TEST_CASE("imported PyTorch exports of the deployed families run on the engine a
                                  name, label(plan), k, graph.size(), err, bound,
                                  entry.value("torch_error", nlohmann::json()).dump()));
                 CHECK(err < bound);
+                if (err >= bound) warn_error_sources(graph, plan, input);
             }
         }
     }
