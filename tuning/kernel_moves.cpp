@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "src/error.h"
+
 namespace iostune {
 
 std::vector<KernelMove> kernel_move_candidates(const std::vector<OpPlan>& plans,
@@ -80,6 +82,20 @@ KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvC
             evaluator.undo();
         }
     }
+    if (result.kept.empty()) return result;
+    std::tie(result.check_start_ms, result.check_kept_ms) = evaluator.time_start_and_kept();
+    if (result.check_kept_ms < result.check_start_ms * (1 - options.min_gain)) return result;
+    for (auto it = result.kept.rbegin(); it != result.kept.rend(); ++it) {
+        if (!evaluator.restore(*it, current.at(*it)))
+            throw InternalError(fmt::format("putting back the convolution {}'s kernel {} ({}) "
+                                            "after the kernel moves: it no longer runs; please "
+                                            "report it with the model",
+                                            *it, current.at(*it).algorithm,
+                                            current.at(*it).path));
+        result.choices[*it] = current.at(*it);
+        ++result.reverted;
+    }
+    result.kept.clear();
     return result;
 }
 
@@ -90,7 +106,7 @@ EngineKernelEvaluator::EngineKernelEvaluator(Engine& engine, const Schedule& sch
       schedule_(schedule),
       difference_(std::move(difference)),
       timing_(timing),
-      kept_(engine.capture(schedule)) {}
+      start_(engine.capture(schedule)) {}
 
 bool EngineKernelEvaluator::apply(const std::string& signature, const ConvChoice& choice) {
     applied_ = CudaGraphExec();  // captured with the kernels before: no longer what is applied
@@ -104,9 +120,23 @@ void EngineKernelEvaluator::undo() {
 
 std::pair<double, double> EngineKernelEvaluator::time_applied() {
     if (!applied_.valid()) applied_ = engine_.capture(schedule_);
+    const CudaGraphExec& kept = kept_.valid() ? kept_ : start_;
     const std::vector<LatencyStats> turns =
-        measure_interleaved({&kept_, &applied_}, engine_.origin_stream(), timing_);
+        measure_interleaved({&kept, &applied_}, engine_.origin_stream(), timing_);
     return {turns[0].median_ms, turns[1].median_ms};
+}
+
+std::pair<double, double> EngineKernelEvaluator::time_start_and_kept() {
+    const CudaGraphExec& kept = kept_.valid() ? kept_ : start_;
+    const std::vector<LatencyStats> turns =
+        measure_interleaved({&start_, &kept}, engine_.origin_stream(), timing_);
+    return {turns[0].median_ms, turns[1].median_ms};
+}
+
+bool EngineKernelEvaluator::restore(const std::string& signature, const ConvChoice& choice) {
+    applied_ = CudaGraphExec();
+    kept_ = CudaGraphExec();  // no longer what runs; time_applied() falls back to the start's
+    return engine_.set_conv_choice(signature, choice);
 }
 
 void EngineKernelEvaluator::keep() {

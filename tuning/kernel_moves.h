@@ -53,6 +53,11 @@ public:
     virtual std::string difference() = 0;
     // The applied kernels become the kept ones.
     virtual void keep() = 0;
+    // The kernels before the first apply() and the kept ones, timed in turns: {start, kept} ms.
+    virtual std::pair<double, double> time_start_and_kept() = 0;
+    // Runs `signature` with `choice` (what it ran at the start) again, as kept; false when it
+    // cannot.
+    virtual bool restore(const std::string& signature, const ConvChoice& choice) = 0;
 };
 
 struct KernelMovesOptions {
@@ -74,9 +79,18 @@ struct KernelMovesResult {
     bool out_of_time = false;  // stopped before the last candidate
     std::vector<std::string> kept;  // the signatures switched, in order
     ConvChoices choices;             // `current` with the kept switches
+    // The kept switches together against the start, timed in turns once the moves end (0: none
+    // kept); when together they are not faster by the margin, every one is put back
+    // (`reverted` of them) and `kept` is empty.
+    double check_start_ms = 0, check_kept_ms = 0;
+    int reverted = 0;
 };
 
-// Tries each move in order against the kernels kept so far; a move not kept is undone.
+// Tries each move in order against the kernels kept so far; a move not kept is undone. Each
+// kept move passed its margin twice, but of a hundred moves timed some pass by luck and small
+// gains need not add up, so the kept ones are then timed together against the start and all put
+// back unless faster by the margin: the moves never end slower than they start, as measured.
+// Throws iostune::InternalError when a kernel of the start cannot run again.
 KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvChoices& current,
                                KernelMoveEvaluator& evaluator, const KernelMovesOptions& options);
 
@@ -92,12 +106,15 @@ public:
     std::pair<double, double> time_applied() override;
     std::string difference() override { return difference_(); }
     void keep() override;
+    std::pair<double, double> time_start_and_kept() override;
+    bool restore(const std::string& signature, const ConvChoice& choice) override;
 
 private:
     Engine& engine_;
     const Schedule& schedule_;
     std::function<std::string()> difference_;
     MeasureOptions timing_;
+    CudaGraphExec start_;    // captured before any switch: a graph keeps the kernels it captured
     CudaGraphExec kept_;
     CudaGraphExec applied_;  // captured by time_applied()
 };

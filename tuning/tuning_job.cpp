@@ -388,6 +388,19 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
     out["least_ratio"] = r.least_ratio;
     out["start_ms"] = r.start_ms;
     out["end_ms"] = r.end_ms;
+    if (r.check_start_ms > 0) {
+        out["check_start_ms"] = r.check_start_ms;
+        out["check_kept_ms"] = r.check_kept_ms;
+        out["reverted"] = r.reverted;
+    }
+    // Of those kept, how many are a runner-up rather than an objective's choice.
+    int runners_up_kept = 0;
+    for (const std::string& signature : r.kept)
+        runners_up_kept += std::none_of(tried.begin(), tried.end(), [&](const auto& t) {
+            const auto it = t.second.find(signature);
+            return it != t.second.end() && same_kernel(it->second, r.choices.at(signature));
+        });
+    out["kept_runners_up"] = runners_up_kept;
     out["out_of_time"] = r.out_of_time;
     out["seconds"] = seconds_since(begin);
     if (r.disagreed > 0) {
@@ -396,8 +409,12 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
                            "kept. This is an engine bug: please report it.",
                            r.disagreed, r.first_disagreement));
     }
-    notice(fmt::format("kernels: {} of {} convolution switches kept ({} of them the other "
-                       "objective's choice, the rest runners-up; {} timed{}) in {:.1f} s",
+    if (r.reverted > 0)
+        notice(fmt::format("kernels: the {} switches kept were together no faster than the "
+                           "start ({:.4f} against {:.4f} ms): all put back",
+                           r.reverted, r.check_kept_ms, r.check_start_ms));
+    notice(fmt::format("kernels: {} of {} convolution switches kept ({} of the candidates the "
+                       "other objective's choice, the rest runners-up; {} timed{}) in {:.1f} s",
                        r.kept.size(), moves.size(), from_objectives, r.timed,
                        r.out_of_time ? ", stopped by the time budget" : "",
                        out["seconds"].get<double>()));
