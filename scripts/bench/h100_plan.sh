@@ -1773,7 +1773,7 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     searches_report "$o"
     tar czf "${OUT:-device-out}/call131.tar.gz" -C /tmp call131 ;;
   call135)
-    # (Twenty-fourth session; written, not run: the device time ended.) The [gpu] cases that
+    # (Twenty-fourth session; call138 ran it beside [corun], call139 after a fix.) The [gpu] cases that
     # read the PyTorch ONNX fixtures, which no call could carry: exported on the device first
     # (device_fixtures), then run. Give it the whole call.
     o=/tmp/call135; mkdir -p "$o"
