@@ -6,8 +6,6 @@
 #include <map>
 #include <tuple>
 
-#include "src/error.h"
-
 namespace iostune {
 
 std::vector<KernelMove> kernel_move_candidates(const std::vector<OpPlan>& plans,
@@ -86,12 +84,7 @@ KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvC
     std::tie(result.check_start_ms, result.check_kept_ms) = evaluator.time_start_and_kept();
     if (result.check_kept_ms < result.check_start_ms * (1 - options.min_gain)) return result;
     for (auto it = result.kept.rbegin(); it != result.kept.rend(); ++it) {
-        if (!evaluator.restore(*it, current.at(*it)))
-            throw InternalError(fmt::format("putting back the convolution {}'s kernel {} ({}) "
-                                            "after the kernel moves: it no longer runs; please "
-                                            "report it with the model",
-                                            *it, current.at(*it).algorithm,
-                                            current.at(*it).path));
+        evaluator.undo_kept();
         result.choices[*it] = current.at(*it);
         ++result.reverted;
     }
@@ -133,10 +126,11 @@ std::pair<double, double> EngineKernelEvaluator::time_start_and_kept() {
     return {turns[0].median_ms, turns[1].median_ms};
 }
 
-bool EngineKernelEvaluator::restore(const std::string& signature, const ConvChoice& choice) {
+void EngineKernelEvaluator::undo_kept() {
+    // The kept switches stay on the engine's undo stack (a move not kept was undone at once).
     applied_ = CudaGraphExec();
     kept_ = CudaGraphExec();  // no longer what runs; time_applied() falls back to the start's
-    return engine_.set_conv_choice(signature, choice);
+    engine_.undo_conv_choice();
 }
 
 void EngineKernelEvaluator::keep() {

@@ -55,9 +55,8 @@ public:
     virtual void keep() = 0;
     // The kernels before the first apply() and the kept ones, timed in turns: {start, kept} ms.
     virtual std::pair<double, double> time_start_and_kept() = 0;
-    // Runs `signature` with `choice` (what it ran at the start) again, as kept; false when it
-    // cannot.
-    virtual bool restore(const std::string& signature, const ConvChoice& choice) = 0;
+    // Puts back the last kept switch not yet put back (after the moves: the last kept first).
+    virtual void undo_kept() = 0;
 };
 
 struct KernelMovesOptions {
@@ -90,7 +89,6 @@ struct KernelMovesResult {
 // kept move passed its margin twice, but of a hundred moves timed some pass by luck and small
 // gains need not add up, so the kept ones are then timed together against the start and all put
 // back unless faster by the margin: the moves never end slower than they start, as measured.
-// Throws iostune::InternalError when a kernel of the start cannot run again.
 KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvChoices& current,
                                KernelMoveEvaluator& evaluator, const KernelMovesOptions& options);
 
@@ -107,7 +105,7 @@ public:
     std::string difference() override { return difference_(); }
     void keep() override;
     std::pair<double, double> time_start_and_kept() override;
-    bool restore(const std::string& signature, const ConvChoice& choice) override;
+    void undo_kept() override;
 
 private:
     Engine& engine_;

@@ -650,7 +650,7 @@ bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& cho
             if (step.signature != signature) continue;
             done.steps.emplace_back(op, k, step.choice);
             if (!runs(step)) {
-                impl.last_switch = std::move(done);
+                impl.switches.push_back(std::move(done));
                 undo_conv_choice();
                 return false;
             }
@@ -659,15 +659,15 @@ bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& cho
     // Pinned, so that a step planned again (another schedule's alignments) keeps it too.
     impl.options.conv_choices[signature] = choice;
     impl.record_conv_plans(signature);
-    impl.last_switch = std::move(done);
+    impl.switches.push_back(std::move(done));
     return true;
 }
 
 void Engine::undo_conv_choice() {
     Impl& impl = *impl_;
-    if (!impl.last_switch) return;
-    const Impl::ConvSwitch undo = std::move(*impl.last_switch);
-    impl.last_switch.reset();
+    if (impl.switches.empty()) return;
+    const Impl::ConvSwitch undo = std::move(impl.switches.back());
+    impl.switches.pop_back();
     for (const auto& [op, k, before] : undo.steps) {
         ConvStep* step = op < impl.execs.size() && k < impl.execs[op].convs.size()
                              ? &impl.execs[op].convs[k]

@@ -311,8 +311,9 @@ public:
     // refined by the earlier choice, left out). CUDA graphs captured before keep the kernels they
     // captured; a larger workspace is grown at the next prepare or capture. Not during a capture.
     bool set_conv_choice(const std::string& signature, const ConvChoice& choice);
-    // Puts back what the last successful set_conv_choice() replaced, step by step (steps of one
-    // signature may have run different choices) and its pin; nothing when there is none.
+    // Puts back what the last successful set_conv_choice() not yet undone replaced, step by
+    // step (steps of one signature may have run different choices), and its pin; called again,
+    // the one before, and so on; nothing when there is none.
     void undo_conv_choice();
 
 private:

@@ -198,15 +198,16 @@ struct Engine::Impl {
     std::vector<ConvStep> retired_steps;
     std::vector<ConvTransposeStep> retired_transposes;
 
-    // What the last set_conv_choice() replaced, for undo_conv_choice(): each step (op, index in
-    // its convs) with its own choice before (steps of one signature may have chosen apart: a
-    // staged step keys as the packed convolution of its shape), and the pin it replaced.
+    // What each set_conv_choice() not undone replaced, in order, for undo_conv_choice() (the
+    // last first): each step (op, index in its convs) with its own choice before (steps of one
+    // signature may have chosen apart: a staged step keys as the packed convolution of its
+    // shape), and the pin it replaced.
     struct ConvSwitch {
         std::string signature;
         std::vector<std::tuple<size_t, size_t, ConvChoice>> steps;
         std::optional<ConvChoice> pinned_before;
     };
-    std::optional<ConvSwitch> last_switch;
+    std::vector<ConvSwitch> switches;
     // Points the plans of the ops holding `signature` at what their steps run now.
     void record_conv_plans(const std::string& signature);
 

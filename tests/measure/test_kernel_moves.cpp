@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tuning/kernel_moves.h"
 
@@ -73,16 +75,21 @@ public:
     std::pair<double, double> time_start_and_kept() override {
         return {latency(start), latency(kept)};
     }
-    bool restore(const std::string& signature, const ConvChoice& c) override {
-        applied[signature] = kept[signature] = c.algorithm;
-        return true;
+    std::vector<std::pair<std::string, std::string>> kept_stack;  // what each keep() replaced
+    void undo_kept() override {
+        const auto [signature, before] = kept_stack.back();
+        kept_stack.pop_back();
+        applied[signature] = kept[signature] = before;
     }
     std::string difference() override {
         for (const auto& [signature, algorithm] : applied)
             if (wrong.count(algorithm)) return "max |difference| 1";
         return "";
     }
-    void keep() override { kept = applied; }
+    void keep() override {
+        kept = applied;
+        kept_stack.push_back(last);
+    }
 };
 
 }  // namespace
