@@ -200,6 +200,15 @@ bench_on_gpu() {
   done >"$dir/perturb_$model.log"
 }
 upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
+# hrnet_on_gpu GPU DIR TAG PRECISION: timm's HRNet-W18 small v2 at batch 1 through
+# deployed_models.sh (ONNX export, the bound, the search at r=3 s=8, replay, the peers' CUDA
+# graph and torch.compile) into DIR/bench_TAG-hrnet-PRECISION; its log DIR/hrnet_PRECISION.log.
+hrnet_on_gpu() {
+  CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "$3-hrnet-$4" \
+    --out "$2" --models hrnet_w18_small_v2 --precisions "$4" --batches 1 --r 3 --s 8 \
+    --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
+    >"$2/hrnet_$4.log" 2>&1
+}
 # median_ms: the median a `replay` printed on stdin ("median = X ms"), X alone.
 median_ms() { sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1; }
 # set_replay_loop DIR GPU NAME "ENV=V ..." [replay args]: the four-model set's schedule that
@@ -1545,12 +1554,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # c81dfcf, after the branch trial-timings-reused was measured and left): the same but the
     # set, which moved to call122 to be searched with the defaults.
     c=$1 o=/tmp/$1; mkdir -p "$o"
-    hrnet() {  # hrnet GPU PRECISION
-      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "$c-hrnet-$2" \
-        --out "$o" --models hrnet_w18_small_v2 --precisions "$2" --batches 1 --r 3 --s 8 \
-        --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
-        >"$o/hrnet_$2.log" 2>&1
-    }
+    hrnet() { hrnet_on_gpu "$1" "$o" "$c" "$2"; }  # hrnet GPU PRECISION
     {
       bench_on_gpu 0 "$o" inception_v3 "eager cudagraph compile"
       CUDA_VISIBLE_DEVICES=0 "${run[@]}" --tag "$c-b16" --out "$o" \
@@ -1791,19 +1795,13 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     # Each stored best perturbed 20 rounds. Sized for two GPUs (run_parts; one GPU runs the
     # parts one after another and the deadlines cut the last).
     c=$1 o=/tmp/$1; mkdir -p "$o"
-    hrnet_on() {  # hrnet_on GPU PRECISION
-      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "$c-hrnet-$2" \
-        --out "$o" --models hrnet_w18_small_v2 --precisions "$2" --batches 1 --r 3 --s 8 \
-        --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
-        >"$o/hrnet_$2.log" 2>&1
-    }
     corun_tests() { gpu_tests "$o" "$1" "[corun]" 240; }
     iv3() { bench_on_gpu "$1" "$o" inception_v3 "cudagraph compile"; }
     gn() { bench_on_gpu "$1" "$o" googlenet "cudagraph compile"; }
     rw() { bench_on_gpu "$1" "$o" randwire "cudagraph compile"; }
     nas() { bench_on_gpu "$1" "$o" nasnet_a_large cudagraph; }
-    hr_tf32() { hrnet_on "$1" tf32; }
-    hr_fp16() { hrnet_on "$1" fp16; }
+    hr_tf32() { hrnet_on_gpu "$1" "$o" "$c" tf32; }
+    hr_fp16() { hrnet_on_gpu "$1" "$o" "$c" fp16; }
     if [ "$c" = call136 ]; then run_parts iv3 gn corun_tests hr_tf32; else run_parts rw nas hr_fp16; fi
     grep -hE "^== |iostune-|torch-|profile:|searched in" "$o"/bench_*.log 2>/dev/null |
       grep -v "^== .*batch" | cut -c1-150

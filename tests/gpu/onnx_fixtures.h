@@ -3,6 +3,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "tests/gpu/engine_fixtures.h"
 
 namespace iostune::test {
 
@@ -60,6 +64,27 @@ inline double fixture_error_bound(const nlohmann::json& entry, const std::string
     const auto errors = entry.find("torch_error");
     if (errors == entry.end() || !errors->contains(precision)) return model_bound;
     return std::max(model_bound, kOwnErrorFactor * (*errors)[precision].get<double>());
+}
+
+// Checks each of an imported fixture's outputs (`out`, the engine's under `plan`, of a graph of
+// `ops` ops) against the reference's within fixture_error_bound; false when one is past it.
+inline bool fixture_outputs_agree(const nlohmann::json& entry, const Plan& plan, int ops,
+                                  const std::vector<HostTensor>& out,
+                                  const std::vector<HostTensor>& ref) {
+    REQUIRE(out.size() == ref.size());
+    bool agree = true;
+    for (size_t k = 0; k < out.size(); ++k) {
+        const double err = relative_error(out[k], ref[k]);
+        const double bound = fixture_error_bound(entry, to_string(plan.precision),
+                                                 model_error_bound(plan.precision));
+        INFO(fmt::format("{} {} output {}: {} ops, relative error {:.3g} (bound {:.3g}; "
+                         "PyTorch's own: {})",
+                         entry["name"].get<std::string>(), label(plan), k, ops, err, bound,
+                         entry.value("torch_error", nlohmann::json()).dump()));
+        CHECK(err < bound);
+        agree = agree && err < bound;
+    }
+    return agree;
 }
 
 }  // namespace iostune::test

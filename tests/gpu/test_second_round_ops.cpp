@@ -148,18 +148,7 @@ TEST_CASE("imported PyTorch exports of issue 28's patterns run on the engine as 
             const Schedule sequential = sequential_schedule(graph);
             engine.prepare(sequential);
             engine.launch_schedule(sequential, engine.origin_stream());
-            const std::vector<HostTensor> out = engine.read_outputs();
-            REQUIRE(out.size() == ref.size());
-            for (size_t k = 0; k < out.size(); ++k) {
-                const double err = relative_error(out[k], ref[k]);
-                const double bound = fixture_error_bound(entry, to_string(plan.precision),
-                                                         model_error_bound(plan.precision));
-                INFO(fmt::format("{} {} output {}: {} ops, relative error {:.3g} (bound {:.3g}; "
-                                 "PyTorch's own: {})",
-                                 name, label(plan), k, graph.size(), err, bound,
-                                 entry.value("torch_error", nlohmann::json()).dump()));
-                CHECK(err < bound);
-            }
+            fixture_outputs_agree(entry, plan, graph.size(), engine.read_outputs(), ref);
         }
     }
 }
