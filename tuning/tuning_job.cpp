@@ -351,9 +351,9 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 // when both objectives' trials ran, then its runners-up) tried one signature at a time on the
 // refined schedule (kernel_moves.h), on `engine`, kept where it times faster twice and computes
 // what the sequential schedule does (`difference` of the engine's output as it is). `left_s()`:
-// seconds left past the final timings' reserve; a move starts only while it holds one move and
-// its confirmation. `record["kernel_moves"]` says what happened; "chosen" becomes "mixed" when a
-// move was kept.
+// seconds left past the final timings' reserve; a move starts only while it holds one move, its
+// confirmation and the closing check of the kept ones together. `record["kernel_moves"]` says
+// what happened; "chosen" becomes "mixed" when a move was kept (and not put back).
 void kernel_moves(Engine& engine, const Schedule& schedule,
                   const std::map<ConvObjective, ConvChoices>& tried,
                   const std::function<double()>& left_s, double launch_ms, double capture_s,
@@ -375,7 +375,9 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
         return;
     }
     const MeasureOptions timing{3, 25, 1, 0, 0, RepeatMode::EachRepeat};
-    const double move_s = 3 * capture_s + 2 * timing_seconds(timing, 2, launch_ms);
+    // A move: three captures and two timings in turns; the check of the kept ones together at
+    // the end is one more timing, held back from the last move's time.
+    const double move_s = 3 * capture_s + 3 * timing_seconds(timing, 2, launch_ms);
     KernelMovesOptions options;
     options.min_gain = kKernelMoveGain;
     options.out_of_time = [&] { return !(left_s() >= move_s); };
