@@ -363,11 +363,19 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
     std::vector<ConvChoices> others;
     for (const auto& [objective, choices] : tried) others.push_back(choices);
     const ConvChoices current = engine.conv_choices();
-    const size_t from_objectives =
-        kernel_move_candidates(engine.op_plans(), current, others).size();
     for (ConvChoices& rank : engine.conv_runners_up()) others.push_back(std::move(rank));
     const std::vector<KernelMove> moves =
         kernel_move_candidates(engine.op_plans(), current, others);
+    // A kernel one of the objectives chose for the signature (else a runner-up).
+    const auto an_objectives = [&](const std::string& signature, const ConvChoice& choice) {
+        return std::any_of(tried.begin(), tried.end(), [&](const auto& t) {
+            const auto it = t.second.find(signature);
+            return it != t.second.end() && same_kernel(it->second, choice);
+        });
+    };
+    const auto from_objectives = std::count_if(moves.begin(), moves.end(), [&](const auto& m) {
+        return an_objectives(m.signature, m.choice);
+    });
     nlohmann::json& out = record["kernel_moves"];
     out = {{"candidates", moves.size()}, {"from_objectives", from_objectives}};
     if (moves.empty()) {
@@ -395,14 +403,9 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
         out["check_kept_ms"] = r.check_kept_ms;
         out["reverted"] = r.reverted;
     }
-    // Of those kept, how many are a runner-up rather than an objective's choice.
-    int runners_up_kept = 0;
-    for (const std::string& signature : r.kept)
-        runners_up_kept += std::none_of(tried.begin(), tried.end(), [&](const auto& t) {
-            const auto it = t.second.find(signature);
-            return it != t.second.end() && same_kernel(it->second, r.choices.at(signature));
-        });
-    out["kept_runners_up"] = runners_up_kept;
+    out["kept_runners_up"] = std::count_if(r.kept.begin(), r.kept.end(), [&](const auto& s) {
+        return !an_objectives(s, r.choices.at(s));
+    });
     out["out_of_time"] = r.out_of_time;
     out["seconds"] = seconds_since(begin);
     if (r.disagreed > 0) {

@@ -305,7 +305,7 @@ public:
     int conv_count() const;         // planned convolutions (a SepConv has two)
     // Runs every op's convolution of `signature` (merge stages' aside) with `choice` from now on,
     // pinned (options().conv_choices holds it, for steps planned again): the search's kernel
-    // moves (tuning/kernel_moves.h) try another objective's choice op by op on one engine.
+    // moves (tuning/kernel_moves.h) try other timed kernels op by op on one engine.
     // False, and nothing changed, when the signature is no op's or the choice cannot run one of
     // them here (configure's refusals, or a staging buffer its path needs that the memory plan,
     // refined by the earlier choice, left out). CUDA graphs captured before keep the kernels they

@@ -27,8 +27,8 @@ inline std::filesystem::path onnx_fixture_dir() {
     return std::filesystem::path(IOSTUNE_BINARY_DIR) / "tests" / "onnx_fixtures";
 }
 
-// The fixtures' manifest. Fails the test when it was never built (or exported); nullopt, with a warning, when
-// the build skipped the fixtures (no torch for /usr/bin/python3).
+// The fixtures' manifest. Fails the test when it was never built (or exported); nullopt, with a
+// warning, when the build skipped the fixtures (no torch for /usr/bin/python3).
 inline std::optional<nlohmann::json> onnx_fixture_manifest() {
     const std::filesystem::path path = onnx_fixture_dir() / "manifest.json";
     std::ifstream file(path);
@@ -72,11 +72,11 @@ inline bool fixture_outputs_agree(const nlohmann::json& entry, const Plan& plan,
                                   const std::vector<HostTensor>& out,
                                   const std::vector<HostTensor>& ref) {
     REQUIRE(out.size() == ref.size());
+    const double bound = fixture_error_bound(entry, to_string(plan.precision),
+                                             model_error_bound(plan.precision));
     bool agree = true;
     for (size_t k = 0; k < out.size(); ++k) {
         const double err = relative_error(out[k], ref[k]);
-        const double bound = fixture_error_bound(entry, to_string(plan.precision),
-                                                 model_error_bound(plan.precision));
         INFO(fmt::format("{} {} output {}: {} ops, relative error {:.3g} (bound {:.3g}; "
                          "PyTorch's own: {})",
                          entry["name"].get<std::string>(), label(plan), k, ops, err, bound,
