@@ -1823,6 +1823,35 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     grep -hE "passed|failed|exit|FAILED|warning" -A3 "$o"/t*.log | cut -c1-200
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call138.tar.gz" -C /tmp call138 ;;
+  call142)
+    # (Twenty-sixth session, four H200s.) Branch kernels-before-refinement (kernel moves on the
+    # refinement's start) beside main, the same keys at once on other GPUs: .devpack/iostune is
+    # main's, .devpack/iostune-branch the branch's (its only change is in the search). Batch 1,
+    # defaults: NASNet-A fp16 and GoogLeNet TF32 (GPU 0: branch, 2: main), GoogLeNet fp16 and
+    # Inception V3 fp16 (1: branch, 3: main); each stored best perturbed. Then main's fixture
+    # cases (TF32 convolutions on 1x1 maps now strict fp32: EfficientNet-B0), its [corun]
+    # tests (the kernel moves' closing check and undo stack, never run on a GPU), and RandWire
+    # TF32 on both binaries. Any GPU count (run_parts).
+    o=/tmp/call142; mkdir -p "$o"/branch "$o"/main
+    b1() { PRECISION=fp16 search_key "$o/branch" "$1" .devpack/iostune-branch nasnet_a_large 1
+      search_key "$o/branch" "$1" .devpack/iostune-branch googlenet 1; }
+    b2() { PRECISION=fp16 search_key "$o/branch" "$1" .devpack/iostune-branch googlenet 1
+      PRECISION=fp16 search_key "$o/branch" "$1" .devpack/iostune-branch inception_v3 1; }
+    m1() { PRECISION=fp16 search_key "$o/main" "$1" .devpack/iostune nasnet_a_large 1
+      search_key "$o/main" "$1" .devpack/iostune googlenet 1; }
+    m2() { PRECISION=fp16 search_key "$o/main" "$1" .devpack/iostune googlenet 1
+      PRECISION=fp16 search_key "$o/main" "$1" .devpack/iostune inception_v3 1; }
+    run_parts b1 b2 m1 m2
+    fixtures() { device_fixtures "$o" "$1" 200 280; }
+    corun() { gpu_tests "$o" "$1" "[corun]" 200; }
+    rw_main() { search_key "$o/main" "$1" .devpack/iostune randwire 1; }
+    rw_branch() { search_key "$o/branch" "$1" .devpack/iostune-branch randwire 1; }
+    run_parts fixtures corun rw_branch rw_main
+    for d in "$o"/branch "$o"/main; do echo "== $d"; searches_report "$d"; done
+    tail -n 2 "$o/fixtures.log"
+    grep -hE "passed|failed|exit|FAILED|relative error" "$o"/t*.log | cut -c1-200
+    rm -rf "$o/onnx_fixtures"
+    tar czf "${OUT:-device-out}/call142.tar.gz" -C /tmp call142 ;;
   call139)
     # (Twenty-fifth session.) The fixture cases again after call138: its first GPU run of them
     # failed 11 checks, each a reduced precision of a deep deployed model past the fixed bound
