@@ -350,13 +350,14 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
     rival->timing = turns[1];
 }
 
-// On the refinement's start, before its moves: each convolution's other timed kernels (the other objective's choice
-// when both objectives' trials ran, then its runners-up) tried one signature at a time on the
-// start (kernel_moves.h), on `engine`, kept where it times faster twice and computes
-// what the sequential schedule does (`difference` of the engine's output as it is). `left_s()`:
-// seconds left past the final timings' reserve; a move starts only while it holds one move, its
-// confirmation and the closing check of the kept ones together. `record["kernel_moves"]` says
-// what happened; "chosen" becomes "mixed" when a move was kept (and not put back). True then.
+// On the refinement's start, before its moves: each convolution's other timed kernels (the
+// other objective's choice when both objectives' trials ran, then its runners-up) tried one
+// signature at a time on the start (kernel_moves.h), on `engine`, kept where it times faster
+// twice and computes what the sequential schedule does (`difference` of the engine's output as
+// it is). `left_s()`: seconds left past the final timings' reserve; a move starts only while it
+// holds one move, its confirmation and the closing check of the kept ones together.
+// `record["kernel_moves"]` says what happened; "chosen" becomes "mixed" when a move was kept
+// (and not put back). True then.
 bool kernel_moves(Engine& engine, const Schedule& schedule,
                   const std::map<ConvObjective, ConvChoices>& tried,
                   const std::function<double()>& left_s, double launch_ms, double capture_s,
