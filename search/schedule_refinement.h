@@ -64,6 +64,12 @@ struct RefineOptions {
     // Applied to every schedule before it is evaluated (a MemoryFitter's fit: memory_fit.h), so
     // candidates, recombined blocks and moves are judged, and kept, as they will run. Unset: none.
     std::function<Schedule(const Schedule&)> fit;
+    // Called once with the start (the fastest candidate) before any change is tried: the
+    // search's kernel moves, which choose each convolution's kernel on it. True when it changed
+    // what the evaluator runs: the start is then timed again, and every change is judged against
+    // it on the new kernels (so the refined schedule keeps their gain, and a candidate timed on
+    // the old ones cannot win the final contest by them alone). Its time counts in the budget.
+    std::function<bool(const Schedule&)> on_start;
 };
 
 struct RefineStep {
@@ -93,6 +99,8 @@ struct RefineResult {
     // Each candidate's latency in each form, as evaluated at the start (a form that failed or
     // repeated an earlier candidate's schedule is missing).
     std::vector<CandidateTiming> candidates;
+    // The start's latency before on_start changed what runs (0: it changed nothing).
+    double start_before_on_start_ms = 0;
     // How near the moves came (block recombinations included): how many were timed, the least
     // ratio of a move's first timing to the schedule it moved from (0: none timed), and how many
     // that passed the margin then failed their second timing. A start no move beats, with the

@@ -68,6 +68,8 @@ constexpr int kSimulatedRefineMoves = 400;
 // faster with it, twice (the refinement's margin for a move), each timing as the refinement's
 // evaluator times a schedule, launch by launch in turns with the kernels kept so far.
 constexpr double kKernelMoveGain = 0.003;
+// The kernel moves' most share of the refinement's time (they run first, on its start).
+constexpr double kKernelMoveShare = 0.5;
 // Sizing the DP's windows to its time (seconds_per_stage): stages timed to estimate, the estimate
 // when they were all in the store (measured on the H100, docs/search.md), its floor, and the
 // fewest stages the DP is sized for however short its time.
@@ -90,6 +92,7 @@ nlohmann::json refine_to_json(const RefineResult& r) {
             {"seconds", r.seconds},
             {"moves_timed", r.moves_timed},
             {"least_move_ratio", r.least_move_ratio},
+            {"start_before_on_start_ms", r.start_before_on_start_ms},
             {"unconfirmed", r.unconfirmed},
             {"candidates", std::move(candidates)},
             {"kept", std::move(kept)}};
@@ -347,14 +350,15 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
     rival->timing = turns[1];
 }
 
-// After the refinement: each convolution's other timed kernels (the other objective's choice
-// when both objectives' trials ran, then its runners-up) tried one signature at a time on the
-// refined schedule (kernel_moves.h), on `engine`, kept where it times faster twice and computes
-// what the sequential schedule does (`difference` of the engine's output as it is). `left_s()`:
-// seconds left past the final timings' reserve; a move starts only while it holds one move, its
-// confirmation and the closing check of the kept ones together. `record["kernel_moves"]` says
-// what happened; "chosen" becomes "mixed" when a move was kept (and not put back).
-void kernel_moves(Engine& engine, const Schedule& schedule,
+// On the refinement's start, before its moves: each convolution's other timed kernels (the
+// other objective's choice when both objectives' trials ran, then its runners-up) tried one
+// signature at a time on the start (kernel_moves.h), on `engine`, kept where it times faster
+// twice and computes what the sequential schedule does (`difference` of the engine's output as
+// it is). `left_s()`: seconds left past the final timings' reserve; a move starts only while it
+// holds one move, its confirmation and the closing check of the kept ones together.
+// `record["kernel_moves"]` says what happened; "chosen" becomes "mixed" when a move was kept
+// (and not put back). True then.
+bool kernel_moves(Engine& engine, const Schedule& schedule,
                   const std::map<ConvObjective, ConvChoices>& tried,
                   const std::function<double()>& left_s, double launch_ms, double capture_s,
                   const std::function<std::string()>& difference, nlohmann::json& record,
@@ -380,7 +384,7 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
     out = {{"candidates", moves.size()}, {"from_objectives", from_objectives}};
     if (moves.empty()) {
         out["skipped"] = "no convolution has another timed kernel to try";
-        return;
+        return false;
     }
     const MeasureOptions timing{3, 25, 1, 0, 0, RepeatMode::EachRepeat};
     // A move: three captures and two timings in turns; the check of the kept ones together at
@@ -423,9 +427,10 @@ void kernel_moves(Engine& engine, const Schedule& schedule,
                        r.kept.size(), moves.size(), from_objectives, r.timed,
                        r.out_of_time ? ", stopped by the time budget" : "",
                        out["seconds"].get<double>()));
-    if (r.kept.empty()) return;
+    if (r.kept.empty()) return false;
     out["from"] = record["chosen"];
     record["chosen"] = "mixed";
+    return true;
 }
 
 // Everything end to end, on one engine (same weights, same input, same per-op algorithms), so
@@ -554,8 +559,23 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
     // A diagnostic for wrong results the final check finds (docs/search.md).
     refine_options.check_every = diagnostic;
-    notice(fmt::format("refine: {} candidates in both forms, then local moves measured end to "
-                       "end for {:.0f} s",
+    // The kernels chosen on the refinement's start, before its moves, within kKernelMoveShare of
+    // its time (docs/search.md, "Runners-up": chosen after it, they sped a baseline past the
+    // refined schedule in the final contest).
+    refine_options.on_start = [&](const Schedule& start) {
+        const auto moves_begin = Clock::now();
+        const double share_s = kKernelMoveShare * refine_options.time_budget_s;
+        return kernel_moves(
+            engine, start, tried_choices,
+            [&] {
+                return std::min(budget_left_s() - final_reserve_s,
+                                share_s - seconds_since(moves_begin));
+            },
+            launch_ms, capture_s, [&] { return disagreement(start); }, result.conv_objective,
+            notice);
+    };
+    notice(fmt::format("refine: {} candidates in both forms, then kernel moves on the fastest "
+                       "and local moves, measured end to end, for {:.0f} s",
                        candidates.size(), refine_options.time_budget_s));
     result.refine = refine_schedule(graph, candidates, evaluator, refine_options);
     notice(fmt::format("refine: {} schedules measured in {:.1f} s; {:.4f} ms from {} ({} changes "
@@ -567,11 +587,6 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         notice(fmt::format("warning: {} schedule(s) the refinement tried computed {}; none was "
                            "kept. This is an engine bug: please report it.",
                            result.refine.disagreed, result.refine.first_disagreement));
-
-    kernel_moves(
-        engine, result.refine.schedule, tried_choices,
-        [&] { return budget_left_s() - final_reserve_s; }, launch_ms, capture_s,
-        [&] { return disagreement(result.refine.schedule); }, result.conv_objective, notice);
 
     const double final_left_s = budget_left_s();
     const MeasureOptions final_timing =

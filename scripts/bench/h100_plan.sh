@@ -1878,6 +1878,33 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     grep -vE "^\s*$" "$o/t0.log" | grep -E "FAILED|error|op [0-9]+|passed|failed|exit" | head -40
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call140.tar.gz" -C /tmp call140 ;;
+  call141)
+    # (Branch kernels-before-refinement, written in the twenty-fifth session, not yet run.) The
+    # kernel moves on the refinement's start instead of its end (RefineOptions::on_start): in
+    # call137 the moves sped greedy's schedule past the refined one (NASNet-A fp16: greedy 1.484
+    # on the moved kernels, the refined 1.522), so 3 of 10 keys stored a baseline's schedule.
+    # Pack on the branch (scripts/pack_for_device.sh build: its test_gpu), add its iostune as
+    # .devpack/iostune-branch and main's as .devpack/iostune. The two binaries side by side,
+    # batch 1 with the defaults, on the keys where a baseline was stored or the moves paid:
+    # NASNet-A fp16, GoogLeNet TF32 and fp16, Inception V3 fp16; each stored best perturbed;
+    # then the branch's [corun] tests (the search's moves). Sized for two GPUs (the branch on
+    # GPU 0, main on GPU 1, about 9 minutes); one GPU runs the sides in turn, over one call.
+    o=/tmp/call141; mkdir -p "$o"
+    gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+    for side in 0:iostune-branch 1:iostune; do
+      gpu=$(( ${side%%:*} % gpus )) bin=.devpack/${side#*:} d=$o/${side#*:}
+      mkdir -p "$d"
+      { PRECISION=fp16 search_key "$d" "$gpu" "$bin" nasnet_a_large 1
+        search_key "$d" "$gpu" "$bin" googlenet 1
+        PRECISION=fp16 search_key "$d" "$gpu" "$bin" googlenet 1
+        PRECISION=fp16 search_key "$d" "$gpu" "$bin" inception_v3 1; } &
+      [ "$gpus" -eq 1 ] && wait
+    done
+    wait
+    for d in "$o"/iostune*; do echo "== $d"; searches_report "$d"; done
+    gpu_tests "$o" 0 "[corun]" 180
+    tail -n 3 "$o/t0.log"
+    tar czf "${OUT:-device-out}/call141.tar.gz" -C /tmp call141 ;;
   call132|call133|call134)
     # call132 (written in the twenty-third session, run in the twenty-fourth): call131 compared
     # the two engines launch by launch in turns, which evicts each one's weights from L2 with the
