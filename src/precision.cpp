@@ -14,10 +14,6 @@ const char* to_string(Precision precision) { return kNames[int(precision)]; }
 
 const char* const* precision_names() { return kNames; }
 
-Precision convolution_math(Precision p, int in_h, int in_w) {
-    return p == Precision::Tf32 && in_h == 1 && in_w == 1 ? Precision::Fp32 : p;
-}
-
 double schedule_tolerance(Precision p) {
     switch (p) {
         case Precision::Fp32: return 1e-3;

@@ -26,11 +26,6 @@ inline bool is_half(Precision p) { return p == Precision::Fp16 || p == Precision
 inline int element_bytes(Precision p) { return is_half(p) ? 2 : 4; }
 // Convolutions and GEMMs may run on tensor cores.
 inline bool uses_tensor_cores(Precision p) { return p != Precision::Fp32; }
-// The math a convolution reading an in_h x in_w map runs in. TF32 convolutions on 1x1 maps (the
-// gates of squeeze-excitation blocks) run strict fp32: they cost little, and in TF32 they were
-// where EfficientNet-B0's error grew to 4-5x PyTorch's own (call140, H200). Other precisions
-// keep their math (16-bit data has no strict path).
-Precision convolution_math(Precision p, int in_h, int in_w);
 
 // How far two schedules' outputs of one model, run in this precision on the same engine, may
 // differ, relative to the output's largest magnitude. A merged convolution sums in another order

@@ -82,12 +82,8 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
     const auto make_step = [&](bool stage) {
         // A pre-ReLU is applied while staging the input for cuDNN (the depthwise kernel fuses
         // it instead and reads the input itself).
-        const Precision math_precision = convolution_math(options.precision, in.h, in.w);
-        ConvStep step(context, in, out, spec,
-                      math_precision == options.precision ? conv_math : CUDNN_FMA_MATH,
-                      spec.relu_input || (stage && !in.packed()), stage && !out.packed(),
-                      staging);
-        step.math_precision = math_precision;
+        ConvStep step(context, in, out, spec, conv_math, spec.relu_input || (stage && !in.packed()),
+                      stage && !out.packed(), staging);
         int on = 0, oc = 0, oh = 0, ow = 0;
         IOSTUNE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(step.conv_desc().get(),
                                                                   step.x_desc(), step.w_desc(),
@@ -112,8 +108,6 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             spec.kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w,
             g.groups, y.row_stride,
             spec.bias ? (spec.relu ? "bias+relu" : "bias") : (spec.relu ? "relu" : "plain"));
-        if (math_precision != options.precision)
-            step.signature += fmt::format("|{} math", to_string(math_precision));
         if (spec.relu_input) step.signature += "|relu-in";
         if (spec.residual) step.signature += fmt::format("|z/{}", spec.residual->row_stride);
         // Another epilogue is another choice (the fused graph differs, the kernel after costs).
@@ -195,7 +189,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         if (rank < 0) return false;
         GemmConv* gemm = nullptr;
         try {
-            gemm = step.gemm(cublaslt.get(), step.math_precision, options.max_workspace_bytes);
+            gemm = step.gemm(cublaslt.get(), options.precision, options.max_workspace_bytes);
         } catch (const Error&) {
             return false;  // cuBLASLt cannot describe this product: cuDNN's algorithms remain
         }
@@ -211,12 +205,12 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         if (rank < 0 || (fused_graph && !step.has_graph_epilogue())) return false;
         GraphConv* graph_conv = nullptr;
         try {
-            graph_conv = step.graph(step.math_precision, options.max_workspace_bytes, fused_graph);
+            graph_conv = step.graph(options.precision, options.max_workspace_bytes, fused_graph);
         } catch (const Error&) {
             return false;  // cuDNN rejects the graph: the legacy algorithms remain
         }
         // Strict fp32 never takes a tensor-core choice (its shortlist has no such engine).
-        if (step.math_precision == Precision::Fp32 && choice.math == "TENSOR_OP_MATH") return false;
+        if (options.precision == Precision::Fp32 && choice.math == "TENSOR_OP_MATH") return false;
         if (!graph_conv->select(rank)) return false;
         step.path = fused_graph ? ConvPath::GraphFused : ConvPath::Graph;
         step.workspace_bytes = graph_conv->workspace_bytes();
@@ -244,7 +238,7 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
     }
     if (needs_epilogue == (path == ConvPath::ConvOnly)) return false;
     if (path == ConvPath::Fused && !step.has_bias()) return false;
-    if (step.math_precision == Precision::Fp32) {
+    if (options.precision == Precision::Fp32) {
         if (math == CUDNN_TENSOR_OP_MATH) return false;
         math = CUDNN_FMA_MATH;  // strict fp32: never let DEFAULT_MATH pick TF32
     }
@@ -448,7 +442,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
                              math_name(p.mathType), double(p.time),
                              p.status == CUDNN_STATUS_SUCCESS ? "ok" : cudnnGetErrorString(p.status));
         if (p.status != CUDNN_STATUS_SUCCESS || p.memory > options.max_workspace_bytes) continue;
-        if (step.math_precision == Precision::Fp32 && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
+        if (options.precision == Precision::Fp32 && p.mathType == CUDNN_TENSOR_OP_MATH) continue;
         if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;  // fp16 inside fp32
         if (std::find(shortlist.begin(), shortlist.end(), p.algo) != shortlist.end()) continue;
         shortlist.push_back(p.algo);
@@ -487,12 +481,12 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         int shortlist_size = 0;
         try {
             const GemmConv* gemm =
-                step.gemm(cublaslt.get(), step.math_precision, options.max_workspace_bytes);
+                step.gemm(cublaslt.get(), options.precision, options.max_workspace_bytes);
             shortlist_size = gemm->candidates();
         } catch (const Error& e) {
             timed += fmt::format("{}cuBLASLt refused: {}", timed.empty() ? "" : ", ", e.what());
         }
-        const char* math = uses_tensor_cores(step.math_precision) ? "TENSOR_OP_MATH" : "FMA_MATH";
+        const char* math = uses_tensor_cores(options.precision) ? "TENSOR_OP_MATH" : "FMA_MATH";
         for (int rank = 0; rank < shortlist_size; ++rank)
             time_own(ConvChoice{fmt::format("{}{}", kGemmAlgorithmPrefix, rank), math,
                                 choice_name(ConvPath::Gemm), 0.0});
@@ -506,7 +500,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         const char* what = fused ? "fused graph API" : "graph API";
         try {
             const GraphConv* graph_conv =
-                step.graph(step.math_precision, options.max_workspace_bytes, fused);
+                step.graph(options.precision, options.max_workspace_bytes, fused);
             for (int rank = 0; rank < graph_conv->candidates(); ++rank)
                 graph_shortlist.push_back(
                     ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
@@ -518,7 +512,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     }
     for (const ConvChoice& candidate : graph_shortlist) time_own(candidate);
     for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
-        for (const char* math : candidate_maths(step.math_precision)) {
+        for (const char* math : candidate_maths(options.precision)) {
             for (const char* path : paths) {
                 ConvChoice candidate{algo_name(algo), math, path, 0.0};
                 const std::string variant = fmt::format("{} {} {}", algo_name(algo), math, path);

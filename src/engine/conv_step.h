@@ -144,8 +144,6 @@ public:
     cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     size_t workspace_bytes = 0;
     std::string signature;  // the shape key of ConvChoices
-    // The math it runs in: the engine's precision, or strict fp32 (convolution_math).
-    Precision math_precision = Precision::Tf32;
     ConvChoice choice;      // what runs: algo, math and path by name
     bool pinned = false;    // the choice came from EngineOptions::conv_choices
     std::string candidates;  // how the choice was made (OpPlan::candidates)

@@ -36,14 +36,6 @@ TEST_CASE("what each precision stores and computes with", "[core][precision]") {
     CHECK(schedule_tolerance(Precision::Fp32) < schedule_tolerance(Precision::Tf32));
     CHECK(schedule_tolerance(Precision::Tf32) <= schedule_tolerance(Precision::Fp16));
     CHECK(schedule_tolerance(Precision::Fp16) < schedule_tolerance(Precision::Bf16));
-    // TF32 convolutions on 1x1 maps (squeeze-excitation gates) run strict fp32; nothing else
-    // changes its math.
-    CHECK(convolution_math(Precision::Tf32, 1, 1) == Precision::Fp32);
-    CHECK(convolution_math(Precision::Tf32, 1, 7) == Precision::Tf32);
-    CHECK(convolution_math(Precision::Tf32, 7, 7) == Precision::Tf32);
-    CHECK(convolution_math(Precision::Fp16, 1, 1) == Precision::Fp16);
-    CHECK(convolution_math(Precision::Bf16, 1, 1) == Precision::Bf16);
-    CHECK(convolution_math(Precision::Fp32, 1, 1) == Precision::Fp32);
 }
 
 TEST_CASE("layout names, and the layout when nobody chose one", "[core][precision]") {
