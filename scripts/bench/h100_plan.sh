@@ -1541,7 +1541,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     loop_counts "$o"
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
-  call115|call121)
+  call115|call121|call143)
     # The nineteenth session's first summary call (one binary for results/summary.md, with
     # call116): call91's rows again on a 4-GPU host after the PDL edges were made full and the
     # search's final timings budgeted. GPUs 0-3: Inception V3, GoogLeNet, NASNet-A, RandWire at
@@ -1550,6 +1550,8 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # GoogLeNet at batch 16 (TF32, bound, sequential, the search, the peers' CUDA graph), GPU 1
     # HRNet-W18 small v2 TF32 b1 (timm, ONNX), GPU 2 HRNet fp16 b1, GPU 3 the GoogLeNet +
     # Inception V3 set beside PyTorch's set peers.
+    # call143 and call144 (twenty-sixth session, four H200s): call121 and call122 again on one
+    # binary after the kernel moves moved to the refinement's start (results/h200/summary.md).
     # call121 (twentieth session, with call122: the summary again from one binary, main's
     # c81dfcf, after the branch trial-timings-reused was measured and left): the same but the
     # set, which moved to call122 to be searched with the defaults.
@@ -1583,7 +1585,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       case $f in *hrnet*) ;; *) mv "$f" "${OUT:-device-out}/" ;; esac
     done
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
-  call116|call122)
+  call116|call122|call144)
     # The summary's second call, on call115's binary: call101's rows (batch 16 TF32 of
     # SqueezeNet + ResNet-50, NASNet-A and RandWire: bound, sequential, greedy, nimble, the
     # search's defaults, the peers; the sets 4x ResNet-50 on one input and Inception V3 +
@@ -1601,11 +1603,11 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     }
     sets="resnet50+resnet50+resnet50+resnet50:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate"
     search_args=(--search-args "--time-budget 30") sets_margin=160
-    [ "$c" = call122 ] && sets="googlenet+inception_v3:separate;$sets" search_args=() sets_margin=15
+    [ "$c" != call116 ] && sets="googlenet+inception_v3:separate;$sets" search_args=() sets_margin=15
     { b16 "$o" 0 "$c-b16-small" "squeezenet1_1 resnet50" "cudagraph compile" 130
       tune_perturb "$o" 0 squeezenet1_1 resnet50; } &
     { b16 "$o" 1 "$c-b16-nasnet" nasnet_a_large cudagraph
-      [ "$c" = call122 ] && baselines_perturbed 1; } &
+      [ "$c" != call116 ] && baselines_perturbed 1; } &
     b16 "$o" 2 "$c-b16-randwire" randwire "cudagraph compile" &
     {
       CUDA_VISIBLE_DEVICES=3 bash scripts/bench/run_sets.sh --tag "$c-sets" --out "$o" \
@@ -1878,33 +1880,6 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     grep -vE "^\s*$" "$o/t0.log" | grep -E "FAILED|error|op [0-9]+|passed|failed|exit" | head -40
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call140.tar.gz" -C /tmp call140 ;;
-  call141)
-    # (Branch kernels-before-refinement, written in the twenty-fifth session, not yet run.) The
-    # kernel moves on the refinement's start instead of its end (RefineOptions::on_start): in
-    # call137 the moves sped greedy's schedule past the refined one (NASNet-A fp16: greedy 1.484
-    # on the moved kernels, the refined 1.522), so 3 of 10 keys stored a baseline's schedule.
-    # Pack on the branch (scripts/pack_for_device.sh build: its test_gpu), add its iostune as
-    # .devpack/iostune-branch and main's as .devpack/iostune. The two binaries side by side,
-    # batch 1 with the defaults, on the keys where a baseline was stored or the moves paid:
-    # NASNet-A fp16, GoogLeNet TF32 and fp16, Inception V3 fp16; each stored best perturbed;
-    # then the branch's [corun] tests (the search's moves). Sized for two GPUs (the branch on
-    # GPU 0, main on GPU 1, about 9 minutes); one GPU runs the sides in turn, over one call.
-    o=/tmp/call141; mkdir -p "$o"
-    gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-    for side in 0:iostune-branch 1:iostune; do
-      gpu=$(( ${side%%:*} % gpus )) bin=.devpack/${side#*:} d=$o/${side#*:}
-      mkdir -p "$d"
-      { PRECISION=fp16 search_key "$d" "$gpu" "$bin" nasnet_a_large 1
-        search_key "$d" "$gpu" "$bin" googlenet 1
-        PRECISION=fp16 search_key "$d" "$gpu" "$bin" googlenet 1
-        PRECISION=fp16 search_key "$d" "$gpu" "$bin" inception_v3 1; } &
-      [ "$gpus" -eq 1 ] && wait
-    done
-    wait
-    for d in "$o"/iostune*; do echo "== $d"; searches_report "$d"; done
-    gpu_tests "$o" 0 "[corun]" 180
-    tail -n 3 "$o/t0.log"
-    tar czf "${OUT:-device-out}/call141.tar.gz" -C /tmp call141 ;;
   call132|call133|call134)
     # call132 (written in the twenty-third session, run in the twenty-fourth): call131 compared
     # the two engines launch by launch in turns, which evicts each one's weights from L2 with the
