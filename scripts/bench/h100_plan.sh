@@ -1880,6 +1880,26 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     grep -vE "^\s*$" "$o/t0.log" | grep -E "FAILED|error|op [0-9]+|passed|failed|exit" | head -40
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call140.tar.gz" -C /tmp call140 ;;
+  call145)
+    # (Twenty-sixth session, branch tf32-rounded-weights.) EfficientNet-B0 TF32 errs 4-5x
+    # PyTorch's own, and strict fp32 at its gates did not help (call142). Hypothesis: kernels
+    # that truncate fp32 to TF32 bias every weight toward zero, compounding through a network
+    # that never renormalises. The branch rounds TF32 filters to nearest once, at upload;
+    # call140's case again on its test_gpu (does EfficientNet-B0's TF32 error fall?).
+    o=/tmp/call145; mkdir -p "$o"
+    timeout 150 python3 tests/fixtures/export_torchvision.py "$o/onnx_fixtures" \
+      --models mobilenet_v3_small efficientnet_b0 shufflenet_v2_x0_5 convnext_tiny unet \
+      fasterrcnn_fpn_backbone >"$o/fixtures.log" 2>&1
+    IOSTUNE_ONNX_FIXTURES="$o/onnx_fixtures" CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu \
+      "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" \
+      -s >"$o/t0.log" 2>&1  # -s: every check's message, so each model's error shows, passed or not
+    echo "exit $?"
+    grep -A1 "relative error" "$o/t0.log" | grep -vE "^--" | paste - - | cut -c1-220 | head -40
+    grep -E "^test cases|^assertions" "$o/t0.log"
+    python3 -c "import json,sys; [print(m['name'], m.get('torch_error')) for m in
+      json.load(open(sys.argv[1]))['models'] if 'torch_error' in m]" "$o/onnx_fixtures/manifest.json"
+    rm -rf "$o/onnx_fixtures"
+    tar czf "${OUT:-device-out}/call145.tar.gz" -C /tmp call145 ;;
   call132|call133|call134)
     # call132 (written in the twenty-third session, run in the twenty-fourth): call131 compared
     # the two engines launch by launch in turns, which evicts each one's weights from L2 with the
