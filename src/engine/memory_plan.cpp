@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "src/engine/engine_impl.h"
 #include "src/memory_audit.h"
 #include "src/model_json.h"
 #include "src/operator_info.h"
+#include "src/tf32.h"
 
 namespace iostune {
 
@@ -26,16 +26,6 @@ DeviceBuffer upload_floats(const std::vector<float>& host, const std::string& wh
                            fmt::format("uploading {}", what));
     }
     return buffer;
-}
-
-// The nearest TF32 value (10 mantissa bits), ties away from zero; infinities and NaNs as given.
-float round_to_tf32(float v) {
-    if (!std::isfinite(v)) return v;
-    uint32_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    bits = (bits + 0x1000u) & ~0x1FFFu;
-    std::memcpy(&v, &bits, sizeof bits);
-    return v;
 }
 
 // A checksum of every weight value (their bits): engines share weights only when theirs agree.
@@ -78,9 +68,8 @@ DeviceBuffer Engine::Impl::allocate(const Shape& s) const {
 
 DeviceBuffer Engine::Impl::upload_filter(const std::vector<float>& kcrs, int k, int c, int r, int s,
                                          int stored_channels, const std::string& what) const {
-    // TF32 filters are rounded to the nearest TF32 value here, once: tensor cores read only
-    // TF32's 10 mantissa bits, and a kernel that drops the rest truncates every weight toward
-    // zero, a bias that compounds layer after layer where nothing renormalises.
+    // TF32 filters are rounded to nearest here, once, rather than truncated by the kernels
+    // (src/tf32.h says why).
     std::vector<float> rounded;
     if (options.precision == Precision::Tf32) {
         rounded = kcrs;

@@ -6,6 +6,7 @@
 
 #include "src/error.h"
 #include "src/precision.h"
+#include "src/tf32.h"
 #include "src/tensor_layout.h"
 
 using namespace iostune;
@@ -47,4 +48,20 @@ TEST_CASE("layout names, and the layout when nobody chose one", "[core][precisio
     CHECK(default_layout(Precision::Tf32) == TensorLayout::Nhwc);
     CHECK(default_layout(Precision::Fp16) == TensorLayout::Nhwc);
     CHECK(default_layout(Precision::Bf16) == TensorLayout::Nhwc);
+}
+
+TEST_CASE("fp32 values round to the nearest TF32 value", "[core][precision]") {
+    // TF32 keeps 10 mantissa bits: 1 + 2^-10 is one, 1 + 2^-11 is halfway between two.
+    CHECK(round_to_tf32(1.0f) == 1.0f);
+    CHECK(round_to_tf32(1.0f + 0x1p-10f) == 1.0f + 0x1p-10f);
+    CHECK(round_to_tf32(1.0f + 0x1p-12f) == 1.0f);               // below half: down
+    CHECK(round_to_tf32(1.0f + 0x1p-11f + 0x1p-20f) == 1.0f + 0x1p-10f);  // above half: up
+    CHECK(round_to_tf32(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f);    // a tie: away from zero
+    CHECK(round_to_tf32(-(1.0f + 0x1p-12f)) == -1.0f);           // symmetric in sign
+    // Truncation would keep 1.999...; rounding carries into the exponent.
+    CHECK(round_to_tf32(2.0f - 0x1p-23f) == 2.0f);
+    CHECK(round_to_tf32(0.1f) != 0.1f);
+    CHECK(std::fabs(round_to_tf32(0.1f) - 0.1f) <= 0.1f * 0x1p-11f);
+    CHECK(std::isinf(round_to_tf32(INFINITY)));
+    CHECK(std::isnan(round_to_tf32(NAN)));
 }
