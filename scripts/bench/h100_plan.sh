@@ -1881,7 +1881,7 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call140.tar.gz" -C /tmp call140 ;;
   call145)
-    # (Twenty-sixth session, branch tf32-rounded-weights.) EfficientNet-B0 TF32 errs 4-5x
+    # (Twenty-sixth session, branch tf32-rounded-weights, merged after it.) EfficientNet-B0 TF32 errs 4-5x
     # PyTorch's own, and strict fp32 at its gates did not help (call142). Hypothesis: kernels
     # that truncate fp32 to TF32 bias every weight toward zero, compounding through a network
     # that never renormalises. The branch rounds TF32 filters to nearest once, at upload;
