@@ -1900,6 +1900,18 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
       json.load(open(sys.argv[1]))['models'] if 'torch_error' in m]" "$o/onnx_fixtures/manifest.json"
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call145.tar.gz" -C /tmp call145 ;;
+  call146)
+    # (Written in the twenty-sixth session, not yet run.) Which TF32 convolution kernels
+    # truncate what they read (the [tf32] probe: each candidate of a 1x1 convolution in both
+    # layouts, named truncates / rounds / fp32), then the deployed fixture case as call145 ran
+    # it. Decides the next step for EfficientNet-B0's TF32 error (docs/search.md): round what
+    # the truncating paths read, or rank them out in TF32. One GPU, about 4 minutes.
+    o=/tmp/call146; mkdir -p "$o"
+    gpu_tests "$o" 0 "[tf32]" 120
+    grep -vE "^\s*$" "$o/t0.log" | grep -A12 -E "warning|FAILED" | cut -c1-400 | head -60
+    tail -n 3 "$o/t0.log"
+    bash scripts/bench/h100_plan.sh call145 | tail -n 45
+    tar czf "${OUT:-device-out}/call146.tar.gz" -C /tmp call146 ;;
   call132|call133|call134)
     # call132 (written in the twenty-third session, run in the twenty-fourth): call131 compared
     # the two engines launch by launch in turns, which evicts each one's weights from L2 with the
