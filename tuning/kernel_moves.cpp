@@ -113,16 +113,14 @@ void EngineKernelEvaluator::undo() {
 
 std::pair<double, double> EngineKernelEvaluator::time_applied() {
     if (!applied_.valid()) applied_ = engine_.capture(schedule_);
-    const CudaGraphExec& kept = kept_.valid() ? kept_ : start_;
     const std::vector<LatencyStats> turns =
-        measure_interleaved({&kept, &applied_}, engine_.origin_stream(), timing_);
+        measure_interleaved({&before(), &applied_}, engine_.origin_stream(), timing_);
     return {turns[0].median_ms, turns[1].median_ms};
 }
 
 std::pair<double, double> EngineKernelEvaluator::time_start_and_kept() {
-    const CudaGraphExec& kept = kept_.valid() ? kept_ : start_;
     const std::vector<LatencyStats> turns =
-        measure_interleaved({&start_, &kept}, engine_.origin_stream(), timing_);
+        measure_interleaved({&start_, &before()}, engine_.origin_stream(), timing_);
     return {turns[0].median_ms, turns[1].median_ms};
 }
 

@@ -115,6 +115,8 @@ private:
     CudaGraphExec start_;    // captured before any switch: a graph keeps the kernels it captured
     CudaGraphExec kept_;
     CudaGraphExec applied_;  // captured by time_applied()
+    // What runs before the move being tried: the kept kernels, or the start's when none is kept.
+    const CudaGraphExec& before() const { return kept_.valid() ? kept_ : start_; }
 };
 
 }  // namespace iostune

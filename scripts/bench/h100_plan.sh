@@ -328,6 +328,19 @@ device_fixtures() {
   echo "export exit $? ($(du -sh "$1/onnx_fixtures" 2>/dev/null | cut -f1))" >>"$1/fixtures.log"
   IOSTUNE_ONNX_FIXTURES="$1/onnx_fixtures" gpu_tests "$1" "$2" "[onnx],[fixtures]" "$4"
 }
+# deployed_fixtures DIR: the fixtures of the deployed case's six models only (its families:
+# squeeze-excitation, channel shuffle, ConvNeXt, U-Net, FPN) into DIR/onnx_fixtures, within
+# 150 s; DIR/fixtures.log.
+deployed_fixtures() {
+  timeout 150 python3 tests/fixtures/export_torchvision.py "$1/onnx_fixtures" \
+    --models mobilenet_v3_small efficientnet_b0 shufflenet_v2_x0_5 convnext_tiny unet \
+    fasterrcnn_fpn_backbone >"$1/fixtures.log" 2>&1
+}
+# torch_errors DIR: PyTorch's own TF32 and fp16 error per model, from DIR's fixture manifest.
+torch_errors() {
+  python3 -c "import json,sys; [print(m['name'], m.get('torch_error')) for m in
+    json.load(open(sys.argv[1]))['models'] if 'torch_error' in m]" "$1/onnx_fixtures/manifest.json"
+}
 
 # searches_report DIR: after search_key runs, their DBs removed, the perturb lines, and each
 # search's stats line with its convolution objectives' trials (conv_objective) and its kernel
@@ -1862,8 +1875,7 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     o=/tmp/call139; mkdir -p "$o"
     device_fixtures "$o" 0 200 280
     tail -n 2 "$o/fixtures.log"
-    python3 -c "import json,sys; [print(m['name'], m.get('torch_error')) for m in
-      json.load(open(sys.argv[1]))['models'] if 'torch_error' in m]" "$o/onnx_fixtures/manifest.json"
+    torch_errors "$o"
     grep -hE "passed|failed|exit|FAILED|relative error" "$o"/t*.log | cut -c1-200
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call139.tar.gz" -C /tmp call139 ;;
@@ -1872,32 +1884,27 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     # (2.6% against PyTorch's own 0.5%; its fp16 1.0% against PyTorch's 1.3%): the fixtures of
     # the case's six models, then the case, which now names the ops adding most error on a failure.
     o=/tmp/call140; mkdir -p "$o"
-    timeout 150 python3 tests/fixtures/export_torchvision.py "$o/onnx_fixtures" \
-      --models mobilenet_v3_small efficientnet_b0 shufflenet_v2_x0_5 convnext_tiny unet \
-      fasterrcnn_fpn_backbone >"$o/fixtures.log" 2>&1
+    deployed_fixtures "$o"
     IOSTUNE_ONNX_FIXTURES="$o/onnx_fixtures" gpu_tests "$o" 0 \
       "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" 120
     grep -vE "^\s*$" "$o/t0.log" | grep -E "FAILED|error|op [0-9]+|passed|failed|exit" | head -40
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call140.tar.gz" -C /tmp call140 ;;
   call145)
-    # (Twenty-sixth session, branch tf32-rounded-weights, merged after it.) EfficientNet-B0 TF32 errs 4-5x
-    # PyTorch's own, and strict fp32 at its gates did not help (call142). Hypothesis: kernels
-    # that truncate fp32 to TF32 bias every weight toward zero, compounding through a network
-    # that never renormalises. The branch rounds TF32 filters to nearest once, at upload;
-    # call140's case again on its test_gpu (does EfficientNet-B0's TF32 error fall?).
+    # (Twenty-sixth session, branch tf32-rounded-weights, merged after it.) EfficientNet-B0
+    # TF32 errs 4-5x PyTorch's own, and strict fp32 at its gates did not help (call142).
+    # Hypothesis: kernels that truncate fp32 to TF32 bias every weight toward zero, compounding
+    # through a network that never renormalises. The branch rounds TF32 filters to nearest
+    # once, at upload; call140's case again on its test_gpu (does the TF32 error fall?).
     o=/tmp/call145; mkdir -p "$o"
-    timeout 150 python3 tests/fixtures/export_torchvision.py "$o/onnx_fixtures" \
-      --models mobilenet_v3_small efficientnet_b0 shufflenet_v2_x0_5 convnext_tiny unet \
-      fasterrcnn_fpn_backbone >"$o/fixtures.log" 2>&1
+    deployed_fixtures "$o"
     IOSTUNE_ONNX_FIXTURES="$o/onnx_fixtures" CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu \
       "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" \
       -s >"$o/t0.log" 2>&1  # -s: every check's message, so each model's error shows, passed or not
     echo "exit $?"
     grep -A1 "relative error" "$o/t0.log" | grep -vE "^--" | paste - - | cut -c1-220 | head -40
     grep -E "^test cases|^assertions" "$o/t0.log"
-    python3 -c "import json,sys; [print(m['name'], m.get('torch_error')) for m in
-      json.load(open(sys.argv[1]))['models'] if 'torch_error' in m]" "$o/onnx_fixtures/manifest.json"
+    torch_errors "$o"
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call145.tar.gz" -C /tmp call145 ;;
   call146)

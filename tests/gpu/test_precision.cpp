@@ -752,7 +752,7 @@ TEST_CASE("TF32 convolution candidates read fp32 operands rounded or truncated: 
             if (pinned.pinned_conv_count() != 1) continue;  // cannot run here
             pinned.set_input(input);
             const std::string how = classify(run_schedule(pinned, sequential_schedule(graph)));
-            const ConvChoice& ran = pinned.conv_choices().begin()->second;
+            const ConvChoice ran = pinned.conv_choices().begin()->second;  // a copy: a temporary map
             seen.push_back(fmt::format("{} {} {}: {}", ran.algorithm, ran.math, ran.path, how));
             INFO(label(plan) << ", " << seen.back());
             // TF32 reads an operand one of two ways, or the kernel stays in strict fp32.
