@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "src/schedule.h"
 
@@ -22,6 +23,15 @@ public:
     virtual ~ScheduleEvaluator() = default;
     // The schedule must be valid for the evaluator's graph.
     virtual ScheduleMeasurement measure(const Schedule& schedule) = 0;
+    // Several schedules timed against each other: on a GPU in turns (each round one sample of
+    // every schedule), so a drift of the clocks over the seconds it takes weighs on all alike;
+    // two measurements one after the other do not ensure that. By default each one measured.
+    virtual std::vector<ScheduleMeasurement> measure_in_turns(
+        const std::vector<Schedule>& schedules) {
+        std::vector<ScheduleMeasurement> out;
+        for (const Schedule& s : schedules) out.push_back(measure(s));
+        return out;
+    }
     // Whether the schedule computes what the sequential schedule computes; the refinement asks
     // before it keeps a faster schedule, so a schedule that is fast because it is wrong is never
     // kept. Estimates compute nothing: true. `why` gets the difference when not.

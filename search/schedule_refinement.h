@@ -3,7 +3,10 @@
 // it), so what the search keeps is what replay measures, not a sum of stages timed alone.
 //
 // It starts from the fastest of the candidates it is given (the DP's schedule and the baselines,
-// both forms), so it never ends slower than any of them, then:
+// both forms), so it never ends slower than any of them; on a GPU the few timed within a few
+// percent of the fastest are timed again in turns, and the fastest in turns is the start (one
+// at a time, a drift of the clocks once put the DP's schedule 3% ahead of nimble's, which was
+// 0.8% faster in turns: NASNet-A TF32 b1, call143). Then:
 //   1. recombines blocks: for each block, the candidates' schedules of that block are tried in
 //      place of the current one (blocks are cut at single tensors, so they interact little);
 //   2. hill-climbs with random local moves until the evaluation or time budget is spent:
@@ -20,8 +23,8 @@
 //      change, one at a time again. The refinement ends when the budget does, or when three
 //      at a time find nothing new either.
 //      A move is kept when it is faster than the current schedule by more than `min_gain`
-//      (relative), twice: measured, the gain is timed again beside the current schedule, so
-//      measurement noise does not walk the schedule around.
+//      (relative), twice: measured, the gain is timed again in turns with the current
+//      schedule, so measurement noise does not walk the schedule around.
 // Deterministic for a given seed and evaluator when only max_evaluations bounds it.
 #pragma once
 
@@ -83,6 +86,13 @@ struct CandidateTiming {
     double latency_ms = 0;
 };
 
+// A candidate timed again in the start's contest: its first timing and its timing in turns.
+struct StartContestEntry {
+    std::string label;  // "nimble (dataflow)"
+    double first_ms = 0;
+    double in_turns_ms = 0;
+};
+
 struct RefineResult {
     Schedule schedule;
     double latency_ms = 0;
@@ -99,6 +109,9 @@ struct RefineResult {
     // Each candidate's latency in each form, as evaluated at the start (a form that failed or
     // repeated an earlier candidate's schedule is missing).
     std::vector<CandidateTiming> candidates;
+    // The candidates timed first within kStartContestMargin of the fastest, timed again in
+    // turns to choose the start (measured evaluators only; empty when one stood alone).
+    std::vector<StartContestEntry> start_contest;
     // The start's latency before on_start changed what runs (0: it changed nothing).
     double start_before_on_start_ms = 0;
     // How near the moves came (block recombinations included): how many were timed, the least

@@ -34,4 +34,30 @@ ScheduleMeasurement MeasuredScheduleEvaluator::measure(const Schedule& schedule)
     return m;
 }
 
+std::vector<ScheduleMeasurement> MeasuredScheduleEvaluator::measure_in_turns(
+    const std::vector<Schedule>& schedules) {
+    std::vector<ScheduleMeasurement> out(schedules.size());
+    std::vector<CudaGraphExec> execs(schedules.size());
+    std::vector<const CudaGraphExec*> timed;
+    for (size_t k = 0; k < schedules.size(); ++k) {
+        try {
+            execs[k] = engine_.capture(schedules[k]);
+            timed.push_back(&execs[k]);
+        } catch (const Error& e) {
+            out[k].ok = false;
+            out[k].error = e.what();
+        }
+    }
+    if (timed.empty()) return out;
+    const std::vector<LatencyStats> stats =
+        measure_interleaved(timed, engine_.origin_stream(), timing_);
+    for (size_t k = 0, t = 0; k < schedules.size(); ++k) {
+        if (!out[k].ok) continue;
+        out[k].latency_ms = stats[t].median_ms;
+        out[k].spread_ms = stats[t].p90_ms - stats[t].p10_ms;
+        ++t;
+    }
+    return out;
+}
+
 }  // namespace iostune

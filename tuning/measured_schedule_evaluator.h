@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "search/schedule_evaluator.h"
 #include "src/engine/engine.h"
@@ -25,6 +26,10 @@ public:
                               MeasureOptions timing = {3, 25, 1, 0, 0, RepeatMode::EachRepeat});
 
     ScheduleMeasurement measure(const Schedule& schedule) override;
+    // Captured one by one, timed in turns (measure_interleaved) with the same warm-up and
+    // repeats; a schedule the engine cannot run is not ok and is left out of the turns.
+    std::vector<ScheduleMeasurement> measure_in_turns(
+        const std::vector<Schedule>& schedules) override;
     bool agrees(const Schedule& schedule, std::string& why) override;
     std::string name() const override;
     bool simulated() const override { return false; }

@@ -84,6 +84,9 @@ nlohmann::json refine_to_json(const RefineResult& r) {
         candidates.push_back({{"name", c.name}, {"form", to_string(c.form)}, {"ms", c.latency_ms}});
     nlohmann::json kept = nlohmann::json::array();
     for (const RefineStep& k : r.kept) kept.push_back({{"move", k.move}, {"ms", k.latency_ms}});
+    nlohmann::json contest = nlohmann::json::array();
+    for (const StartContestEntry& e : r.start_contest)
+        contest.push_back({{"start", e.label}, {"first_ms", e.first_ms}, {"in_turns_ms", e.in_turns_ms}});
     return {{"start", r.start},
             {"latency_ms", r.latency_ms},
             {"evaluations", r.evaluations},
@@ -95,6 +98,7 @@ nlohmann::json refine_to_json(const RefineResult& r) {
             {"start_before_on_start_ms", r.start_before_on_start_ms},
             {"unconfirmed", r.unconfirmed},
             {"candidates", std::move(candidates)},
+            {"start_contest", std::move(contest)},
             {"kept", std::move(kept)}};
 }
 

@@ -1907,6 +1907,40 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     torch_errors "$o"
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call145.tar.gz" -C /tmp call145 ;;
+  call147)
+    # (Twenty-seventh session.) The refinement's start chosen in turns: the candidates timed
+    # first within 5% of the fastest are timed again in turns (a drift once put the DP's
+    # schedule 3% ahead of nimble's, 0.8% behind in turns: call143, NASNet-A TF32 b1), and a
+    # move's gain is confirmed in turns. Searches at batch 1 with the defaults, each stored best
+    # replayed with --validate --perturb 20; the [timing] tests (the evaluator in turns); the
+    # deployed fixture case judged on the export's own input (PyTorch's error was measured on
+    # it). Four GPUs, about 4 minutes (run_parts: fewer GPUs take longer).
+    o=/tmp/call147; mkdir -p "$o"
+    fixture_case() {
+      deployed_fixtures "$o"
+      IOSTUNE_ONNX_FIXTURES="$o/onnx_fixtures" CUDA_VISIBLE_DEVICES=$1 timeout 150 \
+        .devpack/test_gpu "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" \
+        -s >"$o/fixtures_t$1.log" 2>&1
+      echo "fixture case exit $?" >>"$o/fixtures_t$1.log"
+      gpu_tests "$o" "$1" "[timing]" 90
+    }
+    nas_tf32() { search_key "$o" "$1" .devpack/iostune nasnet_a_large 1; }
+    nas_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune nasnet_a_large 1; }
+    rw_tf32() { search_key "$o" "$1" .devpack/iostune randwire 1; }
+    iv3_tf32() { search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    run_parts fixture_case nas_tf32 nas_fp16 rw_tf32 iv3_tf32 gn_tf32
+    searches_report "$o"
+    for f in "$o"/*.json; do
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['stats']['refine']
+print(sys.argv[1].split('/')[-1], 'start', r['start'], 'kept', len(r['kept']) - 1, 'contest',
+      [(c['start'], round(c['first_ms'], 4), round(c['in_turns_ms'], 4)) for c in r.get('start_contest', [])])" "$f"
+    done
+    grep -A1 "relative error" "$o"/fixtures_t*.log | grep -vE "^--" | paste - - | cut -c1-200 | grep -iE "efficientnet|mobilenet|shufflenet"
+    grep -hE "^test cases|^assertions|exit" "$o"/fixtures_t*.log "$o"/t*.log
+    torch_errors "$o" | head -6
+    rm -rf "$o/onnx_fixtures"
+    tar czf "${OUT:-device-out}/call147.tar.gz" -C /tmp call147 ;;
   call146)
     # (Written in the twenty-sixth session, not yet run.) Which TF32 convolution kernels
     # truncate what they read (the [tf32] probe: each candidate of a 1x1 convolution in both

@@ -52,6 +52,27 @@ inline nlohmann::json onnx_fixture(const nlohmann::json& manifest, const std::st
     return {};
 }
 
+// A float32 file the export wrote (an input or PyTorch's output), read whole.
+inline std::vector<float> read_floats(const std::filesystem::path& path) {
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
+    REQUIRE(file);
+    std::vector<float> values(size_t(file.tellg()) / sizeof(float));
+    file.seekg(0);
+    file.read(reinterpret_cast<char*>(values.data()),
+              std::streamsize(values.size() * sizeof(float)));
+    REQUIRE(file);
+    return values;
+}
+
+// The input the export ran the model on, the one its PyTorch error ("torch_error") was
+// measured with, shaped as `shape`.
+inline HostTensor fixture_input(const nlohmann::json& entry, const Shape& shape) {
+    HostTensor input(shape);
+    input.data = read_floats(onnx_fixture_dir() / entry["input"].get<std::string>());
+    REQUIRE(input.data.size() == size_t(shape.elements()));
+    return input;
+}
+
 // How far an imported model's output may be from the CPU reference in `precision` ("tf32",
 // "fp16", ...): `model_bound`, or kOwnErrorFactor times PyTorch's own error in that precision
 // when the export measured it on a GPU ("torch_error") and it is larger. Deep deployed networks

@@ -103,17 +103,6 @@ void check_against_reference(const std::vector<HostTensor>& outputs, const Graph
     }
 }
 
-std::vector<float> read_floats(const fs::path& path) {
-    std::ifstream file(path, std::ios::binary | std::ios::ate);
-    REQUIRE(file);
-    std::vector<float> values(size_t(file.tellg()) / sizeof(float));
-    file.seekg(0);
-    file.read(reinterpret_cast<char*>(values.data()),
-              std::streamsize(values.size() * sizeof(float)));
-    REQUIRE(file);
-    return values;
-}
-
 // Output k made wrong on purpose: validation must fail naming it.
 void check_corruption_is_named(const Graph& graph, const std::vector<HostTensor>& replayed,
                                const std::vector<HostTensor>& sequential, Precision precision) {
@@ -280,9 +269,7 @@ TEST_CASE("the Faster R-CNN FPN backbone from ONNX replays its five outputs as P
     const int batch = entry["batch"].get<int>();
     const Graph graph = load_model_spec(model, batch);
     REQUIRE(graph.output_count() == 5);
-    HostTensor input(graph.input_shape());
-    input.data = read_floats(dir / entry["input"].get<std::string>());
-    REQUIRE(input.data.size() == size_t(graph.input_shape().elements()));
+    const HostTensor input = test::fixture_input(entry, graph.input_shape());
 
     const Precision precision = GENERATE(Precision::Tf32, Precision::Fp16);
     CAPTURE(to_string(precision));
@@ -297,7 +284,7 @@ TEST_CASE("the Faster R-CNN FPN backbone from ONNX replays its five outputs as P
         CHECK(std::vector<int>(d.begin(), d.end()) ==
               entry["output_shapes"][k].get<std::vector<int>>());
         HostTensor pytorch(outputs[k].shape);
-        pytorch.data = read_floats(dir / entry["outputs"][k].get<std::string>());
+        pytorch.data = test::read_floats(dir / entry["outputs"][k].get<std::string>());
         REQUIRE(pytorch.data.size() == outputs[k].data.size());
         CHECK(test::relative_error(outputs[k], pytorch) < reference_bound(precision));
     }

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "search/baselines.h"
 #include "tuning/measured_cost_model.h"
+#include "tuning/measured_schedule_evaluator.h"
 #include "src/engine/engine.h"
 #include "src/engine/timing.h"
 #include "src/error.h"
@@ -139,4 +142,27 @@ TEST_CASE("graphs timed in turns each get their own samples, the median of timin
                      turns[0].median_ms, turns[1].median_ms, alone));
     CHECK(std::abs(turns[0].median_ms - alone) <= std::max(0.2 * alone, 0.003));
     CHECK_THROWS_AS(measure_interleaved({}, engine.origin_stream(), each), Error);
+}
+
+TEST_CASE("the refinement's evaluator times schedules in turns as it times each alone",
+          "[gpu][timing]") {
+    const Graph graph = branches();
+    Engine engine(graph);
+    engine.set_input(random_input(graph.input_shape(), 6));
+    MeasuredScheduleEvaluator evaluator(engine, [](const Schedule&) { return std::string(); });
+    // The branches one after another, and side by side after the stem (greedy's).
+    const std::vector<Schedule> schedules = {sequential_schedule(graph),
+                                             make_baseline("greedy", graph)};
+    const std::vector<ScheduleMeasurement> turns = evaluator.measure_in_turns(schedules);
+    REQUIRE(turns.size() == 2);
+    for (size_t k = 0; k < 2; ++k) {
+        const ScheduleMeasurement alone = evaluator.measure(schedules[k]);
+        REQUIRE(turns[k].ok);
+        REQUIRE(alone.ok);
+        WARN(fmt::format("schedule {}: in turns {:.4f} ms, alone {:.4f} ms", k,
+                         turns[k].latency_ms, alone.latency_ms));
+        CHECK(turns[k].latency_ms > 0);
+        CHECK(std::abs(turns[k].latency_ms - alone.latency_ms) <=
+              std::max(0.2 * alone.latency_ms, 0.003));
+    }
 }
