@@ -6,6 +6,12 @@
 
 namespace iostune {
 
+namespace {
+// Samples of one schedule in a row, after a launch not timed (timing.h: the first launch after
+// another graph's is slower): 25 repeats in 5 turns.
+constexpr int kSamplesPerTurn = 5;
+}  // namespace
+
 MeasuredScheduleEvaluator::MeasuredScheduleEvaluator(Engine& engine, OutputCheck difference,
                                                      MeasureOptions timing)
     : engine_(engine), difference_(std::move(difference)), timing_(timing) {}
@@ -50,7 +56,7 @@ std::vector<ScheduleMeasurement> MeasuredScheduleEvaluator::measure_in_turns(
     }
     if (timed.empty()) return out;
     const std::vector<LatencyStats> stats =
-        measure_interleaved(timed, engine_.origin_stream(), timing_);
+        measure_interleaved(timed, engine_.origin_stream(), timing_, kSamplesPerTurn);
     for (size_t k = 0, t = 0; k < schedules.size(); ++k) {
         if (!out[k].ok) continue;
         out[k].latency_ms = stats[t].median_ms;

@@ -26,8 +26,8 @@ public:
                               MeasureOptions timing = {3, 25, 1, 0, 0, RepeatMode::EachRepeat});
 
     ScheduleMeasurement measure(const Schedule& schedule) override;
-    // Captured one by one, timed in turns (measure_interleaved) with the same warm-up and
-    // repeats; a schedule the engine cannot run is not ok and is left out of the turns.
+    // Captured one by one, timed in turns of a few samples each (measure_interleaved) with the
+    // same warm-up and repeats; a schedule the engine cannot run is not ok and is left out.
     std::vector<ScheduleMeasurement> measure_in_turns(
         const std::vector<Schedule>& schedules) override;
     bool agrees(const Schedule& schedule, std::string& why) override;

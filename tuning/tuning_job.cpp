@@ -323,6 +323,10 @@ ScheduleForm faster_form(const RefineResult& refine, const std::string& name) {
     return best ? best->form : ScheduleForm::Staged;
 }
 
+// Samples of one schedule in a row in the close contest's turns, after a launch not timed
+// (timing.h: the first launch after another graph's is slower; replay repeats one graph).
+constexpr int kContestPerTurn = 10;
+
 // A baseline that beat the refined schedule by at most kCloseContest is timed again beside it,
 // in turns (measure_interleaved), and those times replace both: measured one after the other,
 // two schedules differ by the GPU's drift about as much (the contest kept GoogLeNet TF32's
@@ -340,7 +344,7 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
     const CudaGraphExec mine = engine.capture(result.refine.schedule);
     const CudaGraphExec theirs = engine.capture(rival->schedule);
     const std::vector<LatencyStats> turns =
-        measure_interleaved({&mine, &theirs}, engine.origin_stream(), timing);
+        measure_interleaved({&mine, &theirs}, engine.origin_stream(), timing, kContestPerTurn);
     result.close_contest = {{"rival", rival->name},
                             {"refined_ms", result.schedule.median_ms},
                             {"rival_ms", rival->timing.median_ms},

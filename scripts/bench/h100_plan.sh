@@ -350,6 +350,16 @@ searches_report() {
   cat "$1"/perturb_gpu*.log
   search_lines "$1"/*.json
 }
+# start_contests JSON...: each search's refinement start, its changes kept, and its start
+# contest (each near candidate's first timing and its timing in turns).
+start_contests() {
+  local f
+  for f in "$@"; do
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['stats']['refine']
+print(sys.argv[1].split('/')[-1], 'start', r['start'], 'kept', len(r['kept']) - 1, 'contest',
+      [(c['start'], round(c['first_ms'], 4), round(c['in_turns_ms'], 4)) for c in r.get('start_contest', [])])" "$f"
+  done
+}
 # search_lines JSON...: each `search --format json` result's stats line and its objectives' line.
 search_lines() {
   local f
@@ -1931,16 +1941,28 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
     run_parts fixture_case nas_tf32 nas_fp16 rw_tf32 iv3_tf32 gn_tf32
     searches_report "$o"
-    for f in "$o"/*.json; do
-      python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['stats']['refine']
-print(sys.argv[1].split('/')[-1], 'start', r['start'], 'kept', len(r['kept']) - 1, 'contest',
-      [(c['start'], round(c['first_ms'], 4), round(c['in_turns_ms'], 4)) for c in r.get('start_contest', [])])" "$f"
-    done
+    start_contests "$o"/*.json
     grep -A1 "relative error" "$o"/fixtures_t*.log | grep -vE "^--" | paste - - | cut -c1-200 | grep -iE "efficientnet|mobilenet|shufflenet"
     grep -hE "^test cases|^assertions|exit" "$o"/fixtures_t*.log "$o"/t*.log
     torch_errors "$o" | head -6
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call147.tar.gz" -C /tmp call147 ;;
+  call148)
+    # (Twenty-seventh session.) call147's start contest timed launch by launch in turns, and on
+    # GoogLeNet (0.24 ms) that put every schedule 2-7% over its first timing, staged forms most,
+    # so a slower start won. Now each turn is several samples after a launch not timed
+    # (measure_interleaved's per_turn). The [timing] tests, then the short keys at batch 1.
+    o=/tmp/call148; mkdir -p "$o"
+    timing_tests() { gpu_tests "$o" "$1" "[timing]" 90; }
+    gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    gn_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    iv3_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    run_parts timing_tests gn_tf32 gn_fp16 iv3_fp16
+    searches_report "$o"
+    start_contests "$o"/*.json
+    grep -B3 -A6 -E "in turns|FAILED" "$o"/t*.log | cut -c1-200 | head -40
+    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
+    tar czf "${OUT:-device-out}/call148.tar.gz" -C /tmp call148 ;;
   call146)
     # (Written in the twenty-sixth session, not yet run.) Which TF32 convolution kernels
     # truncate what they read (the [tf32] probe: each candidate of a 1x1 convolution in both

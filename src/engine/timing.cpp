@@ -255,8 +255,11 @@ LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
 }
 
 std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphExec*>& execs,
-                                              cudaStream_t stream, const MeasureOptions& options) {
+                                              cudaStream_t stream, const MeasureOptions& options,
+                                              int per_turn) {
     if (execs.empty()) throw Error("measure_interleaved: no CUDA graphs to time");
+    if (per_turn < 1)
+        throw Error(fmt::format("measure_interleaved: per_turn must be >= 1 (got {})", per_turn));
     for (const CudaGraphExec* exec : execs) require_timeable(exec, options, "measure_interleaved");
     TimingEvents pool;
     const std::vector<CudaEvent>& events = pool.at_least(2);
@@ -266,11 +269,19 @@ std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphE
     IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing the warm-up launches");
     extend_warm_up(*execs.front(), stream, options.min_warmup_ms, warmup_start);
     std::vector<std::vector<double>> samples(execs.size()), enqueue(execs.size());
-    for (int r = 0; r < options.repeats; ++r) {
+    for (int r = 0; r < options.repeats; r += per_turn) {
+        const int samples_now = std::min(per_turn, options.repeats - r);
         for (size_t k = 0; k < execs.size(); ++k) {
-            const Repeat t = time_repeat(*execs[k], stream, options.number, events[0], events[1]);
-            samples[k].push_back(t.gpu_ms_per_launch);
-            enqueue[k].push_back(t.enqueue_ms_per_launch);
+            if (per_turn > 1) {  // the first launch after another graph's: not timed
+                execs[k]->launch(stream);
+                IOSTUNE_CUDA_CHECK(cudaStreamSynchronize(stream), "finishing an untimed launch");
+            }
+            for (int i = 0; i < samples_now; ++i) {
+                const Repeat t =
+                    time_repeat(*execs[k], stream, options.number, events[0], events[1]);
+                samples[k].push_back(t.gpu_ms_per_launch);
+                enqueue[k].push_back(t.enqueue_ms_per_launch);
+            }
         }
     }
     std::vector<LatencyStats> stats;

@@ -102,10 +102,14 @@ LatencyStats measure_graph(const CudaGraphExec& exec, cudaStream_t stream,
                            const MeasureOptions& options = {});
 
 // Several graphs timed in turns, as EachRepeat times one (`options.mode` and `min_repeat_ms` are
-// not used): each round takes one sample of every graph, so a drift of the GPU's clocks or of
-// other load over the seconds a measurement lasts weighs on all of them alike, which two
-// measurements one after the other do not ensure. A close contest is settled this way.
+// not used): each round takes `per_turn` samples of every graph in turn, so a drift of the GPU's
+// clocks or of other load over the seconds a measurement lasts weighs on all of them alike,
+// which two measurements one after the other do not ensure. With per_turn > 1 each turn starts
+// with a launch not timed: the first launch after another graph's runs slower, by more than
+// the difference between two schedules of a short model (GoogLeNet b1, 0.24 ms: 2-7% more,
+// most for staged forms; call147), and replay launches one graph again and again.
 std::vector<LatencyStats> measure_interleaved(const std::vector<const CudaGraphExec*>& execs,
-                                              cudaStream_t stream, const MeasureOptions& options);
+                                              cudaStream_t stream, const MeasureOptions& options,
+                                              int per_turn = 1);
 
 }  // namespace iostune

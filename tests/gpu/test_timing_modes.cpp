@@ -142,6 +142,15 @@ TEST_CASE("graphs timed in turns each get their own samples, the median of timin
                      turns[0].median_ms, turns[1].median_ms, alone));
     CHECK(std::abs(turns[0].median_ms - alone) <= std::max(0.2 * alone, 0.003));
     CHECK_THROWS_AS(measure_interleaved({}, engine.origin_stream(), each), Error);
+    CHECK_THROWS_AS(measure_interleaved({&small}, engine.origin_stream(), each, 0), Error);
+    // In turns of several samples (each turn after a launch not timed): every sample still
+    // taken, the last turn short (31 = 6 x 5 + 1).
+    const std::vector<LatencyStats> blocks =
+        measure_interleaved({&small, &large}, engine.origin_stream(), each, 5);
+    REQUIRE(blocks.size() == 2);
+    for (const LatencyStats& s : blocks) CHECK(s.samples_ms.size() == 31);
+    CHECK(blocks[1].median_ms > blocks[0].median_ms);
+    CHECK(std::abs(blocks[0].median_ms - alone) <= std::max(0.2 * alone, 0.003));
 }
 
 TEST_CASE("the refinement's evaluator times schedules in turns as it times each alone",
