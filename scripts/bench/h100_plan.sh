@@ -1564,7 +1564,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     loop_counts "$o"
     cat "$o/latency.tsv"; tail -n 3 "$o/gpu_perturb.log"
     tar czf "${OUT:-device-out}/call110.tar.gz" -C /tmp call110 ;;
-  call115|call121|call143)
+  call115|call121|call143|call149)
     # The nineteenth session's first summary call (one binary for results/summary.md, with
     # call116): call91's rows again on a 4-GPU host after the PDL edges were made full and the
     # search's final timings budgeted. GPUs 0-3: Inception V3, GoogLeNet, NASNet-A, RandWire at
@@ -1575,6 +1575,8 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     # Inception V3 set beside PyTorch's set peers.
     # call143 and call144 (twenty-sixth session, four H200s): call121 and call122 again on one
     # binary after the kernel moves moved to the refinement's start (results/h200/summary.md).
+    # call149 and call150 (twenty-seventh session): the same on the binary whose refinement
+    # chooses its start in turns (call147-148).
     # call121 (twentieth session, with call122: the summary again from one binary, main's
     # c81dfcf, after the branch trial-timings-reused was measured and left): the same but the
     # set, which moved to call122 to be searched with the defaults.
@@ -1608,7 +1610,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
       case $f in *hrnet*) ;; *) mv "$f" "${OUT:-device-out}/" ;; esac
     done
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
-  call116|call122|call144)
+  call116|call122|call144|call150)
     # The summary's second call, on call115's binary: call101's rows (batch 16 TF32 of
     # SqueezeNet + ResNet-50, NASNet-A and RandWire: bound, sequential, greedy, nimble, the
     # search's defaults, the peers; the sets 4x ResNet-50 on one input and Inception V3 +
