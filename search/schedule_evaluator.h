@@ -23,9 +23,10 @@ public:
     virtual ~ScheduleEvaluator() = default;
     // The schedule must be valid for the evaluator's graph.
     virtual ScheduleMeasurement measure(const Schedule& schedule) = 0;
-    // Several schedules timed against each other: on a GPU in turns (each round one sample of
-    // every schedule), so a drift of the clocks over the seconds it takes weighs on all alike;
-    // two measurements one after the other do not ensure that. By default each one measured.
+    // Several schedules timed against each other: on a GPU in turns (each round a few samples
+    // of every schedule), so a drift of the clocks over the seconds it takes weighs on all
+    // alike; two measurements one after the other do not ensure that. By default each one
+    // measured.
     virtual std::vector<ScheduleMeasurement> measure_in_turns(
         const std::vector<Schedule>& schedules) {
         std::vector<ScheduleMeasurement> out;
