@@ -283,12 +283,14 @@ set_search_rounds() {
 # defaults, its stats kept (DIR/MODEL_bBATCH_GPU.json), then its stored best replayed with
 # --validate --perturb 20; a line in DIR/perturb_gpuGPU.log.
 # With BUDGET set, the search runs with --time-budget BUDGET and its key ends in _tBUDGET; with
-# PRECISION (default tf32) other than tf32, the key ends in _PRECISION.
+# PRECISION (default tf32) other than tf32, the key ends in _PRECISION; with LAYOUT, the search
+# runs with --layout LAYOUT and the key ends in _LAYOUT.
 search_key() {
   local dir=$1 gpu=$2 bin=$3 model=$4 batch=$5 key budget=() precision=${PRECISION:-tf32}
-  key="${model}_b${batch}_$gpu${BUDGET:+_t$BUDGET}"
+  key="${model}_b${batch}_$gpu${BUDGET:+_t$BUDGET}${LAYOUT:+_$LAYOUT}"
   [ "$precision" != tf32 ] && key+="_$precision"
   [ -n "${BUDGET:-}" ] && budget=(--time-budget "$BUDGET")
+  [ -n "${LAYOUT:-}" ] && budget+=(--layout "$LAYOUT")
   CUDA_VISIBLE_DEVICES=$gpu timeout $((90 + ${BUDGET:-60})) "$bin" search --model "$model" \
     --batch "$batch" --precision "$precision" "${budget[@]}" --db "$dir/$key.db" --format json \
     >"$dir/$key.json" 2>"$dir/$key.log"
@@ -1965,6 +1967,22 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     grep -B3 -A6 -E "in turns|FAILED" "$o"/t*.log | cut -c1-200 | head -40
     grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
     tar czf "${OUT:-device-out}/call148.tar.gz" -C /tmp call148 ;;
+  call151)
+    # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
+    # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it
+    # on an NCHW probe that gave up; of 197 searches whose records timed both layouts, NCHW won
+    # 3. RandWire and NASNet-A TF32 b1 searched with the defaults (layout auto) and with
+    # --layout nhwc side by side, then again with the GPUs swapped; each best perturbed. Four
+    # GPUs, about 5 minutes. If nhwc alone stores as fast or faster, the probe's share should
+    # shrink (or the probe go where the first layout's convolutions took long to choose).
+    o=/tmp/call151; mkdir -p "$o"
+    rw_auto() { search_key "$o" "$1" .devpack/iostune randwire 1; }
+    rw_nhwc() { LAYOUT=nhwc search_key "$o" "$1" .devpack/iostune randwire 1; }
+    nas_auto() { search_key "$o" "$1" .devpack/iostune nasnet_a_large 1; }
+    nas_nhwc() { LAYOUT=nhwc search_key "$o" "$1" .devpack/iostune nasnet_a_large 1; }
+    run_parts rw_auto rw_nhwc nas_auto nas_nhwc rw_nhwc rw_auto nas_nhwc nas_auto
+    searches_report "$o"
+    tar czf "${OUT:-device-out}/call151.tar.gz" -C /tmp call151 ;;
   call146)
     # (Written in the twenty-sixth session, not yet run.) Which TF32 convolution kernels
     # truncate what they read (the [tf32] probe: each candidate of a 1x1 convolution in both
