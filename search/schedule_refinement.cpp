@@ -325,20 +325,22 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
 
     const auto fit = [&](const Schedule& s) { return options.fit ? options.fit(s) : s; };
     // Every candidate in both forms; the fastest is the start.
-    std::vector<std::pair<std::string, Schedule>> tried;
-    std::vector<StartContestEntry> first;  // each tried one's label and first timing
+    std::vector<std::pair<std::string, Schedule>> tried;  // beside result.candidates
+    // "nimble (dataflow)"
+    const auto label_of = [&](size_t k) {
+        return fmt::format("{} ({})", result.candidates[k].name,
+                           to_string(result.candidates[k].form));
+    };
     for (const RefineCandidate& c : candidates)
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
             if (c.only_form && *c.only_form != form) continue;
             const Schedule s = fit(with_form(c.schedule, form));
             const auto ms = evaluate(s);
             if (!ms) continue;
-            const std::string label = fmt::format("{} ({})", c.name, to_string(form));
             result.candidates.push_back({c.name, form, *ms});
             tried.emplace_back(c.name, s);
-            first.push_back({label, *ms, 0});
             if (result.start.empty() || *ms < result.latency_ms) {
-                result.start = label;
+                result.start = label_of(tried.size() - 1);
                 result.latency_ms = *ms;
                 result.schedule = s;
             }
@@ -349,12 +351,12 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
                                 evaluator.name(), candidates.size(), graph.name()));
     if (!evaluator.simulated()) {
         // Those near the fastest timed again in turns; the fastest in turns is the start.
+        const auto first_ms = [&](size_t k) { return result.candidates[k].latency_ms; };
         std::vector<size_t> near;
-        for (size_t k = 0; k < first.size(); ++k)
-            if (first[k].first_ms <= result.latency_ms * (1 + kStartContestMargin))
-                near.push_back(k);
+        for (size_t k = 0; k < tried.size(); ++k)
+            if (first_ms(k) <= result.latency_ms * (1 + kStartContestMargin)) near.push_back(k);
         std::stable_sort(near.begin(), near.end(),
-                         [&](size_t a, size_t b) { return first[a].first_ms < first[b].first_ms; });
+                         [&](size_t a, size_t b) { return first_ms(a) < first_ms(b); });
         if (near.size() > kStartContestSize) near.resize(kStartContestSize);
         if (near.size() > 1) {
             std::vector<Schedule> schedules;
@@ -364,12 +366,11 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
             bool any = false;
             for (size_t i = 0; i < near.size(); ++i) {
                 if (!turns[i].ok) continue;
-                StartContestEntry entry = first[near[i]];
-                entry.in_turns_ms = turns[i].latency_ms;
-                result.start_contest.push_back(entry);
+                result.start_contest.push_back(
+                    {label_of(near[i]), first_ms(near[i]), turns[i].latency_ms});
                 if (!any || turns[i].latency_ms < result.latency_ms) {
                     any = true;
-                    result.start = entry.label;
+                    result.start = label_of(near[i]);
                     result.latency_ms = turns[i].latency_ms;
                     result.schedule = schedules[i];
                 }

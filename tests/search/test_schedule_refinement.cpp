@@ -7,6 +7,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "search/baselines.h"
@@ -43,6 +44,26 @@ Graph wide_block(int width) {
     g.add(OpKind::Concat, ConcatAttrs{}, ends, "concat");
     return g;
 }
+
+// The evaluators below bend what the simulated timeline says: each measures on `sim_`, and
+// says under its name whether it stands for an estimate or a GPU (`simulated()`).
+class OnTimeline : public ScheduleEvaluator {
+public:
+    OnTimeline(const Graph& g, std::string name, bool simulated)
+        : sim_(g, SimCostModel()), name_(std::move(name)), simulated_(simulated) {}
+    ScheduleMeasurement measure(const Schedule& s) override {
+        ScheduleMeasurement m = sim_.measure(s);
+        m.simulated = simulated_;
+        return m;
+    }
+    std::string name() const override { return name_; }
+    bool simulated() const override { return simulated_; }
+
+private:
+    SimulatedScheduleEvaluator sim_;
+    std::string name_;
+    bool simulated_;
+};
 
 std::vector<RefineCandidate> baseline_candidates(const Graph& g) {
     return {{"greedy", make_baseline("greedy", g)},
@@ -116,20 +137,15 @@ TEST_CASE("refinement: what on_start changes (the kernels) is timed on the start
           "[refine]") {
     const Graph g = build_zoo_model("googlenet", 1);
     // The simulated latency scaled by what runs: on_start makes every schedule 20% faster.
-    class Scaled final : public ScheduleEvaluator {
+    class Scaled final : public OnTimeline {
     public:
-        explicit Scaled(const Graph& graph) : sim_(graph, SimCostModel()) {}
+        explicit Scaled(const Graph& graph) : OnTimeline(graph, "scaled", true) {}
         ScheduleMeasurement measure(const Schedule& s) override {
-            ScheduleMeasurement m = sim_.measure(s);
+            ScheduleMeasurement m = OnTimeline::measure(s);
             m.latency_ms *= scale;
             return m;
         }
-        std::string name() const override { return "scaled"; }
-        bool simulated() const override { return true; }
         double scale = 1.0;
-
-    private:
-        SimulatedScheduleEvaluator sim_;
     } evaluator(g);
     RefineOptions options;
     options.max_evaluations = 100;
@@ -168,20 +184,18 @@ TEST_CASE("refinement with a memory limit: everything it times and keeps fits", 
     plan.layout = TensorLayout::Nhwc;
     const MemoryFitter fitter(g, plan, 1.3);
     // An evaluator that sees every schedule the refinement times.
-    class Watching final : public ScheduleEvaluator {
+    class Watching final : public OnTimeline {
     public:
-        Watching(const Graph& g, const MemoryFitter& f) : sim_(g, SimCostModel()), fitter_(f) {}
+        Watching(const Graph& g, const MemoryFitter& f)
+            : OnTimeline(g, "watching", true), fitter_(f) {}
         ScheduleMeasurement measure(const Schedule& s) override {
             over_limit += fitter_.arena_bytes(s) > fitter_.limit_bytes();
             ++timed;
-            return sim_.measure(s);
+            return OnTimeline::measure(s);
         }
-        std::string name() const override { return "watching"; }
-        bool simulated() const override { return true; }
         int timed = 0, over_limit = 0;
 
     private:
-        SimulatedScheduleEvaluator sim_;
         const MemoryFitter& fitter_;
     } evaluator(g, fitter);
     RefineOptions options;
@@ -200,12 +214,11 @@ TEST_CASE("refinement: a measured gain that does not hold when timed again is no
     const Graph g = build_zoo_model("googlenet", 1);
     // A measured evaluator whose first timing of every schedule after the candidates is lucky
     // (10% low), later ones the simulated truth: noise no move truly beats.
-    class Lucky final : public ScheduleEvaluator {
+    class Lucky final : public OnTimeline {
     public:
-        explicit Lucky(const Graph& g) : sim_(g, SimCostModel()) {}
+        explicit Lucky(const Graph& g) : OnTimeline(g, "lucky", false) {}
         ScheduleMeasurement measure(const Schedule& s) override {
-            ScheduleMeasurement m = sim_.measure(s);
-            m.simulated = false;
+            ScheduleMeasurement m = OnTimeline::measure(s);
             if (++timed > candidates && seen.insert(schedule_to_json(s).dump()).second)
                 m.latency_ms *= 0.9;
             return m;
@@ -214,16 +227,11 @@ TEST_CASE("refinement: a measured gain that does not hold when timed again is no
         std::vector<ScheduleMeasurement> measure_in_turns(
             const std::vector<Schedule>& schedules) override {
             std::vector<ScheduleMeasurement> out;
-            for (const Schedule& s : schedules) out.push_back(sim_.measure(s));
+            for (const Schedule& s : schedules) out.push_back(OnTimeline::measure(s));
             return out;
         }
-        std::string name() const override { return "lucky"; }
-        bool simulated() const override { return false; }
         int timed = 0, candidates = 6;  // three candidates in both forms: timed truly
         std::set<std::string> seen;
-
-    private:
-        SimulatedScheduleEvaluator sim_;
     };
     RefineOptions options;
     options.max_evaluations = 80;
@@ -259,19 +267,18 @@ TEST_CASE("refinement: on a GPU the start is the fastest of the near candidates 
     const Graph g = build_zoo_model("googlenet", 1);
     // The favoured schedule (in either form) takes 2% more than the simulated timeline in truth,
     // which timings in turns see; one at a time a drift of the clocks makes it time 2% less.
-    class Drifting final : public ScheduleEvaluator {
+    class Drifting final : public OnTimeline {
     public:
-        Drifting(const Graph& g, const Schedule& favoured) : sim_(g, SimCostModel()) {
+        Drifting(const Graph& g, const Schedule& favoured) : OnTimeline(g, "drifting", false) {
             for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
                 favoured_.insert(schedule_to_json(with_form(favoured, form)).dump());
         }
         double truth(const Schedule& s) {
-            const double ms = sim_.measure(s).latency_ms;
+            const double ms = OnTimeline::measure(s).latency_ms;
             return favoured_.count(schedule_to_json(s).dump()) > 0 ? 1.02 * ms : ms;
         }
         ScheduleMeasurement measure(const Schedule& s) override {
-            ScheduleMeasurement m = sim_.measure(s);
-            m.simulated = false;
+            ScheduleMeasurement m = OnTimeline::measure(s);
             if (favoured_.count(schedule_to_json(s).dump()) > 0) m.latency_ms *= 0.98;
             return m;
         }
@@ -283,13 +290,10 @@ TEST_CASE("refinement: on a GPU the start is the fastest of the near candidates 
             for (size_t k = 0; k < schedules.size(); ++k) out[k].latency_ms = truth(schedules[k]);
             return out;
         }
-        std::string name() const override { return "drifting"; }
-        bool simulated() const override { return false; }
         int contests = 0;
         size_t contestants = 0;
 
     private:
-        SimulatedScheduleEvaluator sim_;
         std::set<std::string> favoured_;
     };
     // Greedy's and nimble's schedules of GoogLeNet tie on the simulated timeline; nimble's is
@@ -320,21 +324,17 @@ TEST_CASE("refinement: a schedule computing another result is never kept, and th
           "[refine]") {
     const Graph g = build_zoo_model("googlenet", 1);
     // Agrees on its first `trusted` checks (the start candidates), then never (an engine bug).
-    class Doubting final : public ScheduleEvaluator {
+    class Doubting final : public OnTimeline {
     public:
-        Doubting(const Graph& g, int trusted) : sim_(g, SimCostModel()), trusted_(trusted) {}
-        ScheduleMeasurement measure(const Schedule& s) override { return sim_.measure(s); }
+        Doubting(const Graph& g, int trusted) : OnTimeline(g, "doubting", true), trusted_(trusted) {}
         bool agrees(const Schedule&, std::string& why) override {
             if (++checks <= trusted_) return true;
             why = "a different result (a test's claim)";
             return false;
         }
-        std::string name() const override { return "doubting"; }
-        bool simulated() const override { return true; }
         int checks = 0;
 
     private:
-        SimulatedScheduleEvaluator sim_;
         int trusted_;
     };
     RefineOptions options;
