@@ -68,6 +68,12 @@ Schedule back_to_back_schedule(const Graph& set, const std::vector<Schedule>& me
                 for (int s = 1; s < stages; ++s) schedule.barriers.push_back(first_stage + s);
             for (int at : member.barriers) schedule.barriers.push_back(first_stage + at);
         }
+        // Each member's priorities too: the baseline is what the member runs alone.
+        if (!member.priorities.empty()) {
+            schedule.priorities.resize(size_t(set.size()), 0);
+            std::copy(member.priorities.begin(), member.priorities.end(),
+                      schedule.priorities.begin() + offset);
+        }
         first_stage += stages;
     }
     return schedule;

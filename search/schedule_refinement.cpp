@@ -386,6 +386,33 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         }
     }
     result.kept.push_back({"start " + result.start, result.latency_ms});
+    if (!options.priority_variants.empty() && !out_of_budget()) {
+        std::vector<Schedule> schedules{result.schedule};
+        for (const auto& [name, levels] : options.priority_variants) {
+            Schedule s = result.schedule;
+            s.priorities = levels;
+            schedules.push_back(std::move(s));
+        }
+        const std::vector<ScheduleMeasurement> turns = evaluator.measure_in_turns(schedules);
+        result.evaluations += int(schedules.size());
+        std::optional<size_t> fastest;
+        for (size_t k = 0; k < schedules.size(); ++k) {
+            if (!turns[k].ok) continue;
+            result.priority_trial.push_back(
+                {k == 0 ? "none" : options.priority_variants[k - 1].first, result.schedule.form,
+                 turns[k].latency_ms});
+            if (k > 0 && (!fastest || turns[k].latency_ms < turns[*fastest].latency_ms))
+                fastest = k;
+        }
+        if (fastest && turns[0].ok &&
+            turns[*fastest].latency_ms < turns[0].latency_ms * (1 - options.min_gain) &&
+            agrees(schedules[*fastest])) {
+            result.schedule = schedules[*fastest];
+            result.latency_ms = turns[*fastest].latency_ms;
+            result.kept.push_back(
+                {"priorities " + options.priority_variants[*fastest - 1].first, result.latency_ms});
+        }
+    }
     // Faster by the margin, confirmed, and computing the right thing. A measured gain is timed
     // again beside the current schedule and must hold: of hundreds of noisy timings some look
     // faster by luck, and kept unconfirmed they left the refinement's latency 1-3% under the

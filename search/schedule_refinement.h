@@ -73,6 +73,10 @@ struct RefineOptions {
     // it on the new kernels (so the refined schedule keeps their gain, and a candidate timed on
     // the old ones cannot win the final contest by them alone). Its time counts in the budget.
     std::function<bool(const Schedule&)> on_start;
+    // Priority levels to try on the start (Schedule::priorities, one per op each; named), after
+    // on_start and before any move: timed in turns beside the start as it is, the fastest kept
+    // when it gains more than min_gain (and computes the right thing). Moves then keep it.
+    std::vector<std::pair<std::string, std::vector<int>>> priority_variants;
 };
 
 struct RefineStep {
@@ -114,6 +118,9 @@ struct RefineResult {
     std::vector<StartContestEntry> start_contest;
     // The start's latency before on_start changed what runs (0: it changed nothing).
     double start_before_on_start_ms = 0;
+    // The priority trial (RefineOptions::priority_variants): "none" (the start as it was) and
+    // each variant, timed in turns; empty when none was tried.
+    std::vector<CandidateTiming> priority_trial;
     // How near the moves came (block recombinations included): how many were timed, the least
     // ratio of a move's first timing to the schedule it moved from (0: none timed), and how many
     // that passed the margin then failed their second timing. A start no move beats, with the

@@ -95,6 +95,7 @@ std::vector<StageEstimate> estimate_stages(const Graph& graph, const Schedule& s
 Schedule cut_stages(const Schedule& staged, const std::vector<StageEstimate>& est,
                     int64_t estimate_limit) {
     Schedule result;
+    result.priorities = staged.priorities;
     size_t flat = 0;
     for (const std::vector<Stage>& block : staged.blocks) {
         std::vector<Stage>& out = result.blocks.emplace_back();

@@ -238,6 +238,15 @@ void validate(const Graph& graph, const Schedule& schedule) {
                                     "indices in 1..{}",
                                     i, at, flat - 1));
     }
+    if (!schedule.priorities.empty() && schedule.priorities.size() != size_t(n))
+        throw Error(fmt::format("schedule: {} priorities for graph '{}' of {} ops; give one level "
+                                "per op, or none",
+                                schedule.priorities.size(), graph.name(), n));
+    for (size_t id = 0; id < schedule.priorities.size(); ++id)
+        if (schedule.priorities[id] < 0 || schedule.priorities[id] > kMaxPriority)
+            throw Error(fmt::format("schedule: op {} ('{}') has priority {}; levels are 0..{}",
+                                    id, graph.op(int(id)).name, schedule.priorities[id],
+                                    kMaxPriority));
 }
 
 Schedule sequential_schedule(const Graph& graph) {
@@ -261,6 +270,7 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
     nlohmann::json doc = {{"blocks", std::move(blocks)}};
     if (schedule.form == ScheduleForm::Dataflow) doc["form"] = to_string(schedule.form);
     if (!schedule.barriers.empty()) doc["barriers"] = schedule.barriers;
+    if (!schedule.priorities.empty()) doc["priorities"] = schedule.priorities;
     return doc;
 }
 
@@ -333,6 +343,15 @@ Schedule schedule_from_json(const nlohmann::json& doc) {
                                         "stage indices",
                                         at.dump()));
             schedule.barriers.push_back(at.get<int>());
+        }
+    if (const auto it = doc.find("priorities"); it != doc.end())
+        for (const nlohmann::json& level : array_at(*it, "priorities")) {
+            if (!level.is_number_integer() || level.get<int64_t>() < 0 ||
+                level.get<int64_t>() > kMaxPriority)
+                throw Error(fmt::format("schedule JSON: priorities holds {}; expected levels "
+                                        "0..{}",
+                                        level.dump(), kMaxPriority));
+            schedule.priorities.push_back(level.get<int>());
         }
     return schedule;
 }

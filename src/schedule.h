@@ -19,6 +19,9 @@ namespace iostune {
 
 enum class StageStrategy { Concurrent, Merge };
 
+// The highest level of Schedule::priorities (the GPU may have fewer: they are clamped).
+constexpr int kMaxPriority = 3;
+
 // How the stages run (stream_program.h): `staged`, every stage a barrier, as IOS's executor
 // runs them; `dataflow`, stages only group the launches and each launch waits for its inputs.
 enum class ScheduleForm { Staged, Dataflow };
@@ -38,6 +41,12 @@ struct Schedule {
     // (memory_fit.h) so that work far apart never holds its buffers at once; between barriers
     // the launches still wait for their data alone. Staged form: empty (every stage is one).
     std::vector<int> barriers = {};
+    // Per op id, how urgently its kernels are scheduled on the GPU (docs/search.md, "Critical
+    // ops first"): 0 as any stream, 1..kMaxPriority ever higher CUDA stream priorities, so that
+    // when launches compete for SMs the block scheduler serves the higher first. Either empty
+    // (every op 0) or one level per op of the graph. Priorities add no dependency: the stream
+    // program, the memory plan and the results are those of the schedule without them.
+    std::vector<int> priorities = {};
     // All stages of all blocks, in execution order.
     std::vector<Stage> flat_stages() const;
     bool operator==(const Schedule&) const = default;
@@ -76,12 +85,13 @@ void validate(const Graph& graph, const Schedule& schedule);
 // the fallback when no stored schedule may be replayed.
 Schedule sequential_schedule(const Graph& graph);
 
-// {"blocks": [...], "form": "dataflow"}; a document without "form" is staged (rows stored before
-// the dataflow form existed).
+// {"blocks": [...], "form": "dataflow", "barriers": [...], "priorities": [...]}; a document
+// without "form" is staged (rows stored before the dataflow form existed), one without
+// "priorities" has none.
 nlohmann::json schedule_to_json(const Schedule& schedule);
 Schedule schedule_from_json(const nlohmann::json& doc);  // throws iostune::Error on bad input
 
-// The same schedule in another form (without barriers).
+// The same schedule in another form (without barriers; its priorities kept).
 Schedule with_form(Schedule schedule, ScheduleForm form);
 
 // Canonical text of a stage ("c:[1,2][3]" / "m:[4,5]"), used with the graph fingerprint to key

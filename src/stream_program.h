@@ -19,6 +19,9 @@
 // A dataflow schedule's barriers (Schedule::barriers) add, for every launch of a barrier's stage
 // and after, a wait for every lane's last launch before the barrier.
 //
+// A launch's priority (Schedule::priorities) changes which CUDA stream of its lane it is enqueued
+// on, never its order on the lane or what it waits for.
+//
 // Happens-before: launch a happens before launch b when b waits for a, directly or through
 // other launches, or both are on one lane and a is earlier. Vector clocks make the test O(1).
 #pragma once
@@ -39,6 +42,7 @@ struct Launch {
     int stage = 0;            // flat index of the schedule stage it belongs to
     int group = 0;            // its group within that stage
     std::vector<int> waits;   // earlier launches on other lanes it waits for (none implied)
+    int priority = 0;         // the highest Schedule::priorities level of its ops
 };
 
 class StreamProgram {

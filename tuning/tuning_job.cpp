@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "search/baselines.h"
 #include "search/model_set_baselines.h"
 #include "search/cached_cost_model.h"
+#include "search/critical_priorities.h"
 #include "search/search_stats.h"
 #include "search/sim_cost_model.h"
 #include "src/engine/device_info.h"
@@ -87,8 +89,11 @@ nlohmann::json refine_to_json(const RefineResult& r) {
     nlohmann::json contest = nlohmann::json::array();
     for (const StartContestEntry& e : r.start_contest)
         contest.push_back({{"start", e.label}, {"first_ms", e.first_ms}, {"in_turns_ms", e.in_turns_ms}});
+    nlohmann::json priorities = nlohmann::json::object();
+    for (const CandidateTiming& t : r.priority_trial) priorities[t.name] = t.latency_ms;
     return {{"start", r.start},
             {"latency_ms", r.latency_ms},
+            {"priority_trial", std::move(priorities)},
             {"evaluations", r.evaluations},
             {"failed", r.failed},
             {"disagreed", r.disagreed},
@@ -220,6 +225,15 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
                                 options.precision, why));
     }
     return *fastest;
+}
+
+// The priority levels the refinement tries on its start (docs/search.md, "Critical ops first"),
+// from each op's slack with the DP's single-op times: the ops within 2% of the critical path
+// above the rest, and the same graded in three levels.
+std::vector<std::pair<std::string, std::vector<int>>> priority_variants(
+    const Graph& graph, const std::vector<double>& op_ms) {
+    return {{"critical", critical_priorities(graph, op_ms, {0.02})},
+            {"graded", critical_priorities(graph, op_ms, {0.25, 0.1, 0.02})}};
 }
 
 // What the refinement starts from: the DP's schedule, every baseline (sequential only staged:
@@ -453,6 +467,7 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
                             TensorLayout layout, const ConvChoices& known,
+                            const std::vector<double>& op_ms,
                             const std::function<double()>& budget_left_s,
                             const MemoryFitter& fitter,
                             const std::function<void(const std::string&)>& notice) {
@@ -565,6 +580,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                                        ? std::max(0.0, kRefineShare * (left_s - final_reserve_s))
                                        : kUnboundedRefineSeconds;
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
+    refine_options.priority_variants = priority_variants(graph, op_ms);
     // A diagnostic for wrong results the final check finds (docs/search.md).
     refine_options.check_every = diagnostic;
     // The kernels chosen on the refinement's start, before its moves, within kKernelMoveShare of
@@ -674,16 +690,17 @@ double seconds_per_stage(const Graph& graph, CachedCostModel& cost) {
     return std::max(kMinStageSeconds, seconds_since(begin) / double(measured));
 }
 
-double sequential_prediction(const Graph& graph, CostModel& model) {
-    double total = 0;
+// Each op's latency alone (a single-op stage), by op id; the DP has costed them all.
+std::vector<double> op_latencies_ms(const Graph& graph, CostModel& model) {
+    std::vector<double> ms(size_t(graph.size()), 0.0);
     for (const Stage& stage : sequential_schedule(graph).flat_stages()) {
         const StageMeasurement m = model.measure(graph, stage);
         if (!m.ok)
             throw Error(fmt::format("cost model '{}' cannot run op {} of '{}' on its own: {}",
                                     model.name(), stage.groups[0][0], graph.name(), m.error));
-        total += m.latency_ms;
+        ms[size_t(stage.groups[0][0])] = m.latency_ms;
     }
-    return total;
+    return ms;
 }
 
 }  // namespace
@@ -820,7 +837,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     validate(graph, result.schedule);
     summary.search_stats = result.stats;
     summary.dp_predicted_ms = result.latency_ms;
-    summary.sequential_predicted_ms = sequential_prediction(graph, cost);
+    const std::vector<double> op_ms = op_latencies_ms(graph, cost);
+    summary.sequential_predicted_ms = std::accumulate(op_ms.begin(), op_ms.end(), 0.0);
     cache.flush();  // the last batch of stage measurements; a failed write is an error here
     summary.stages_costed = cost.misses();
     summary.cache_hits = cost.hits();
@@ -907,7 +925,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                                              : std::numeric_limits<double>::infinity();
         };
         EndToEnd e2e = measure_and_refine(graph, searched, std::move(baselines), options, layout,
-                                          known, e2e_budget_left, fitter, notice);
+                                          known, op_ms, e2e_budget_left, fitter, notice);
         end_phase("end_to_end");
         refine = e2e.refine;
         summary.measured_ms = e2e.schedule.median_ms;

@@ -362,6 +362,17 @@ print(sys.argv[1].split('/')[-1], 'start', r['start'], 'kept', len(r['kept']) - 
       [(c['start'], round(c['first_ms'], 4), round(c['in_turns_ms'], 4)) for c in r.get('start_contest', [])])" "$f"
   done
 }
+# priority_trials JSON...: each search's priority trial (its start with no levels, the critical
+# ones, the graded ones, timed in turns) and the changes it kept.
+priority_trials() {
+  local f
+  for f in "$@"; do
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['stats']['refine']
+print(sys.argv[1].split('/')[-1], 'start', r['start'], 'trial',
+      {k: round(v, 4) for k, v in r.get('priority_trial', {}).items()},
+      'kept', [k['move'] for k in r['kept']][:4], len(r['kept']) - 1, 'changes')" "$f" 2>&1 | cut -c1-400
+  done
+}
 # search_lines JSON...: each `search --format json` result's stats line and its objectives' line.
 search_lines() {
   local f
@@ -1967,6 +1978,28 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     grep -B3 -A6 -E "in turns|FAILED" "$o"/t*.log | cut -c1-200 | head -40
     grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
     tar czf "${OUT:-device-out}/call148.tar.gz" -C /tmp call148 ;;
+  call152)
+    # (Twenty-eighth session.) Critical ops first: the refinement tries its start with CUDA stream
+    # priorities from each op's slack (critical: the ops within 2% of the critical path above
+    # the rest; graded: three levels), timed in turns beside the start as it is, and keeps the
+    # fastest past its margin. The [forms] tests (priorities hop launches between each lane's
+    # streams: the same bits, captured and perturbed), then batch 1 searches with the defaults,
+    # each best perturbed; priority_trials prints each search's trial.
+    o=/tmp/call152; mkdir -p "$o"
+    forms_tests() { gpu_tests "$o" "$1" "[forms]" 200; }
+    gn_tf32() { search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    nas_tf32() { search_key "$o" "$1" .devpack/iostune nasnet_a_large 1; }
+    rw_tf32() { search_key "$o" "$1" .devpack/iostune randwire 1; }
+    iv3_tf32() { search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    gn_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune googlenet 1; }
+    iv3_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune inception_v3 1; }
+    rw_fp16() { PRECISION=fp16 search_key "$o" "$1" .devpack/iostune randwire 1; }
+    run_parts forms_tests gn_tf32 nas_tf32 rw_tf32 iv3_tf32 gn_fp16 iv3_fp16 rw_fp16
+    searches_report "$o"
+    priority_trials "$o"/*.json
+    grep -B3 -A8 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -40
+    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
+    tar czf "${OUT:-device-out}/call152.tar.gz" -C /tmp call152 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -40,8 +40,12 @@ private:
 class CudaGraphExec {
 public:
     CudaGraphExec() = default;
+    // Each kernel node runs at the priority of the stream it was captured on (a schedule's
+    // priorities, Schedule::priorities), not at that of the stream the graph is launched into.
     explicit CudaGraphExec(const CudaGraph& graph) : node_count_(graph.node_count()) {
-        IOSTUNE_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph.get(), 0), "instantiating a CUDA graph");
+        IOSTUNE_CUDA_CHECK(
+            cudaGraphInstantiate(&exec_, graph.get(), cudaGraphInstantiateFlagUseNodePriority),
+            "instantiating a CUDA graph");
     }
     ~CudaGraphExec() {
         if (exec_ != nullptr) cudaGraphExecDestroy(exec_);

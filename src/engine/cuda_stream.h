@@ -16,6 +16,13 @@ public:
         IOSTUNE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                            "creating a CUDA stream");
     }
+    // With a CUDA stream priority (lower numbers are served first; cudaDeviceGetStreamPriority-
+    // Range gives the device's range, and values outside it are clamped).
+    explicit CudaStream(int priority) {
+        IOSTUNE_CUDA_CHECK(
+            cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority),
+            "creating a CUDA stream with a priority");
+    }
     ~CudaStream() {
         if (stream_ != nullptr) cudaStreamDestroy(stream_);
     }

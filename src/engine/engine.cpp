@@ -199,14 +199,30 @@ void Engine::Impl::prepare_program(const StreamProgram& program, const std::vect
                                              [&](const DeviceBuffer& w) {
                                                  return w.bytes() < workspace_bytes;
                                              });
+    const auto lacks_urgent = [&](const Launch& l) {
+        return size_t(l.lane) >= lanes.size() || lanes[size_t(l.lane)]->urgent.size() <
+                                                      size_t(l.priority);
+    };
+    const bool urgent_missing =
+        std::any_of(program.launches().begin(), program.launches().end(), lacks_urgent);
     if (size_t(program.lane_count()) > lanes.size() || slot_count > workspaces.size() ||
-        program.launches().size() > launch_done.size() || small_workspace) {
+        program.launches().size() > launch_done.size() || small_workspace || urgent_missing) {
         require_not_capturing(stream, "a schedule with more stream lanes or launches than planned");
         ensure_lanes(size_t(program.lane_count()));
         ensure_workspaces(slot_count);
         grow_workspaces();
         while (launch_done.size() < program.launches().size()) launch_done.emplace_back();
+        for (const Launch& l : program.launches()) ensure_urgent(*lanes[size_t(l.lane)], l.priority);
     }
+}
+
+// Level k is k steps above the default priority, at most the device's highest.
+void Engine::Impl::ensure_urgent(Lane& lane, int level) {
+    int least = 0, greatest = 0;
+    IOSTUNE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+                       "reading the device's stream priorities");
+    while (lane.urgent.size() < size_t(level))
+        lane.urgent.emplace_back(std::max(greatest, least - int(lane.urgent.size()) - 1));
 }
 
 // Every lane starts after the origin's work so far (the input conversion) and the origin waits
@@ -224,10 +240,21 @@ void Engine::Impl::launch_program(const StreamProgram& program, const std::vecto
     forked.record(origin_stream);
     for (int k = 0; k < program.lane_count(); ++k) forked.wait_on(lanes[size_t(k)]->stream.get());
     const bool sync_each = sync_each_launch(origin_stream);
+    // The stream each lane's last launch went to (its own, or one of its urgent ones).
+    std::vector<cudaStream_t> current(size_t(program.lane_count()));
+    for (int k = 0; k < program.lane_count(); ++k) current[size_t(k)] = lanes[size_t(k)]->stream.get();
+    const auto hand_over = [&](Lane& lane, cudaStream_t& from, cudaStream_t to) {
+        if (from == to) return;
+        lane.handoff.record(from);
+        lane.handoff.wait_on(to);
+        from = to;
+    };
     for (size_t i = 0; i < launches.size(); ++i) {
         const Launch& l = launches[i];
         Lane& lane = *lanes[size_t(l.lane)];
-        cudaStream_t stream = lane.stream.get();
+        cudaStream_t stream = l.priority > 0 ? lane.urgent[size_t(l.priority - 1)].get()
+                                             : lane.stream.get();
+        hand_over(lane, current[size_t(l.lane)], stream);
         if (keep_waits)
             for (int w : l.waits) launch_done[size_t(w)].wait_on(stream);
         if (!delays.empty() && delays[i] > 0) launch_spin(delays[i], stream);
@@ -244,6 +271,7 @@ void Engine::Impl::launch_program(const StreamProgram& program, const std::vecto
     }
     for (int k = 0; k < program.lane_count(); ++k) {
         Lane& lane = *lanes[size_t(k)];
+        hand_over(lane, current[size_t(k)], lane.stream.get());
         lane.joined.record(lane.stream.get());
         lane.joined.wait_on(origin_stream);
     }

@@ -43,12 +43,17 @@ namespace iostune::engine_internal {
 // A stream with its own cuDNN and cuBLAS handles. Its cuDNN/cuBLASLt workspace is not its own:
 // a program's launches use their workspace slot's (MemoryPlan::workspace_slot), single ops and
 // stages the slot of their lane's index (Impl::workspaces).
+// A launch with a priority (Launch::priority) is enqueued on the lane's stream of that priority;
+// the lane's launches stay in order, each stream switch handed over by `handoff` (in a capture,
+// an edge and nothing more).
 struct Lane {
     CudaStream stream;
     CudnnHandle cudnn;
     CublasHandle cublas;
     DeviceBuffer cublas_workspace{size_t(kCublasWorkspaceBytes)};
     CudaEvent joined;  // recorded on `stream` when its group of a stage is done
+    std::vector<CudaStream> urgent;  // urgent[k - 1]: the stream of priority level k
+    CudaEvent handoff;
 };
 
 struct OpWeights {
@@ -215,6 +220,8 @@ struct Engine::Impl {
 
     // engine.cpp
     void ensure_lanes(size_t count);
+    // The lane's streams of priority levels 1..level (Schedule::priorities), outside capture.
+    void ensure_urgent(Lane& lane, int level);
     void ensure_workspaces(size_t count);
     void seed_workspace(const DeviceBuffer& w) const;
     void grow_workspaces();

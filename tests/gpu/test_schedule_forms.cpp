@@ -2,7 +2,8 @@
 // dataflow, each launch waiting only for its inputs on up to eight lanes, and the schedules the
 // refinement's moves make (merges, regrouped lanes, joined and split stages). Each must compute
 // what the sequential schedule computes, in every precision and layout; the same schedule in
-// both forms runs the same kernels, so its outputs must agree bit for bit.
+// both forms runs the same kernels, so its outputs must agree bit for bit; so must it with
+// priority levels (Schedule::priorities), which move launches between each lane's streams.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "search/sim_cost_model.h"
 #include "search/timeline_sim.h"
 #include "src/engine/engine.h"
+#include "src/engine/perturbation.h"
 #include "src/memory_fit.h"
 #include "src/reference/reference.h"
 #include "src/schedule.h"
@@ -40,6 +42,15 @@ Schedule refined(const Graph& graph, uint64_t seed) {
                             {"nimble", make_baseline("nimble", graph)}},
                            evaluator, options)
         .schedule;
+}
+
+// `s` with a priority level per op that changes from op to op, so that a lane's launches hop
+// between its streams of every level (Schedule::priorities).
+Schedule with_mixed_priorities(const Graph& graph, Schedule s) {
+    s.priorities.clear();
+    for (int id = 0; id < graph.size(); ++id)
+        s.priorities.push_back((id * 7 + id / 3) % (kMaxPriority + 1));
+    return s;
 }
 
 }  // namespace
@@ -71,6 +82,14 @@ TEST_CASE("both forms of concurrent and merged schedules match the reference, an
             const CudaGraphExec exec = engine.capture(with_form(schedules[k], ScheduleForm::Dataflow));
             exec.launch(engine.origin_stream());
             CHECK(bitwise_equal(engine.read_output(), dataflow));
+            // With priorities: the same kernels in the same order per lane, so the same bits.
+            for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+                const Schedule urgent = with_mixed_priorities(graph, with_form(schedules[k], form));
+                CHECK(bitwise_equal(run_schedule(engine, urgent), dataflow));
+                const CudaGraphExec urgent_exec = engine.capture(urgent);
+                urgent_exec.launch(engine.origin_stream());
+                CHECK(bitwise_equal(engine.read_output(), dataflow));
+            }
         }
     }
 }
@@ -105,6 +124,18 @@ void check_zoo_forms(const std::string& model) {
         const CudaGraphExec exec = engine.capture(fitted);
         exec.launch(engine.origin_stream());
         CHECK(bitwise_equal(engine.read_output(), sequential));
+        // With priorities, captured, and perturbed (spin delays on some lanes' launches).
+        const Schedule urgent = with_mixed_priorities(graph, fitted);
+        const CudaGraphExec urgent_exec = engine.capture(urgent);
+        urgent_exec.launch(engine.origin_stream());
+        CHECK(bitwise_equal(engine.read_output(), sequential));
+        for (int round = 0; round < 2; ++round) {
+            Perturbation p;
+            p.round = round;
+            const CudaGraphExec perturbed = engine.capture_perturbed(urgent, p);
+            perturbed.launch(engine.origin_stream());
+            CHECK(bitwise_equal(engine.read_output(), sequential));
+        }
     }
     const Schedule r = refined(graph, 11);
     INFO("refined: " << schedule_to_json(r).dump());

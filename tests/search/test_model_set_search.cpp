@@ -100,6 +100,17 @@ TEST_CASE("the streams and back-to-back baselines of a set", "[model_set][baseli
     CHECK(all.size() == a_stages + make_baseline("nimble", b).flat_stages().size());
     for (size_t i = 0; i < all.size(); ++i) CHECK(members_in(set, all[i]) == 1);
     CHECK(set.member_of(all[a_stages].groups[0][0]) == 1);
+    CHECK(b2b.priorities.empty());
+
+    // A member's priority levels stay its ops' (renumbered); the other member's are 0.
+    Schedule b_urgent = make_baseline("nimble", b);
+    for (int id = 0; id < b.size(); ++id) b_urgent.priorities.push_back(1 + id % 3);
+    const Schedule b2b_urgent = back_to_back_schedule(set, {make_baseline("greedy", a), b_urgent});
+    REQUIRE_NOTHROW(validate(set, b2b_urgent));
+    REQUIRE(b2b_urgent.priorities.size() == size_t(set.size()));
+    for (int id = 0; id < set.size(); ++id)
+        CHECK(b2b_urgent.priorities[size_t(id)] ==
+              (id < a.size() ? 0 : b_urgent.priorities[size_t(id - a.size())]));
 
     // Looked up: each member's source line.
     std::vector<std::string> sources;

@@ -187,6 +187,15 @@ TEST_CASE("schedules round-trip through JSON", "[search][schedule]") {
     CHECK(with_form(d, ScheduleForm::Staged).barriers.empty());
     CHECK_FALSE(schedule_to_json(s).contains("barriers"));
 
+    // Priorities, one level per op, are kept (and kept by with_form); none: no key.
+    Schedule p = s;
+    p.priorities = {0, 3, 1, 0, 2, 0};
+    CHECK(schedule_to_json(p)["priorities"] == nlohmann::json::array({0, 3, 1, 0, 2, 0}));
+    CHECK(schedule_from_json(schedule_to_json(p)) == p);
+    CHECK_FALSE(schedule_from_json(schedule_to_json(p)) == s);
+    CHECK(with_form(p, ScheduleForm::Dataflow).priorities == p.priorities);
+    CHECK_FALSE(schedule_to_json(s).contains("priorities"));
+
     // A searched schedule too.
     const Graph g = test::inception_e();
     test::HashCostModel model(7);
@@ -217,6 +226,10 @@ TEST_CASE("schedule_from_json names the bad part of the document", "[search][sch
                Catch::Contains("non-negative op id"));
     CHECK_THAT(error_of(json::parse(R"({"blocks":[{"stages":[{"strategy":"concurrent","groups":[[0]]}]}],"barriers":[0.5]})")),
                Catch::Contains("positive stage indices"));
+    CHECK_THAT(error_of(json::parse(R"({"blocks":[{"stages":[{"strategy":"concurrent","groups":[[0]]}]}],"priorities":[4]})")),
+               Catch::Contains("expected levels 0..3"));
+    CHECK_THAT(error_of(json::parse(R"({"blocks":[{"stages":[{"strategy":"concurrent","groups":[[0]]}]}],"priorities":{"0":1}})")),
+               Catch::Contains("priorities must be an array"));
 }
 
 TEST_CASE("validate rejects each kind of bad schedule", "[search][schedule]") {
@@ -260,6 +273,14 @@ TEST_CASE("validate rejects each kind of bad schedule", "[search][schedule]") {
     for (const std::vector<int>& bad : {std::vector<int>{0}, {2}, {1, 1}})
         CHECK_THAT(error_of(g, Schedule{barred.blocks, ScheduleForm::Dataflow, bad}),
                    Catch::Contains("ascending stage indices"));
+    // Priorities: none, or one level in 0..kMaxPriority per op.
+    Schedule urgent{{{S{C, {{0, 1}, {2}}}}}};
+    urgent.priorities = {1, 1, 0};
+    CHECK(error_of(g, urgent) == "valid");
+    urgent.priorities = {1, 0};
+    CHECK_THAT(error_of(g, urgent), Catch::Contains("2 priorities for graph"));
+    urgent.priorities = {1, 0, kMaxPriority + 1};
+    CHECK_THAT(error_of(g, urgent), Catch::Contains("has priority 4"));
 }
 
 TEST_CASE("flat_stages concatenates the blocks in order", "[search][schedule]") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "search/baselines.h"
+#include "search/critical_priorities.h"
 #include "search/ios_search.h"
 #include "search/schedule_refinement.h"
 #include "search/sim_cost_model.h"
@@ -318,6 +319,64 @@ TEST_CASE("refinement: on a GPU the start is the fastest of the near candidates 
     // Simulated, there is no contest: the estimate is exact.
     SimulatedScheduleEvaluator simulated(g, SimCostModel());
     CHECK(refine_schedule(g, candidates, simulated, options).start_contest.empty());
+}
+
+TEST_CASE("refinement: the priority levels that time faster in turns are kept, and moves keep "
+          "them; levels that change nothing are not",
+          "[refine]") {
+    const Graph g = build_zoo_model("googlenet", 1);
+    std::vector<double> ms(size_t(g.size()), 0.0);
+    for (int id = 0; id < g.size(); ++id) ms[size_t(id)] = 0.01 + 0.001 * double(id % 5);
+    const std::vector<int> critical = critical_priorities(g, ms, {0.02});
+    const std::vector<int> graded = critical_priorities(g, ms, {0.25, 0.1, 0.02});
+    // A GPU on which the graded levels take 4% off and the critical ones 2%, in turns only
+    // (one at a time they would not be tried).
+    class Prioritised final : public OnTimeline {
+    public:
+        Prioritised(const Graph& g, std::vector<int> graded, double gain)
+            : OnTimeline(g, "prioritised", false), graded_(std::move(graded)), gain_(gain) {}
+        ScheduleMeasurement measure(const Schedule& s) override {
+            ScheduleMeasurement m = OnTimeline::measure(s);
+            if (!s.priorities.empty())
+                m.latency_ms *= 1 - (s.priorities == graded_ ? gain_ : gain_ / 2);
+            return m;
+        }
+        std::vector<ScheduleMeasurement> measure_in_turns(
+            const std::vector<Schedule>& schedules) override {
+            turns += schedules.size();
+            return OnTimeline::measure_in_turns(schedules);
+        }
+        size_t turns = 0;
+
+    private:
+        std::vector<int> graded_;
+        double gain_;
+    };
+    RefineOptions options;
+    options.max_evaluations = 60;
+    options.priority_variants = {{"critical", critical}, {"graded", graded}};
+    const std::vector<RefineCandidate> candidates = baseline_candidates(g);
+
+    Prioritised faster(g, graded, 0.04);
+    const RefineResult r = refine_schedule(g, candidates, faster, options);
+    REQUIRE(r.priority_trial.size() == 3);
+    CHECK(r.priority_trial[0].name == "none");
+    CHECK(r.priority_trial[2].latency_ms == Approx(0.96 * r.priority_trial[0].latency_ms));
+    REQUIRE(r.kept.size() >= 2);
+    CHECK(r.kept[1].move == "priorities graded");
+    CHECK(r.schedule.priorities == graded);  // every later move kept them
+    CHECK(r.latency_ms <= r.kept[1].latency_ms);
+
+    // Levels that change nothing are tried and not kept (the margin is not met).
+    Prioritised same(g, graded, 0.0);
+    const RefineResult plain = refine_schedule(g, candidates, same, options);
+    CHECK(plain.priority_trial.size() == 3);
+    CHECK(plain.schedule.priorities.empty());
+    for (const RefineStep& step : plain.kept) CHECK(step.move.rfind("priorities", 0) != 0);
+
+    // None given: no trial.
+    options.priority_variants.clear();
+    CHECK(refine_schedule(g, candidates, faster, options).priority_trial.empty());
 }
 
 TEST_CASE("refinement: a schedule computing another result is never kept, and the first is named",

@@ -123,6 +123,31 @@ TEST_CASE("stream program: a dataflow barrier orders everything before it before
     CHECK(StreamProgram(g, with_form(s, ScheduleForm::Dataflow)).wait_count() == 0);
 }
 
+TEST_CASE("stream program: priorities choose a launch's level, not its lane or its waits",
+          "[stream_program]") {
+    const Graph g = two_chains();
+    for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow}) {
+        const Schedule plain = two_chains_schedule(form);
+        Schedule urgent = plain;
+        urgent.priorities = {2, 0, 1, 0};  // a1, b1, a2, b2
+        const StreamProgram p(g, plain), q(g, urgent);
+        REQUIRE(p.launches().size() == q.launches().size());
+        for (size_t i = 0; i < p.launches().size(); ++i) {
+            CHECK(p.launches()[i].priority == 0);
+            CHECK(q.launches()[i].lane == p.launches()[i].lane);
+            CHECK(q.launches()[i].waits == p.launches()[i].waits);
+            CHECK(q.launches()[i].priority == urgent.priorities[size_t(q.launches()[i].ops[0])]);
+        }
+    }
+    // A merge launch runs at the highest level of its ops.
+    const Graph m = test::figure5();  // a(0) -> b(1); c(2): a and c merge
+    Schedule merged{{{S{StageStrategy::Merge, {{0, 2}}}, S{C, {{1}}}}}};
+    merged.priorities = {0, 0, 3};
+    const StreamProgram pm(m, merged);
+    CHECK(pm.launches()[size_t(pm.launch_of(0))].priority == 3);
+    CHECK(pm.launches()[size_t(pm.launch_of(1))].priority == 0);
+}
+
 TEST_CASE("stream program: an invalid schedule is refused", "[stream_program]") {
     const Graph g = two_chains();
     Schedule bad{{{S{C, {{2}, {1}}}, S{C, {{0}, {3}}}}}, ScheduleForm::Dataflow};
