@@ -2000,6 +2000,46 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     grep -B3 -A8 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -40
     grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
     tar czf "${OUT:-device-out}/call152.tar.gz" -C /tmp call152 ;;
+  call153)
+    # (Twenty-eighth session.) call152's trials in turns kept priorities on NASNet-A and RandWire
+    # (1.4-2.2% faster in turns) and not on GoogLeNet or Inception V3 (1.4-4% slower there). Do
+    # they hold in replay? Each key searched with the defaults (its DB kept), then its stored
+    # schedule replayed from a file with and without its priorities, on the kernels stored with
+    # it (--conv-choices from the stored best's replay), in alternating fresh processes; a line
+    # per replay in DIR/ab_GPU.tsv (key, round, with|without, median ms).
+    o=/tmp/call153; mkdir -p "$o"
+    ab_key() {  # ab_key GPU MODEL PRECISION
+      local gpu=$1 model=$2 p=$3 key="$2_$3" round what
+      CUDA_VISIBLE_DEVICES=$gpu timeout 150 .devpack/iostune search --model "$model" --batch 1 \
+        --precision "$p" --db "$o/$key.db" --format json >"$o/$key.json" 2>"$o/$key.log"
+      CUDA_VISIBLE_DEVICES=$gpu timeout 60 .devpack/iostune replay --model "$model" --precision "$p" \
+        --db "$o/$key.db" --iters 300 --conv-choices-out "$o/$key.choices.json" >"$o/${key}_db.log" 2>&1
+      python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['schedule']
+json.dump(s, open(sys.argv[2], 'w')); s.pop('priorities', None); json.dump(s, open(sys.argv[3], 'w'))" \
+        "$o/$key.json" "$o/${key}_with.json" "$o/${key}_without.json"
+      for round in 1 2 3 4 5; do
+        for what in with without; do
+          printf '%s\t%s\t%s\t%s\n' "$key" "$round" "$what" \
+            "$(CUDA_VISIBLE_DEVICES=$gpu timeout 60 .devpack/iostune replay --model "$model" \
+               --precision "$p" --schedule-file "$o/${key}_$what.json" \
+               --conv-choices "$o/$key.choices.json" --iters 300 2>&1 | median_ms)"
+        done
+      done >>"$o/ab_$gpu.tsv"
+    }
+    { ab_key 0 nasnet_a_large tf32; ab_key 0 randwire fp16; } &
+    { ab_key 1 randwire tf32; ab_key 1 nasnet_a_large fp16; } &
+    wait
+    rm -f "$o"/*.db
+    priority_trials "$o"/*_tf32.json "$o"/*_fp16.json
+    grep -h "median" "$o"/*_db.log | cut -c1-160
+    python3 -c "import sys,collections,statistics as st
+r=collections.defaultdict(list)
+for f in sys.argv[1:]:
+  for l in open(f):
+    k,_,w,ms=l.rstrip('\n').split('\t')
+    if ms: r[(k,w)].append(float(ms))
+for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4),'min',round(min(v),4),'max',round(max(v),4))" "$o"/ab_*.tsv
+    tar czf "${OUT:-device-out}/call153.tar.gz" -C /tmp call153 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it
