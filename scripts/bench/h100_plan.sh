@@ -2040,6 +2040,17 @@ for f in sys.argv[1:]:
     if ms: r[(k,w)].append(float(ms))
 for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4),'min',round(min(v),4),'max',round(max(v),4))" "$o"/ab_*.tsv
     tar czf "${OUT:-device-out}/call153.tar.gz" -C /tmp call153 ;;
+  call154)
+    # (Twenty-eighth session.) Every graph is now instantiated with node priorities
+    # (cudaGraphInstantiateFlagUseNodePriority) and launches may hop between a lane's streams:
+    # the whole [gpu] suite on two GPUs, [engine] on one, the rest on the other.
+    o=/tmp/call154; mkdir -p "$o"
+    gpu_tests "$o" 0 "[gpu]~[engine]" 520 &
+    gpu_tests "$o" 1 "[gpu][engine]" 520 &
+    wait
+    grep -B3 -A12 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -60
+    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
+    tar czf "${OUT:-device-out}/call154.tar.gz" -C /tmp call154 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it
