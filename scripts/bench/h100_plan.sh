@@ -2051,6 +2051,15 @@ for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4
     grep -B3 -A12 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -60
     grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
     tar czf "${OUT:-device-out}/call154.tar.gz" -C /tmp call154 ;;
+  call155)
+    # (Twenty-eighth session.) The three [gpu] cases call154 could not run (they read PyTorch's
+    # ONNX exports): the exports made on the device, then the cases that read them.
+    o=/tmp/call155; mkdir -p "$o"
+    device_fixtures "$o" 0 240 280
+    grep -B3 -A12 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -40
+    tail -n 3 "$o/fixtures.log"; grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
+    rm -rf "$o/onnx_fixtures"
+    tar czf "${OUT:-device-out}/call155.tar.gz" -C /tmp call155 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it
