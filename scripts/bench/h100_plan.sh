@@ -2060,6 +2060,24 @@ for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4
     tail -n 3 "$o/fixtures.log"; grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
     rm -rf "$o/onnx_fixtures"
     tar czf "${OUT:-device-out}/call155.tar.gz" -C /tmp call155 ;;
+  call156)
+    # (Twenty-eighth session.) The GoogLeNet + Inception V3 set (TF32 b1) with priorities in the
+    # refinement's trial: members and set searched with the defaults on each of two GPUs, then
+    # the set's stored best and back-to-back replayed in rounds of fresh processes (gpuK.tsv).
+    o=/tmp/call156; mkdir -p "$o"
+    set_search_rounds "$o" 0 330 &
+    set_search_rounds "$o" 1 330 &
+    wait
+    rm -f "$o"/*.db
+    priority_trials "$o"/search_set_*.json
+    python3 -c "import sys,collections,statistics as st
+r=collections.defaultdict(list)
+for f in sys.argv[1:]:
+  for l in open(f):
+    g,_,w,ms=l.rstrip('\n').split('\t')
+    if ms: r[(g,w)].append(float(ms))
+for (g,w),v in sorted(r.items()): print('GPU',g,w,len(v),'median',round(st.median(v),4))" "$o"/gpu*.tsv
+    tar czf "${OUT:-device-out}/call156.tar.gz" -C /tmp call156 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it
