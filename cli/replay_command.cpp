@@ -188,6 +188,7 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
                          {"sequential_fallback", info.sequential_fallback},
                          {"stages", info.stages},
                          {"form", info.form},
+                         {"prioritised_ops", info.prioritised_ops},
                          {"graph_nodes", info.graph_nodes},
                          {"convolutions", info.convolutions},
                          {"pinned_convolutions", info.pinned_convolutions},
@@ -355,8 +356,11 @@ void run_replay(const ReplayCommandOptions& o) {
             fmt::print("schedule   SEQUENTIAL fallback: {}\n", info.fallback_reason);
         else
             fmt::print("schedule   #{} {} from {}\n", info.schedule_id, info.strategy, o.db);
-        fmt::print("graph      {} stages ({}) captured as one CUDA Graph of {} nodes\n",
-                   info.stages, info.form, info.graph_nodes);
+        fmt::print("graph      {} stages ({}) captured as one CUDA Graph of {} nodes{}\n",
+                   info.stages, info.form, info.graph_nodes,
+                   info.prioritised_ops > 0
+                       ? fmt::format("; {} ops at a raised stream priority", info.prioritised_ops)
+                       : std::string());
         if (info.schedule_id != 0)
             fmt::print("kernels    {} of {} convolutions run the algorithm stored with the schedule\n",
                        info.pinned_convolutions, info.convolutions);

@@ -287,13 +287,21 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
                layout_why);
     fmt::print("created     {} by iostune {} ({})\n", record->created_at, record->tool_version,
                record->git_commit);
+    if (const int raised = prioritised_ops(schedule); raised > 0)
+        fmt::print("priorities  {} of {} ops at a raised CUDA stream priority; ^k after an op's "
+                   "name is its level\n",
+                   raised, graph.size());
     int index = 0;
     for (size_t b = 0; b < schedule.blocks.size(); ++b) {
         for (const Stage& stage : schedule.blocks[b]) {
             std::string groups;
             for (const auto& group : stage.groups) {
                 std::vector<std::string> names;
-                for (int id : group) names.push_back(graph.op(id).name);
+                for (int id : group) {
+                    const int level = schedule.priorities.empty() ? 0 : schedule.priorities[size_t(id)];
+                    names.push_back(level > 0 ? fmt::format("{}^{}", graph.op(id).name, level)
+                                              : graph.op(id).name);
+                }
                 groups +=
                     fmt::format("{}[{}]", groups.empty() ? "" : " | ", fmt::join(names, ", "));
             }

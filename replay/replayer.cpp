@@ -299,6 +299,7 @@ ReplayTarget resolve_from_store(const std::vector<std::string>& models,
     info.precision = options.precision;
     info.stages = int(schedule.flat_stages().size());
     info.form = to_string(schedule.form);
+    info.prioritised_ops = prioritised_ops(schedule);
     EngineOptions engine_options = engine_options_for(
         options, choice.schedule ? tensor_layout_from_string(choice.schedule->layout) : fallback_layout);
     if (choice.schedule) {
@@ -351,6 +352,7 @@ ReplayTarget resolve_without_store(const std::vector<std::string>& models,
     info.precision = options.precision;
     info.stages = int(schedule.flat_stages().size());
     info.form = to_string(schedule.form);
+    info.prioritised_ops = prioritised_ops(schedule);
     info.strategy = "baseline:" + baseline_name(options);
     return {std::move(graph), schedule, std::move(info), engine_options};
 }

@@ -29,6 +29,11 @@ const char* to_string(ScheduleForm form) {
     return form == ScheduleForm::Dataflow ? "dataflow" : "staged";
 }
 
+int prioritised_ops(const Schedule& schedule) {
+    return int(std::count_if(schedule.priorities.begin(), schedule.priorities.end(),
+                             [](int level) { return level > 0; }));
+}
+
 Schedule with_form(Schedule schedule, ScheduleForm form) {
     schedule.form = form;
     schedule.barriers.clear();

@@ -91,6 +91,8 @@ Schedule sequential_schedule(const Graph& graph);
 nlohmann::json schedule_to_json(const Schedule& schedule);
 Schedule schedule_from_json(const nlohmann::json& doc);  // throws iostune::Error on bad input
 
+// How many ops run at a priority level above 0 (Schedule::priorities).
+int prioritised_ops(const Schedule& schedule);
 // The same schedule in another form (without barriers; its priorities kept).
 Schedule with_form(Schedule schedule, ScheduleForm form);
 

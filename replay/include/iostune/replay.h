@@ -105,6 +105,7 @@ struct ReplayInfo {
     std::optional<double> stored_sequential_ms;  // and for the sequential one, same run
     int stages = 0;
     std::string form;  // "staged" (every stage a barrier) or "dataflow" (launches wait for inputs)
+    int prioritised_ops = 0;  // ops the schedule runs at a raised CUDA stream priority
     std::size_t graph_nodes = 0;        // nodes of the captured CUDA Graph
     // Planned convolutions (a SepConv has two), and how many of them run the algorithm stored
     // with the schedule (the rest chose theirs by measurement when the Replayer was built).
