@@ -298,7 +298,7 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
             for (const auto& group : stage.groups) {
                 std::vector<std::string> names;
                 for (int id : group) {
-                    const int level = schedule.priorities.empty() ? 0 : schedule.priorities[size_t(id)];
+                    const int level = priority_of(schedule, id);
                     names.push_back(level > 0 ? fmt::format("{}^{}", graph.op(id).name, level)
                                               : graph.op(id).name);
                 }

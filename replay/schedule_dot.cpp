@@ -41,9 +41,7 @@ std::string schedule_to_dot(const Graph& graph, const Schedule& schedule,
             for (size_t g = 0; g < stage.groups.size(); ++g) {
                 for (int id : stage.groups[g]) {
                     const Op& op = graph.op(id);
-                    const int level = schedule.priorities.empty()
-                                          ? 0
-                                          : schedule.priorities[size_t(id)];
+                    const int level = priority_of(schedule, id);
                     dot += fmt::format("    op{} [label=\"{}\\n{}{}\", fillcolor=\"{}\"{}];\n", id,
                                        quoted(op.name), to_string(op.kind),
                                        level > 0 ? fmt::format("\\npriority {}", level) : "",

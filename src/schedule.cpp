@@ -29,6 +29,14 @@ const char* to_string(ScheduleForm form) {
     return form == ScheduleForm::Dataflow ? "dataflow" : "staged";
 }
 
+int priority_of(const Schedule& schedule, int op) {
+    return schedule.priorities.empty() ? 0 : schedule.priorities.at(size_t(op));
+}
+
+bool same_launches(const Schedule& a, const Schedule& b) {
+    return a.blocks == b.blocks && a.form == b.form && a.barriers == b.barriers;
+}
+
 int prioritised_ops(const Schedule& schedule) {
     return int(std::count_if(schedule.priorities.begin(), schedule.priorities.end(),
                              [](int level) { return level > 0; }));

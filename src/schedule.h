@@ -91,8 +91,12 @@ Schedule sequential_schedule(const Graph& graph);
 nlohmann::json schedule_to_json(const Schedule& schedule);
 Schedule schedule_from_json(const nlohmann::json& doc);  // throws iostune::Error on bad input
 
-// How many ops run at a priority level above 0 (Schedule::priorities).
+// An op's priority level (0 when the schedule has none), and how many ops run above 0.
+int priority_of(const Schedule& schedule, int op);
 int prioritised_ops(const Schedule& schedule);
+// Equal but for their priorities: the same stream program's launches, lanes and waits, so the
+// same memory plan (an engine does not plan again for other priorities alone).
+bool same_launches(const Schedule& a, const Schedule& b);
 // The same schedule in another form (without barriers; its priorities kept).
 Schedule with_form(Schedule schedule, ScheduleForm form);
 

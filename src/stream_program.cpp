@@ -83,10 +83,8 @@ StreamProgram::StreamProgram(const Graph& graph, const Schedule& schedule)
         }
         previous_tails = std::move(tails);
     }
-    if (!schedule.priorities.empty())
-        for (Launch& launch : launches_)
-            for (int id : launch.ops)
-                launch.priority = std::max(launch.priority, schedule.priorities[size_t(id)]);
+    for (Launch& launch : launches_)
+        for (int id : launch.ops) launch.priority = std::max(launch.priority, priority_of(schedule, id));
 }
 
 // See the file comment: a lane whose last launch the data already waits for (best: a direct

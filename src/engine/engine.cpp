@@ -180,7 +180,7 @@ bool sync_each_launch(cudaStream_t origin) {
 // else the launch's lane (lanes run one launch at a time).
 std::vector<int> Engine::Impl::workspace_slots(const Schedule& schedule,
                                                const StreamProgram& program) const {
-    if (memory_plan.schedule && *memory_plan.schedule == schedule &&
+    if (memory_plan.schedule && same_launches(*memory_plan.schedule, schedule) &&
         memory_plan.workspace_slot.size() == program.launches().size())
         return memory_plan.workspace_slot;
     std::vector<int> slots;
@@ -218,6 +218,7 @@ void Engine::Impl::prepare_program(const StreamProgram& program, const std::vect
 
 // Level k is k steps above the default priority, at most the device's highest.
 void Engine::Impl::ensure_urgent(Lane& lane, int level) {
+    if (lane.urgent.size() >= size_t(level)) return;
     int least = 0, greatest = 0;
     IOSTUNE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest),
                        "reading the device's stream priorities");
@@ -310,14 +311,16 @@ void Engine::Impl::prepare_stage(const Stage& stage, cudaStream_t stream) {
 }
 
 void Engine::Impl::require_plan_for(const Schedule& schedule, cudaStream_t stream) {
-    if (!memory_plan.schedule || !memory_plan.options.reuse || *memory_plan.schedule == schedule)
+    if (!memory_plan.schedule || !memory_plan.options.reuse ||
+        same_launches(*memory_plan.schedule, schedule))
         return;
     require_not_capturing(stream, "a schedule other than the one the memory is planned for");
     plan_for(schedule);
 }
 
 void Engine::Impl::plan_for(const Schedule& schedule) {
-    if (memory_plan.schedule && *memory_plan.schedule == schedule) return;  // audited when applied
+    // Audited when applied; priorities alone change no launch order, so no plan.
+    if (memory_plan.schedule && same_launches(*memory_plan.schedule, schedule)) return;
     apply_plan(plan_memory(graph, schedule, plan_options()));  // validates the schedule
     refine_staging();
     l2_flush = DeviceBuffer();

@@ -194,6 +194,12 @@ TEST_CASE("schedules round-trip through JSON", "[search][schedule]") {
     CHECK(schedule_from_json(schedule_to_json(p)) == p);
     CHECK_FALSE(schedule_from_json(schedule_to_json(p)) == s);
     CHECK(with_form(p, ScheduleForm::Dataflow).priorities == p.priorities);
+    CHECK(priority_of(p, 1) == 3);
+    CHECK(priority_of(s, 1) == 0);
+    CHECK(prioritised_ops(p) == 3);
+    // Other priorities alone are the same launches (one memory plan); another form is not.
+    CHECK(same_launches(p, s));
+    CHECK_FALSE(same_launches(with_form(p, ScheduleForm::Dataflow), s));
     CHECK_FALSE(schedule_to_json(s).contains("priorities"));
 
     // A searched schedule too.
