@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "src/graph.h"
+#include "src/schedule.h"
+#include "src/stream_program.h"
 
 namespace iostune {
 
@@ -20,5 +22,21 @@ std::vector<double> op_slack_ms(const Graph& graph, const std::vector<double>& o
 // or fractions that do not fit.
 std::vector<int> critical_priorities(const Graph& graph, const std::vector<double>& op_ms,
                                      const std::vector<double>& slack_fractions);
+
+// The same levels from the slack on the schedule's own critical path: its launches (its stream
+// program, schedule.priorities ignored), each after the launch before it on its lane and the
+// launches it waits for (in the staged form, the stage barriers), a launch taking its ops' summed
+// time; every op of a launch gets the launch's level. Lane order joins data here, so ops
+// that wait on a lane behind critical ones share their level and the levels change along a lane
+// only where the path enters or leaves it: fewer hand-overs (priority_handovers) than the data's
+// levels make. Throws iostune::Error as critical_priorities does, or when the schedule does not
+// fit the graph.
+std::vector<int> scheduled_critical_priorities(const Graph& graph, const Schedule& schedule,
+                                               const std::vector<double>& op_ms,
+                                               const std::vector<double>& slack_fractions);
+
+// How many times a lane's launches change level (Launch::priority): the hand-overs the engine
+// makes, each one an event between two of the lane's streams (an edge in a capture).
+int priority_handovers(const StreamProgram& program);
 
 }  // namespace iostune

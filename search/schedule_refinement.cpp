@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "search/critical_priorities.h"
 #include "src/error.h"
 
 namespace iostune {
@@ -386,12 +387,17 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         }
     }
     result.kept.push_back({"start " + result.start, result.latency_ms});
-    if (!options.priority_variants.empty() && !out_of_budget()) {
+    const std::vector<PriorityVariant> variants =
+        options.priority_variants && !out_of_budget() ? options.priority_variants(result.schedule)
+                                                      : std::vector<PriorityVariant>{};
+    if (!variants.empty()) {
         std::vector<Schedule> schedules{result.schedule};
-        for (const auto& [name, levels] : options.priority_variants) {
+        std::vector<std::string> names{"none"};
+        for (const PriorityVariant& v : variants) {
             Schedule s = result.schedule;
-            s.priorities = levels;
+            s.priorities = v.levels;
             schedules.push_back(std::move(s));
+            names.push_back(v.name);
         }
         const std::vector<ScheduleMeasurement> turns = evaluator.measure_in_turns(schedules);
         result.evaluations += int(schedules.size());
@@ -399,8 +405,8 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         for (size_t k = 0; k < schedules.size(); ++k) {
             if (!turns[k].ok) continue;
             result.priority_trial.push_back(
-                {k == 0 ? "none" : options.priority_variants[k - 1].first, result.schedule.form,
-                 turns[k].latency_ms});
+                {names[k], turns[k].latency_ms,
+                 priority_handovers(StreamProgram(graph, schedules[k]))});
             if (k > 0 && (!fastest || turns[k].latency_ms < turns[*fastest].latency_ms))
                 fastest = k;
         }
@@ -409,8 +415,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
             agrees(schedules[*fastest])) {
             result.schedule = schedules[*fastest];
             result.latency_ms = turns[*fastest].latency_ms;
-            result.kept.push_back(
-                {"priorities " + options.priority_variants[*fastest - 1].first, result.latency_ms});
+            result.kept.push_back({"priorities " + names[*fastest], result.latency_ms});
         }
     }
     // Faster by the margin, confirmed, and computing the right thing. A measured gain is timed

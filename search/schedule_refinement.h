@@ -50,6 +50,11 @@ struct RefineCandidate {
     std::optional<ScheduleForm> only_form = std::nullopt;
 };
 
+struct PriorityVariant {
+    std::string name;         // "critical", "scheduled graded"...
+    std::vector<int> levels;  // one per op
+};
+
 struct RefineOptions {
     uint64_t seed = 1;
     int max_evaluations = 1 << 30;
@@ -73,10 +78,19 @@ struct RefineOptions {
     // it on the new kernels (so the refined schedule keeps their gain, and a candidate timed on
     // the old ones cannot win the final contest by them alone). Its time counts in the budget.
     std::function<bool(const Schedule&)> on_start;
-    // Priority levels to try on the start (Schedule::priorities, one per op each; named), after
-    // on_start and before any move: timed in turns beside the start as it is, the fastest kept
-    // when it gains more than min_gain (and computes the right thing). Moves then keep it.
-    std::vector<std::pair<std::string, std::vector<int>>> priority_variants;
+    // Priority levels to try on the start (Schedule::priorities, one per op each; named), given
+    // the start after on_start and before any move: timed in turns beside the start as it is,
+    // the fastest kept when it gains more than min_gain (and computes the right thing). Moves
+    // then keep it. Unset, or no variants: no trial.
+    std::function<std::vector<PriorityVariant>(const Schedule& start)> priority_variants;
+};
+
+// One schedule of the priority trial: its levels' name, its timing in turns, and how many
+// hand-overs between a lane's streams its levels make (priority_handovers).
+struct PriorityTiming {
+    std::string name;
+    double latency_ms = 0;
+    int handovers = 0;
 };
 
 struct RefineStep {
@@ -120,7 +134,7 @@ struct RefineResult {
     double start_before_on_start_ms = 0;
     // The priority trial (RefineOptions::priority_variants): "none" (the start as it was) and
     // each variant, timed in turns; empty when none was tried.
-    std::vector<CandidateTiming> priority_trial;
+    std::vector<PriorityTiming> priority_trial;
     // How near the moves came (block recombinations included): how many were timed, the least
     // ratio of a move's first timing to the schedule it moved from (0: none timed), and how many
     // that passed the margin then failed their second timing. A start no move beats, with the

@@ -89,11 +89,15 @@ nlohmann::json refine_to_json(const RefineResult& r) {
     nlohmann::json contest = nlohmann::json::array();
     for (const StartContestEntry& e : r.start_contest)
         contest.push_back({{"start", e.label}, {"first_ms", e.first_ms}, {"in_turns_ms", e.in_turns_ms}});
-    nlohmann::json priorities = nlohmann::json::object();
-    for (const CandidateTiming& t : r.priority_trial) priorities[t.name] = t.latency_ms;
+    nlohmann::json priorities = nlohmann::json::object(), handovers = nlohmann::json::object();
+    for (const PriorityTiming& t : r.priority_trial) {
+        priorities[t.name] = t.latency_ms;
+        handovers[t.name] = t.handovers;
+    }
     return {{"start", r.start},
             {"latency_ms", r.latency_ms},
             {"priority_trial", std::move(priorities)},
+            {"priority_handovers", std::move(handovers)},
             {"evaluations", r.evaluations},
             {"failed", r.failed},
             {"disagreed", r.disagreed},
@@ -229,11 +233,15 @@ TensorLayout fastest_layout(const Graph& graph, const TuningOptions& options,
 
 // The priority levels the refinement tries on its start (docs/search.md, "Critical ops first"),
 // from each op's slack with the DP's single-op times: the ops within 2% of the critical path
-// above the rest, and the same graded in three levels.
-std::vector<std::pair<std::string, std::vector<int>>> priority_variants(
-    const Graph& graph, const std::vector<double>& op_ms) {
-    return {{"critical", critical_priorities(graph, op_ms, {0.02})},
-            {"graded", critical_priorities(graph, op_ms, {0.25, 0.1, 0.02})}};
+// above the rest, and the same graded in three levels; each from the data's slack and from the
+// slack on the start's own launch order (fewer hand-overs between a lane's streams).
+std::vector<PriorityVariant> priority_variants(const Graph& graph, const Schedule& start,
+                                               const std::vector<double>& op_ms) {
+    const std::vector<double> critical{0.02}, graded{0.25, 0.1, 0.02};
+    return {{"critical", critical_priorities(graph, op_ms, critical)},
+            {"graded", critical_priorities(graph, op_ms, graded)},
+            {"scheduled critical", scheduled_critical_priorities(graph, start, op_ms, critical)},
+            {"scheduled graded", scheduled_critical_priorities(graph, start, op_ms, graded)}};
 }
 
 // What the refinement starts from: the DP's schedule, every baseline (sequential only staged:
@@ -580,7 +588,9 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                                        ? std::max(0.0, kRefineShare * (left_s - final_reserve_s))
                                        : kUnboundedRefineSeconds;
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
-    refine_options.priority_variants = priority_variants(graph, op_ms);
+    refine_options.priority_variants = [&](const Schedule& start) {
+        return priority_variants(graph, start, op_ms);
+    };
     // A diagnostic for wrong results the final check finds (docs/search.md).
     refine_options.check_every = diagnostic;
     // The kernels chosen on the refinement's start, before its moves, within kKernelMoveShare of

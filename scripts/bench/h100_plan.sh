@@ -370,6 +370,7 @@ priority_trials() {
     python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['stats']['refine']
 print(sys.argv[1].split('/')[-1], 'start', r['start'], 'trial',
       {k: round(v, 4) for k, v in r.get('priority_trial', {}).items()},
+      'handovers', r.get('priority_handovers'),
       'kept', [k['move'] for k in r['kept']][:4], len(r['kept']) - 1, 'changes')" "$f" 2>&1 | cut -c1-400
   done
 }
@@ -2078,6 +2079,48 @@ for f in sys.argv[1:]:
     if ms: r[(g,w)].append(float(ms))
 for (g,w),v in sorted(r.items()): print('GPU',g,w,len(v),'median',round(st.median(v),4))" "$o"/gpu*.tsv
     tar czf "${OUT:-device-out}/call156.tar.gz" -C /tmp call156 ;;
+  call157)
+    # (Twenty-ninth session, one H200.) The priority trial also tries levels from the slack on the
+    # start's own launch order ("scheduled critical", "scheduled graded": levels change along a
+    # lane only where its critical path enters or leaves it, so fewer hand-overs between a lane's
+    # streams) and records each variant's hand-overs. First [gpu][forms] on this binary (6c22508's
+    # same_launches edit had not run on a GPU); then GoogLeNet TF32 and fp16 and Inception V3
+    # TF32 (where levels lost), NASNet-A and RandWire TF32 (where they won), the defaults, each
+    # stored best perturbed; then a control on GoogLeNet's and Inception V3's TF32 schedules:
+    # replayed from a file as stored, with no levels, and with every op at level 1 (every node
+    # raised, no hand-over), in alternating fresh processes on the stored kernels (DIR/ab.tsv).
+    o=/tmp/call157; mkdir -p "$o/ab"
+    gpu_tests "$o" 0 "[gpu][forms]" 120
+    for m in googlenet inception_v3 nasnet_a_large randwire; do search_key "$o" 0 .devpack/iostune "$m" 1; done
+    PRECISION=fp16 search_key "$o" 0 .devpack/iostune googlenet 1
+    for m in googlenet inception_v3; do
+      key=${m}_b1_0
+      CUDA_VISIBLE_DEVICES=0 timeout 60 .devpack/iostune replay --model "$m" --db "$o/$key.db" \
+        --iters 20 --conv-choices-out "$o/ab/$key.choices.json" >"$o/ab/${key}_db.log" 2>&1
+      python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['schedule']
+json.dump(s, open(sys.argv[2] + '_stored.json', 'w')); s.pop('priorities', None)
+json.dump(s, open(sys.argv[2] + '_none.json', 'w'))
+s['priorities'] = [1] * sum(len(g) for b in s['blocks'] for st in b for g in st['groups'])
+json.dump(s, open(sys.argv[2] + '_uniform.json', 'w'))" "$o/$key.json" "$o/ab/$key" 2>>"$o/ab/err.log"
+      for round in 1 2 3; do
+        for what in stored none uniform; do
+          printf '%s\t%s\t%s\t%s\n' "$key" "$round" "$what" \
+            "$(CUDA_VISIBLE_DEVICES=0 timeout 30 .devpack/iostune replay --model "$m" \
+               --schedule-file "$o/ab/${key}_$what.json" --conv-choices "$o/ab/$key.choices.json" \
+               --iters 300 2>&1 | median_ms)"
+        done
+      done >>"$o/ab.tsv"
+    done
+    rm -f "$o"/*.db
+    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t0.log
+    searches_report "$o"; priority_trials "$o"/*.json
+    python3 -c "import sys,collections,statistics as st
+r=collections.defaultdict(list)
+for l in open(sys.argv[1]):
+  k,_,w,ms=l.rstrip('\n').split('\t')
+  if ms: r[(k,w)].append(float(ms))
+for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4),'min',round(min(v),4),'max',round(max(v),4))" "$o/ab.tsv"
+    tar czf "${OUT:-device-out}/call157.tar.gz" -C /tmp call157 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -1,12 +1,14 @@
 // Priority levels from each op's slack (search/critical_priorities.h).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "search/critical_priorities.h"
 #include "src/error.h"
 #include "src/schedule.h"
+#include "src/stream_program.h"
 #include "src/zoo/zoo.h"
 #include "tests/search/search_fixtures.h"
 
@@ -74,5 +76,83 @@ TEST_CASE("critical priorities: on zoo models the levels fall as slack grows and
         Schedule s = sequential_schedule(g);
         s.priorities = levels;
         CHECK_NOTHROW(validate(g, s));
+    }
+}
+
+TEST_CASE("scheduled critical priorities: lane order and barriers join the data, so levels change "
+          "along a lane only where the path enters or leaves it",
+          "[search][priorities]") {
+    const Graph g = chain_and_branch();
+    const std::vector<double> ms = {1.0, 1.0, 1.0, 0.5, 0.1};
+    const auto handovers = [&](Schedule s, const std::vector<int>& levels) {
+        s.priorities = levels;
+        return priority_handovers(StreamProgram(g, s));
+    };
+
+    // One lane (c0 c1 c2 branch concat): the data's levels hop 1 1 1 0 1, two hand-overs; on the
+    // lane every op delays the end, so one level and none.
+    const Schedule one_lane = sequential_schedule(g);
+    const std::vector<int> data = critical_priorities(g, ms, {0.02});
+    CHECK(handovers(one_lane, data) == 2);
+    const std::vector<int> on_lane = scheduled_critical_priorities(g, one_lane, ms, {0.02});
+    CHECK(on_lane == std::vector<int>(5, 1));
+    CHECK(handovers(one_lane, on_lane) == 0);
+
+    // The chain on lane 0 beside the branch on lane 1: as the data says.
+    Schedule two_lanes;
+    two_lanes.blocks = {{Stage{StageStrategy::Concurrent, {{0, 1, 2}, {3}}},
+                         Stage{StageStrategy::Concurrent, {{4}}}}};
+    validate(g, two_lanes);
+    CHECK(scheduled_critical_priorities(g, two_lanes, ms, {0.02}) == data);
+    const std::vector<double> heavy = {1.0, 1.0, 1.0, 5.0, 0.1};
+    CHECK(scheduled_critical_priorities(g, two_lanes, heavy, {0.02}) ==
+          std::vector<int>{0, 0, 0, 1, 1});
+
+    // Staged: c0 beside the branch, then c1, c2, concat. The barrier after the first stage leaves
+    // the branch 0.5 ms of slack (0.16 of the path), where the data left it 2.5 (0.81).
+    Schedule barred;
+    barred.blocks = {{Stage{StageStrategy::Concurrent, {{0}, {3}}},
+                      Stage{StageStrategy::Concurrent, {{1}}},
+                      Stage{StageStrategy::Concurrent, {{2}}},
+                      Stage{StageStrategy::Concurrent, {{4}}}}};
+    validate(g, barred);
+    CHECK(critical_priorities(g, ms, {0.9, 0.5, 0.02})[3] == 1);
+    CHECK(scheduled_critical_priorities(g, barred, ms, {0.9, 0.5, 0.02}) ==
+          std::vector<int>{3, 3, 3, 2, 3});
+    // The same in dataflow form: no barrier, so the data's slack again.
+    barred.form = ScheduleForm::Dataflow;
+    CHECK(scheduled_critical_priorities(g, barred, ms, {0.9, 0.5, 0.02})[3] == 1);
+
+    // The schedule's own levels are ignored; a schedule of another graph is an error.
+    Schedule levelled = one_lane;
+    levelled.priorities = {0, 0, 0, 3, 0};
+    CHECK(scheduled_critical_priorities(g, levelled, ms, {0.02}) == on_lane);
+    const Graph other = build_zoo_model("googlenet", 1);
+    CHECK_THROWS_AS(scheduled_critical_priorities(other, one_lane,
+                                                  std::vector<double>(size_t(other.size()), 1.0),
+                                                  {0.02}),
+                    Error);
+}
+
+TEST_CASE("scheduled critical priorities: on zoo models one lane is one level, and levels validate",
+          "[search][priorities][zoo]") {
+    for (const std::string model : {"googlenet", "inception_v3", "randwire", "nasnet_a_large"}) {
+        INFO(model);
+        const Graph g = build_zoo_model(model, 1);
+        std::vector<double> ms;
+        for (int id = 0; id < g.size(); ++id) ms.push_back(0.01 + 0.001 * double((id * 37) % 11));
+        const std::vector<double> graded{0.25, 0.1, 0.02};
+        Schedule s = sequential_schedule(g);
+        s.priorities = scheduled_critical_priorities(g, s, ms, graded);
+        CHECK(s.priorities == std::vector<int>(size_t(g.size()), 3));
+        CHECK(priority_handovers(StreamProgram(g, s)) == 0);
+
+        // As soon as its data is ready, on up to eight lanes: some ops get slack, every level
+        // is valid, and the ops at the top level include the data's critical path's end.
+        s.form = ScheduleForm::Dataflow;
+        s.priorities = scheduled_critical_priorities(g, s, ms, graded);
+        CHECK_NOTHROW(validate(g, s));
+        CHECK(s.priorities.back() == 3);
+        CHECK(*std::min_element(s.priorities.begin(), s.priorities.end()) < 3);
     }
 }

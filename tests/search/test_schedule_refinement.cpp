@@ -354,7 +354,15 @@ TEST_CASE("refinement: the priority levels that time faster in turns are kept, a
     };
     RefineOptions options;
     options.max_evaluations = 60;
-    options.priority_variants = {{"critical", critical}, {"graded", graded}};
+    int trials = 0;
+    Schedule tried;  // the start the trial was given
+    options.priority_variants = [&](const Schedule& start) {
+        ++trials;
+        tried = start;
+        CHECK(start.priorities.empty());
+        CHECK_NOTHROW(validate(g, start));
+        return std::vector<PriorityVariant>{{"critical", critical}, {"graded", graded}};
+    };
     const std::vector<RefineCandidate> candidates = baseline_candidates(g);
 
     Prioritised faster(g, graded, 0.04);
@@ -362,6 +370,10 @@ TEST_CASE("refinement: the priority levels that time faster in turns are kept, a
     REQUIRE(r.priority_trial.size() == 3);
     CHECK(r.priority_trial[0].name == "none");
     CHECK(r.priority_trial[2].latency_ms == Approx(0.96 * r.priority_trial[0].latency_ms));
+    CHECK(trials == 1);
+    CHECK(r.priority_trial[0].handovers == 0);  // one level everywhere
+    tried.priorities = graded;
+    CHECK(r.priority_trial[2].handovers == priority_handovers(StreamProgram(g, tried)));
     REQUIRE(r.kept.size() >= 2);
     CHECK(r.kept[1].move == "priorities graded");
     CHECK(r.schedule.priorities == graded);  // every later move kept them
@@ -375,7 +387,7 @@ TEST_CASE("refinement: the priority levels that time faster in turns are kept, a
     for (const RefineStep& step : plain.kept) CHECK(step.move.rfind("priorities", 0) != 0);
 
     // None given: no trial.
-    options.priority_variants.clear();
+    options.priority_variants = nullptr;
     CHECK(refine_schedule(g, candidates, faster, options).priority_trial.empty());
 }
 
