@@ -135,6 +135,12 @@ struct RefineResult {
     // The priority trial (RefineOptions::priority_variants): "none" (the start as it was) and
     // each variant, timed in turns; empty when none was tried.
     std::vector<PriorityTiming> priority_trial;
+    // The closing check of kept levels: the result with and without them, timed in turns
+    // ({0, 0}: not made). Kept only when "with" still gains min_gain; else they are dropped,
+    // and their step leaves `kept`.
+    struct {
+        double with_ms = 0, without_ms = 0;
+    } priority_check;
     // How near the moves came (block recombinations included): how many were timed, the least
     // ratio of a move's first timing to the schedule it moved from (0: none timed), and how many
     // that passed the margin then failed their second timing. A start no move beats, with the

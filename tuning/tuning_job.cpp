@@ -98,6 +98,8 @@ nlohmann::json refine_to_json(const RefineResult& r) {
             {"latency_ms", r.latency_ms},
             {"priority_trial", std::move(priorities)},
             {"priority_handovers", std::move(handovers)},
+            {"priority_check",
+             {{"with_ms", r.priority_check.with_ms}, {"without_ms", r.priority_check.without_ms}}},
             {"evaluations", r.evaluations},
             {"failed", r.failed},
             {"disagreed", r.disagreed},

@@ -299,6 +299,40 @@ search_key() {
     --perturb 20 --iters 20 2>&1 | grep -E 'Validation|perturbed|rror' | tr '\n' ' ' |
     cut -c1-200)" >>"$dir/perturb_gpu$gpu.log"
 }
+# priority_ab DIR GPU MODEL PRECISION KEY ROUNDS: KEY's search result (DIR/KEY.json, its DB
+# DIR/KEY.db) replayed from a file as stored, with no levels, and with every op at level 1 (every
+# node raised, no hand-over), on the stored kernels, in ROUNDS of alternating fresh processes;
+# a line per replay in DIR/ab.tsv (key, round, arm, median ms).
+priority_ab() {
+  local dir=$1 gpu=$2 model=$3 p=$4 key=$5 rounds=$6 round what
+  mkdir -p "$dir/ab"
+  CUDA_VISIBLE_DEVICES=$gpu timeout 60 .devpack/iostune replay --model "$model" --precision "$p" \
+    --db "$dir/$key.db" --iters 20 --conv-choices-out "$dir/ab/$key.choices.json" \
+    >"$dir/ab/${key}_db.log" 2>&1
+  python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['schedule']
+json.dump(s, open(sys.argv[2] + '_stored.json', 'w')); s.pop('priorities', None)
+json.dump(s, open(sys.argv[2] + '_none.json', 'w'))
+s['priorities'] = [1] * sum(len(g) for b in s['blocks'] for st in b['stages'] for g in st['groups'])
+json.dump(s, open(sys.argv[2] + '_uniform.json', 'w'))" "$dir/$key.json" "$dir/ab/$key" \
+    2>>"$dir/ab/err.log"
+  for round in $(seq "$rounds"); do
+    for what in stored none uniform; do
+      printf '%s\t%s\t%s\t%s\n' "$key" "$round" "$what" \
+        "$(CUDA_VISIBLE_DEVICES=$gpu timeout 30 .devpack/iostune replay --model "$model" \
+           --precision "$p" --schedule-file "$dir/ab/${key}_$what.json" \
+           --conv-choices "$dir/ab/$key.choices.json" --iters 300 2>&1 | median_ms)"
+    done
+  done >>"$dir/ab.tsv"
+}
+# ab_medians TSV: per (key, arm) of priority_ab's lines, the median, least and most.
+ab_medians() {
+  python3 -c "import sys,collections,statistics as st
+r=collections.defaultdict(list)
+for l in open(sys.argv[1]):
+  k,_,w,ms=l.rstrip('\n').split('\t')
+  if ms: r[(k,w)].append(float(ms))
+for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4),'min',round(min(v),4),'max',round(max(v),4))" "$1"
+}
 # search_stats JSON: one line of a `search --format json` result: total seconds, phase seconds,
 # the refinement's changes kept and how near its moves came, the final timings, what was kept,
 # its latency.
@@ -2121,6 +2155,56 @@ for l in open(sys.argv[1]):
   if ms: r[(k,w)].append(float(ms))
 for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4),'min',round(min(v),4),'max',round(max(v),4))" "$o/ab.tsv"
     tar czf "${OUT:-device-out}/call157.tar.gz" -C /tmp call157 ;;
+  call158)
+    # (Twenty-ninth session, one H200.) call157 kept "scheduled critical" on Inception V3 TF32
+    # (-1.4% in turns, -1.0% in replay) but GoogLeNet fp16 lost 5.5% with every variant, its
+    # hand-overs the same (18) in each; call157's control (every op at level 1) did not run (its
+    # schedule-file edit misread the JSON). Here: the trial on HRNet-W18 small v2 TF32 (timm,
+    # exported on the device; levels never tried there), Inception V3, RandWire and GoogLeNet
+    # fp16, the defaults, each stored best perturbed; then the control on GoogLeNet fp16 and
+    # Inception V3 fp16 (priority_ab, 3 rounds).
+    o=/tmp/call158; mkdir -p "$o"
+    timeout 120 python3 scripts/bench/deployed_export.py "$o/onnx" --models hrnet_w18_small_v2 \
+      >"$o/export.log" 2>&1
+    CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/iostune search --model "$o/onnx/hrnet_w18_small_v2.onnx" \
+      --db "$o/hrnet_b1_0.db" --format json >"$o/hrnet_b1_0.json" 2>"$o/hrnet_b1_0.log"
+    echo "== hrnet: search exit $? $(CUDA_VISIBLE_DEVICES=0 timeout 90 .devpack/iostune replay \
+      --model "$o/onnx/hrnet_w18_small_v2.onnx" --db "$o/hrnet_b1_0.db" --validate --perturb 20 \
+      --iters 20 2>&1 | grep -E 'Validation|perturbed|rror' | tr '\n' ' ' | cut -c1-200)" \
+      >>"$o/perturb_gpu0.log"
+    for m in googlenet inception_v3 randwire; do PRECISION=fp16 search_key "$o" 0 .devpack/iostune "$m" 1; done
+    priority_ab "$o" 0 googlenet fp16 googlenet_b1_0_fp16 3
+    priority_ab "$o" 0 inception_v3 fp16 inception_v3_b1_0_fp16 3
+    rm -rf "$o"/*.db "$o/onnx"
+    tail -n 2 "$o/export.log"; searches_report "$o"; priority_trials "$o"/*.json; ab_medians "$o/ab.tsv"
+    tar czf "${OUT:-device-out}/call158.tar.gz" -C /tmp call158 ;;
+  call159)
+    # (Twenty-ninth session, one H200.) The refinement now checks kept levels at its end: the
+    # result timed in turns with and without them, the levels kept only if they still gain the
+    # margin (call158: Inception V3 fp16 kept "scheduled critical" at -0.7% in the trial, +0.4%
+    # in replay after the moves). Inception V3 TF32 and fp16 (each then replayed as stored,
+    # without levels and with every op at level 1: priority_ab), NASNet-A TF32 and RandWire fp16
+    # (where levels held), the defaults, each stored best perturbed, and a critical-path bound
+    # (`iostune profile`) per key in the same call.
+    o=/tmp/call159; mkdir -p "$o"
+    for k in inception_v3:tf32 inception_v3:fp16 nasnet_a_large:tf32 randwire:fp16; do
+      m=${k%%:*} p=${k#*:}
+      PRECISION=$p search_key "$o" 0 .devpack/iostune "$m" 1
+      CUDA_VISIBLE_DEVICES=0 timeout 60 .devpack/iostune profile --model "$m" --precision "$p" \
+        --json "$o/bound_${m}_$p.json" >"$o/bound_${m}_$p.log" 2>&1
+      echo "bound $m $p: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['critical_path_us'])" \
+        "$o/bound_${m}_$p.json" 2>&1 | tail -1) us" >>"$o/bounds.txt"
+    done
+    priority_ab "$o" 0 inception_v3 tf32 inception_v3_b1_0 3
+    priority_ab "$o" 0 inception_v3 fp16 inception_v3_b1_0_fp16 3
+    rm -rf "$o"/*.db
+    cat "$o/bounds.txt"; searches_report "$o"; priority_trials "$o"/*_b1_*.json
+    for f in "$o"/*_b1_*.json; do
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['stats']['refine']
+print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'), 'kept', [k['move'] for k in r['kept']][:3])" "$f"
+    done
+    ab_medians "$o/ab.tsv"
+    tar czf "${OUT:-device-out}/call159.tar.gz" -C /tmp call159 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -329,28 +329,34 @@ TEST_CASE("refinement: the priority levels that time faster in turns are kept, a
     for (int id = 0; id < g.size(); ++id) ms[size_t(id)] = 0.01 + 0.001 * double(id % 5);
     const std::vector<int> critical = critical_priorities(g, ms, {0.02});
     const std::vector<int> graded = critical_priorities(g, ms, {0.25, 0.1, 0.02});
-    // A GPU on which the graded levels take 4% off and the critical ones 2%, in turns only
-    // (one at a time they would not be tried).
+    // A GPU on which the graded levels take 4% off and the critical ones 2%; `fading`: only
+    // until the trial has timed them (the moves after it undo what they gained).
     class Prioritised final : public OnTimeline {
     public:
-        Prioritised(const Graph& g, std::vector<int> graded, double gain)
-            : OnTimeline(g, "prioritised", false), graded_(std::move(graded)), gain_(gain) {}
+        Prioritised(const Graph& g, std::vector<int> graded, double gain, bool fading = false)
+            : OnTimeline(g, "prioritised", false),
+              graded_(std::move(graded)),
+              gain_(gain),
+              fading_(fading) {}
         ScheduleMeasurement measure(const Schedule& s) override {
             ScheduleMeasurement m = OnTimeline::measure(s);
-            if (!s.priorities.empty())
+            if (!s.priorities.empty() && !faded_)
                 m.latency_ms *= 1 - (s.priorities == graded_ ? gain_ : gain_ / 2);
             return m;
         }
         std::vector<ScheduleMeasurement> measure_in_turns(
             const std::vector<Schedule>& schedules) override {
-            turns += schedules.size();
-            return OnTimeline::measure_in_turns(schedules);
+            std::vector<ScheduleMeasurement> timed = OnTimeline::measure_in_turns(schedules);
+            bool levels = false;
+            for (const Schedule& s : schedules) levels = levels || !s.priorities.empty();
+            if (levels && fading_) faded_ = true;
+            return timed;
         }
-        size_t turns = 0;
 
     private:
         std::vector<int> graded_;
         double gain_;
+        bool fading_, faded_ = false;
     };
     RefineOptions options;
     options.max_evaluations = 60;
@@ -378,6 +384,19 @@ TEST_CASE("refinement: the priority levels that time faster in turns are kept, a
     CHECK(r.kept[1].move == "priorities graded");
     CHECK(r.schedule.priorities == graded);  // every later move kept them
     CHECK(r.latency_ms <= r.kept[1].latency_ms);
+    // The closing check timed the result with and without them, and they still gained.
+    CHECK(r.priority_check.with_ms == Approx(0.96 * r.priority_check.without_ms));
+    CHECK(r.latency_ms == r.priority_check.with_ms);
+
+    // Levels that gain in the trial but not once the moves are made: the closing check drops
+    // them, and their step with them.
+    Prioritised fading(g, graded, 0.04, true);
+    const RefineResult faded = refine_schedule(g, candidates, fading, options);
+    CHECK(faded.priority_trial.size() == 3);
+    CHECK(faded.priority_check.with_ms == Approx(faded.priority_check.without_ms));
+    CHECK(faded.schedule.priorities.empty());
+    CHECK(faded.latency_ms == faded.priority_check.without_ms);
+    for (const RefineStep& step : faded.kept) CHECK(step.move.rfind("priorities", 0) != 0);
 
     // Levels that change nothing are tried and not kept (the margin is not met).
     Prioritised same(g, graded, 0.0);
@@ -385,6 +404,7 @@ TEST_CASE("refinement: the priority levels that time faster in turns are kept, a
     CHECK(plain.priority_trial.size() == 3);
     CHECK(plain.schedule.priorities.empty());
     for (const RefineStep& step : plain.kept) CHECK(step.move.rfind("priorities", 0) != 0);
+    CHECK(plain.priority_check.with_ms == 0);  // nothing to check
 
     // None given: no trial.
     options.priority_variants = nullptr;
