@@ -2205,6 +2205,29 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'), 'kept', [k['
     done
     ab_medians "$o/ab.tsv"
     tar czf "${OUT:-device-out}/call159.tar.gz" -C /tmp call159 ;;
+  call160)
+    # (Twenty-ninth session, one H200, on call159's binary.) The [gpu][replay] cases (they search,
+    # so they run the trial and its closing check; the predicted-vs-measured check is here); then
+    # do call159's kept levels hold in replay? NASNet-A TF32 and RandWire fp16 searched again and
+    # replayed as stored, without levels and with every op at level 1 (priority_ab, 3 rounds);
+    # GoogLeNet TF32 searched (levels lost there in every trial).
+    o=/tmp/call160; mkdir -p "$o"
+    gpu_tests "$o" 0 "[gpu][replay]" 170
+    search_key "$o" 0 .devpack/iostune nasnet_a_large 1
+    priority_ab "$o" 0 nasnet_a_large tf32 nasnet_a_large_b1_0 3
+    PRECISION=fp16 search_key "$o" 0 .devpack/iostune randwire 1
+    priority_ab "$o" 0 randwire fp16 randwire_b1_0_fp16 3
+    search_key "$o" 0 .devpack/iostune googlenet 1
+    rm -rf "$o"/*.db
+    grep -B3 -A12 -E "FAILED" "$o"/t0.log | cut -c1-200 | head -30
+    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t0.log
+    searches_report "$o"; priority_trials "$o"/*_b1_*.json
+    for f in "$o"/*_b1_*.json; do
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['stats']['refine']
+print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
+    done
+    ab_medians "$o/ab.tsv"
+    tar czf "${OUT:-device-out}/call160.tar.gz" -C /tmp call160 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it
