@@ -35,7 +35,8 @@ Slack slack_of(const Dag& dag) {
     std::vector<double> latest_finish(n, result.length);
     for (size_t k = n; k-- > 0;)
         for (int p : dag.preds[k])
-            latest_finish[size_t(p)] = std::min(latest_finish[size_t(p)], latest_finish[k] - dag.ms[k]);
+            latest_finish[size_t(p)] =
+                std::min(latest_finish[size_t(p)], latest_finish[k] - dag.ms[k]);
     result.per_node.resize(n);
     for (size_t k = 0; k < n; ++k)
         result.per_node[k] = std::max(0.0, latest_finish[k] - dag.ms[k] - earliest[k]);

@@ -25,6 +25,9 @@
 //      A move is kept when it is faster than the current schedule by more than `min_gain`
 //      (relative), twice: measured, the gain is timed again in turns with the current
 //      schedule, so measurement noise does not walk the schedule around.
+// Between the start and step 1, priority levels (RefineOptions::priority_variants) are tried on
+// the start in turns; levels kept there are checked again at the end, with and without, and
+// dropped unless they still gain `min_gain` (the moves change the lanes they were chosen for).
 // Deterministic for a given seed and evaluator when only max_evaluations bounds it.
 #pragma once
 

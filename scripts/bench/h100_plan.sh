@@ -2228,6 +2228,25 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
     done
     ab_medians "$o/ab.tsv"
     tar czf "${OUT:-device-out}/call160.tar.gz" -C /tmp call160 ;;
+  call161)
+    # (Written in the twenty-ninth session, not yet run.) The summary's batch-1 rows on a host
+    # of one GPU, where call149 needs four: one model per call, `h100_plan.sh call161 MODEL`
+    # (inception_v3, googlenet, nasnet_a_large, randwire: call149's rows for it, TF32 and fp16;
+    # hrnet: HRNet-W18 small v2 in both precisions), the five calls back to back on one binary in
+    # one device session (about 300-500 s each). Then, here: unpack_results.sh each archive and
+    # summarize.py --since the first call's start; the batch-16 and set rows stay another
+    # binary's, marked so by summarize.py.
+    c=call161-${2:?usage: h100_plan.sh call161 MODEL} o=/tmp/call161-$2; mkdir -p "$o"
+    case $2 in
+      hrnet) hrnet_on_gpu 0 "$o" "$c" tf32; hrnet_on_gpu 0 "$o" "$c" fp16 ;;
+      nasnet_a_large) bench_on_gpu 0 "$o" "$2" "eager cudagraph" ;;
+      *) bench_on_gpu 0 "$o" "$2" "eager cudagraph compile" ;;
+    esac
+    grep -hE "^== |iostune-|torch-|profile:|searched in" "$o"/bench_*.log "$o"/hrnet_*.log \
+      2>/dev/null | grep -v "^== .*batch" | cut -c1-150
+    cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
+    mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
+    tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$(basename "$o")" ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -27,6 +27,16 @@ Graph chain_and_branch() {
     return g;
 }
 
+const std::vector<std::string> kBranchingModels = {"googlenet", "inception_v3", "randwire",
+                                                   "nasnet_a_large"};
+
+// 10-20 µs per op, uneven, so paths differ in length.
+std::vector<double> uneven_times(const Graph& g) {
+    std::vector<double> ms;
+    for (int id = 0; id < g.size(); ++id) ms.push_back(0.01 + 0.001 * double((id * 37) % 11));
+    return ms;
+}
+
 }  // namespace
 
 TEST_CASE("critical priorities: the critical path gets every level, an op's slack fewer",
@@ -54,11 +64,10 @@ TEST_CASE("critical priorities: the critical path gets every level, an op's slac
 
 TEST_CASE("critical priorities: on zoo models the levels fall as slack grows and validate",
           "[search][priorities][zoo]") {
-    for (const std::string model : {"googlenet", "inception_v3", "randwire", "nasnet_a_large"}) {
+    for (const std::string& model : kBranchingModels) {
         INFO(model);
         const Graph g = build_zoo_model(model, 1);
-        std::vector<double> ms;
-        for (int id = 0; id < g.size(); ++id) ms.push_back(0.01 + 0.001 * double((id * 37) % 11));
+        const std::vector<double> ms = uneven_times(g);
         const std::vector<double> slack = op_slack_ms(g, ms);
         const std::vector<int> levels = critical_priorities(g, ms, {0.25, 0.1, 0.02});
         int on_path = 0;
@@ -136,11 +145,10 @@ TEST_CASE("scheduled critical priorities: lane order and barriers join the data,
 
 TEST_CASE("scheduled critical priorities: on zoo models one lane is one level, and levels validate",
           "[search][priorities][zoo]") {
-    for (const std::string model : {"googlenet", "inception_v3", "randwire", "nasnet_a_large"}) {
+    for (const std::string& model : kBranchingModels) {
         INFO(model);
         const Graph g = build_zoo_model(model, 1);
-        std::vector<double> ms;
-        for (int id = 0; id < g.size(); ++id) ms.push_back(0.01 + 0.001 * double((id * 37) % 11));
+        const std::vector<double> ms = uneven_times(g);
         const std::vector<double> graded{0.25, 0.1, 0.02};
         Schedule s = sequential_schedule(g);
         s.priorities = scheduled_critical_priorities(g, s, ms, graded);
