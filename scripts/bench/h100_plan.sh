@@ -2247,6 +2247,32 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$(basename "$o")" ;;
+  call162)
+    # (Thirtieth session, one H200, on call161's binary fe45f13.) GoogLeNet TF32's stored best
+    # (call161's DB, copied to .devpack/googlenet_b1_ios-both.db) replayed 0.246 ms against
+    # nimble-dataflow's 0.241, although the search timed it at 0.2354 against nimble's 0.2370
+    # (call149 on 95d47ad: 0.247 against 0.237). Is it the warm-up, or the kernels? In fresh
+    # processes, alternating, 3 rounds: the stored best and nimble-dataflow with 20 and with 2000
+    # warm-up launches; each run's convolution choices written; then nimble-dataflow with the
+    # stored best's choices pinned, and the stored best with nimble's.
+    o=/tmp/call162 db=.devpack/googlenet_b1_ios-both.db; mkdir -p "$o"
+    rep() {  # rep NAME ROUND WARMUP SCHEDULE-ARGS...: a line "NAME ROUND WARMUP median" in DIR/ab.tsv
+      local name=$1 round=$2 warmup=$3; shift 3
+      echo "$name $round $warmup $(timeout 60 .devpack/iostune replay --model googlenet \
+        --warmup "$warmup" --iters 300 "$@" 2>"$o/$name.$round.$warmup.err" | median_ms)"
+    }
+    for round in 1 2 3; do
+      for warmup in 20 2000; do
+        rep stored "$round" "$warmup" --db "$db" --conv-choices-out "$o/stored.choices.json"
+        rep nimble-dataflow "$round" "$warmup" --db "$db" --schedule-source nimble --form dataflow \
+          --conv-choices-out "$o/nimble.choices.json"
+      done
+      rep nimble-dataflow-stored-kernels "$round" 20 --db "$db" --schedule-source nimble \
+        --form dataflow --conv-choices "$o/stored.choices.json"
+    done >"$o/ab.tsv"
+    cat "$o/ab.tsv"
+    tail -n 2 "$o"/*.err | cut -c1-200 | head -20
+    tar czf "${OUT:-device-out}/call162.tar.gz" -C /tmp call162 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -609,18 +609,25 @@ def iostune_commit(record):
 
 
 def mark_binaries(rows, runs, profiles):
-    """The summary should come from one binary: the commit most of its iostune records name.
-    A row (or the bound beside it) written by another binary is marked so; an iostune row
-    faster than its critical-path bound is marked as the bug it is (the bound sums isolated
-    kernel times along the longest path: nothing runs faster)."""
-    commits = [c for c in (iostune_commit(r) for r in runs + profiles) if c]
+    """The summary should come from one binary: the commit most of its shown iostune rows
+    name (counting the rows, not every record, so that a session which re-measured most rows
+    names its binary even when an earlier session left more records behind; the records'
+    commits decide only where no row names one). A row (or the bound beside it) written by
+    another binary is marked so; an iostune row faster than its critical-path bound is marked
+    as the bug it is (the bound sums isolated kernel times along the longest path: nothing
+    runs faster)."""
+    by_file = {os.path.basename(r["_path"]): r for r in runs}
+    row_commit = {}
+    for i, row in enumerate(rows):
+        rec = by_file.get(row.get("raw_file"))
+        row_commit[i] = iostune_commit(rec) if rec else None
+    commits = [c for c in row_commit.values() if c]
+    commits = commits or [c for c in (iostune_commit(r) for r in runs + profiles) if c]
     if not commits:
         return None
     main_commit = max(set(commits), key=commits.count)
-    by_file = {os.path.basename(r["_path"]): r for r in runs}
-    for row in rows:
-        rec = by_file.get(row.get("raw_file"))
-        commit = iostune_commit(rec) if rec else None
+    for i, row in enumerate(rows):
+        commit = row_commit[i]
         if commit and commit != main_commit:
             row["other_binary"] = commit
         bound_commit = row.get("bound_commit")
@@ -1021,6 +1028,11 @@ def self_test():
         device = {"name": "Synthetic GPU"}
         for system, median, commit, date in (
                 ("iostune-sequential", 2.0, "aaa", "2025-05-02T10:00:00Z"),
+                # Older runs of a row re-measured later: more records name bbb than aaa, but
+                # more shown rows name aaa, so aaa is the summary's binary.
+                ("iostune-greedy", 1.1, "bbb", "2025-05-02T10:00:10Z"),
+                ("iostune-greedy", 1.1, "bbb", "2025-05-02T10:00:20Z"),
+                ("iostune-greedy", 1.1, "bbb", "2025-05-02T10:00:30Z"),
                 ("iostune-greedy", 1.0, "aaa", "2025-05-02T10:01:00Z"),
                 ("iostune-nimble", 0.5, "bbb", "2025-05-02T10:02:00Z"),
                 ("iostune-ios-both", 0.1, "ccc", "2025-04-01T10:00:00Z")):
@@ -1037,7 +1049,7 @@ def self_test():
         by_system = {r["system"]: r for r in marked["rows"] if r.get("raw_file")}
         md_session = open(os.path.join(tmp, "session_out", "summary.md"), encoding="utf-8").read()
         check(marked["binary"] == "aaa" and "iostune-ios-both" not in by_system,
-              "--since keeps one session's records; the binary is the one most records name")
+              "--since keeps one session's records; the binary is the one most shown rows name")
         check(by_system["iostune-nimble"].get("other_binary") == "bbb" and
               "other_binary" not in by_system["iostune-greedy"] and
               "iostune-nimble (binary bbb)" in md_session, "a row from another binary is marked")
