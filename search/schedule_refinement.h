@@ -80,6 +80,8 @@ struct RefineOptions {
     // what the evaluator runs: the start is then timed again, and every change is judged against
     // it on the new kernels (so the refined schedule keeps their gain, and a candidate timed on
     // the old ones cannot win the final contest by them alone). Its time counts in the budget.
+    // The start contest's other entries were ranked on the old kernels: after the moves they are
+    // timed again beside the result (RefineResult::rival_check).
     std::function<bool(const Schedule&)> on_start;
     // Priority levels to try on the start (Schedule::priorities, one per op each; named), given
     // the start after on_start and before any move: timed in turns beside the start as it is,
@@ -114,6 +116,12 @@ struct StartContestEntry {
     double in_turns_ms = 0;
 };
 
+// One schedule of a contest timed in turns: its label and its timing.
+struct ContestTiming {
+    std::string label;  // "result", "ios-both (dataflow)"
+    double latency_ms = 0;
+};
+
 struct RefineResult {
     Schedule schedule;
     double latency_ms = 0;
@@ -144,6 +152,12 @@ struct RefineResult {
     struct {
         double with_ms = 0, without_ms = 0;
     } priority_check;
+    // When on_start changed what runs: the result ("result", first) and the start contest's
+    // other entries timed again in turns after the moves, on the kernels on_start chose. A rival
+    // faster by min_gain (computing the right thing) became the result, as a start of its own
+    // (`start` and `kept` say so; the moves' steps are gone with the schedule they changed).
+    // Empty when not made.
+    std::vector<ContestTiming> rival_check;
     // How near the moves came (block recombinations included): how many were timed, the least
     // ratio of a move's first timing to the schedule it moved from (0: none timed), and how many
     // that passed the margin then failed their second timing. A start no move beats, with the

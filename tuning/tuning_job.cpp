@@ -89,6 +89,8 @@ nlohmann::json refine_to_json(const RefineResult& r) {
     nlohmann::json contest = nlohmann::json::array();
     for (const StartContestEntry& e : r.start_contest)
         contest.push_back({{"start", e.label}, {"first_ms", e.first_ms}, {"in_turns_ms", e.in_turns_ms}});
+    nlohmann::json rivals = nlohmann::json::object();
+    for (const ContestTiming& t : r.rival_check) rivals[t.label] = t.latency_ms;
     nlohmann::json priorities = nlohmann::json::object(), handovers = nlohmann::json::object();
     for (const PriorityTiming& t : r.priority_trial) {
         priorities[t.name] = t.latency_ms;
@@ -110,6 +112,7 @@ nlohmann::json refine_to_json(const RefineResult& r) {
             {"unconfirmed", r.unconfirmed},
             {"candidates", std::move(candidates)},
             {"start_contest", std::move(contest)},
+            {"rival_check", std::move(rivals)},
             {"kept", std::move(kept)}};
 }
 

@@ -2273,6 +2273,30 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
     cat "$o/ab.tsv"
     tail -n 2 "$o"/*.err | cut -c1-200 | head -20
     tar czf "${OUT:-device-out}/call162.tar.gz" -C /tmp call162 ;;
+  call163)
+    # (Thirtieth session, one H200.) call162 again after the refinement times the start
+    # contest's rivals again on the kernels chosen on its start (RefineResult::rival_check):
+    # GoogLeNet TF32 searched with the defaults, its stored best perturbed, then replayed beside
+    # nimble-dataflow on the stored kernels in fresh processes, 2 rounds.
+    o=/tmp/call163; mkdir -p "$o"
+    search_key "$o" 0 .devpack/iostune googlenet 1
+    db=$o/googlenet_b1_0.db
+    .devpack/iostune replay --model googlenet --db "$db" --iters 20 \
+      --conv-choices-out "$o/stored.choices.json" >/dev/null 2>&1
+    for round in 1 2; do
+      echo "stored $round $(.devpack/iostune replay --model googlenet --db "$db" --iters 300 |
+        median_ms)"
+      echo "nimble-dataflow-stored-kernels $round $(.devpack/iostune replay --model googlenet \
+        --db "$db" --schedule-source nimble --form dataflow --iters 300 \
+        --conv-choices "$o/stored.choices.json" | median_ms)"
+    done | tee "$o/ab.tsv"
+    cat "$o/perturb_gpu0.log"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['stats']['refine']
+print('kept', d['kept_strategy'], 'start', r['start'], 'measured', d['measured_latency_ms'])
+print('rival_check', r.get('rival_check')); print('kept steps', [k['move'] for k in r['kept']])
+print('baselines', d['baselines_latency_ms'])" "$o/googlenet_b1_0.json"
+    rm -f "$o"/*.db
+    tar czf "${OUT:-device-out}/call163.tar.gz" -C /tmp call163 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -321,6 +321,70 @@ TEST_CASE("refinement: on a GPU the start is the fastest of the near candidates 
     CHECK(refine_schedule(g, candidates, simulated, options).start_contest.empty());
 }
 
+TEST_CASE("refinement: when on_start changed the kernels, the start contest's rivals are timed "
+          "again and a faster one becomes the result",
+          "[refine]") {
+    const Graph g = build_zoo_model("googlenet", 1);
+    const Schedule a = with_form(make_baseline("greedy", g), ScheduleForm::Staged);
+    const Schedule b = with_form(make_baseline("nimble", g), ScheduleForm::Dataflow);
+    // Fixed times: a 1.00 ms, b 1.02 (near it, so a rival), anything else (a move) 1.5; once
+    // the kernels changed (on_start), b takes `b_after`.
+    class Fixed final : public ScheduleEvaluator {
+    public:
+        Fixed(const Schedule& a, const Schedule& b)
+            : a_(schedule_to_json(a).dump()), b_(schedule_to_json(b).dump()) {}
+        ScheduleMeasurement measure(const Schedule& s) override {
+            const std::string json = schedule_to_json(s).dump();
+            ScheduleMeasurement m;
+            m.latency_ms = json == a_ ? 1.0 : json == b_ ? (kernels_changed ? b_after : 1.02) : 1.5;
+            return m;
+        }
+        std::string name() const override { return "fixed"; }
+        bool simulated() const override { return false; }
+        bool kernels_changed = false;
+        double b_after = 1.02;
+
+    private:
+        std::string a_, b_;
+    } evaluator(a, b);
+    const std::vector<RefineCandidate> candidates = {{"a", a, ScheduleForm::Staged},
+                                                     {"b", b, ScheduleForm::Dataflow}};
+    RefineOptions options;
+    options.max_evaluations = 20;
+    options.recombine_blocks = false;
+    options.on_start = [&](const Schedule&) { return evaluator.kernels_changed = true; };
+
+    // The kernels chosen on a run b faster by 10%: b is the result, as a start of its own.
+    evaluator.b_after = 0.92;
+    const RefineResult won = refine_schedule(g, candidates, evaluator, options);
+    CHECK(won.start == "b (dataflow)");
+    CHECK(schedule_to_json(won.schedule) == schedule_to_json(b));
+    CHECK(won.latency_ms == Approx(0.92));
+    REQUIRE(won.kept.size() == 1);
+    CHECK(won.kept.front().move.rfind("start b (dataflow) (timed again on the kernels chosen on a "
+                                      "(staged))", 0) == 0);
+    REQUIRE(won.rival_check.size() == 2);
+    CHECK(won.rival_check[0].label == "result");
+    CHECK(won.rival_check[0].latency_ms == Approx(1.0));
+    CHECK(won.rival_check[1].label == "b (dataflow)");
+
+    // Within the margin: the result stays, and the check is recorded.
+    evaluator.kernels_changed = false;
+    evaluator.b_after = 0.999;
+    const RefineResult kept = refine_schedule(g, candidates, evaluator, options);
+    CHECK(kept.start == "a (staged)");
+    CHECK(schedule_to_json(kept.schedule) == schedule_to_json(a));
+    CHECK(kept.rival_check.size() == 2);
+
+    // Nothing changed what runs: no rival is timed again.
+    evaluator.kernels_changed = false;
+    evaluator.b_after = 0.5;
+    options.on_start = [](const Schedule&) { return false; };
+    const RefineResult unchanged = refine_schedule(g, candidates, evaluator, options);
+    CHECK(unchanged.start == "a (staged)");
+    CHECK(unchanged.rival_check.empty());
+}
+
 TEST_CASE("refinement: the priority levels that time faster in turns are kept, and moves keep "
           "them; levels that change nothing are not",
           "[refine]") {
