@@ -291,9 +291,11 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
     const auto begin = SteadyClock::now();
     RefineResult result;
     std::set<std::string> seen;  // schedules already evaluated (their JSON)
+    // `reserve_s`: seconds kept for the rival check after the moves (set once it is known).
+    double reserve_s = 0;
     const auto out_of_budget = [&] {
         return result.evaluations >= options.max_evaluations ||
-               seconds_since(begin) >= options.time_budget_s;
+               seconds_since(begin) >= options.time_budget_s - reserve_s;
     };
     // Whether the schedule computes the sequential schedule's result; the first that does not is
     // recorded (why, at which evaluation, and the schedule).
@@ -353,6 +355,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
     // The start contest's entries other than the start: timed again after the moves when
     // on_start changed what runs (below).
     std::vector<std::pair<std::string, Schedule>> rivals;
+    double contest_s = 0;  // what timing the contest in turns took
     if (!evaluator.simulated()) {
         // Those near the fastest timed again in turns; the fastest in turns is the start.
         const auto first_ms = [&](size_t k) { return result.candidates[k].latency_ms; };
@@ -365,7 +368,9 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         if (near.size() > 1) {
             std::vector<Schedule> schedules;
             for (size_t k : near) schedules.push_back(tried[k].second);
+            const auto contest_begin = SteadyClock::now();
             const std::vector<ScheduleMeasurement> turns = evaluator.measure_in_turns(schedules);
+            contest_s = seconds_since(contest_begin);
             result.evaluations += int(near.size());
             bool any = false;
             for (size_t i = 0; i < near.size(); ++i) {
@@ -385,6 +390,8 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         }
     }
     const bool start_changed = options.on_start && options.on_start(result.schedule);
+    // The rival check (after the moves) times as many schedules as the contest did, or fewer.
+    if (start_changed && !rivals.empty()) reserve_s = contest_s;
     if (start_changed) {
         const ScheduleMeasurement again = evaluator.measure(result.schedule);
         ++result.evaluations;
@@ -508,7 +515,7 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
     // moves on greedy's staged form whose kernels then ran the contest's "ios-both (dataflow)"
     // 2.5% faster than the result, in replay, in three fresh processes. So the contest's other
     // entries are timed again in turns beside the result; one faster by the margin becomes the
-    // result, as a start of its own. Past the budget, like the check below: one timing in turns.
+    // result, as a start of its own. Its time is kept from the moves' (reserve_s).
     if (start_changed && !rivals.empty()) {
         std::vector<Schedule> schedules{result.schedule};
         for (const auto& rival : rivals) schedules.push_back(rival.second);
