@@ -2274,8 +2274,9 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
     tail -n 2 "$o"/*.err | cut -c1-200 | head -20
     tar czf "${OUT:-device-out}/call162.tar.gz" -C /tmp call162 ;;
   call163)
-    # (Thirtieth session, one H200.) call162 again after the refinement times the start
-    # contest's rivals again on the kernels chosen on its start (RefineResult::rival_check):
+    # (Thirtieth session, one H200, not yet run.) call162 again after the refinement times the
+    # start contest's rivals again on the kernels chosen on its start (RefineResult::rival_check)
+    # and the final contest times greedy and nimble in both forms:
     # GoogLeNet TF32 searched with the defaults, its stored best perturbed, then replayed beside
     # nimble-dataflow on the stored kernels in fresh processes, 2 rounds.
     o=/tmp/call163; mkdir -p "$o"
