@@ -480,9 +480,10 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
 // from the schedules: the sequential output as the reference, every candidate's output in both
 // forms checked against it, the measured refinement (schedule_refinement.h), the refined
 // schedule's output checked, and the final timings, as replay measures, of the refined
-// schedule, the DP's and each baseline's faster form. (With several convolution objectives, the
-// engine is the winner's of end_to_end_engine.) `budget_left_s()`: seconds left of the search's
-// budget (infinite without one). Once the checks are done, the refinement gets kRefineShare of
+// schedule, the DP's faster form and each baseline's (contenders in both forms, the faster
+// standing for it). (With several convolution objectives, the engine is the winner's of
+// end_to_end_engine.) `budget_left_s()`: seconds left of the search's budget (infinite without
+// one). Once the checks are done, the refinement gets kRefineShare of
 // what is left after the final timings' least share; the final timings get the rest.
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
