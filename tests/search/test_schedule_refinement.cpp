@@ -321,6 +321,52 @@ TEST_CASE("refinement: on a GPU the start is the fastest of the near candidates 
     CHECK(refine_schedule(g, candidates, simulated, options).start_contest.empty());
 }
 
+TEST_CASE("refinement: the start's time is one made after the contest chose it, not the contest's "
+          "least",
+          "[refine]") {
+    const Graph g = build_zoo_model("googlenet", 1);
+    // The contest's timings in turns run 5% low (the least of noisy timings); every timing after
+    // it is the simulated timeline's.
+    class LuckyContest final : public OnTimeline {
+    public:
+        explicit LuckyContest(const Graph& graph) : OnTimeline(graph, "lucky contest", false) {}
+        std::vector<ScheduleMeasurement> measure_in_turns(
+            const std::vector<Schedule>& schedules) override {
+            std::vector<ScheduleMeasurement> out = OnTimeline::measure_in_turns(schedules);
+            if (contests++ == 0)
+                for (ScheduleMeasurement& m : out) m.latency_ms *= 0.95;
+            return out;
+        }
+        int contests = 0;
+    };
+    RefineOptions options;
+    options.max_evaluations = 0;  // the start only
+    options.recombine_blocks = false;
+    int before_moves = 0;
+    for (const bool trial : {false, true}) {
+        INFO((trial ? "timed again by the priority trial" : "timed again on its own"));
+        LuckyContest evaluator(g);
+        if (trial) {
+            // Levels the timeline ignores: "none" ties with them, and none is kept. The trial
+            // runs while evaluations are left, the moves after it do not (the run without a
+            // trial made its one timing again where the trial now starts).
+            options.priority_variants = [&](const Schedule&) {
+                return std::vector<PriorityVariant>{
+                    {"all raised", std::vector<int>(size_t(g.size()), 1)}};
+            };
+            options.max_evaluations = before_moves;
+        }
+        const RefineResult r = refine_schedule(g, baseline_candidates(g), evaluator, options);
+        REQUIRE(!r.start_contest.empty());
+        const double truth = OnTimeline(g, "truth", false).measure(r.schedule).latency_ms;
+        CHECK(r.kept.front().latency_ms == Approx(0.95 * truth));  // the contest's
+        CHECK(r.latency_ms == Approx(truth));
+        CHECK(r.priority_trial.empty() == !trial);
+        CHECK(r.kept.size() == 1);
+        before_moves = r.evaluations;
+    }
+}
+
 TEST_CASE("refinement: when on_start changed the kernels, the start contest's rivals are timed "
           "again and a faster one becomes the result",
           "[refine]") {
