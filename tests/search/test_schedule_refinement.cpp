@@ -400,7 +400,7 @@ TEST_CASE("refinement: when on_start changed the kernels, the start contest's ri
     options.recombine_blocks = false;
     options.on_start = [&](const Schedule&) { return evaluator.kernels_changed = true; };
 
-    // The kernels chosen on a run b faster by 10%: b is the result, as a start of its own.
+    // The kernels chosen on a run b faster by 8%: b is the result, as a start of its own.
     evaluator.b_after = 0.92;
     const RefineResult won = refine_schedule(g, candidates, evaluator, options);
     CHECK(won.start == "b (dataflow)");
