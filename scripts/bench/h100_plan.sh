@@ -2275,10 +2275,11 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
     tar czf "${OUT:-device-out}/call162.tar.gz" -C /tmp call162 ;;
   call163)
     # (Thirtieth session, one H200, not yet run.) call162 again after the refinement times the
-    # start contest's rivals again on the kernels chosen on its start (RefineResult::rival_check)
-    # and the final contest times greedy and nimble in both forms:
-    # GoogLeNet TF32 searched with the defaults, its stored best perturbed, then replayed beside
-    # nimble-dataflow on the stored kernels in fresh processes, 2 rounds.
+    # start contest's rivals again on the kernels chosen on its start (RefineResult::rival_check),
+    # the final contest times greedy and nimble in both forms, and the start's time is one made
+    # after its contest: GoogLeNet TF32 searched with the defaults, its stored best perturbed,
+    # then replayed beside nimble-dataflow on the stored kernels in fresh processes, 2 rounds;
+    # then HRNet-W18 small v2 fp16 (call161's contest kept greedy there). About 250 s.
     o=/tmp/call163; mkdir -p "$o"
     search_key "$o" 0 .devpack/iostune googlenet 1
     db=$o/googlenet_b1_0.db
@@ -2296,6 +2297,8 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
 print('kept', d['kept_strategy'], 'start', r['start'], 'measured', d['measured_latency_ms'])
 print('rival_check', r.get('rival_check')); print('kept steps', [k['move'] for k in r['kept']])
 print('baselines', d['baselines_latency_ms'])" "$o/googlenet_b1_0.json"
+    hrnet_on_gpu 0 "$o" call163 fp16
+    grep -hE "^== |iostune-|torch-|profile:" "$o/hrnet_fp16.log" | cut -c1-150
     rm -f "$o"/*.db
     tar czf "${OUT:-device-out}/call163.tar.gz" -C /tmp call163 ;;
   call151)
