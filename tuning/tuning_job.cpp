@@ -483,8 +483,8 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
 // schedule, the DP's faster form and each baseline's (contenders in both forms, the faster
 // standing for it). (With several convolution objectives, the engine is the winner's of
 // end_to_end_engine.) `budget_left_s()`: seconds left of the search's budget (infinite without
-// one). Once the checks are done, the refinement gets kRefineShare of
-// what is left after the final timings' least share; the final timings get the rest.
+// one). Once the checks are done, the refinement gets kRefineShare of what is left after the
+// final timings' least share; the final timings get the rest.
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
                             TensorLayout layout, const ConvChoices& known,
