@@ -54,6 +54,7 @@ struct ReplayCommandOptions {
     std::vector<int> batch_sizes;  // several tuned sizes: cli/batch_replay_report.h
     std::vector<int> requests;
     bool no_memory_reuse = false;
+    std::size_t arena_offset = 0;  // --arena-offset
     std::string conv_objective = "alone";
     std::string conv_choices_in, conv_choices_out;  // --conv-choices, --conv-choices-out
 };
@@ -252,6 +253,12 @@ void run_replay(const ReplayCommandOptions& o) {
     options.schedule_source = o.schedule_source;
     options.shared_input = o.models.shared_input;
     options.reuse_memory = !o.no_memory_reuse;
+    if (o.arena_offset % 256 != 0)
+        throw Error(fmt::format("--arena-offset {} is not a multiple of 256 bytes (the alignment "
+                                "the kernels' vector loads need): give a multiple of 256",
+                                o.arena_offset),
+                    ErrorKind::BadInput);
+    options.arena_offset = o.arena_offset;
     options.conv_objective = o.conv_objective;
     if (!o.conv_choices_in.empty()) {
         // A stored schedule runs the kernels stored with it: pinning others would be ignored.
@@ -434,6 +441,10 @@ void add_replay_command(CLI::App& app) {
     cmd->add_flag("--no-memory-reuse", o->no_memory_reuse,
                   "give every activation bytes of its own (no arena reuse): to measure what the "
                   "liveness-planned arena saves");
+    cmd->add_option("--arena-offset", o->arena_offset,
+                    "place every activation this many bytes further into its allocation (a "
+                    "multiple of 256): to measure how much the latency depends on where the "
+                    "buffers land");
     cmd->add_option("--conv-objective", o->conv_objective,
                     fmt::format("how convolutions a schedule does not pin are chosen: alone "
                                 "(fastest on an idle GPU) or corun (of those within {:.0f}% of "

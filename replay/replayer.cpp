@@ -81,6 +81,7 @@ EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layo
     engine_options.device = options.device;
     engine_options.float_io = !options.native_io;
     engine_options.reuse_memory = options.reuse_memory;
+    engine_options.arena_offset = options.arena_offset;
     engine_options.conv_objective = conv_objective_from_string(options.conv_objective);
     if (!options.conv_choices_json.empty()) {
         const nlohmann::json choices = nlohmann::json::parse(options.conv_choices_json, nullptr,
@@ -392,7 +393,8 @@ std::vector<Replayer> Replayer::sharing_memory(std::vector<ReplayTarget> targets
     bool reuse = targets.size() > 1;
     for (const ReplayTarget& t : targets) reuse = reuse && t.engine_options.reuse_memory;
     if (reuse) {
-        const auto arena = std::make_shared<DeviceArena>(shared_arena_bytes(targets));
+        const auto arena = std::make_shared<DeviceArena>(
+            shared_arena_bytes(targets), targets.front().engine_options.arena_offset);
         for (ReplayTarget& t : targets) t.engine_options.arena = arena;
     }
     // The first engine of each layout uploads the weights; the others use them (the graphs are

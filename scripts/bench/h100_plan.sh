@@ -2301,6 +2301,45 @@ print('baselines', d['baselines_latency_ms'])" "$o/googlenet_b1_0.json"
     grep -hE "^== |iostune-|torch-|profile:" "$o/hrnet_fp16.log" | cut -c1-150
     rm -f "$o"/*.db
     tar czf "${OUT:-device-out}/call163.tar.gz" -C /tmp call163 ;;
+  call164)
+    # (Thirty-first session, not yet run.) Does a schedule's latency depend on where its buffers
+    # land? A search compares schedules inside one process, on an arena it reuses and regrows,
+    # while replay runs each in a fresh process, and the two disagree beyond their noise:
+    # GoogLeNet TF32's stored schedule timed 1.8% ahead of nimble-dataflow in turns in its
+    # search (call161 on 0c7eedb) and replays 1.5-2.6% behind it in fresh processes, which agree
+    # with each other to 0.2% (call162). Here every replay is a fresh process on the same
+    # kernels (pinned from the first), with `--arena-offset` moving every activation: offset 0
+    # twice (the process noise), then 4 KiB .. 8 MiB. Two schedules of three keys; about 200 s.
+    o=/tmp/call164; mkdir -p "$o"
+    offsets="0 0 4096 65536 524288 1048576 1572864 2097152 3145728 8388608"
+    for key in "googlenet tf32" "inception_v3 tf32" "randwire fp16"; do
+      read -r m p <<<"$key"
+      for schedule in "nimble dataflow" "greedy staged"; do
+        read -r src form <<<"$schedule"
+        rep=(.devpack/iostune replay --model "$m" --precision "$p" --schedule-source "$src"
+             --form "$form")
+        choices=$o/$m.$p.$src.$form.choices.json
+        timeout 60 "${rep[@]}" --iters 20 --conv-choices-out "$choices" >/dev/null 2>&1
+        for off in $offsets; do
+          echo "$m $p $src-$form $off $(timeout 60 "${rep[@]}" --iters 300 \
+            --conv-choices "$choices" --arena-offset "$off" 2>>"$o/err.log" | median_ms)"
+        done
+      done
+    done | tee "$o/offsets.tsv"
+    tail -n 3 "$o/err.log" 2>/dev/null | cut -c1-200
+    python3 - "$o/offsets.tsv" <<'PY'
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 5: rows[tuple(f[:3])].append((int(f[3]), float(f[4])))
+for key, runs in rows.items():
+    zero = [ms for off, ms in runs if off == 0]
+    every = [ms for _, ms in runs]
+    print(" ".join(key), f"offset 0 twice: {zero}; all {len(every)}: {min(every):.4f}-"
+          f"{max(every):.4f} ms, spread {100 * (max(every) / min(every) - 1):.1f}%")
+PY
+    tar czf "${OUT:-device-out}/call164.tar.gz" -C /tmp call164 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -19,13 +19,21 @@ namespace iostune {
 
 class DeviceArena {
 public:
-    explicit DeviceArena(size_t bytes) : buffer_(bytes) {}
+    // `offset`: bytes left unused before the region (a multiple of 256, checked by
+    // EngineOptions' users), so that every buffer of a plan lands that much further on: a
+    // diagnostic of how much a schedule's latency depends on where its buffers lie
+    // (EngineOptions::arena_offset).
+    explicit DeviceArena(size_t bytes, size_t offset = 0)
+        : buffer_(bytes + offset), offset_(offset), bytes_(bytes) {}
 
-    void* data() const { return buffer_.get(); }
-    size_t bytes() const { return buffer_.bytes(); }
+    void* data() const { return static_cast<char*>(buffer_.get()) + offset_; }
+    size_t bytes() const { return bytes_; }  // the region's, without the offset
+    size_t offset() const { return offset_; }
 
 private:
     DeviceBuffer buffer_;
+    size_t offset_;
+    size_t bytes_;
 };
 
 }  // namespace iostune

@@ -46,6 +46,11 @@ Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(st
         default: blas_math = CUBLAS_DEFAULT_MATH; break;
     }
     if (graph.size() == 0) throw Error("Engine: the graph has no ops");
+    if (options.arena_offset % EngineOptions::kArenaOffsetAlignment != 0)
+        throw Error(fmt::format("an arena offset of {} bytes is not a multiple of {} (the "
+                                "alignment the kernels' vector loads need): give a multiple",
+                                options.arena_offset, EngineOptions::kArenaOffsetAlignment),
+                    ErrorKind::BadInput);
     require_engine_memory(graph, options.precision, dtype_bytes(dtype));  // before any allocation
     if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, options.weight_seed);
     if (options.arena) {
@@ -584,6 +589,7 @@ EngineMemory Engine::memory() const {
     m.io = im.io_region.bytes();
     m.arena = im.arena->bytes();
     m.arena_shared = im.arena_given;
+    m.other += im.arena->offset();  // allocated, never used (EngineOptions::arena_offset)
     for (const DeviceBuffer& w : im.workspaces) m.workspaces += w.bytes();
     for (const auto& lane : im.lanes) m.workspaces += lane->cublas_workspace.bytes();
     for (const auto& [s, merge] : im.merges) {

@@ -122,6 +122,11 @@ struct EngineOptions {
     // never run at the same time as this one; it must hold every plan this engine uses
     // (plan_memory_for(...).shared_bytes), else the plan is refused. Unset: the engine's own.
     std::shared_ptr<DeviceArena> arena = nullptr;
+    // Bytes the engine's own arena leaves unused before its region, a multiple of 256: every
+    // activation then lies that much further on (a diagnostic of how much latency depends on
+    // where the buffers land: `replay --arena-offset`). Ignored with a given arena.
+    size_t arena_offset = 0;
+    static constexpr size_t kArenaOffsetAlignment = 256;
     // Weights another engine uploaded (Engine::weights()) for the same model (same structure and
     // values), precision and layout, e.g. the same model at another batch size: used instead of
     // a copy of this engine's own. Refused when they are not this graph's.
@@ -158,7 +163,8 @@ struct EngineMemory {
     bool arena_shared = false;   // given (EngineOptions::arena), possibly used by other engines
     size_t workspaces = 0;       // cuDNN/cuBLASLt workspace slots and each lane's cuBLAS one
     // Outside the plan: outputs of merge stages run without being planned, staging buffers of
-    // their convolutions, memory kept for CUDA graphs captured under earlier plans.
+    // their convolutions, memory kept for CUDA graphs captured under earlier plans, the bytes
+    // an arena offset leaves unused (EngineOptions::arena_offset).
     size_t other = 0;
     size_t total() const;
 };

@@ -265,6 +265,12 @@ TEST_CASE("user errors give one clear message and a non-zero exit", "[cli]") {
         CHECK(r.exit_code == 1);
         CHECK_THAT(r.err, Catch::Contains("a stored schedule runs the kernels stored with it"));
     }
+    SECTION("an arena offset the kernels' alignment forbids: refused before any GPU work") {
+        const Result r = run("replay --model squeezenet1_1 --schedule-source sequential "
+                             "--arena-offset 100");
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("--arena-offset 100 is not a multiple of 256"));
+    }
     SECTION("a schedule file that cannot be read or is not JSON") {
         Result r = run("replay --model squeezenet1_1 --schedule-file " +
                        quoted(scratch_dir() / "absent_schedule.json"));

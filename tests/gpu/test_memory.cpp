@@ -281,3 +281,29 @@ TEST_CASE("a Replayer reports the device memory its plan holds", "[gpu][replay][
     CHECK(info.device_memory_bytes >=
           info.weight_bytes + info.activation_bytes + info.workspace_bytes);
 }
+
+TEST_CASE("an arena offset moves every activation and changes nothing it computes",
+          "[gpu][engine][memory]") {
+    // `replay --arena-offset` asks whether latency depends on where the buffers land; its answer
+    // means something only if the offset schedule computes exactly what the plain one does.
+    const Graph graph = zoo_graph("googlenet", 1);
+    const Schedule nimble = with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow);
+    std::vector<HostTensor> outs;
+    ConvChoices kernels;  // the first engine's, pinned in the others: the same kernels run
+    for (const size_t offset : {size_t(0), size_t(17 * 256), size_t(3) << 20}) {
+        EngineOptions options = options_with(Precision::Tf32);
+        options.schedule = nimble;
+        options.arena_offset = offset;
+        options.conv_choices = kernels;
+        Engine engine(graph, options);
+        CudaGraphExec exec = engine.capture(nimble);
+        outs.push_back(run_captured(engine, exec));
+        CHECK(engine.memory().other >= offset);  // the unused bytes are accounted for
+        if (offset == 0) kernels = engine.conv_choices();
+    }
+    CHECK(relative_error(outs[0], outs[1]) == 0.0);
+    CHECK(relative_error(outs[0], outs[2]) == 0.0);
+    EngineOptions misaligned = options_with(Precision::Tf32);
+    misaligned.arena_offset = 100;
+    CHECK_THROWS_WITH(Engine(graph, misaligned), Catch::Contains("not a multiple of 256"));
+}

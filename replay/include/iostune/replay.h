@@ -77,6 +77,9 @@ struct ReplayOptions {
     // false: every activation keeps bytes of its own, as before the liveness-planned arena (a
     // diagnostic: what the arena saves, and that it costs no latency; `replay --no-memory-reuse`).
     bool reuse_memory = true;
+    // Bytes left unused before the activation arena's region, a multiple of 256 (a diagnostic:
+    // how much the latency depends on where the buffers land; `replay --arena-offset`).
+    std::size_t arena_offset = 0;
     // How convolutions the schedule does not pin (a baseline's, a schedule stored without
     // choices) are chosen: "alone" (the fastest on an idle GPU) or "corun" (of those within 25%
     // of it, the fastest two at once: docs/search.md).
