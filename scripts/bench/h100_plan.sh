@@ -2309,8 +2309,12 @@ print('baselines', d['baselines_latency_ms'])" "$o/googlenet_b1_0.json"
     # search (call161 on 0c7eedb) and replays 1.5-2.6% behind it in fresh processes, which agree
     # with each other to 0.2% (call162). Here every replay is a fresh process on the same
     # kernels (pinned from the first), with `--arena-offset` moving every activation: offset 0
-    # twice (the process noise), then 4 KiB .. 8 MiB. Two schedules of three keys; about 200 s.
+    # twice (the process noise), then 4 KiB .. 8 MiB. Two schedules of three keys. First the
+    # same question inside one process: the [placement] case times one schedule captured on six
+    # arenas (offset 0 twice) in turns, on shared weights and kernels. About 230 s.
     o=/tmp/call164; mkdir -p "$o"
+    gpu_tests "$o" 0 "[placement]" 90
+    grep -vE "^(\.\.\.|---|===)" "$o/t0.log" | tail -n 30
     offsets="0 0 4096 65536 524288 1048576 1572864 2097152 3145728 8388608"
     for key in "googlenet tf32" "inception_v3 tf32" "randwire fp16"; do
       read -r m p <<<"$key"
