@@ -46,6 +46,7 @@ struct SearchCommandOptions {
     std::int64_t set_part_states = SearchOptions{}.max_set_part_states;
     double time_budget_s = TuningOptions{}.time_budget_s;
     double memory_limit = TuningOptions{}.memory_limit;
+    int placements = TuningOptions{}.placements;
     std::string stage_timing = "warm";
     std::string conv_objective = "auto";
     std::uint64_t seed = TuningOptions{}.seed;
@@ -228,6 +229,7 @@ void run_search(const SearchCommandOptions& o) {
     options.contenders = o.contenders;
     options.time_budget_s = o.time_budget_s;
     options.memory_limit = o.memory_limit;
+    options.placements = o.placements;
     options.cold_stage_timing = o.stage_timing == "cold";
     options.conv_objectives = o.conv_objective == "auto"
                                   ? std::vector<ConvObjective>{ConvObjective::Alone,
@@ -322,6 +324,12 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "liveness bound (e.g. 1.3): concurrent stages are cut and dataflow windows "
                     "barred until it fits, at some latency (docs/memory.md); 0: no limit")
         ->check(number_from_zero())
+        ->capture_default_str();
+    cmd->add_option("--placements", o->placements,
+                    "time every end-to-end comparison in turns at this many placements of the "
+                    "activation arena, pooled, so that no gain owed to where buffers happen to "
+                    "land decides (docs/search.md); 1: where it lies")
+        ->check(CLI::Range(1, 8))
         ->capture_default_str();
     cmd->add_option("--conv-objective", o->conv_objective,
                     fmt::format("how convolutions are chosen end to end: alone (the fastest on "

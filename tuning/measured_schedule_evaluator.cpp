@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/error.h"
+#include "tuning/arena_placements.h"
 
 namespace iostune {
 
@@ -13,8 +14,12 @@ constexpr int kSamplesPerTurn = 5;
 }  // namespace
 
 MeasuredScheduleEvaluator::MeasuredScheduleEvaluator(Engine& engine, OutputCheck difference,
-                                                     MeasureOptions timing)
-    : engine_(engine), difference_(std::move(difference)), timing_(timing) {}
+                                                     MeasureOptions timing,
+                                                     std::vector<size_t> placements)
+    : engine_(engine),
+      difference_(std::move(difference)),
+      timing_(timing),
+      placements_(std::move(placements)) {}
 
 bool MeasuredScheduleEvaluator::agrees(const Schedule& schedule, std::string& why) {
     why = difference_(schedule);
@@ -42,26 +47,17 @@ ScheduleMeasurement MeasuredScheduleEvaluator::measure(const Schedule& schedule)
 
 std::vector<ScheduleMeasurement> MeasuredScheduleEvaluator::measure_in_turns(
     const std::vector<Schedule>& schedules) {
+    const PlacedTimings timed =
+        time_placed_in_turns(engine_, schedules, timing_, kSamplesPerTurn, placements_);
     std::vector<ScheduleMeasurement> out(schedules.size());
-    std::vector<CudaGraphExec> execs(schedules.size());
-    std::vector<const CudaGraphExec*> timed;
     for (size_t k = 0; k < schedules.size(); ++k) {
-        try {
-            execs[k] = engine_.capture(schedules[k]);
-            timed.push_back(&execs[k]);
-        } catch (const Error& e) {
+        if (!timed.stats[k]) {
             out[k].ok = false;
-            out[k].error = e.what();
+            out[k].error = timed.errors[k];
+            continue;
         }
-    }
-    if (timed.empty()) return out;
-    const std::vector<LatencyStats> stats =
-        measure_interleaved(timed, engine_.origin_stream(), timing_, kSamplesPerTurn);
-    for (size_t k = 0, t = 0; k < schedules.size(); ++k) {
-        if (!out[k].ok) continue;
-        out[k].latency_ms = stats[t].median_ms;
-        out[k].spread_ms = stats[t].p90_ms - stats[t].p10_ms;
-        ++t;
+        out[k].latency_ms = timed.stats[k]->median_ms;
+        out[k].spread_ms = timed.stats[k]->p90_ms - timed.stats[k]->p10_ms;
     }
     return out;
 }

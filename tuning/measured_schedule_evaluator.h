@@ -22,12 +22,18 @@ public:
     // `difference` runs a schedule and says how its output differs from the sequential
     // schedule's ("" when it agrees).
     using OutputCheck = std::function<std::string(const Schedule&)>;
+    // `placements`: arena offsets (arena_placements.h) at which measure_in_turns times the
+    // schedules it compares, sharing its repeats among them (the engine must have the room);
+    // empty or one: where the arena is.
+    static MeasureOptions default_timing() { return {3, 25, 1, 0, 0, RepeatMode::EachRepeat}; }
     MeasuredScheduleEvaluator(Engine& engine, OutputCheck difference,
-                              MeasureOptions timing = {3, 25, 1, 0, 0, RepeatMode::EachRepeat});
+                              MeasureOptions timing = default_timing(),
+                              std::vector<size_t> placements = {});
 
     ScheduleMeasurement measure(const Schedule& schedule) override;
     // Captured one by one, timed in turns of a few samples each (measure_interleaved) with the
-    // same warm-up and repeats; a schedule the engine cannot run is not ok and is left out.
+    // same warm-up and repeats, at each placement; a schedule the engine cannot run is not ok
+    // and is left out.
     std::vector<ScheduleMeasurement> measure_in_turns(
         const std::vector<Schedule>& schedules) override;
     bool agrees(const Schedule& schedule, std::string& why) override;
@@ -38,6 +44,7 @@ private:
     Engine& engine_;
     OutputCheck difference_;
     MeasureOptions timing_;
+    std::vector<size_t> placements_;
     TimingEvents events_;
 };
 

@@ -34,6 +34,7 @@
 #include "src/weights.h"
 #include "search/schedule_refinement.h"
 #include "search/timeline_sim.h"
+#include "tuning/arena_placements.h"
 #include "tuning/job_device.h"
 #include "tuning/kernel_moves.h"
 #include "tuning/measured_cost_model.h"
@@ -160,6 +161,7 @@ EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layo
     engine_options.device = options.device;
     engine_options.conv_choices = conv_choices_for(known, objective);
     engine_options.conv_objective = objective;
+    engine_options.arena_room = arena_room(options.placements);
     return engine_options;
 }
 
@@ -366,7 +368,7 @@ constexpr int kContestPerTurn = 10;
 // two schedules differ by the GPU's drift about as much (the contest kept GoogLeNet TF32's
 // greedy by 0.2% in call80, by under 1% in call69). `result.close_contest` records it.
 void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline>& baselines,
-                          const MeasureOptions& timing,
+                          const MeasureOptions& timing, const std::vector<size_t>& placements,
                           const std::function<void(const std::string&)>& notice) {
     Baseline* rival = nullptr;
     for (Baseline& b : baselines)
@@ -375,10 +377,13 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
             rival = &b;
     if (!rival || result.schedule.median_ms > rival->timing.median_ms * (1 + kCloseContest))
         return;
-    const CudaGraphExec mine = engine.capture(result.refine.schedule);
-    const CudaGraphExec theirs = engine.capture(rival->schedule);
-    const std::vector<LatencyStats> turns =
-        measure_interleaved({&mine, &theirs}, engine.origin_stream(), timing, kContestPerTurn);
+    const PlacedTimings timed = time_placed_in_turns(
+        engine, {result.refine.schedule, rival->schedule}, timing, kContestPerTurn, placements);
+    for (size_t k = 0; k < 2; ++k)
+        if (!timed.stats[k])  // both ran in the final timings just before
+            throw InternalError("the close contest could not run a schedule the final timings "
+                                "ran: " + timed.errors[k]);
+    const std::vector<LatencyStats> turns = {*timed.stats[0], *timed.stats[1]};
     result.close_contest = {{"rival", rival->name},
                             {"refined_ms", result.schedule.median_ms},
                             {"rival_ms", rival->timing.median_ms},
@@ -573,7 +578,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         diagnosed = true;
         notice("refine: the first schedule that disagrees, " + diagnose(s));
         return why;
-    });
+    }, MeasuredScheduleEvaluator::default_timing(), arena_placements(options.placements));
     RefineOptions refine_options;
     refine_options.seed = options.seed;
     // What one launch takes, about: the sequential schedule's, as a rule the slowest; and what
@@ -593,7 +598,9 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     // contenders (timed in both forms: below) once more.
     int final_timings = int(baselines.size()) + 4;
     for (const Baseline& b : baselines) final_timings += both_forms_in_contest(b) ? 1 : 0;
-    const double final_captures_s = final_timings * capture_s;
+    // A close contest at several placements captures its two schedules at each.
+    const int contest_recaptures = 2 * (int(arena_placements(options.placements).size()) - 1);
+    const double final_captures_s = (final_timings + contest_recaptures) * capture_s;
     MeasureOptions least = options.end_to_end;
     least.repeats = std::min(least.repeats, kMinFinalRepeats);
     const double final_reserve_s =
@@ -687,7 +694,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
             }
         }
     }
-    settle_close_contest(engine, result, baselines, final_timing, notice);
+    settle_close_contest(engine, result, baselines, final_timing,
+                         arena_placements(options.placements), notice);
     // What the timings left; the engine's teardown after this is the end-to-end phase's rest.
     if (const double after_s = budget_left_s(); std::isfinite(after_s))
         result.final_timing["budget_left_after_s"] = after_s;
@@ -898,6 +906,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                             {"prune", options.search.prune},
                             {"reference_endings", options.search.reference_endings},
                             {"time_budget_s", options.time_budget_s},
+                            {"placements", arena_placements(options.placements)},
                             {"dp_predicted_ms", summary.dp_predicted_ms},
                             {"dp_schedule", schedule_to_json(result.schedule)},
                             {"sequential_predicted_ms", summary.sequential_predicted_ms},

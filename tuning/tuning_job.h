@@ -70,6 +70,11 @@ struct TuningOptions {
     // and tests on the kernels they had. (Co-run choices once ended in wrong results: a merged
     // op's staging scratch placed over its own views, fixed in call85; docs/search.md.)
     std::vector<ConvObjective> conv_objectives = {ConvObjective::Alone};
+    // Placements of the arena (arena_placements.h) at which the end-to-end phase times every
+    // comparison in turns (the refinement's start contest, its confirmations and checks, the
+    // close contest), each schedule's samples pooled over them. 1: where the arena lies, as
+    // before; more: a gain owed to where the buffers happen to land does not decide.
+    int placements = 1;
 };
 
 struct TuningSummary {

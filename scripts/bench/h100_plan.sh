@@ -287,10 +287,11 @@ set_search_rounds() {
 # runs with --layout LAYOUT and the key ends in _LAYOUT.
 search_key() {
   local dir=$1 gpu=$2 bin=$3 model=$4 batch=$5 key budget=() precision=${PRECISION:-tf32}
-  key="${model}_b${batch}_$gpu${BUDGET:+_t$BUDGET}${LAYOUT:+_$LAYOUT}"
+  key="${model}_b${batch}_$gpu${BUDGET:+_t$BUDGET}${LAYOUT:+_$LAYOUT}${TAG:+_$TAG}"
   [ "$precision" != tf32 ] && key+="_$precision"
   [ -n "${BUDGET:-}" ] && budget=(--time-budget "$BUDGET")
   [ -n "${LAYOUT:-}" ] && budget+=(--layout "$LAYOUT")
+  [ -n "${PLACEMENTS:-}" ] && budget+=(--placements "$PLACEMENTS")
   CUDA_VISIBLE_DEVICES=$gpu timeout $((90 + ${BUDGET:-60})) "$bin" search --model "$model" \
     --batch "$batch" --precision "$precision" "${budget[@]}" --db "$dir/$key.db" --format json \
     >"$dir/$key.json" 2>"$dir/$key.log"
@@ -2344,6 +2345,43 @@ for key, runs in rows.items():
           f"{max(every):.4f} ms, spread {100 * (max(every) / min(every) - 1):.1f}%")
 PY
     tar czf "${OUT:-device-out}/call164.tar.gz" -C /tmp call164 ;;
+  call165)
+    # (Thirty-first session, not yet run; after call164.) `search --placements 3` against the
+    # default (1): GoogLeNet TF32 and Inception V3 fp16 b1 searched both ways, each stored best
+    # then replayed in fresh processes beside greedy and nimble in both forms (their own kernels,
+    # as the summary's rows), two alternating rounds. Does timing at several placements store
+    # schedules that hold in replay? About 330 s.
+    o=/tmp/call165; mkdir -p "$o"
+    for places in 1 3; do
+      TAG=p$places PLACEMENTS=$places search_key "$o" 0 .devpack/iostune googlenet 1
+      TAG=p$places PLACEMENTS=$places PRECISION=fp16 search_key "$o" 0 .devpack/iostune \
+        inception_v3 1
+    done
+    for round in 1 2; do
+      for key in "googlenet tf32 googlenet_b1_0" "inception_v3 fp16 inception_v3_b1_0"; do
+        read -r m p k <<<"$key"
+        suffix=""; [ "$p" != tf32 ] && suffix="_$p"
+        rep=(.devpack/iostune replay --model "$m" --precision "$p" --iters 300)
+        for places in 1 3; do
+          echo "$m $p stored-p$places $round $(timeout 60 "${rep[@]}" \
+            --db "$o/${k}_p$places$suffix.db" | median_ms)"
+        done
+        for src in greedy nimble; do
+          for form in staged dataflow; do
+            echo "$m $p $src-$form $round $(timeout 60 "${rep[@]}" --db "$o/${k}_p1$suffix.db" \
+              --schedule-source "$src" --form "$form" | median_ms)"
+          done
+        done
+      done
+    done | tee "$o/ab.tsv"
+    searches_report "$o"
+    for f in "$o"/*.json; do
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['stats']
+print(sys.argv[1].split('/')[-1], 'kept', d['kept_strategy'], 'predicted', round(d['predicted_latency_ms'], 4),
+      'measured', round(d['measured_latency_ms'], 4), 'placements', s.get('placements'),
+      'contest', s.get('close_contest'), 'total_s', round(s['total_seconds'], 1))" "$f"
+    done
+    tar czf "${OUT:-device-out}/call165.tar.gz" -C /tmp call165 ;;
   call151)
     # (Written in the twenty-seventh session, not yet run.) Is the layout probe worth its share
     # of the budget? In calls 147-150 RandWire b1 spent 19-25 s in the layout phase, 9 s of it

@@ -19,20 +19,28 @@ namespace iostune {
 
 class DeviceArena {
 public:
-    // `offset`: bytes left unused before the region (a multiple of 256, checked by
-    // EngineOptions' users), so that every buffer of a plan lands that much further on: a
-    // diagnostic of how much a schedule's latency depends on where its buffers lie
-    // (EngineOptions::arena_offset).
-    explicit DeviceArena(size_t bytes, size_t offset = 0)
-        : buffer_(bytes + offset), offset_(offset), bytes_(bytes) {}
+    // `offset`: bytes left unused before the region; `room`: how far (at least `offset`) the
+    // region may be moved later (move_to), allocated past it. Both multiples of 256, checked by
+    // the engine. A diagnostic and a search's means of timing a schedule at other placements
+    // (EngineOptions::arena_offset, Engine::place_arena): nothing else moves.
+    explicit DeviceArena(size_t bytes, size_t offset = 0, size_t room = 0)
+        : buffer_(bytes + (room > offset ? room : offset)),
+          offset_(offset),
+          room_(room > offset ? room : offset),
+          bytes_(bytes) {}
 
     void* data() const { return static_cast<char*>(buffer_.get()) + offset_; }
-    size_t bytes() const { return bytes_; }  // the region's, without the offset
+    size_t bytes() const { return bytes_; }  // the region's, without the room around it
     size_t offset() const { return offset_; }
+    size_t room() const { return room_; }  // allocated, never used: offset + what is after
+    // The region starts `offset` bytes in from now on (at most room()); what was written in it
+    // is not moved (nothing in it is kept between launches).
+    void move_to(size_t offset) { offset_ = offset; }
 
 private:
     DeviceBuffer buffer_;
     size_t offset_;
+    size_t room_;
     size_t bytes_;
 };
 

@@ -30,6 +30,15 @@ int planned_convolutions(const Graph& graph) {
     return count;
 }
 
+// Arena offsets keep every buffer at the alignment the kernels' vector loads need.
+void require_arena_offset(size_t bytes, const char* what) {
+    if (bytes % EngineOptions::kArenaOffsetAlignment != 0)
+        throw Error(fmt::format("{} of {} bytes is not a multiple of {} (the alignment the "
+                                "kernels' vector loads need): give a multiple",
+                                what, bytes, EngineOptions::kArenaOffsetAlignment),
+                    ErrorKind::BadInput);
+}
+
 }  // namespace
 
 Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(std::move(opt)) {
@@ -46,11 +55,8 @@ Engine::Impl::Impl(Graph g, EngineOptions opt) : graph(std::move(g)), options(st
         default: blas_math = CUBLAS_DEFAULT_MATH; break;
     }
     if (graph.size() == 0) throw Error("Engine: the graph has no ops");
-    if (options.arena_offset % EngineOptions::kArenaOffsetAlignment != 0)
-        throw Error(fmt::format("an arena offset of {} bytes is not a multiple of {} (the "
-                                "alignment the kernels' vector loads need): give a multiple",
-                                options.arena_offset, EngineOptions::kArenaOffsetAlignment),
-                    ErrorKind::BadInput);
+    require_arena_offset(options.arena_offset, "an arena offset");
+    require_arena_offset(options.arena_room, "an arena's room");
     require_engine_memory(graph, options.precision, dtype_bytes(dtype));  // before any allocation
     if (graph.weights_state() == WeightsState::Absent) init_random_weights(graph, options.weight_seed);
     if (options.arena) {
@@ -418,6 +424,26 @@ void Engine::Impl::launch_schedule(const Schedule& schedule, cudaStream_t origin
 
 CudaGraphExec Engine::capture(const Schedule& schedule) { return CudaGraphExec(record(schedule)); }
 
+size_t Engine::arena_offset() const { return impl_->arena->offset(); }
+
+void Engine::place_arena(size_t offset) {
+    Impl& im = *impl_;
+    if (im.arena_given)
+        throw Error("place_arena: the engine runs in an arena it was given (EngineOptions::arena), "
+                    "which it does not move");
+    require_arena_offset(offset, "an arena placement");
+    if (offset > im.arena->room())
+        throw Error(fmt::format("place_arena: {} bytes in is past the arena's room of {} "
+                                "(EngineOptions::arena_room)",
+                                offset, im.arena->room()));
+    if (offset == im.arena->offset()) return;
+    IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before moving the arena");
+    im.arena->move_to(offset);
+    im.options.arena_offset = offset;  // an arena allocated later (a larger plan) starts there
+    // The plan in force again: every view, and every op bound to them, from the new place.
+    im.apply_plan(MemoryPlan(im.memory_plan));
+}
+
 CudaGraph Engine::record(const Schedule& schedule, bool warm_up) {
     prepare(schedule);
     impl_->captured = true;  // the graph uses the plan's memory: kept if the plan changes
@@ -589,7 +615,7 @@ EngineMemory Engine::memory() const {
     m.io = im.io_region.bytes();
     m.arena = im.arena->bytes();
     m.arena_shared = im.arena_given;
-    m.other += im.arena->offset();  // allocated, never used (EngineOptions::arena_offset)
+    m.other += im.arena->room();  // allocated, never used (EngineOptions::arena_offset, _room)
     for (const DeviceBuffer& w : im.workspaces) m.workspaces += w.bytes();
     for (const auto& lane : im.lanes) m.workspaces += lane->cublas_workspace.bytes();
     for (const auto& [s, merge] : im.merges) {

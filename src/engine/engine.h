@@ -126,6 +126,8 @@ struct EngineOptions {
     // activation then lies that much further on (a diagnostic of how much latency depends on
     // where the buffers land: `replay --arena-offset`). Ignored with a given arena.
     size_t arena_offset = 0;
+    // How far place_arena() may move the region later (a multiple of 256; allocated past it).
+    size_t arena_room = 0;
     static constexpr size_t kArenaOffsetAlignment = 256;
     // Weights another engine uploaded (Engine::weights()) for the same model (same structure and
     // values), precision and layout, e.g. the same model at another batch size: used instead of
@@ -164,7 +166,7 @@ struct EngineMemory {
     size_t workspaces = 0;       // cuDNN/cuBLASLt workspace slots and each lane's cuBLAS one
     // Outside the plan: outputs of merge stages run without being planned, staging buffers of
     // their convolutions, memory kept for CUDA graphs captured under earlier plans, the bytes
-    // an arena offset leaves unused (EngineOptions::arena_offset).
+    // an arena offset and its room leave unused (EngineOptions::arena_offset, arena_room).
     size_t other = 0;
     size_t total() const;
 };
@@ -236,6 +238,12 @@ public:
     // instantiates it. Launch the exec on any stream; it reads the input buffer and writes every
     // op's output buffer, exactly as launch_schedule() would.
     CudaGraphExec capture(const Schedule& schedule);
+    // Every activation from now on `offset` bytes into the arena's allocation (a multiple of
+    // 256, at most EngineOptions::arena_room; not with a given arena), the plan and kernels
+    // unchanged. Graphs captured before keep running where they were (the allocation holds
+    // both). For timing a schedule at another placement: where buffers land may move latency.
+    void place_arena(size_t offset);
+    size_t arena_offset() const;  // where the region starts in its allocation
     // The same graph, not instantiated, for a caller that adds nodes to it; warm_up false
     // (after a capture of the same schedule): captured without running anything first.
     CudaGraph record(const Schedule& schedule, bool warm_up = true);

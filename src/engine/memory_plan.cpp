@@ -244,7 +244,7 @@ void Engine::Impl::bind_arena(size_t bytes) {
     if (arena && (arena->bytes() == bytes || (captured && arena->bytes() >= bytes))) return;
     if (arena && captured) retired_arenas.push_back(std::move(arena));
     arena.reset();  // freed before the new one is allocated: the peak stays one arena
-    arena = std::make_shared<DeviceArena>(bytes, options.arena_offset);
+    arena = std::make_shared<DeviceArena>(bytes, options.arena_offset, options.arena_room);
 }
 
 // Ports onto the I/O region; its buffers filled with seeded values (each in its own type), the

@@ -133,6 +133,8 @@ TEST_CASE("a command line iostune cannot parse: one error line, the command's --
          "--warmup: must be a whole number from 0, got '-1'", "iostune replay"},
         {"search --model squeezenet1_1 --memory-limit -1",
          "--memory-limit: must be a number from 0, got '-1'", "iostune search"},
+        {"search --model squeezenet1_1 --placements 0", "--placements: Value 0 not in range 1 to 8",
+         "iostune search"},
         {"search --model squeezenet1_1 --conv-objective fastest",
          "--conv-objective: fastest not in {auto,alone,corun}", "iostune search"},
         {"replay --model squeezenet1_1 --conv-objective auto",

@@ -282,7 +282,7 @@ TEST_CASE("a Replayer reports the device memory its plan holds", "[gpu][replay][
           info.weight_bytes + info.activation_bytes + info.workspace_bytes);
 }
 
-TEST_CASE("an arena offset moves every activation and changes nothing it computes",
+TEST_CASE("an arena offset or a move of the arena changes nothing it computes",
           "[gpu][engine][memory]") {
     // `replay --arena-offset` asks whether latency depends on where the buffers land; its answer
     // means something only if the offset schedule computes exactly what the plain one does.
@@ -306,4 +306,21 @@ TEST_CASE("an arena offset moves every activation and changes nothing it compute
     EngineOptions misaligned = options_with(Precision::Tf32);
     misaligned.arena_offset = 100;
     CHECK_THROWS_WITH(Engine(graph, misaligned), Catch::Contains("not a multiple of 256"));
+
+    // Moved within its room (place_arena), in one engine: the graph captured before still runs
+    // where it was, the one captured after runs at the new place, both compute the same bits.
+    EngineOptions roomy = options_with(Precision::Tf32);
+    roomy.schedule = nimble;
+    roomy.conv_choices = kernels;
+    roomy.arena_room = size_t(2) << 20;
+    Engine engine(graph, roomy);
+    CudaGraphExec before = engine.capture(nimble);
+    engine.place_arena(size_t(5) << 18);  // 1.25 MiB in
+    CudaGraphExec after = engine.capture(nimble);
+    CHECK(run_captured(engine, after).data == outs[0].data);
+    CHECK(run_captured(engine, before).data == outs[0].data);
+    engine.place_arena(0);
+    CHECK(run_captured(engine, engine.capture(nimble)).data == outs[0].data);
+    CHECK_THROWS_WITH(engine.place_arena(size_t(3) << 20), Catch::Contains("past the arena's room"));
+    CHECK_THROWS_WITH(engine.place_arena(100), Catch::Contains("not a multiple of 256"));
 }

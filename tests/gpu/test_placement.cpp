@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "replay/model_spec.h"
 #include "search/baselines.h"
 #include "src/engine/engine.h"
 #include "src/engine/timing.h"
@@ -18,6 +20,9 @@
 #include "src/schedule.h"
 #include "src/weights.h"
 #include "src/zoo/zoo.h"
+#include "tests/gpu/test_dir.h"
+#include "tuning/arena_placements.h"
+#include "tuning/tuning_job.h"
 
 using namespace iostune;
 
@@ -72,4 +77,66 @@ TEST_CASE("a schedule placed at other offsets computes the same bits; its time p
         // alignment or their choice would show as far more.
         CHECK(most < least * 1.25);
     }
+}
+
+TEST_CASE("timed in turns at several placements: samples pooled, the engine back where it was",
+          "[gpu][timing][placement]") {
+    Graph graph = fuse_epilogues(build_zoo_model("googlenet", 1)).graph;
+    init_random_weights(graph, 3);
+    const std::vector<Schedule> schedules = {
+        with_form(make_baseline("nimble", graph), ScheduleForm::Dataflow),
+        make_baseline("greedy", graph)};
+    EngineOptions options;
+    options.precision = Precision::Tf32;
+    options.arena_room = arena_room(3);
+    Engine engine(graph, options);
+    const HostTensor before = [&] {
+        const CudaGraphExec exec = engine.capture(schedules[0]);
+        exec.launch(engine.origin_stream());
+        return engine.read_output();
+    }();
+    const MeasureOptions timing{2, 30, 1, 0, 0, RepeatMode::EachRepeat};
+    const PlacedTimings placed =
+        time_placed_in_turns(engine, schedules, timing, 5, arena_placements(3));
+    for (size_t k = 0; k < schedules.size(); ++k) {
+        REQUIRE(placed.stats[k]);
+        CHECK(placed.errors[k].empty());
+        CHECK(placed.stats[k]->samples_ms.size() == 30);  // 10 at each of three placements
+        CHECK(placed.stats[k]->median_ms > 0);
+    }
+    CHECK(engine.arena_offset() == 0);
+    const CudaGraphExec exec = engine.capture(schedules[0]);
+    exec.launch(engine.origin_stream());
+    CHECK(engine.read_output().data == before.data);
+    // One placement: the engine is not moved, all the repeats in one timing.
+    const PlacedTimings here = time_placed_in_turns(engine, schedules, timing, 5, {0});
+    REQUIRE(here.stats[0]);
+    CHECK(here.stats[0]->samples_ms.size() == 30);
+    WARN(fmt::format("googlenet b1 tf32 at three placements: nimble-dataflow {:.4f} ms, greedy "
+                     "{:.4f}; at one: {:.4f}, {:.4f}",
+                     placed.stats[0]->median_ms, placed.stats[1]->median_ms,
+                     here.stats[0]->median_ms, here.stats[1]->median_ms));
+}
+
+TEST_CASE("a search timing its comparisons at three placements stores a valid schedule",
+          "[gpu][placement][replay]") {
+    const std::filesystem::path dir = test::process_temp_dir("iostune_test_placement");
+    const std::string db = (dir / "placements.db").string();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+    TuningOptions options;
+    options.cost = CostChoice::Measured;
+    options.db_path = db;
+    options.search.progress = false;
+    options.time_budget_s = 15;
+    options.placements = 3;
+    const TuningSummary summary =
+        run_tuning_job(load_model_spec("squeezenet1_1", 1), options, [](const std::string&) {});
+    REQUIRE(summary.measured_ms);
+    CHECK(*summary.max_abs_diff <= *summary.tolerance);
+    CHECK(summary.stats["placements"] == nlohmann::json(arena_placements(3)));
+    CHECK(summary.total_seconds < 20);  // within its budget, placements and all
+    WARN(fmt::format("squeezenet1_1 b1 with 3 placements: {:.4f} ms ({}), predicted {:.4f}, in "
+                     "{:.1f} s",
+                     *summary.measured_ms, summary.kept_strategy, summary.predicted_ms,
+                     summary.total_seconds));
 }

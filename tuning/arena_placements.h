@@ -1,0 +1,38 @@
+// Where a search times the schedules it compares against each other: with more than one
+// placement, its engine's arena is moved between them (Engine::place_arena) and each schedule's
+// samples are pooled over all of them, so that a gain owed to where its buffers happen to lie
+// (which replay, placing the arena anew, does not reproduce) does not decide. docs/search.md,
+// "The rival check on a GPU, and placement as a suspect".
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/engine/engine.h"
+#include "src/engine/timing.h"
+#include "src/schedule.h"
+
+namespace iostune {
+
+// Offsets of `count` placements (the first 0; count <= 1: just that one), and the room an
+// engine needs to be moved among them (EngineOptions::arena_room). Consecutive ones are a
+// little over 1 MiB apart, so they differ both within a 2 MiB page and across pages.
+std::vector<size_t> arena_placements(int count);
+size_t arena_room(int count);
+
+struct PlacedTimings {
+    std::vector<std::optional<LatencyStats>> stats;  // per schedule; none when it could not run
+    std::vector<std::string> errors;                 // per schedule: why not ("" when it ran)
+};
+
+// `schedules` captured on `engine` and timed in turns (measure_interleaved, `per_turn` samples
+// a turn) at each of `offsets`: the repeats shared among the placements (each at least one
+// turn's), every schedule's samples pooled over them, the engine back at offsets.front() after.
+// With one offset (or none) the engine is not moved: one timing in turns, as before.
+PlacedTimings time_placed_in_turns(Engine& engine, const std::vector<Schedule>& schedules,
+                                   const MeasureOptions& options, int per_turn,
+                                   const std::vector<size_t>& offsets);
+
+}  // namespace iostune
