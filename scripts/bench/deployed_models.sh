@@ -10,6 +10,7 @@
 #       [--search-args "--time-budget 30"]
 #       [--torch-systems "cudagraph compile"] [--compile-jobs 4] [--compile-budget 150]
 #       [--row-budget 5] [--deadline 480] [--torch-deadline 0] [--torch-device cuda] [--small]
+#       [--baselines "greedy nimble greedy-dataflow nimble-dataflow"]
 #
 # Models (torch_peers.py DEPLOYED_SIZES): efficientnet_b0 and mobilenet_v3_large at 224x224,
 # fasterrcnn_fpn_backbone (torchvision's fasterrcnn_resnet50_fpn `model.backbone`, five outputs)
@@ -33,7 +34,10 @@
 #     validate.jsonl; in tf32 this replay is also the timed one;
 #   fp16/bf16: the timed replay of the best with --native-io (16-bit NHWC input and output, as
 #     the peers' channels-last tensors; --validate refuses --native-io);
-#   iostune replay --schedule-source sequential (likewise --native-io in fp16/bf16).
+#   iostune replay --schedule-source sequential (likewise --native-io in fp16/bf16);
+#   --baselines: each named baseline replayed the same way (NAME or NAME-dataflow: --form
+#     dataflow), recorded as iostune-NAME, the rows summarize.py holds a search to (none by
+#     default).
 # and the PyTorch peers of every row (torch_peers.py), the parts in --parts' order ("torch
 # iostune": the peers first, as h100_plan.sh's calls 18/19; --torch-deadline S: the peers start
 # no row after S seconds, leaving the rest of --deadline to iostune).
@@ -71,6 +75,7 @@ deadline=480
 torch_deadline=0
 torch_device=cuda
 small=0
+baselines=""
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -97,6 +102,7 @@ while [ $# -gt 0 ]; do
     --torch-deadline) torch_deadline="$2"; shift 2 ;;
     --torch-device) torch_device="$2"; shift 2 ;;
     --small) small=1; shift ;;
+    --baselines) baselines="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "deployed_models.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -301,6 +307,14 @@ iostune_row() {
   past_deadline && { skipped+=("iostune-sequential $(what "$model" "$batch")"); return; }
   timed_replay "$model" "$batch" iostune-sequential "${base}_sequential_replay.log" \
     --schedule-source sequential "${replay_args[@]}" --iters "$iters" --
+  local b source form
+  for b in $baselines; do
+    source="${b%-dataflow}" form=staged
+    [ "$source" != "$b" ] && form=dataflow
+    past_deadline && { skipped+=("iostune-$b $(what "$model" "$batch")"); continue; }
+    timed_replay "$model" "$batch" "iostune-$b" "${base}_${b}_replay.log" \
+      --schedule-source "$source" --form "$form" "${replay_args[@]}" --iters "$iters" --
+  done
 }
 
 precision=tf32

@@ -207,7 +207,7 @@ hrnet_on_gpu() {
   CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/deployed_models.sh --tag "$3-hrnet-$4" \
     --out "$2" --models hrnet_w18_small_v2 --precisions "$4" --batches 1 --r 3 --s 8 \
     --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
-    >"$2/hrnet_$4.log" 2>&1
+    --baselines "greedy nimble greedy-dataflow nimble-dataflow" >"$2/hrnet_$4.log" 2>&1
 }
 # median_ms: the median a `replay` printed on stdin ("median = X ms"), X alone.
 median_ms() { sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1; }

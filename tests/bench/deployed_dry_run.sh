@@ -3,11 +3,11 @@
 # models exported to ONNX at the fixtures' small sizes with Debian's PyTorch, then searched,
 # validated and replayed by tests/bench/fake_iostune.py, and the PyTorch peers run on the CPU
 # (eager timed; cudagraph recorded as skipped), after torch_peers.py --check-cpu of their
-# builders. Checks what one device call returns (one
-# tarball and one log), the records and validations of every row, the table, a validation
-# failure and a deadline; and issue 28's models: espcn through every step with --search-args,
-# timm's resnest14d recorded as failed with the reason where timm is missing. Prints "skipped"
-# (CTest: Skipped) without torch, torchvision and onnx.
+# builders. Checks what one device call returns (one tarball and one log), the records and
+# validations of every row, the table, a validation failure and a deadline; and issue 28's
+# models: espcn through every step with --search-args and two --baselines, timm's resnest14d
+# recorded as failed with the reason where timm is missing. Prints "skipped" (CTest: Skipped)
+# without torch, torchvision and onnx.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,7 +51,8 @@ run late --models unet --batches 1 --deadline 1
 # timm's resnest14d without timm here: its rows say why.
 timm_here=0; "$py" -c "import timm" 2>/dev/null && timm_here=1
 run second --models "espcn resnest14d" --batches 1 --precisions tf32 --parts "iostune torch" \
-  --torch-systems "eager cudagraph" --search-args "--time-budget 30"
+  --torch-systems "eager cudagraph" --search-args "--time-budget 30" \
+  --baselines "greedy nimble-dataflow"
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out_dry$$_all/bench_dry$$_all.tar.gz" |
   grep -q "80 raw records merged" ||
   fail "unpack_results.sh did not merge the 80 records (64 runs, 16 profiles)"
@@ -138,6 +139,10 @@ got2 = {(r["model"], r["system"]): r for r in runs}
 espcn = got2[("espcn", "iostune-ios-both")]
 check(espcn["status"] == "ok" and "--time-budget 30" in espcn["details"]["search_command"],
       "espcn searched with --search-args and replayed")
+for system, form in (("iostune-greedy", "staged"), ("iostune-nimble-dataflow", "dataflow")):
+    r = got2.get(("espcn", system), {})
+    check(r.get("status") == "ok" and f"--form {form}" in r.get("command", ""),
+          f"--baselines: espcn's {system} replayed ({r})")
 check(got2[("espcn", "torch-eager")]["status"] == "ok" and
       got2[("espcn", "torch-eager")]["details"]["batch_norms_left"] == 0,
       "espcn's PyTorch eager peer ran")
