@@ -2233,8 +2233,9 @@ print(sys.argv[1].split('/')[-1], 'check', r.get('priority_check'))" "$f"
     # (Written in the twenty-ninth session, not yet run.) The summary's batch-1 rows on a host
     # of one GPU, where call149 needs four: one model per call, `h100_plan.sh call161 MODEL`
     # (inception_v3, googlenet, nasnet_a_large, randwire: call149's rows for it, TF32 and fp16;
-    # hrnet: HRNet-W18 small v2 in both precisions), the five calls back to back on one binary in
-    # one device session (about 300-500 s each). Then, here: unpack_results.sh each archive and
+    # hrnet: HRNet-W18 small v2 in both precisions, since the thirty-first session with greedy
+    # and nimble in both forms too), the five calls back to back on one binary in one device
+    # session (230-340 s each on 0c7eedb; hrnet's baselines add about a minute). Then, here: unpack_results.sh each archive and
     # summarize.py --since the first call's start; the batch-16 and set rows stay another
     # binary's, marked so by summarize.py.
     c=call161-${2:?usage: h100_plan.sh call161 MODEL} o=/tmp/call161-$2; mkdir -p "$o"
