@@ -25,6 +25,7 @@
 #include "src/memory_fit.h"
 #include "src/conv_choices.h"
 #include "src/engine/device_info.h"
+#include "src/engine/engine.h"
 #include "src/error.h"
 #include "src/model_set.h"
 
@@ -253,10 +254,11 @@ void run_replay(const ReplayCommandOptions& o) {
     options.schedule_source = o.schedule_source;
     options.shared_input = o.models.shared_input;
     options.reuse_memory = !o.no_memory_reuse;
-    if (o.arena_offset % 256 != 0)
-        throw Error(fmt::format("--arena-offset {} is not a multiple of 256 bytes (the alignment "
-                                "the kernels' vector loads need): give a multiple of 256",
-                                o.arena_offset),
+    // Refused here, before any GPU work; the engine would refuse it too.
+    if (const size_t align = EngineOptions::kArenaOffsetAlignment; o.arena_offset % align != 0)
+        throw Error(fmt::format("--arena-offset {} is not a multiple of {} bytes (the alignment "
+                                "the kernels' vector loads need): give a multiple of {}",
+                                o.arena_offset, align, align),
                     ErrorKind::BadInput);
     options.arena_offset = o.arena_offset;
     options.conv_objective = o.conv_objective;

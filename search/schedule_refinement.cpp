@@ -284,6 +284,20 @@ constexpr int kIdleMoves = 1000;
 // at most kStartContestSize of them, fastest first. (Call143's two were 3.1% apart.)
 constexpr double kStartContestMargin = 0.05;
 constexpr size_t kStartContestSize = 4;
+
+// Of schedules timed in turns beside the current one (turns[0]), the fastest other one, when it
+// beats the current one by `min_gain`; none when it does not, or the current one did not run.
+std::optional<size_t> faster_than_current(const std::vector<ScheduleMeasurement>& turns,
+                                          double min_gain) {
+    if (turns.empty() || !turns[0].ok) return std::nullopt;
+    std::optional<size_t> fastest;
+    for (size_t k = 1; k < turns.size(); ++k)
+        if (turns[k].ok && (!fastest || turns[k].latency_ms < turns[*fastest].latency_ms))
+            fastest = k;
+    if (fastest && turns[*fastest].latency_ms < turns[0].latency_ms * (1 - min_gain))
+        return fastest;
+    return std::nullopt;
+}
 }  // namespace
 
 RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandidate>& candidates,
@@ -420,21 +434,16 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         }
         const std::vector<ScheduleMeasurement> turns = evaluator.measure_in_turns(schedules);
         result.evaluations += int(schedules.size());
-        std::optional<size_t> fastest;
-        for (size_t k = 0; k < schedules.size(); ++k) {
-            if (!turns[k].ok) continue;
-            result.priority_trial.push_back(
-                {names[k], turns[k].latency_ms,
-                 priority_handovers(StreamProgram(graph, schedules[k]))});
-            if (k > 0 && (!fastest || turns[k].latency_ms < turns[*fastest].latency_ms))
-                fastest = k;
-        }
-        if (fastest && turns[0].ok &&
-            turns[*fastest].latency_ms < turns[0].latency_ms * (1 - options.min_gain) &&
-            agrees(schedules[*fastest])) {
-            result.schedule = schedules[*fastest];
-            result.latency_ms = turns[*fastest].latency_ms;
-            result.kept.push_back({"priorities " + names[*fastest], result.latency_ms});
+        for (size_t k = 0; k < schedules.size(); ++k)
+            if (turns[k].ok)
+                result.priority_trial.push_back(
+                    {names[k], turns[k].latency_ms,
+                     priority_handovers(StreamProgram(graph, schedules[k]))});
+        if (const auto faster = faster_than_current(turns, options.min_gain);
+            faster && agrees(schedules[*faster])) {
+            result.schedule = schedules[*faster];
+            result.latency_ms = turns[*faster].latency_ms;
+            result.kept.push_back({"priorities " + names[*faster], result.latency_ms});
         } else if (turns[0].ok) {
             result.latency_ms = turns[0].latency_ms;
         }
@@ -532,28 +541,21 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
         for (const auto& rival : rivals) schedules.push_back(rival.second);
         const std::vector<ScheduleMeasurement> turns = evaluator.measure_in_turns(schedules);
         result.evaluations += int(schedules.size());
-        std::optional<size_t> fastest;
-        for (size_t k = 0; k < schedules.size(); ++k) {
-            if (!turns[k].ok) continue;
-            result.rival_check.push_back({k == 0 ? "result" : rivals[k - 1].first,
-                                          turns[k].latency_ms});
-            if (k > 0 && (!fastest || turns[k].latency_ms < turns[*fastest].latency_ms))
-                fastest = k;
-        }
-        if (turns[0].ok) {
-            if (fastest &&
-                turns[*fastest].latency_ms < turns[0].latency_ms * (1 - options.min_gain) &&
-                agrees(schedules[*fastest])) {
-                const std::string& label = rivals[*fastest - 1].first;
-                result.kept = {{fmt::format("start {} (timed again on the kernels chosen on {})",
-                                            label, result.start),
-                                turns[*fastest].latency_ms}};
-                result.start = label;
-                result.schedule = schedules[*fastest];
-                result.latency_ms = turns[*fastest].latency_ms;
-            } else {
-                result.latency_ms = turns[0].latency_ms;
-            }
+        for (size_t k = 0; k < schedules.size(); ++k)
+            if (turns[k].ok)
+                result.rival_check.push_back({k == 0 ? "result" : rivals[k - 1].first,
+                                              turns[k].latency_ms});
+        if (const auto faster = faster_than_current(turns, options.min_gain);
+            faster && agrees(schedules[*faster])) {
+            const std::string& label = rivals[*faster - 1].first;
+            result.kept = {{fmt::format("start {} (timed again on the kernels chosen on {})",
+                                        label, result.start),
+                            turns[*faster].latency_ms}};
+            result.start = label;
+            result.schedule = schedules[*faster];
+            result.latency_ms = turns[*faster].latency_ms;
+        } else if (turns[0].ok) {
+            result.latency_ms = turns[0].latency_ms;
         }
     }
     // The levels were chosen on the start's lanes and the moves since may have changed them: the

@@ -572,13 +572,14 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     // In a diagnostic run the first schedule of the refinement that disagrees is diagnosed
     // there and then, before later re-plans can hide what changed.
     bool diagnosed = false;
+    const std::vector<size_t> placements = arena_placements(options.placements);
     MeasuredScheduleEvaluator evaluator(engine, [&](const Schedule& s) {
         std::string why = disagreement(s);
         if (why.empty() || !diagnostic || diagnosed) return why;
         diagnosed = true;
         notice("refine: the first schedule that disagrees, " + diagnose(s));
         return why;
-    }, MeasuredScheduleEvaluator::default_timing(), arena_placements(options.placements));
+    }, MeasuredScheduleEvaluator::default_timing(), placements);
     RefineOptions refine_options;
     refine_options.seed = options.seed;
     // What one launch takes, about: the sequential schedule's, as a rule the slowest; and what
@@ -599,7 +600,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     int final_timings = int(baselines.size()) + 4;
     for (const Baseline& b : baselines) final_timings += both_forms_in_contest(b) ? 1 : 0;
     // A close contest at several placements captures its two schedules at each.
-    const int contest_recaptures = 2 * (int(arena_placements(options.placements).size()) - 1);
+    const int contest_recaptures = 2 * (int(placements.size()) - 1);
     const double final_captures_s = (final_timings + contest_recaptures) * capture_s;
     MeasureOptions least = options.end_to_end;
     least.repeats = std::min(least.repeats, kMinFinalRepeats);
@@ -694,8 +695,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
             }
         }
     }
-    settle_close_contest(engine, result, baselines, final_timing,
-                         arena_placements(options.placements), notice);
+    settle_close_contest(engine, result, baselines, final_timing, placements, notice);
     // What the timings left; the engine's teardown after this is the end-to-end phase's rest.
     if (const double after_s = budget_left_s(); std::isfinite(after_s))
         result.final_timing["budget_left_after_s"] = after_s;
