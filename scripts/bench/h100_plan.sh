@@ -2347,34 +2347,46 @@ for key, runs in rows.items():
 PY
     tar czf "${OUT:-device-out}/call164.tar.gz" -C /tmp call164 ;;
   call165)
-    # (Thirty-first session, not yet run; after call164.) `search --placements 3` against the
-    # default (1): GoogLeNet TF32 and Inception V3 fp16 b1 searched both ways, each stored best
-    # then replayed in fresh processes beside greedy and nimble in both forms (their own kernels,
-    # as the summary's rows), two alternating rounds. Does timing at several placements store
-    # schedules that hold in replay? About 330 s.
+    # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
+    # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)
+    # `search --placements 3` against the default (1): GoogLeNet TF32 and Inception V3 fp16 b1
+    # searched both ways, each stored best then replayed in fresh processes beside greedy and
+    # nimble in both forms (their own kernels, as the summary's rows) at four arena offsets
+    # (0, 1.5, 3 and 8 MiB), so that no comparison rests on one placement. Does timing at several
+    # placements store schedules that hold in replay? About 380 s.
     o=/tmp/call165; mkdir -p "$o"
     for places in 1 3; do
       TAG=p$places PLACEMENTS=$places search_key "$o" 0 .devpack/iostune googlenet 1
       TAG=p$places PLACEMENTS=$places PRECISION=fp16 search_key "$o" 0 .devpack/iostune \
         inception_v3 1
     done
-    for round in 1 2; do
+    for off in 0 1572864 3145728 8388608; do
       for key in "googlenet tf32 googlenet_b1_0" "inception_v3 fp16 inception_v3_b1_0"; do
         read -r m p k <<<"$key"
         suffix=""; [ "$p" != tf32 ] && suffix="_$p"
-        rep=(.devpack/iostune replay --model "$m" --precision "$p" --iters 300)
+        rep=(.devpack/iostune replay --model "$m" --precision "$p" --iters 300 --arena-offset "$off")
         for places in 1 3; do
-          echo "$m $p stored-p$places $round $(timeout 60 "${rep[@]}" \
+          echo "$m $p stored-p$places $off $(timeout 60 "${rep[@]}" \
             --db "$o/${k}_p$places$suffix.db" | median_ms)"
         done
         for src in greedy nimble; do
           for form in staged dataflow; do
-            echo "$m $p $src-$form $round $(timeout 60 "${rep[@]}" --db "$o/${k}_p1$suffix.db" \
+            echo "$m $p $src-$form $off $(timeout 60 "${rep[@]}" --db "$o/${k}_p1$suffix.db" \
               --schedule-source "$src" --form "$form" | median_ms)"
           done
         done
       done
     done | tee "$o/ab.tsv"
+    python3 - "$o/ab.tsv" <<'PY'
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 5: rows[tuple(f[:3])].append(float(f[4]))
+for key, ms in sorted(rows.items()):
+    print(" ".join(key), f"over {len(ms)} offsets: mean {statistics.mean(ms):.4f} ms, "
+          f"{min(ms):.4f}-{max(ms):.4f}")
+PY
     searches_report "$o"
     for f in "$o"/*.json; do
       python3 -c "import json,sys; d=json.load(open(sys.argv[1])); s=d['stats']
