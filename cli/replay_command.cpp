@@ -1,7 +1,9 @@
 // `iostune replay`: load the stored schedule through the replay library, run it as one CUDA
 // Graph and report like trtexec: latency percentiles, throughput, host enqueue time, GPU time.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -22,6 +24,7 @@
 #include "replay/schedule_selection.h"
 #include "search/baselines.h"
 #include "search/model_set_baselines.h"
+#include "src/engine/arena_placements.h"
 #include "src/memory_fit.h"
 #include "src/conv_choices.h"
 #include "src/engine/device_info.h"
@@ -56,6 +59,7 @@ struct ReplayCommandOptions {
     std::vector<int> requests;
     bool no_memory_reuse = false;
     std::size_t arena_offset = 0;  // --arena-offset
+    int placements = 1;            // --placements
     std::string conv_objective = "alone";
     std::string conv_choices_in, conv_choices_out;  // --conv-choices, --conv-choices-out
 };
@@ -147,6 +151,12 @@ void print_report(const ReplayInfo& info, const ReplayTiming& t) {
                t.enqueue_median_ms);
     fmt::print("GPU Compute Time: total = {:.3f} ms over {} iterations\n", t.total_gpu_ms,
                t.iterations);
+    if (const std::vector<double>& m = t.placement_median_ms; !m.empty()) {
+        const auto [least, most] = std::minmax_element(m.begin(), m.end());
+        fmt::print("Placements: {} of the activation arena, medians {:.4f} ms (spread {:.1f}%); "
+                   "the figures above pool them\n",
+                   m.size(), fmt::join(m, " / "), 100.0 * (*most / *least - 1.0));
+    }
     if (info.stored_measured_ms)
         fmt::print("Search measured: {:.4f} ms (this run: {:+.1f}%)\n", *info.stored_measured_ms,
                    100.0 * (t.median_ms / *info.stored_measured_ms - 1.0));
@@ -203,6 +213,8 @@ nlohmann::json replay_json(const ReplayInfo& info, const ReplayTiming& t, int wa
                          {"stored_measured_ms", info.stored_measured_ms
                                                     ? nlohmann::json(*info.stored_measured_ms)
                                                     : nlohmann::json(nullptr)},
+                         {"placements", info.placements},
+                         {"placement_median_ms", t.placement_median_ms},
                          {"enqueue_ms", t.enqueue_ms}};
     j.update(timing_stats_json(t));
     return j;
@@ -261,6 +273,7 @@ void run_replay(const ReplayCommandOptions& o) {
                                 o.arena_offset, align, align),
                     ErrorKind::BadInput);
     options.arena_offset = o.arena_offset;
+    options.placements = o.placements;
     options.conv_objective = o.conv_objective;
     if (!o.conv_choices_in.empty()) {
         // A stored schedule runs the kernels stored with it: pinning others would be ignored.
@@ -447,6 +460,13 @@ void add_replay_command(CLI::App& app) {
                     "place every activation this many bytes further into its allocation (a "
                     "multiple of 256): to measure how much the latency depends on where the "
                     "buffers land");
+    cmd->add_option("--placements", o->placements,
+                    "time at this many placements of the activation arena, a little over 1 MiB "
+                    "apart, and report the samples pooled (and each one's median): a latency "
+                    "that does not rest on where the buffers happen to land (docs/replay.md)")
+        ->check(CLI::Range(1, kMaxPlacements))
+        ->excludes("--batch-sizes")
+        ->capture_default_str();
     cmd->add_option("--conv-objective", o->conv_objective,
                     fmt::format("how convolutions a schedule does not pin are chosen: alone "
                                 "(fastest on an idle GPU) or corun (of those within {:.0f}% of "

@@ -21,6 +21,7 @@
 #include "tuning/tuning_summary_json.h"
 #include "search/device_profile.h"
 #include "search/search_stats.h"
+#include "src/engine/arena_placements.h"
 #include "src/error.h"
 
 namespace iostune::cli {
@@ -329,7 +330,7 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "time every end-to-end comparison in turns at this many placements of the "
                     "activation arena, pooled, so that no gain owed to where buffers happen to "
                     "land decides (docs/search.md); 1: where it lies")
-        ->check(CLI::Range(1, 8))
+        ->check(CLI::Range(1, kMaxPlacements))
         ->capture_default_str();
     cmd->add_option("--conv-objective", o->conv_objective,
                     fmt::format("how convolutions are chosen end to end: alone (the fastest on "

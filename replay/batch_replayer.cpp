@@ -152,6 +152,11 @@ BatchReplayer::BatchReplayer(const std::string& model, const std::vector<int>& b
                                 "batch size",
                                 options.schedule_id, fmt::join(sizes, ", ")),
                     ErrorKind::BadInput);
+    if (options.placements != 1)
+        throw Error(fmt::format("{} arena placements: they are a single-size Replayer's benchmark "
+                                "option, and a BatchReplayer's sizes share one arena: give 1",
+                                options.placements),
+                    ErrorKind::BadInput);
     // Every size's schedule is looked up and checked before any engine takes GPU memory, so
     // that their engines can share one arena and one copy of the weights.
     std::vector<ReplayTarget> targets;

@@ -16,6 +16,7 @@
 #include "replay/replay_timing.h"
 #include "replay/request_graph.h"
 #include "replay/schedule_selection.h"
+#include "src/engine/arena_placements.h"
 #include "src/engine/cuda_check.h"
 #include "src/engine/device_info.h"
 #include "src/engine/engine.h"
@@ -82,6 +83,12 @@ EngineOptions engine_options_for(const ReplayOptions& options, TensorLayout layo
     engine_options.float_io = !options.native_io;
     engine_options.reuse_memory = options.reuse_memory;
     engine_options.arena_offset = options.arena_offset;
+    if (options.placements < 1 || options.placements > kMaxPlacements)
+        throw Error(fmt::format("{} arena placements to benchmark at: give 1 to {}",
+                                options.placements, kMaxPlacements),
+                    ErrorKind::BadInput);
+    if (options.placements > 1)  // room to move the region among them (benchmark())
+        engine_options.arena_room = options.arena_offset + arena_room(options.placements);
     engine_options.conv_objective = conv_objective_from_string(options.conv_objective);
     if (!options.conv_choices_json.empty()) {
         const nlohmann::json choices = nlohmann::json::parse(options.conv_choices_json, nullptr,
@@ -301,6 +308,7 @@ ReplayTarget resolve_from_store(const std::vector<std::string>& models,
     info.stages = int(schedule.flat_stages().size());
     info.form = to_string(schedule.form);
     info.prioritised_ops = prioritised_ops(schedule);
+    info.placements = options.placements;
     EngineOptions engine_options = engine_options_for(
         options, choice.schedule ? tensor_layout_from_string(choice.schedule->layout) : fallback_layout);
     if (choice.schedule) {
@@ -355,6 +363,7 @@ ReplayTarget resolve_without_store(const std::vector<std::string>& models,
     info.form = to_string(schedule.form);
     info.prioritised_ops = prioritised_ops(schedule);
     info.strategy = "baseline:" + baseline_name(options);
+    info.placements = options.placements;
     return {std::move(graph), schedule, std::move(info), engine_options};
 }
 
@@ -516,8 +525,30 @@ ReplayTiming Replayer::benchmark(int iterations, cudaStream_t stream, int warmup
     measure.repeats = iterations;
     measure.number = 1;
     measure.min_warmup_ms = 300;  // as the search's end-to-end measurement, so the two compare
-    return to_replay_timing(measure_graph(impl_->exec, stream, measure), iterations,
-                            impl_->info.batch);
+    Impl& im = *impl_;
+    if (im.info.placements <= 1)
+        return to_replay_timing(measure_graph(im.exec, stream, measure), iterations,
+                                im.info.batch);
+    // At each placement its share of the iterations, on a graph captured there; the samples
+    // pooled. The engine ends where it began, where `exec` (and a request graph) point.
+    const size_t home = im.engine.arena_offset();
+    const std::vector<size_t> offsets = arena_placements(im.info.placements);
+    const int places = int(offsets.size());
+    measure.repeats = (iterations + places - 1) / places;
+    std::vector<double> samples, enqueue, medians;
+    for (const size_t offset : offsets) {
+        im.engine.place_arena(home + offset);
+        const CudaGraphExec exec = im.engine.capture(im.schedule);
+        LatencyStats here = measure_graph(exec, stream, measure);
+        medians.push_back(here.median_ms);
+        samples.insert(samples.end(), here.samples_ms.begin(), here.samples_ms.end());
+        enqueue.insert(enqueue.end(), here.enqueue_ms.begin(), here.enqueue_ms.end());
+    }
+    im.engine.place_arena(home);
+    ReplayTiming timing = to_replay_timing(summarize(std::move(samples), std::move(enqueue), 1),
+                                           measure.repeats * places, im.info.batch);
+    timing.placement_median_ms = std::move(medians);
+    return timing;
 }
 
 }  // namespace iostune

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/error.h"
-#include "tuning/arena_placements.h"
+#include "src/engine/arena_placements.h"
 
 namespace iostune {
 

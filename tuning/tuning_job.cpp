@@ -34,7 +34,7 @@
 #include "src/weights.h"
 #include "search/schedule_refinement.h"
 #include "search/timeline_sim.h"
-#include "tuning/arena_placements.h"
+#include "src/engine/arena_placements.h"
 #include "tuning/job_device.h"
 #include "tuning/kernel_moves.h"
 #include "tuning/measured_cost_model.h"

@@ -72,9 +72,11 @@ struct TuningOptions {
     std::vector<ConvObjective> conv_objectives = {ConvObjective::Alone};
     // Placements of the arena (arena_placements.h) at which the end-to-end phase times every
     // comparison in turns (the refinement's start contest, its confirmations and checks, the
-    // close contest), each schedule's samples pooled over them. 1: where the arena lies, as
-    // before; more: a gain owed to where the buffers happen to land does not decide.
-    int placements = 1;
+    // close contest), each schedule's samples pooled over them, so that a gain owed to where
+    // the buffers happen to land does not decide. 3 since call165 (docs/search.md, "Placement":
+    // a latency moves up to 4% with the placement; three cost no search time); 1: where the
+    // arena lies.
+    int placements = 3;
 };
 
 struct TuningSummary {

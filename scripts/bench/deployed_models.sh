@@ -10,7 +10,7 @@
 #       [--search-args "--time-budget 30"]
 #       [--torch-systems "cudagraph compile"] [--compile-jobs 4] [--compile-budget 150]
 #       [--row-budget 5] [--deadline 480] [--torch-deadline 0] [--torch-device cuda] [--small]
-#       [--baselines "greedy nimble greedy-dataflow nimble-dataflow"]
+#       [--baselines "greedy nimble greedy-dataflow nimble-dataflow"] [--replay-placements 4]
 #
 # Models (torch_peers.py DEPLOYED_SIZES): efficientnet_b0 and mobilenet_v3_large at 224x224,
 # fasterrcnn_fpn_backbone (torchvision's fasterrcnn_resnet50_fpn `model.backbone`, five outputs)
@@ -37,7 +37,9 @@
 #   iostune replay --schedule-source sequential (likewise --native-io in fp16/bf16);
 #   --baselines: each named baseline replayed the same way (NAME or NAME-dataflow: --form
 #     dataflow), recorded as iostune-NAME, the rows summarize.py holds a search to (none by
-#     default).
+#     default);
+#   every timed replay pools its samples over --replay-placements (4) placements of the
+#     activation arena (`replay --placements`; run_h100.sh --help).
 # and the PyTorch peers of every row (torch_peers.py), the parts in --parts' order ("torch
 # iostune": the peers first, as h100_plan.sh's calls 18/19; --torch-deadline S: the peers start
 # no row after S seconds, leaving the rest of --deadline to iostune).
@@ -76,6 +78,7 @@ torch_deadline=0
 torch_device=cuda
 small=0
 baselines=""
+replay_placements=4
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -103,6 +106,7 @@ while [ $# -gt 0 ]; do
     --torch-device) torch_device="$2"; shift 2 ;;
     --small) small=1; shift ;;
     --baselines) baselines="$2"; shift 2 ;;
+    --replay-placements) replay_placements="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "deployed_models.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -189,6 +193,11 @@ stamp() { date -u +%H:%M:%S; }
 json_field() { $python -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null; }
 record="$python $here/record_iostune.py"
 version="$("$iostune" --version 2>&1 | head -1)"
+# Every timed replay pools its samples over this many placements of the activation arena
+# (`replay --placements`, run_h100.sh --help), where this iostune has it.
+place_args=()
+if [ "$replay_placements" -gt 1 ] && "$iostune" replay --help 2>&1 | grep -q -- '--placements'
+then place_args=(--placements "$replay_placements"); fi
 
 # validation MODEL BATCH STATUS MESSAGE: one line of validate.jsonl.
 validation() {
@@ -217,7 +226,7 @@ timed_replay() {
   [ $# -gt 0 ] && shift
   local json="$scratch/replay.json"
   local cmd=("$iostune" replay --model "$onnx/$model.onnx" --batch "$batch" "${prec_args[@]}"
-             "${args[@]}" --format json)
+             "${args[@]}" "${place_args[@]}" --format json)
   if ! "${cmd[@]}" >"$json" 2>"$rlog"; then
     cat "$json" >>"$rlog"
     [ "$system" = - ] && return 1

@@ -2346,6 +2346,16 @@ for key, runs in rows.items():
           f"{max(every):.4f} ms, spread {100 * (max(every) / min(every) - 1):.1f}%")
 PY
     tar czf "${OUT:-device-out}/call164.tar.gz" -C /tmp call164 ;;
+  call166)
+    # (Thirty-second session.) The [placement] cases on the binary whose searches time at three
+    # placements by default and whose benchmark replays pool four (`replay --placements`): one
+    # schedule on six arenas, timing in turns at three, a squeezenet search, and a Replayer
+    # timed at three placements (a median each, its own graph still right after). About 90 s;
+    # then the call161 legs on the same binary.
+    o=/tmp/call166; mkdir -p "$o"
+    gpu_tests "$o" 0 "[placement]" 200
+    grep -vE "^(\.\.\.|---|===)" "$o/t0.log" | tail -n 40
+    tar czf "${OUT:-device-out}/call166.tar.gz" -C /tmp call166 ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)

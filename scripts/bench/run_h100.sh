@@ -9,7 +9,8 @@
 #       [--baselines "sequential greedy nimble opara"] [--baseline-forms "staged dataflow"]
 #       [--r 3] [--s 8] [--search-args "--time-budget 60"] [--shared-db [--resume-db DIR]]
 #       [--tuned-db DB]
-#       [--iters 500] [--warmup 50] [--torch-systems "eager cudagraph compile"]
+#       [--iters 500] [--warmup 50] [--replay-placements 4]
+#       [--torch-systems "eager cudagraph compile"]
 #       [--compile-budget 300] [--compile-jobs 1] [--row-budget 20] [--search-timeout 900] [--deadline SECONDS]
 #       [--python python3] [--torch-device cuda]
 #
@@ -34,6 +35,9 @@
 # --baseline-forms: the forms each baseline replays in (`replay --form`): staged (every stage a
 # barrier, the default) and/or dataflow (each launch waits for its inputs only; its rows are
 # iostune-<baseline>-dataflow). --search-args: extra arguments for every `iostune search`.
+# --replay-placements N (4): every replay pools its samples over N placements of the activation
+# arena (`replay --placements`), since a latency moves up to 4% with where the buffers land
+# (call164); 1: one placement, as before the thirty-second session.
 #
 # Without --shared-db each strategy searches into its own DB from scratch, so its search time is
 # a from-scratch cost. With --shared-db the strategies of one (model, batch) share one DB, in the
@@ -86,6 +90,7 @@ resume_db=""
 tuned_db=""
 iters=500
 warmup=50
+replay_placements=4
 torch_systems="eager cudagraph"
 compile_budget=300
 compile_jobs=1
@@ -118,6 +123,7 @@ while [ $# -gt 0 ]; do
     --search-args) search_args="$2"; shift 2 ;;
     --r) r="$2"; shift 2 ;;
     --s) s="$2"; shift 2 ;;
+    --replay-placements) replay_placements="$2"; shift 2 ;;
     --shared-db) shared_db=1; shift ;;
     --resume-db) resume_db="$2"; shift 2 ;;
     --tuned-db) tuned_db="$2"; shift 2 ;;
@@ -202,6 +208,15 @@ record="$python $here/record_iostune.py"
 # `iostune replay --schedule-id N` replays exactly schedule N of --db.
 by_id=0
 "$iostune" replay --help 2>&1 | grep -q -- '--schedule-id' && by_id=1
+# `iostune replay --placements N` pools its samples over N placements of the activation arena.
+place_args=()
+if [ "$replay_placements" -gt 1 ]; then
+  if "$iostune" replay --help 2>&1 | grep -q -- '--placements'; then
+    place_args=(--placements "$replay_placements")
+  else
+    echo "WARNING: this iostune has no 'replay --placements'; every replay times one placement"
+  fi
+fi
 if [ "$shared_db" -eq 1 ] && [ "$by_id" -eq 0 ]; then
   echo "WARNING: this iostune has no 'replay --schedule-id', so a shared DB cannot replay each"
   echo "         strategy's own schedule; falling back to one DB per strategy (--shared-db ignored)"
@@ -254,7 +269,7 @@ replay() {
   extra=("$@")
   local json="$scratch/replay.json" rlog="$logs/${model}_b${batch}${pfx}_${system}_replay.log"
   local cmd=("$iostune" replay --model "$model" --batch "$batch" "${sched[@]}" "${prec_args[@]}"
-             "${replay_args[@]}" --iters "$iters" --format json)
+             "${replay_args[@]}" "${place_args[@]}" --iters "$iters" --format json)
   local start
   start="$(now)"
   if ! "${cmd[@]}" >"$json" 2>"$rlog"; then

@@ -10,19 +10,21 @@
 #       [--precisions "tf32 fp16"] [--batches "1 8"] [--sets "SPEC;SPEC"] [--parts "iostune torch"]
 #       [--torch-systems "cudagraph-back-to-back cudagraph-streams compile"]
 #       [--iters 300] [--compile-budget 240] [--deadline SECONDS] [--out DIR]
-#       [--search-args "--time-budget 30"]
+#       [--search-args "--time-budget 30"] [--replay-placements 4]
 #
 # A SPEC is models joined by '+' and ':shared' or ':separate' (default: the issue's three sets).
 # Everything goes to /tmp/bench_<tag> (raw records in raw/runs, logs, the schedule DB) and is
 # packed at the end, or when the script is stopped, into ONE file OUT/bench_<tag>.tar.gz (the
 # device machine returns few files and none with '+' in its name), next to OUT/bench_<tag>.log.
 # The PyTorch step gets what is left before --deadline (timeout), so the packing happens.
+# --replay-placements N (4): every replay pools N placements of the arena (run_h100.sh --help).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tag="" iostune=".devpack/iostune" python=python3 precisions="tf32 fp16" batches="1 8"
 sets="resnet50+resnet50+resnet50+resnet50:shared;googlenet+googlenet+googlenet+googlenet:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate"
 parts="iostune torch" torch_systems="cudagraph-back-to-back cudagraph-streams compile"
 iters=300 compile_budget=240 deadline=0 out="${OUT:-$PWD/device-out}" search_args=""
+replay_placements=4
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) tag="$2" ;; --iostune) iostune="$2" ;; --python) python="$2" ;;
@@ -30,7 +32,8 @@ while [ $# -gt 0 ]; do
     --parts) parts="$2" ;; --torch-systems) torch_systems="$2" ;; --iters) iters="$2" ;;
     --compile-budget) compile_budget="$2" ;; --deadline) deadline="$2" ;; --out) out="$2" ;;
     --search-args) search_args="$2" ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    --replay-placements) replay_placements="$2" ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "run_sets.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift 2
@@ -55,6 +58,9 @@ pack() { cp "$log" "$work/logs/" 2>/dev/null; tar -C /tmp -czf "$out/$name.tar.g
 trap pack EXIT
 trap 'echo "run_sets.sh: stopped; packing what is there"; exit 130' INT TERM
 version="$("$iostune" --version 2>&1 | head -1)"
+place_args=()
+if [ "$replay_placements" -gt 1 ] && "$iostune" replay --help 2>&1 | grep -q -- '--placements'
+then place_args=(--placements "$replay_placements"); fi
 say() { echo "== $(date -u +%H:%M:%S) $* (${SECONDS}s)"; }
 late() { [ "$deadline" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; }
 say "model-set benchmark $tag: $version; precisions $precisions; batches $batches"
@@ -80,7 +86,7 @@ replay_row() {  # replay_row SPEC BATCH PRECISION SYSTEM [replay args...]
   local names="${spec%%:*}"
   local file="$work/logs/${names}_b${batch}_${prec}_${system}"
   local cmd=("$iostune" replay $(models_args "$spec") --batch "$batch" --precision "$prec"
-             --db "$db" --iters "$iters" --format json "$@")
+             --db "$db" --iters "$iters" --format json "${place_args[@]}" "$@")
   [ "$prec" != tf32 ] && cmd+=(--native-io)
   if "${cmd[@]}" > "$file.json" 2> "$file.log"; then
     $python "$here/record_iostune.py" run --model "$names" --batch "$batch" --system "$system" \

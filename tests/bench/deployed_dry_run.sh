@@ -56,6 +56,7 @@ run second --models "espcn resnest14d" --batches 1 --precisions tf32 --parts "io
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp/out_dry$$_all/bench_dry$$_all.tar.gz" |
   grep -q "80 raw records merged" ||
   fail "unpack_results.sh did not merge the 80 records (64 runs, 16 profiles)"
+grep -rq -- "--placements 4" "$tmp/results/raw" || fail "no replay ran at four placements"
 
 "$py" - "$tmp" "$$" "$bench" "$timm_here" <<'PY'
 import glob, json, os, re, sys

@@ -33,6 +33,8 @@ FAKE_IOSTUNE_NO_SCHEDULE_ID=1 run old --models resnet50 --batches 1 --shared-db 
   --baselines sequential
 grep -q "falling back to one DB per strategy" "$tmp/out/bench_dry$$_old.log" ||
   fail "no warning for a binary without --schedule-id"
+grep -q "has no 'replay --placements'" "$tmp/out/bench_dry$$_old.log" ||
+  fail "no warning for a binary without replay --placements"
 # Two precisions in one call: TF32 as before, then fp16 with its own DBs, logs and records.
 run half --models inception_v3 --batches "1 16" --search-batches 1 --shared-db \
   --precisions "tf32 fp16"
@@ -47,6 +49,8 @@ files=$(find "$tmp/out" -type f | wc -l)
 [ "$files" -eq 8 ] || fail "expected 4 tarballs + 4 logs in OUT, found $files"
 
 "$bench/unpack_results.sh" --results "$tmp/results" "$tmp"/out/*.tar.gz
+# Every replay of a binary that has it pools four placements of the arena (--replay-placements).
+grep -rq -- "--placements 4" "$tmp/results/raw" || fail "no replay ran at four placements"
 
 # A search continued in a later call from the shared DB the first one returned. A search cut
 # off at the deadline leaves pages in the DB's -wal file, which must travel with it.

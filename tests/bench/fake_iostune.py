@@ -3,7 +3,7 @@
 (results/README.md, "What run_h100.sh needs"), so the benchmark's scripting can be dry-run on a
 machine without a GPU. Numbers are made up (seeded); nothing here measures anything.
 
-FAKE_IOSTUNE_NO_SCHEDULE_ID=1 drops `replay --schedule-id` (an older binary);
+FAKE_IOSTUNE_NO_SCHEDULE_ID=1 drops `replay --schedule-id` and `--placements` (an older binary);
 FAKE_IOSTUNE_FAIL=WORD makes any command whose arguments contain WORD fail.
 The DB is a JSON file: {"schedules": [...], "stages": {PRECISION: N}} (a shared DB reports cache
 hits); as in iostune's DB, schedules and stages are keyed by precision, and a schedule replays
@@ -94,6 +94,7 @@ def main(args):
               "  --precision,--math TEXT\n  --layout TEXT\n  --native-io")
         if command == "replay" and not os.environ.get("FAKE_IOSTUNE_NO_SCHEDULE_ID"):
             print("  --schedule-id INT   replay exactly this schedule of --db")
+            print("  --placements INT    time at this many placements of the arena, pooled")
         return 0
     spec = option(args, "--model")
     model = model_name(spec)
@@ -195,6 +196,7 @@ def main(args):
                           "native_io": "--native-io" in args, "schedule_id": sid,
                           "strategy": source, "device": DEVICE, "warmup": 20,
                           "iterations": iters, "median_ms": median, "samples_ms": samples,
+                          "placements": int(option(args, "--placements", "1")),
                           "stages": 40, "graph_nodes": 120}))
         return 0
     print(f"fake iostune: command '{command}' is not faked", file=sys.stderr)

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "iostune/replay.h"
 #include "replay/model_spec.h"
 #include "search/baselines.h"
 #include "src/engine/engine.h"
@@ -21,7 +22,7 @@
 #include "src/weights.h"
 #include "src/zoo/zoo.h"
 #include "tests/gpu/test_dir.h"
-#include "tuning/arena_placements.h"
+#include "src/engine/arena_placements.h"
 #include "tuning/tuning_job.h"
 
 using namespace iostune;
@@ -140,4 +141,38 @@ TEST_CASE("a search timing its comparisons at three placements stores a valid sc
                      "{:.1f} s",
                      *summary.measured_ms, summary.kept_strategy, summary.predicted_ms,
                      summary.total_seconds));
+}
+
+TEST_CASE("replay timed at three placements: samples pooled, a median each, the graph still right",
+          "[gpu][placement][replay]") {
+    ReplayOptions options;
+    options.schedule_source = "sequential";
+    options.placements = 3;
+    Replayer placed("googlenet", options);
+    CHECK(placed.info().placements == 3);
+    std::vector<float> input(placed.input_elements(0), 0.25f);
+    std::vector<float> before(placed.output_elements(0)), after(before.size());
+    placed.run_host(input.data(), before.data(), nullptr);
+
+    const ReplayTiming t = placed.benchmark(90, nullptr, 5);
+    REQUIRE(t.placement_median_ms.size() == 3);
+    CHECK(t.iterations == 90);
+    CHECK(t.latency_ms.size() == 90);  // 30 at each
+    const auto [least, most] =
+        std::minmax_element(t.placement_median_ms.begin(), t.placement_median_ms.end());
+    CHECK(*least > 0);
+    // A pooled median lies between the groups' medians.
+    CHECK(t.median_ms >= *least * (1 - 1e-9));
+    CHECK(t.median_ms <= *most * (1 + 1e-9));
+    // Back where it began: the Replayer's own graph runs on the buffers it was captured on.
+    placed.run_host(input.data(), after.data(), nullptr);
+    CHECK(after == before);
+    WARN(fmt::format("googlenet b1 tf32 sequential, replayed at three placements: {:.4f} / "
+                     "{:.4f} / {:.4f} ms, pooled {:.4f}",
+                     t.placement_median_ms[0], t.placement_median_ms[1],
+                     t.placement_median_ms[2], t.median_ms));
+
+    options.placements = 1;
+    Replayer here("googlenet", options);
+    CHECK(here.benchmark(20, nullptr, 5).placement_median_ms.empty());
 }

@@ -1,11 +1,11 @@
-// The arena placements a search may time its comparisons at (tuning/arena_placements.h): where
+// The arena placements a search may time its comparisons at (src/engine/arena_placements.h): where
 // they lie and the room an engine needs for them, on the CPU.
 #include <catch2/catch.hpp>
 
 #include <set>
 
 #include "src/engine/engine.h"
-#include "tuning/arena_placements.h"
+#include "src/engine/arena_placements.h"
 
 using namespace iostune;
 

@@ -1,13 +1,16 @@
 // [replay] Replay at any batch size, without a GPU: how a request is planned on the tuned batch
-// sizes (iostune/batch_plan.h), and the errors a BatchReplayer and the model loader give before
-// anything touches the GPU, with the kind the C API and the Python package act on.
+// sizes (iostune/batch_plan.h), and the errors a Replayer, a BatchReplayer and the model loader
+// give before anything touches the GPU, with the kind the C API and the Python package act on.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "iostune/batch_plan.h"
 #include "iostune/batch_replayer.h"
+#include "iostune/replay.h"
 #include "replay/model_spec.h"
 #include "src/error.h"
 
@@ -88,6 +91,12 @@ TEST_CASE("a BatchReplayer refuses bad options before touching the GPU", "[repla
     CHECK(kind_of([&] { BatchReplayer("squeezenet1_1", {1, 4}, options); }, message) ==
           ErrorKind::BadInput);
     CHECK_THAT(message, Catch::Contains("#7") && Catch::Contains("[1, 4]"));
+    options.schedule_id = 0;
+    options.placements = 3;
+    CHECK(kind_of([&] { BatchReplayer("squeezenet1_1", {1, 4}, options); }, message) ==
+          ErrorKind::BadInput);
+    CHECK_THAT(message, Catch::Contains("3 arena placements"));
+    options.placements = 1;
 
     options.schedule_id = 0;
     options.db_path = (fs::temp_directory_path() / "iostune_no_such_dir" / "none.db").string();
@@ -95,6 +104,20 @@ TEST_CASE("a BatchReplayer refuses bad options before touching the GPU", "[repla
           ErrorKind::MissingSchedule);
     CHECK_THAT(message, Catch::Contains("does not exist"));
     CHECK_FALSE(fs::exists(options.db_path));
+}
+
+TEST_CASE("a Replayer refuses a count of arena placements out of range before the GPU",
+          "[replay][errors]") {
+    std::string message;
+    ReplayOptions options;
+    options.schedule_source = "sequential";
+    for (const int count : {0, 9}) {
+        options.placements = count;
+        CHECK(kind_of([&] { Replayer("squeezenet1_1", options); }, message) ==
+              ErrorKind::BadInput);
+        CHECK_THAT(message, Catch::Contains(fmt::format("{} arena placements", count)) &&
+                                Catch::Contains("give 1 to 8"));
+    }
 }
 
 TEST_CASE("errors loading a model are bad input", "[replay][errors]") {

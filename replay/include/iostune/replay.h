@@ -80,6 +80,12 @@ struct ReplayOptions {
     // Bytes left unused before the activation arena's region, a multiple of 256 (a diagnostic:
     // how much the latency depends on where the buffers land; `replay --arena-offset`).
     std::size_t arena_offset = 0;
+    // benchmark() times the schedule at this many placements of that region (1 to 8, a little
+    // over 1 MiB apart from arena_offset; the room is allocated) and pools the samples: where
+    // the buffers land can move a latency by a few percent (docs/replay.md, "Placement"), so a
+    // comparison of two schedules should not rest on one placement. 1: where it lies. A
+    // single-size Replayer's option (not a BatchReplayer's).
+    int placements = 1;
     // How convolutions the schedule does not pin (a baseline's, a schedule stored without
     // choices) are chosen: "alone" (the fastest on an idle GPU) or "corun" (of those within 25%
     // of it, the fastest two at once: docs/search.md).
@@ -134,6 +140,7 @@ struct ReplayInfo {
     // (0 for a Replayer of its own): the weights another size's graph uploaded (in
     // weight_bytes), and the arena all the sizes use (in activation_bytes).
     std::size_t shared_weight_bytes = 0, shared_arena_bytes = 0;
+    int placements = 1;  // of the arena, that benchmark() pools over (ReplayOptions::placements)
     std::vector<std::string> members;  // a model set's models, in order; empty for one model
     std::string set_inputs;            // a model set's "shared" or "separate"; "" for one model
 };
@@ -151,6 +158,9 @@ struct ReplayTiming {
     double enqueue_median_ms = 0;
     double total_gpu_ms = 0;      // sum of latency_ms
     double throughput_per_s = 0;  // inferences (batch items) per second at the median latency
+    // With ReplayOptions::placements > 1: the median at each placement, in order (the fields
+    // above are over all of them pooled); empty otherwise.
+    std::vector<double> placement_median_ms;
     double cv() const { return mean_ms > 0 ? stddev_ms / mean_ms : 0.0; }
 };
 

@@ -1,8 +1,10 @@
-// Where a search times the schedules it compares against each other: with more than one
-// placement, its engine's arena is moved between them (Engine::place_arena) and each schedule's
-// samples are pooled over all of them, so that a gain owed to where its buffers happen to lie
-// (which replay, placing the arena anew, does not reproduce) does not decide. docs/search.md,
-// "The rival check on a GPU, and placement as a suspect".
+// Placements of an engine's activation arena, for timing a schedule where its buffers lie
+// elsewhere: a schedule's latency can move a few percent with where its buffers land (call164:
+// GoogLeNet TF32 3.7-4.2% over ten offsets, in fresh processes that agree to 0.2% at one).
+// A search times the schedules it compares at several (the engine's arena moved between them,
+// Engine::place_arena, each schedule's samples pooled over all), so that no gain owed to one
+// placement decides; `replay --placements` reports a latency pooled the same way.
+// docs/search.md, "Placement".
 #pragma once
 
 #include <cstddef>
@@ -21,6 +23,7 @@ namespace iostune {
 // little over 1 MiB apart, so they differ both within a 2 MiB page and across pages.
 std::vector<size_t> arena_placements(int count);
 size_t arena_room(int count);
+constexpr int kMaxPlacements = 8;  // what `search` and `replay --placements` accept
 
 struct PlacedTimings {
     std::vector<std::optional<LatencyStats>> stats;  // per schedule; none when it could not run

@@ -1,4 +1,4 @@
-#include "tuning/arena_placements.h"
+#include "src/engine/arena_placements.h"
 
 #include <algorithm>
 
