@@ -2351,9 +2351,11 @@ PY
     # placements by default and whose benchmark replays pool four (`replay --placements`): one
     # schedule on six arenas, timing in turns at three, a squeezenet search, and a Replayer
     # timed at three placements (a median each, its own graph still right after). About 90 s;
-    # then the call161 legs on the same binary.
+    # then the call161 legs on the same binary. Its first run (3cbed8b) found engines pinning
+    # another's kernels 2e-4 off it: a staged convolution keyed as its packed twin
+    # (conv_planner.cpp); since, [corun] runs too (choices pinned and compared by signature).
     o=/tmp/call166; mkdir -p "$o"
-    gpu_tests "$o" 0 "[placement]" 200
+    gpu_tests "$o" 0 "[placement],[corun]" 260
     grep -vE "^(\.\.\.|---|===)" "$o/t0.log" | tail -n 40
     tar czf "${OUT:-device-out}/call166.tar.gz" -C /tmp call166 ;;
   call165)

@@ -120,6 +120,15 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
                        align_z = spec.residual ? byte_alignment(spec.residual->data, 256) : 256;
         if (std::min({align_x, align_y, align_z}) < 256)
             step.signature += fmt::format("|align {}/{}/{}", align_x, align_y, align_z);
+        // A staged step reads and writes packed staging buffers, so the key so far is that of a
+        // packed convolution of the same shape, which may choose another kernel: GoogLeNet's
+        // inception3b branch1 (staged into its concat slice) and branch2.0 (packed) once shared
+        // one entry of conv_choices(), and an engine pinning them ran branch2.0's kernel for
+        // both (call166: 2e-4 apart from the engine that chose). Its own key, with the
+        // alignments of the op's views, on which a 1x1 GEMM runs unstaged (conv_step.cpp).
+        if (stage)
+            step.signature += fmt::format("|staged {}/{}", byte_alignment(in.data, 256),
+                                          byte_alignment(out.data, 256));
         return step;
     };
     // The caller's stored choice for this step's signature, if it runs here.
@@ -137,11 +146,8 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
         steps.push_back(make_step(true));
         if (pin(steps[1])) return std::move(steps[1]);
     }
-    // A staged step's signature is that of a packed convolution of the same shape; its process
-    // choice is kept apart, since it was chosen against the unstaged alternative.
     const auto process_key = [&](size_t i) {
-        return fmt::format("dev{}|{}{}", options.device, steps[i].signature,
-                           i > 0 ? "|staged" : "");
+        return fmt::format("dev{}|{}", options.device, steps[i].signature);
     };
     // Choices for co-running are another ranking of the same candidates: kept apart.
     const auto choice_key = [&](size_t i) {

@@ -673,9 +673,8 @@ ConvChoices Engine::conv_choices() const {
 }
 
 std::vector<ConvChoices> Engine::conv_runners_up() const {
-    // Steps of one signature may run different choices (a staged step keys as the packed
-    // convolution of its shape): each signature's runners-up are those of the step whose choice
-    // conv_choices() reports, the last, so none is the kernel it reports.
+    // Steps of one signature run one choice (a staged step has a key of its own since call166):
+    // each signature's runners-up are its last step's, as conv_choices() reports its choice.
     std::map<std::string, const std::vector<ConvChoice>*> last;
     for (const auto& e : impl_->execs)
         for (const ConvStep& step : e.convs) last[step.signature] = &step.runners_up;

@@ -204,9 +204,8 @@ struct Engine::Impl {
     std::vector<ConvTransposeStep> retired_transposes;
 
     // What each set_conv_choice() not undone replaced, in order, for undo_conv_choice() (the
-    // last first): each step (op, index in its convs) with its own choice before (steps of one
-    // signature may have chosen apart: a staged step keys as the packed convolution of its
-    // shape), and the pin it replaced.
+    // last first): each step (op, index in its convs) with its own choice before, and the pin
+    // it replaced.
     struct ConvSwitch {
         std::string signature;
         std::vector<std::tuple<size_t, size_t, ConvChoice>> steps;

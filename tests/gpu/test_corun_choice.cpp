@@ -58,7 +58,7 @@ TEST_CASE("convolutions chosen to co-run compute what those chosen alone compute
 
     Engine corun = engine_choosing(graph, plan, ConvObjective::CoRun);
     // Keyed by signature: a convolution staged in one engine and not in the other has another
-    // key (a staged step's signature is that of a packed convolution), so the sets may differ.
+    // key (a staged step's has "|staged"), so the sets may differ.
     const ConvChoices chosen = corun.conv_choices();
     REQUIRE(chosen.size() >= alone.conv_choices().size() / 2);
     int differ = 0;
