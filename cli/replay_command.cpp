@@ -463,7 +463,7 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("--placements", o->placements,
                     "time at this many placements of the activation arena, a little over 1 MiB "
                     "apart, and report the samples pooled (and each one's median): a latency "
-                    "that does not rest on where the buffers happen to land (docs/replay.md)")
+                    "that does not rest on where the buffers happen to land (docs/memory.md)")
         ->check(CLI::Range(1, kMaxPlacements))
         ->excludes("--batch-sizes")
         ->capture_default_str();
