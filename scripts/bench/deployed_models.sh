@@ -196,7 +196,8 @@ version="$("$iostune" --version 2>&1 | head -1)"
 # Every timed replay pools its samples over this many placements of the activation arena
 # (`replay --placements`, run_h100.sh --help), where this iostune has it.
 place_args=()
-if [ "$replay_placements" -gt 1 ] && "$iostune" replay --help 2>&1 | grep -q -- '--placements'
+# (The help read whole: `grep -q` on a pipe may close it early, which pipefail calls a failure.)
+if [ "$replay_placements" -gt 1 ] && grep -q -- '--placements' <<<"$("$iostune" replay --help 2>&1)"
 then place_args=(--placements "$replay_placements"); fi
 
 # validation MODEL BATCH STATUS MESSAGE: one line of validate.jsonl.

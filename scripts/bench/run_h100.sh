@@ -205,13 +205,16 @@ trap 'echo "run_h100.sh: interrupted; packing what is there"; exit 130' INT TERM
 
 version="$("$iostune" --version 2>&1 | head -1)"
 record="$python $here/record_iostune.py"
-# `iostune replay --schedule-id N` replays exactly schedule N of --db.
+# `iostune replay --schedule-id N` replays exactly schedule N of --db. (The help is read whole
+# first: `grep -q` on a pipe may close it before the writer is done, which pipefail reports as
+# the check failing.)
+replay_help="$("$iostune" replay --help 2>&1)"
 by_id=0
-"$iostune" replay --help 2>&1 | grep -q -- '--schedule-id' && by_id=1
+grep -q -- '--schedule-id' <<<"$replay_help" && by_id=1
 # `iostune replay --placements N` pools its samples over N placements of the activation arena.
 place_args=()
 if [ "$replay_placements" -gt 1 ]; then
-  if "$iostune" replay --help 2>&1 | grep -q -- '--placements'; then
+  if grep -q -- '--placements' <<<"$replay_help"; then
     place_args=(--placements "$replay_placements")
   else
     echo "WARNING: this iostune has no 'replay --placements'; every replay times one placement"

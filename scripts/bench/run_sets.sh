@@ -59,7 +59,8 @@ trap pack EXIT
 trap 'echo "run_sets.sh: stopped; packing what is there"; exit 130' INT TERM
 version="$("$iostune" --version 2>&1 | head -1)"
 place_args=()
-if [ "$replay_placements" -gt 1 ] && "$iostune" replay --help 2>&1 | grep -q -- '--placements'
+# (The help read whole: `grep -q` on a pipe may close it early, which pipefail calls a failure.)
+if [ "$replay_placements" -gt 1 ] && grep -q -- '--placements' <<<"$("$iostune" replay --help 2>&1)"
 then place_args=(--placements "$replay_placements"); fi
 say() { echo "== $(date -u +%H:%M:%S) $* (${SECONDS}s)"; }
 late() { [ "$deadline" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; }
