@@ -308,7 +308,6 @@ ReplayTarget resolve_from_store(const std::vector<std::string>& models,
     info.stages = int(schedule.flat_stages().size());
     info.form = to_string(schedule.form);
     info.prioritised_ops = prioritised_ops(schedule);
-    info.placements = options.placements;
     EngineOptions engine_options = engine_options_for(
         options, choice.schedule ? tensor_layout_from_string(choice.schedule->layout) : fallback_layout);
     if (choice.schedule) {
@@ -363,7 +362,6 @@ ReplayTarget resolve_without_store(const std::vector<std::string>& models,
     info.form = to_string(schedule.form);
     info.prioritised_ops = prioritised_ops(schedule);
     info.strategy = "baseline:" + baseline_name(options);
-    info.placements = options.placements;
     return {std::move(graph), schedule, std::move(info), engine_options};
 }
 
@@ -383,8 +381,11 @@ ReplayTarget resolve_replay(const std::vector<std::string>& models, const Replay
         throw Error(fmt::format("a schedule id (#{}) picks a stored schedule; it cannot be combined "
                                 "with the baseline '{}': drop one of the two",
                                 options.schedule_id, baseline_name(options)));
-    return options.schedule_source == "db" ? resolve_from_store(models, options)
-                                           : resolve_without_store(models, options);
+    ReplayTarget target = options.schedule_source == "db"
+                              ? resolve_from_store(models, options)
+                              : resolve_without_store(models, options);
+    target.info.placements = options.placements;
+    return target;
 }
 
 Replayer::Replayer(const std::string& model, const ReplayOptions& options)

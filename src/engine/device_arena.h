@@ -11,6 +11,7 @@
 // time kernels there) are ordered: one stream, or events between them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include "src/engine/device_buffer.h"
@@ -24,9 +25,9 @@ public:
     // the engine. A diagnostic and a search's means of timing a schedule at other placements
     // (EngineOptions::arena_offset, Engine::place_arena): nothing else moves.
     explicit DeviceArena(size_t bytes, size_t offset = 0, size_t room = 0)
-        : buffer_(bytes + (room > offset ? room : offset)),
+        : buffer_(bytes + std::max(room, offset)),
           offset_(offset),
-          room_(room > offset ? room : offset),
+          room_(std::max(room, offset)),
           bytes_(bytes) {}
 
     void* data() const { return static_cast<char*>(buffer_.get()) + offset_; }

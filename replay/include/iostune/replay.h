@@ -82,9 +82,9 @@ struct ReplayOptions {
     std::size_t arena_offset = 0;
     // benchmark() times the schedule at this many placements of that region (1 to 8, a little
     // over 1 MiB apart from arena_offset; the room is allocated) and pools the samples: where
-    // the buffers land can move a latency by a few percent (docs/memory.md, "The engine on the plan"), so a
-    // comparison of two schedules should not rest on one placement. 1: where it lies. A
-    // single-size Replayer's option (not a BatchReplayer's).
+    // the buffers land can move a latency by a few percent (docs/memory.md, "The engine on the
+    // plan"), so a comparison of two schedules should not rest on one placement. 1: where it
+    // lies. A single-size Replayer's option (not a BatchReplayer's).
     int placements = 1;
     // How convolutions the schedule does not pin (a baseline's, a schedule stored without
     // choices) are chosen: "alone" (the fastest on an idle GPU) or "corun" (of those within 25%
