@@ -2358,6 +2358,42 @@ PY
     gpu_tests "$o" 0 "[placement],[corun]" 260
     grep -vE "^(\.\.\.|---|===)" "$o/t0.log" | tail -n 40
     tar czf "${OUT:-device-out}/call166.tar.gz" -C /tmp call166 ;;
+  call167)
+    # (Thirty-third session, one H200.) `h100_plan.sh call167 set|b16`, each its own call, on one
+    # binary with call161's legs. set: the [placement] and [corun] cases (8fcc672's edits had not
+    # run on a GPU), then the GoogLeNet + Inception V3 set (TF32 b1, each its own input: 1.27x
+    # over back to back in call150 on one placement, 1.31-1.33x in call156) searched with the
+    # CLI's defaults and replayed pooled over four placements beside PyTorch's set peers.
+    # b16: NASNet-A and RandWire at batch 16 TF32 (call150's rows, on 95d47ad, kept nimble's and
+    # greedy's schedules), each stored best then perturbed. About 380 s and 420 s.
+    c=call167-${2:?usage: h100_plan.sh call167 set|b16} o=/tmp/call167-$2; mkdir -p "$o"
+    case $2 in
+      set)
+        gpu_tests "$o" 0 "[placement],[corun]" 150
+        grep -hE "^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log"
+        CUDA_VISIBLE_DEVICES=0 bash scripts/bench/run_sets.sh --tag "$c" --out "$o" \
+          --iostune .devpack/iostune --python "${PYTHON:-python3}" --precisions tf32 --batches 1 \
+          --sets "googlenet+inception_v3:separate" \
+          --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+          --deadline "$(upto 15)" >"$o/sets.log" 2>&1 ;;
+      b16)
+        b16 "$o" 0 "$c-nasnet" nasnet_a_large cudagraph 270
+        b16 "$o" 0 "$c-randwire" randwire "cudagraph compile" 40
+        for db in /tmp/bench_"$c"-*/db/*.db; do
+          [ -e "$db" ] && [ "$SECONDS" -lt 525 ] || continue
+          m=nasnet_a_large; case $db in *randwire*) m=randwire ;; esac
+          echo "== $m b16: $(timeout 60 .devpack/iostune replay --model "$m" --batch 16 \
+            --db "$db" --validate --perturb 20 --iters 20 2>&1 |
+            grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
+        done >"$o/perturb_b16.log" ;;
+      *) echo "call167: unknown part $2 (set or b16)" >&2; exit 2 ;;
+    esac
+    grep -hE "^== |iostune-|torch-|profile:|searched in|co-?sched|back-to-back|streams" \
+      "$o"/bench_*.log "$o/sets.log" 2>/dev/null |
+      grep -v "^== .*batch" | cut -c1-160
+    cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
+    mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
+    tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$(basename "$o")" ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)
