@@ -595,17 +595,20 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                                   MeasureOptions{1, 3, 1, 0, 0})
                         .median_ms;
     }
-    // The refined schedule, the DP's, a close contest's two, each baseline once and the
-    // contenders (timed in both forms: below) once more.
-    int final_timings = int(baselines.size()) + 4;
+    // The refined schedule, the DP's, each baseline once and the contenders (timed in both
+    // forms: below) once more; then a close contest's two, in turns at every placement.
+    int final_timings = int(baselines.size()) + 2;
     for (const Baseline& b : baselines) final_timings += both_forms_in_contest(b) ? 1 : 0;
-    // A close contest at several placements captures its two schedules at each.
-    const int contest_recaptures = 2 * (int(placements.size()) - 1);
-    const double final_captures_s = (final_timings + contest_recaptures) * capture_s;
+    constexpr int kContestSchedules = 2;
+    // The contest captures its two schedules at each placement.
+    const int contest_captures = kContestSchedules * int(placements.size());
+    const double final_captures_s = (final_timings + contest_captures) * capture_s;
     MeasureOptions least = options.end_to_end;
     least.repeats = std::min(least.repeats, kMinFinalRepeats);
     const double final_reserve_s =
-        final_captures_s + timing_seconds(least, final_timings, launch_ms);
+        final_captures_s + timing_seconds(least, final_timings, launch_ms) +
+        placed_in_turns_seconds(least, kContestSchedules, kContestPerTurn, placements.size(),
+                                launch_ms);
     // Asked only now: the engine, the objective's trial and the checks above took their time.
     const double left_s = budget_left_s();
     refine_options.time_budget_s = std::isfinite(left_s)
@@ -647,13 +650,14 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                            result.refine.disagreed, result.refine.first_disagreement));
 
     const double final_left_s = budget_left_s();
-    const MeasureOptions final_timing =
-        repeats_within(options.end_to_end, final_left_s - final_captures_s, final_timings,
-                       launch_ms, kMinFinalRepeats);
+    const MeasureOptions final_timing = repeats_within_placed(
+        options.end_to_end, final_left_s - final_captures_s, final_timings, kContestSchedules,
+        kContestPerTurn, placements.size(), launch_ms, kMinFinalRepeats);
     result.final_timing = {{"repeats", final_timing.repeats},
                            {"launch_ms", launch_ms},
                            {"capture_s", capture_s},
                            {"timings", final_timings},
+                           {"contest_placements", placements.size()},
                            {"budget_left_s", std::isfinite(final_left_s)
                                                  ? nlohmann::json(final_left_s)
                                                  : nlohmann::json(nullptr)}};
@@ -661,7 +665,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         notice(fmt::format("final timings: {} repeats each (of {}), to fit the {:.1f} s left "
                            "({:.1f} s of it for {} captures)",
                            final_timing.repeats, options.end_to_end.repeats, final_left_s,
-                           final_captures_s, final_timings));
+                           final_captures_s, final_timings + contest_captures));
     const auto timed = [&](const Schedule& s) {
         const CudaGraphExec exec = engine.capture(s);
         return measure_graph(exec, engine.origin_stream(), final_timing);

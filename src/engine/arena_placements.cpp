@@ -1,6 +1,7 @@
 #include "src/engine/arena_placements.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "src/error.h"
 
@@ -30,10 +31,7 @@ PlacedTimings time_placed_in_turns(Engine& engine, const std::vector<Schedule>& 
     out.errors.resize(schedules.size());
     std::vector<std::vector<double>> samples(schedules.size()), enqueue(schedules.size());
     MeasureOptions share = options;
-    const int turn = std::max(per_turn, 1);
-    // Each placement's share of the repeats, whole turns, at least one (one placement: all).
-    if (move)
-        share.repeats = std::max(turn, (options.repeats / int(places) + turn - 1) / turn * turn);
+    share.repeats = placement_share(options.repeats, per_turn, offsets.size());
     int number = options.number;
     for (size_t p = 0; p < places; ++p) {
         if (move) engine.place_arena(offsets[p]);
@@ -69,6 +67,45 @@ PlacedTimings time_placed_in_turns(Engine& engine, const std::vector<Schedule>& 
         if (out.errors[k].empty() && !samples[k].empty())
             out.stats[k] = summarize(std::move(samples[k]), std::move(enqueue[k]), number);
     return out;
+}
+
+int placement_share(int repeats, int per_turn, size_t places) {
+    if (places <= 1) return repeats;
+    const int turn = std::max(per_turn, 1);
+    return std::max(turn, (repeats / int(places) + turn - 1) / turn * turn);
+}
+
+double placed_in_turns_seconds(const MeasureOptions& options, int schedules, int per_turn,
+                               size_t places, double per_launch_ms) {
+    if (schedules <= 0) return 0;
+    const size_t where = std::max<size_t>(places, 1);
+    const double per_launch = std::max(per_launch_ms, 1e-4);  // as timing_seconds
+    const int share = placement_share(options.repeats, per_turn, where);
+    const int turn = std::max(per_turn, 1);
+    // measure_interleaved's warm-up launches every graph, then lasts at least min_warmup_ms.
+    const double warmup_ms =
+        std::max(options.warmup * schedules * per_launch, options.min_warmup_ms);
+    const int untimed = turn > 1 ? (share + turn - 1) / turn : 0;  // one before each turn
+    const double launches = double(schedules) * (share * std::max(options.number, 1) + untimed);
+    return double(where) * (warmup_ms + launches * per_launch) / 1e3;
+}
+
+MeasureOptions repeats_within_placed(MeasureOptions options, double budget_s, int graphs,
+                                     int in_turns, int per_turn, size_t places,
+                                     double per_launch_ms, int min_repeats) {
+    if (!(budget_s < std::numeric_limits<double>::infinity())) return options;
+    const int most = options.repeats, least = std::min(min_repeats, most);
+    const auto seconds = [&](int repeats) {
+        MeasureOptions o = options;
+        o.repeats = repeats;
+        return timing_seconds(o, graphs, per_launch_ms) +
+               placed_in_turns_seconds(o, in_turns, per_turn, places, per_launch_ms);
+    };
+    // The cost grows with the repeats in steps (whole turns): the most that fit, counted down.
+    int repeats = most;
+    while (repeats > least && seconds(repeats) > budget_s) --repeats;
+    options.repeats = repeats;
+    return options;
 }
 
 }  // namespace iostune

@@ -38,4 +38,23 @@ PlacedTimings time_placed_in_turns(Engine& engine, const std::vector<Schedule>& 
                                    const MeasureOptions& options, int per_turn,
                                    const std::vector<size_t>& offsets);
 
+// The repeats time_placed_in_turns times each schedule at every one of `places` placements:
+// whole turns of `per_turn` (at least one) when it moves the arena; all of them at one.
+int placement_share(int repeats, int per_turn, size_t places);
+
+// Seconds time_placed_in_turns takes for `schedules` graphs of about `per_launch_ms` a launch,
+// captures not counted: at each placement a warm-up of them all, the share's samples and, in
+// turns of more than one sample, a launch not timed before each turn of each.
+double placed_in_turns_seconds(const MeasureOptions& options, int schedules, int per_turn,
+                               size_t places, double per_launch_ms);
+
+// `options` with its repeats cut (repeats_within's bounds: never below `min_repeats` nor above
+// options.repeats) so that `graphs` plain timings and then `in_turns` schedules timed in turns
+// at `places` placements fit `budget_s`. A search's final timings and its close contest: the
+// contest's warm-ups at each placement and its whole turns took 1.6 s past the budget on
+// NASNet-A at batch 16 (call167) when they were counted as two plain timings.
+MeasureOptions repeats_within_placed(MeasureOptions options, double budget_s, int graphs,
+                                     int in_turns, int per_turn, size_t places,
+                                     double per_launch_ms, int min_repeats);
+
 }  // namespace iostune
