@@ -246,10 +246,12 @@ tune_perturb() {
 }
 # b16 DIR GPU TAG MODELS TORCH [MARGIN]: batch-16 TF32 rows (bound, sequential, greedy, nimble,
 # the search's defaults, the given PyTorch peers) by run_h100.sh, stopping MARGIN (15) s before
-# the call's 540 s.
+# the call's 540 s. The baselines in both forms, as at batch 1 (calls up to 167 timed them staged
+# only).
 b16() {
   CUDA_VISIBLE_DEVICES=$2 "${run[@]}" --tag "$3" --out "$1" --models "$4" --batches 16 \
     --precisions tf32 --strategies ios-both --baselines "sequential greedy nimble" --iters 200 \
+    --baseline-forms "staged dataflow" \
     --torch-systems "$5" --compile-budget 150 --deadline "$(upto "${6:-15}")" >/dev/null 2>&1
 }
 
