@@ -40,22 +40,22 @@ TEST_CASE("a timing in turns at several placements: its share, its cost, the rep
     CHECK(placement_share(30, 1, 3) == 10);
 
     // NASNet-A at batch 16 (call167): 13.87 ms a launch, the search's final timing options.
-    const MeasureOptions final{20, 35, 1, 0, 300};
+    const MeasureOptions timing{20, 35, 1, 0, 300};
     const double launch_ms = 13.87;
     // One placement, turns of one sample: exactly two plain timings' worth (the warm-up launches
     // both graphs, so it lasts 40 launches rather than 2 x 300 ms).
-    CHECK(placed_in_turns_seconds(final, 2, 1, 1, launch_ms) ==
+    CHECK(placed_in_turns_seconds(timing, 2, 1, 1, launch_ms) ==
           Approx((40 * launch_ms + 2 * 35 * launch_ms) / 1e3));
     // Three placements in turns of ten: three warm-ups, 20 samples of each at each, and an
     // untimed launch before each of the two turns.
-    const double three = placed_in_turns_seconds(final, 2, 10, 3, launch_ms);
+    const double three = placed_in_turns_seconds(timing, 2, 10, 3, launch_ms);
     CHECK(three == Approx(3 * (40 * launch_ms + 2 * (20 + 2) * launch_ms) / 1e3));
     // What was reserved before (two plain timings) is 1.9 s short of it: the overrun seen.
-    CHECK(three - timing_seconds(final, 2, launch_ms) > 1.5);
-    CHECK(placed_in_turns_seconds(final, 0, 10, 3, launch_ms) == 0);
+    CHECK(three - timing_seconds(timing, 2, launch_ms) > 1.5);
+    CHECK(placed_in_turns_seconds(timing, 0, 10, 3, launch_ms) == 0);
 
-    // The repeats that fit seven plain timings and the contest in 7.8 s (call167's budget left,
-    // its captures taken off): the total fits, one more repeat would not.
+    // The repeats that fit seven plain timings and the contest in the 7.1 s call167 had for them
+    // (7.8 s left, its captures taken off): the total fits, one more repeat would not.
     const MeasureOptions most{20, 200, 1, 0, 300};
     const auto cost = [&](int repeats) {
         MeasureOptions o = most;
