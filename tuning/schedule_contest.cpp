@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "src/error.h"
 
@@ -14,6 +15,31 @@ size_t fastest_entry(const std::vector<ContestEntry>& entries) {
     for (size_t i = 1; i < entries.size(); ++i)
         if (entries[i].median_ms < entries[best].median_ms) best = i;
     return best;
+}
+
+std::vector<size_t> close_contest_entrants(const std::vector<ContestEntry>& entries,
+                                           double close) {
+    if (entries.empty()) return {};
+    const size_t best = fastest_entry(entries);
+    const double searched_ms = entries[0].median_ms;
+    if (best == 0 || searched_ms > entries[best].median_ms * (1 + close)) return {};
+    std::vector<size_t> entrants = {0};
+    for (size_t i = 1; i < entries.size(); ++i)
+        if (entries[i].median_ms < searched_ms) entrants.push_back(i);
+    return entrants;
+}
+
+size_t fastest_entry(const std::vector<ContestEntry>& entries, const std::vector<size_t>& among) {
+    std::optional<size_t> best;
+    for (const size_t i : among) {
+        if (i >= entries.size())
+            throw Error(fmt::format("contest entry {} of {} does not exist", i, entries.size()));
+        if (!best || entries[i].median_ms < entries[*best].median_ms ||
+            (entries[i].median_ms == entries[*best].median_ms && i < *best))
+            best = i;
+    }
+    if (!best) throw Error("no schedules were timed end to end; nothing to choose from");
+    return *best;
 }
 
 std::vector<std::string> contender_list(const std::vector<std::string>& names) {

@@ -19,6 +19,20 @@ struct ContestEntry {
 // only kept when it measured strictly faster. Throws iostune::Error for no entries.
 size_t fastest_entry(const std::vector<ContestEntry>& entries);
 
+// A close contest's entrants: when the fastest baseline timed faster than the searched schedule
+// (entry 0) by at most `close` (0.02: 2%), the searched schedule and every entry timed faster
+// than it, entry 0 first; none when no baseline was faster, or one was faster by more. Timed
+// again together, in turns at every placement, they decide among themselves: the fastest's
+// lead can be a placement's or the GPU's drift between one timing and the next, and an entry
+// left out was slower than the searched schedule when all were timed alike. (Before, only the
+// fastest baseline was timed again; in call161 on f8dec1a it slowed by 2.4% in turns and greedy,
+// never timed again, was kept on its first timing against the in-turns times of the others.)
+std::vector<size_t> close_contest_entrants(const std::vector<ContestEntry>& entries, double close);
+
+// Index of the fastest entry among `among` (indices into `entries`; entry 0 wins ties as above).
+// Throws iostune::Error when `among` is empty or names no entry.
+size_t fastest_entry(const std::vector<ContestEntry>& entries, const std::vector<size_t>& among);
+
 // The baselines a tuning job may time beside its searched schedule: greedy, nimble, opara
 // (sequential is always timed: its output is the reference every schedule is checked against).
 // "none" alone means sequential only. Throws iostune::Error naming a bad or repeated entry.

@@ -144,8 +144,11 @@ struct EndToEnd {
     // How they were chosen: {"chosen": "alone"|"corun", "<objective>": {"ms", "from"}, ...}
     nlohmann::json conv_objective;
     int convolutions = 0, pinned_convolutions = 0;  // pinned: timed before, read from the store
-    // A close contest timed again in turns: the rival and each one's times; null when none.
+    // A close contest timed again in turns: its entrants, each one's times; null when none.
     nlohmann::json close_contest;
+    // Entries of the close contest when one ran (0: the refined schedule, k: baselines[k - 1]):
+    // the kept schedule is the fastest of them, all timed alike.
+    std::vector<size_t> contest_entrants;
     // The final timings' repeats, the launch time they were sized for and the time left.
     nlohmann::json final_timing;
 };
@@ -363,38 +366,57 @@ bool both_forms_in_contest(const Baseline& b) {
 // (timing.h: the first launch after another graph's is slower; replay repeats one graph).
 constexpr int kContestPerTurn = 10;
 
-// A baseline that beat the refined schedule by at most kCloseContest is timed again beside it,
-// in turns (measure_interleaved), and those times replace both: measured one after the other,
-// two schedules differ by the GPU's drift about as much (the contest kept GoogLeNet TF32's
-// greedy by 0.2% in call80, by under 1% in call69). `result.close_contest` records it.
+// The close contest (schedule_contest.h, close_contest_entrants): when a baseline timed faster
+// than the refined schedule by at most kCloseContest, the refined schedule and every baseline
+// timed faster than it are timed again together, in turns (measure_interleaved) at every
+// placement; those times replace theirs, and the kept schedule is the fastest of them
+// (`result.contest_entrants`). Measured one after the other, two schedules differ by the GPU's
+// drift and their placement about as much (the contest kept GoogLeNet TF32's greedy by 0.2% in
+// call80, by under 1% in call69). Its repeats are the final timings', cut to fit what is left
+// (the reserve holds two entrants). `result.close_contest` records it.
 void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline>& baselines,
-                          const MeasureOptions& timing, const std::vector<size_t>& placements,
+                          const MeasureOptions& timing, const std::function<double()>& left_s,
+                          double capture_s, double launch_ms,
+                          const std::vector<size_t>& placements,
                           const std::function<void(const std::string&)>& notice) {
-    Baseline* rival = nullptr;
-    for (Baseline& b : baselines)
-        if (b.timing.median_ms < result.schedule.median_ms &&
-            (!rival || b.timing.median_ms < rival->timing.median_ms))
-            rival = &b;
-    if (!rival || result.schedule.median_ms > rival->timing.median_ms * (1 + kCloseContest))
-        return;
-    const PlacedTimings timed = time_placed_in_turns(
-        engine, {result.refine.schedule, rival->schedule}, timing, kContestPerTurn, placements);
-    for (size_t k = 0; k < 2; ++k)
-        if (!timed.stats[k])  // both ran in the final timings just before
+    std::vector<ContestEntry> entries = {{"refined", result.schedule.median_ms}};
+    for (const Baseline& b : baselines) entries.push_back({b.name, b.timing.median_ms});
+    const std::vector<size_t> entrants = close_contest_entrants(entries, kCloseContest);
+    if (entrants.empty()) return;
+    std::vector<Schedule> schedules;
+    for (const size_t i : entrants)
+        schedules.push_back(i == 0 ? result.refine.schedule : baselines[i - 1].schedule);
+    const int count = int(entrants.size());
+    const MeasureOptions contest = repeats_within_placed(
+        timing, left_s() - double(count * int(placements.size())) * capture_s, 0, count,
+        kContestPerTurn, placements.size(), launch_ms, kMinFinalRepeats);
+    const PlacedTimings timed =
+        time_placed_in_turns(engine, schedules, contest, kContestPerTurn, placements);
+    nlohmann::json record = {{"repeats", contest.repeats},
+                             {"placements", placements.size()},
+                             {"entrants", nlohmann::json::array()}};
+    std::string told;
+    for (size_t k = 0; k < entrants.size(); ++k) {
+        if (!timed.stats[k])  // each ran in the final timings just before
             throw InternalError("the close contest could not run a schedule the final timings "
                                 "ran: " + timed.errors[k]);
-    const std::vector<LatencyStats> turns = {*timed.stats[0], *timed.stats[1]};
-    result.close_contest = {{"rival", rival->name},
-                            {"refined_ms", result.schedule.median_ms},
-                            {"rival_ms", rival->timing.median_ms},
-                            {"refined_in_turns_ms", turns[0].median_ms},
-                            {"rival_in_turns_ms", turns[1].median_ms}};
-    notice(fmt::format("close contest: the refined schedule {:.4f} ms against {} {:.4f} ms; "
-                       "timed again in turns, {:.4f} against {:.4f} ms",
-                       result.schedule.median_ms, rival->name, rival->timing.median_ms,
-                       turns[0].median_ms, turns[1].median_ms));
-    result.schedule = turns[0];
-    rival->timing = turns[1];
+        const ContestEntry& e = entries[entrants[k]];
+        const LatencyStats& turns = *timed.stats[k];
+        record["entrants"].push_back(
+            {{"name", e.strategy}, {"first_ms", e.median_ms}, {"in_turns_ms", turns.median_ms}});
+        told += fmt::format("{}{} {:.4f} -> {:.4f}", k == 0 ? "" : ", ", e.strategy, e.median_ms,
+                            turns.median_ms);
+        if (entrants[k] == 0)
+            result.schedule = turns;
+        else
+            baselines[entrants[k] - 1].timing = turns;
+    }
+    notice(fmt::format("close contest: timed again in turns at {} placement{}, {} repeats each "
+                       "(ms): {}",
+                       placements.size(), placements.size() == 1 ? "" : "s", contest.repeats,
+                       told));
+    result.close_contest = std::move(record);
+    result.contest_entrants = entrants;
 }
 
 // On the refinement's start, before its moves: each convolution's other timed kernels (the
@@ -599,8 +621,9 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     // forms: below) once more; then a close contest's two, in turns at every placement.
     int final_timings = int(baselines.size()) + 2;
     for (const Baseline& b : baselines) final_timings += both_forms_in_contest(b) ? 1 : 0;
+    // A close contest's usual two entrants (more cut its repeats to fit: settle_close_contest),
+    // each captured at every placement.
     constexpr int kContestSchedules = 2;
-    // The contest captures its two schedules at each placement.
     const int contest_captures = kContestSchedules * int(placements.size());
     const double final_captures_s = (final_timings + contest_captures) * capture_s;
     MeasureOptions least = options.end_to_end;
@@ -699,7 +722,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
             }
         }
     }
-    settle_close_contest(engine, result, baselines, final_timing, placements, notice);
+    settle_close_contest(engine, result, baselines, final_timing, budget_left_s, capture_s,
+                         launch_ms, placements, notice);
     // What the timings left; the engine's teardown after this is the end-to-end phase's rest.
     if (const double after_s = budget_left_s(); std::isfinite(after_s))
         result.final_timing["budget_left_after_s"] = after_s;
@@ -996,7 +1020,9 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
             baseline_timings[b.name] = timing_json(b.timing);
             baseline_timings[b.name]["form"] = to_string(b.schedule.form);
         }
-        const size_t best = fastest_entry(entries);
+        const size_t best = e2e.contest_entrants.empty()
+                                ? fastest_entry(entries)
+                                : fastest_entry(entries, e2e.contest_entrants);
         if (best > 0) kept = e2e.baselines[best - 1];
         summary.kept_strategy = entries[best].strategy;
         summary.sequential_kept = summary.kept_strategy == "sequential";
