@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include "src/error.h"
@@ -10,11 +11,9 @@
 namespace iostune {
 
 size_t fastest_entry(const std::vector<ContestEntry>& entries) {
-    if (entries.empty()) throw Error("no schedules were timed end to end; nothing to choose from");
-    size_t best = 0;
-    for (size_t i = 1; i < entries.size(); ++i)
-        if (entries[i].median_ms < entries[best].median_ms) best = i;
-    return best;
+    std::vector<size_t> all(entries.size());
+    std::iota(all.begin(), all.end(), size_t(0));
+    return fastest_entry(entries, all);
 }
 
 std::vector<size_t> close_contest_entrants(const std::vector<ContestEntry>& entries,
