@@ -2396,6 +2396,22 @@ PY
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$(basename "$o")" ;;
+  call168)
+    # (Thirty-fourth session, one H200.) The first GPU run of 458f716 (the final timings' repeats
+    # count the close contest's cost) and f79e5c2 (the close contest times every baseline that
+    # beat the refined schedule and keeps the fastest): the [placement] cases and the [gpu]
+    # searches that replay what they stored, then call161's GoogLeNet leg (its TF32 key kept
+    # greedy on f8dec1a on a first timing against in-turns ones). Then call167 b16 and other
+    # call161 legs on the same binary. About 330 s.
+    o=/tmp/call168; mkdir -p "$o"
+    gpu_tests "$o" 0 "[placement],search then replay*,a second measured search*" 150
+    grep -hE "^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log"
+    bench_on_gpu 0 "$o" googlenet "eager cudagraph compile"
+    grep -hE "^== |iostune-|torch-|profile:|searched in" "$o"/bench_*.log 2>/dev/null |
+      grep -v "^== .*batch" | cut -c1-150
+    cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
+    mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
+    tar czf "${OUT:-device-out}/call168.tar.gz" -C /tmp call168 ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)
