@@ -283,7 +283,6 @@ constexpr int kIdleMoves = 1000;
 // The start's contest: the candidates whose first timing is within this share of the fastest's,
 // at most kStartContestSize of them, fastest first. (Call143's two were 3.1% apart.)
 constexpr double kStartContestMargin = 0.05;
-constexpr size_t kStartContestSize = 4;
 
 // Of schedules timed in turns beside the current one (turns[0]), the fastest other one, when it
 // beats the current one by `min_gain`; none when it does not, or the current one did not run.
@@ -299,6 +298,13 @@ std::optional<size_t> faster_than_current(const std::vector<ScheduleMeasurement>
     return std::nullopt;
 }
 }  // namespace
+
+RefineFirstTimings refine_first_timings(const std::vector<RefineCandidate>& candidates) {
+    int forms = 0;
+    for (const RefineCandidate& c : candidates) forms += c.only_form ? 1 : 2;
+    const int in_turns = int(std::min<size_t>(kStartContestSize, size_t(forms)));
+    return {forms + 1, in_turns > 1 ? in_turns : 0};
+}
 
 RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandidate>& candidates,
                              ScheduleEvaluator& evaluator, const RefineOptions& options) {

@@ -58,6 +58,18 @@ struct PriorityVariant {
     std::vector<int> levels;  // one per op
 };
 
+// The start's contest (on a GPU) times at most this many candidates again, in turns.
+constexpr size_t kStartContestSize = 4;
+
+// What the refinement times before any move, whatever its time: each candidate in each of its
+// forms, then the start's contest in turns (`in_turns`), then the start once more (`plain`
+// counts the first and the last).
+struct RefineFirstTimings {
+    int plain = 0;
+    int in_turns = 0;
+};
+RefineFirstTimings refine_first_timings(const std::vector<RefineCandidate>& candidates);
+
 struct RefineOptions {
     uint64_t seed = 1;
     int max_evaluations = 1 << 30;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "src/error.h"
 #include "src/engine/arena_placements.h"
 
@@ -28,6 +30,15 @@ bool MeasuredScheduleEvaluator::agrees(const Schedule& schedule, std::string& wh
 
 std::string MeasuredScheduleEvaluator::name() const {
     return fmt::format("measured end to end ({})", to_string(engine_.options().precision));
+}
+
+void MeasuredScheduleEvaluator::fit_repeats(double budget_s, int plain, int in_turns,
+                                            double launch_ms, double capture_s,
+                                            int min_repeats) {
+    const size_t places = std::max<size_t>(placements_.size(), 1);
+    const double captures_s = double(plain + in_turns * int(places)) * capture_s;
+    timing_ = repeats_within_placed(timing_, budget_s - captures_s, plain, in_turns,
+                                    kSamplesPerTurn, places, launch_ms, min_repeats);
 }
 
 ScheduleMeasurement MeasuredScheduleEvaluator::measure(const Schedule& schedule) {

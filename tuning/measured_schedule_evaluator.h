@@ -30,6 +30,13 @@ public:
                               MeasureOptions timing = default_timing(),
                               std::vector<size_t> placements = {});
 
+    // The timing of each evaluation, and its repeats cut (never below `min_repeats`) so that
+    // `plain` schedules timed one by one and `in_turns` timed together at every placement, each
+    // captured (`capture_s` a capture), fit `budget_s` at `launch_ms` a launch.
+    const MeasureOptions& timing() const { return timing_; }
+    void fit_repeats(double budget_s, int plain, int in_turns, double launch_ms, double capture_s,
+                     int min_repeats);
+
     ScheduleMeasurement measure(const Schedule& schedule) override;
     // Captured one by one, timed in turns of a few samples each (measure_interleaved) with the
     // same warm-up and repeats, at each placement; a schedule the engine cannot run is not ok

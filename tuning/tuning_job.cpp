@@ -63,6 +63,9 @@ constexpr double kUnboundedRefineSeconds = 60;
 // The final timings' repeats are cut to fit what the budget left (repeats_within), never below
 // this many.
 constexpr int kMinFinalRepeats = 20;
+// The refinement's timings are cut to fit its time too, never below this many (two turns of
+// the evaluator's five).
+constexpr int kMinRefineRepeats = 10;
 // A baseline measured faster than the refined schedule by at most this much is timed again
 // beside it, in turns, before the contest is decided.
 constexpr double kCloseContest = 0.02;
@@ -151,6 +154,8 @@ struct EndToEnd {
     std::vector<size_t> contest_entrants;
     // The final timings' repeats, the launch time they were sized for and the time left.
     nlohmann::json final_timing;
+    // The repeats of each of the refinement's timings, when cut to fit its time.
+    nlohmann::json refine_timing;
 };
 
 // `known`: convolution choices timed earlier on this device (stored_conv_choices); those made
@@ -387,9 +392,26 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
     for (const size_t i : entrants)
         schedules.push_back(i == 0 ? result.refine.schedule : baselines[i - 1].schedule);
     const int count = int(entrants.size());
-    const MeasureOptions contest = repeats_within_placed(
-        timing, left_s() - double(count * int(placements.size())) * capture_s, 0, count,
-        kContestPerTurn, placements.size(), launch_ms, kMinFinalRepeats);
+    const double captures_s = double(count * int(placements.size())) * capture_s;
+    // Not at all when even its fewest repeats would overrun the time budget: the budget is the
+    // user's, and the first timings then decide (as they do for a contest that is not close).
+    MeasureOptions least = timing;
+    least.repeats = std::min(timing.repeats, kMinFinalRepeats);
+    const double least_s = captures_s + placed_in_turns_seconds(least, count, kContestPerTurn,
+                                                                placements.size(), launch_ms);
+    if (const double left = left_s(); left < least_s) {
+        notice(fmt::format("close contest: not run, its {} entrants would take {:.1f} s at "
+                           "least, {:.1f} s are left of the time budget",
+                           count, least_s, std::max(left, 0.0)));
+        result.close_contest = {{"skipped", "out of time"},
+                                {"entrants", count},
+                                {"least_s", least_s},
+                                {"left_s", left}};
+        return;
+    }
+    const MeasureOptions contest =
+        repeats_within_placed(timing, left_s() - captures_s, 0, count, kContestPerTurn,
+                              placements.size(), launch_ms, kMinFinalRepeats);
     const PlacedTimings timed =
         time_placed_in_turns(engine, schedules, contest, kContestPerTurn, placements);
     nlohmann::json record = {{"repeats", contest.repeats},
@@ -637,6 +659,25 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     refine_options.time_budget_s = std::isfinite(left_s)
                                        ? std::max(0.0, kRefineShare * (left_s - final_reserve_s))
                                        : kUnboundedRefineSeconds;
+    // The refinement's first timings run whatever its time (refine_first_timings): their
+    // repeats are cut to fit it. At NASNet-A b16 TF32 (12 ms a launch) they took 6.4 s of the
+    // 4 s it had, and the final timings overran the budget (call167 on 358e0eb).
+    if (std::isfinite(left_s)) {
+        const RefineFirstTimings first = refine_first_timings(candidates);
+        const int most = evaluator.timing().repeats;
+        evaluator.fit_repeats(refine_options.time_budget_s, first.plain, first.in_turns,
+                              launch_ms, capture_s, kMinRefineRepeats);
+        if (evaluator.timing().repeats < most) {
+            result.refine_timing = {{"repeats", evaluator.timing().repeats},
+                                    {"of", most},
+                                    {"first_timings", first.plain},
+                                    {"in_turns", first.in_turns}};
+            notice(fmt::format("refine: {} repeats a timing (of {}), so that its first {} "
+                               "timings and a contest of {} fit its {:.1f} s",
+                               evaluator.timing().repeats, most, first.plain, first.in_turns,
+                               refine_options.time_budget_s));
+        }
+    }
     refine_options.fit = [&](const Schedule& s) { return fitter.fit(s); };
     refine_options.priority_variants = [&](const Schedule& start) {
         return priority_variants(graph, start, op_ms);
@@ -689,9 +730,17 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                            "({:.1f} s of it for {} captures)",
                            final_timing.repeats, options.end_to_end.repeats, final_left_s,
                            final_captures_s, final_timings + contest_captures));
+    // Each distinct schedule is timed once: a refinement that kept its start unchanged stored a
+    // baseline's schedule, which the baseline's own timing then timed again, and the close
+    // contest raced the two copies (NASNet-A b16 TF32, call167 on 358e0eb: greedy (dataflow)
+    // against itself, 12.2064 against 12.2106 ms, 3 s past the 60 s budget). Copies tie, and a
+    // tie goes to the refined schedule (schedule_contest.h).
+    std::map<std::string, LatencyStats> timed_before;
     const auto timed = [&](const Schedule& s) {
+        const std::string key = schedule_to_json(s).dump();
+        if (const auto it = timed_before.find(key); it != timed_before.end()) return it->second;
         const CudaGraphExec exec = engine.capture(s);
-        return measure_graph(exec, engine.origin_stream(), final_timing);
+        return timed_before[key] = measure_graph(exec, engine.origin_stream(), final_timing);
     };
     result.schedule = timed(result.refine.schedule);
     result.dp_form = faster_form(result.refine, searched.name);
@@ -1043,6 +1092,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         stats["kept_strategy"] = summary.kept_strategy;
         stats["close_contest"] = e2e.close_contest;
         stats["final_timing"] = e2e.final_timing;
+        if (!e2e.refine_timing.is_null()) stats["refine_timing"] = e2e.refine_timing;
         stats["conv_objective"] = e2e.conv_objective;
         summary.conv_objective = e2e.conv_objective["chosen"].get<std::string>();
         stats["sequential_kept"] = summary.sequential_kept;

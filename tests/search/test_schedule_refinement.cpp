@@ -321,6 +321,48 @@ TEST_CASE("refinement: on a GPU the start is the fastest of the near candidates 
     CHECK(refine_schedule(g, candidates, simulated, options).start_contest.empty());
 }
 
+TEST_CASE("refinement: what it times before any move is what refine_first_timings counts",
+          "[refine]") {
+    // The tuning job sizes the evaluator's repeats by this count (a big model's first timings
+    // overran the refinement's time, then the budget's: call167).
+    const Graph g = build_zoo_model("googlenet", 1);
+    class Counting final : public OnTimeline {
+    public:
+        explicit Counting(const Graph& g) : OnTimeline(g, "counting", false) {}
+        ScheduleMeasurement measure(const Schedule& s) override {
+            ++plain;
+            return OnTimeline::measure(s);
+        }
+        std::vector<ScheduleMeasurement> measure_in_turns(
+            const std::vector<Schedule>& schedules) override {
+            in_turns += int(schedules.size());
+            std::vector<ScheduleMeasurement> out;
+            for (const Schedule& s : schedules) out.push_back(OnTimeline::measure(s));
+            return out;
+        }
+        int plain = 0, in_turns = 0;
+    };
+    RefineOptions options;
+    options.max_evaluations = 0;  // the start only
+    options.recombine_blocks = false;
+    std::vector<RefineCandidate> candidates = baseline_candidates(g);
+    candidates.back().only_form = ScheduleForm::Staged;  // as the tuning job's sequential
+    const RefineFirstTimings first = refine_first_timings(candidates);
+    CHECK(first.plain == 2 + 2 + 1 + 1);
+    CHECK(first.in_turns == int(kStartContestSize));
+    Counting counting(g);
+    const RefineResult r = refine_schedule(g, candidates, counting, options);
+    REQUIRE(!r.start_contest.empty());
+    CHECK(counting.plain == first.plain);
+    CHECK(counting.in_turns <= first.in_turns);
+    CHECK(counting.in_turns == int(r.start_contest.size()));
+
+    // One candidate in one form: no contest, that timing and one more at most.
+    const RefineFirstTimings alone = refine_first_timings({candidates.back()});
+    CHECK(alone.plain == 2);
+    CHECK(alone.in_turns == 0);
+}
+
 TEST_CASE("refinement: the start's time is one made after the contest chose it, not the contest's "
           "least",
           "[refine]") {
