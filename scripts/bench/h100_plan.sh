@@ -2368,7 +2368,8 @@ PY
     # CLI's defaults and replayed pooled over four placements beside PyTorch's set peers.
     # b16: NASNet-A and RandWire at batch 16 TF32 (call150's rows, on 95d47ad, kept nimble's and
     # greedy's schedules), each stored best then perturbed. About 380 s and 420 s.
-    c=call167-${2:?usage: h100_plan.sh call167 set|b16} o=/tmp/call167-$2; mkdir -p "$o"
+    # C167: another tag for the call (call169 runs b16 again under its own name).
+    c=${C167:-call167-${2:?usage: h100_plan.sh call167 set|b16}} o=/tmp/$c; mkdir -p "$o"
     case $2 in
       set)
         gpu_tests "$o" 0 "[placement],[corun]" 150
@@ -2422,7 +2423,7 @@ PY
     gpu_tests "$o" 0 "[placement],search then replay*,a second measured search*" 150
     grep -hE "^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log"
     tar czf "${OUT:-device-out}/call169.tar.gz" -C /tmp call169
-    bash "$0" call167 b16 ;;
+    C167=call169-b16 bash "$0" call167 b16 ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)
