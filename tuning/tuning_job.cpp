@@ -104,6 +104,7 @@ nlohmann::json refine_to_json(const RefineResult& r) {
             {"latency_ms", r.latency_ms},
             {"priority_trial", std::move(priorities)},
             {"priority_handovers", std::move(handovers)},
+            {"priority_trial_out_of_time", r.priority_trial_out_of_time},
             {"priority_check",
              {{"with_ms", r.priority_check.with_ms}, {"without_ms", r.priority_check.without_ms}}},
             {"evaluations", r.evaluations},

@@ -2424,6 +2424,20 @@ PY
     grep -hE "^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log"
     tar czf "${OUT:-device-out}/call169.tar.gz" -C /tmp call169
     C167=call169-b16 bash "$0" call167 b16 ;;
+  call170)
+    # (Thirty-fourth session, the last 250 s of device time.) NASNet-A b16 TF32 searched with
+    # the defaults alone, on the binary whose refinement makes its priority trial only when it
+    # fits (call169: the trial took 2 s of the refinement's 4): the notices, the phases and what
+    # the budget left. About 80 s.
+    o=/tmp/call170; mkdir -p "$o"
+    timeout 110 .devpack/iostune search --model nasnet_a_large --batch 16 --db "$o/n.db" \
+      --format json >"$o/nasnet_b16.json" 2>"$o/nasnet_b16.log"
+    echo "search exit $?"; cat "$o/nasnet_b16.log"
+    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); s=j["stats"]; r=s["refine"]
+print("total_s", j["total_seconds"], "kept", j["kept_strategy"], "refine_s", r["seconds"],
+      "trial_out_of_time", r.get("priority_trial_out_of_time"), "final", s["final_timing"],
+      "refine_timing", s.get("refine_timing"), "close", s.get("close_contest"))' "$o/nasnet_b16.json"
+    tar czf "${OUT:-device-out}/call170.tar.gz" -C /tmp call170 ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <set>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -361,6 +362,46 @@ TEST_CASE("refinement: what it times before any move is what refine_first_timing
     const RefineFirstTimings alone = refine_first_timings({candidates.back()});
     CHECK(alone.plain == 2);
     CHECK(alone.in_turns == 0);
+}
+
+TEST_CASE("refinement: the priority trial is made only when it fits the time left at what the "
+          "start's contest took a schedule",
+          "[refine]") {
+    const Graph g = build_zoo_model("googlenet", 1);
+    // The start's contest takes 0.5 s whatever its size; the rest takes no time.
+    class SlowContest final : public OnTimeline {
+    public:
+        explicit SlowContest(const Graph& g) : OnTimeline(g, "slow contest", false) {}
+        std::vector<ScheduleMeasurement> measure_in_turns(
+            const std::vector<Schedule>& schedules) override {
+            if (calls++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            return OnTimeline::measure_in_turns(schedules);
+        }
+        int calls = 0;
+    };
+    std::vector<double> ms(size_t(g.size()), 0.01);
+    const std::vector<int> critical = critical_priorities(g, ms, {0.02});
+    RefineOptions options;
+    options.max_evaluations = 14;  // past the contest and the trial, a move or so
+    options.recombine_blocks = false;
+    options.priority_variants = [&](const Schedule&) {
+        return std::vector<PriorityVariant>{{"critical", critical}, {"graded", critical}};
+    };
+    const std::vector<RefineCandidate> candidates = baseline_candidates(g);
+    // Three schedules at 0.125-0.25 s each (the contest had two to four) past the 0.5 s spent
+    // overrun 0.8 s: no trial, the start timed once more instead.
+    options.time_budget_s = 0.8;
+    SlowContest tight(g);
+    const RefineResult skipped = refine_schedule(g, candidates, tight, options);
+    REQUIRE(skipped.start_contest.size() >= 2);
+    CHECK(skipped.priority_trial_out_of_time);
+    CHECK(skipped.priority_trial.empty());
+    // With time for it, the trial is made.
+    options.time_budget_s = 30;
+    SlowContest ample(g);
+    const RefineResult made = refine_schedule(g, candidates, ample, options);
+    CHECK_FALSE(made.priority_trial_out_of_time);
+    CHECK(made.priority_trial.size() == 3);
 }
 
 TEST_CASE("refinement: the start's time is one made after the contest chose it, not the contest's "
