@@ -434,9 +434,10 @@ RefineResult refine_schedule(const Graph& graph, const std::vector<RefineCandida
     const double in_turns_s = result.start_contest.empty()
                                   ? 0
                                   : contest_s / double(result.start_contest.size());
+    const double left_s = options.time_budget_s - reserve_s - seconds_since(begin);
     result.priority_trial_out_of_time =
-        !variants.empty() && seconds_since(begin) + double(variants.size() + 1) * in_turns_s >
-                                 options.time_budget_s - reserve_s;
+        options.priority_variants &&
+        (left_s <= 0 || (!variants.empty() && double(variants.size() + 1) * in_turns_s > left_s));
     if (!variants.empty() && !result.priority_trial_out_of_time) {
         std::vector<Schedule> schedules{result.schedule};
         std::vector<std::string> names{"none"};

@@ -158,8 +158,8 @@ struct RefineResult {
     // The priority trial (RefineOptions::priority_variants): "none" (the start as it was) and
     // each variant, timed in turns; empty when none was tried.
     std::vector<PriorityTiming> priority_trial;
-    // The trial was not made: at what the start's contest took a schedule, it would not fit
-    // the time left.
+    // The trial was not made for want of time: none was left, or at what the start's contest
+    // took a schedule it would not fit what was.
     bool priority_trial_out_of_time = false;
     // The closing check of kept levels: the result with and without them, timed in turns
     // ({0, 0}: not made). Kept only when "with" still gains min_gain; else they are dropped,
