@@ -46,6 +46,7 @@ struct SearchCommandOptions {
     std::vector<std::string> contenders = TuningOptions{}.contenders;
     std::int64_t set_part_states = SearchOptions{}.max_set_part_states;
     double time_budget_s = TuningOptions{}.time_budget_s;
+    double dp_share = TuningOptions{}.dp_share;
     double memory_limit = TuningOptions{}.memory_limit;
     int placements = TuningOptions{}.placements;
     std::string stage_timing = "warm";
@@ -229,6 +230,7 @@ void run_search(const SearchCommandOptions& o) {
     options.sim_device = o.device;
     options.contenders = o.contenders;
     options.time_budget_s = o.time_budget_s;
+    options.dp_share = o.dp_share;
     options.memory_limit = o.memory_limit;
     options.placements = o.placements;
     options.cold_stage_timing = o.stage_timing == "cold";
@@ -319,6 +321,11 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "seconds for the whole search (layout, DP, measured refinement, checks); "
                     "0: no limit (docs/search.md)")
         ->check(CLI::Range(0.0, 86400.0))
+        ->capture_default_str();
+    cmd->add_option("--dp-share", o->dp_share,
+                    "of the time budget the layout choice left, the IOS DP's share (the rest: "
+                    "the measured refinement, checks and final timings; docs/search.md)")
+        ->check(CLI::Range(0.05, 0.95))
         ->capture_default_str();
     cmd->add_option("--memory-limit", o->memory_limit,
                     "keep every schedule's activation arena within RATIO x the sequential "

@@ -51,9 +51,9 @@ namespace {
 using Clock = SteadyClock;
 
 // How a time budget is spent (docs/search.md has the measurements behind the split): the DP
-// gets this share of what the layout choice left, the measured refinement this share of what
-// the DP left (the rest: checks and the final timings of every schedule kept for the record).
-constexpr double kDpShare = 0.4;
+// gets TuningOptions::dp_share of what the layout choice left, the measured refinement this
+// share of what the DP left (the rest: checks and the final timings of every schedule kept for
+// the record).
 constexpr double kRefineShare = 0.75;
 // The probe of the layout that is not the precision's default may take this share of the budget
 // (fastest_layout): GoogLeNet's and Inception V3's NCHW engines took about 4 s (call90).
@@ -939,7 +939,7 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
     const auto budget_left = [&] { return options.time_budget_s - seconds_since(begin); };
     SearchOptions search_options = options.search;
     if (options.time_budget_s > 0 && search_options.time_budget_s <= 0)
-        search_options.time_budget_s = std::max(1.0, kDpShare * budget_left());
+        search_options.time_budget_s = std::max(1.0, options.dp_share * budget_left());
     // On a GPU the stages are measured: the DP's windows narrow until the stages they need fit
     // the DP's time at what a stage measurement costs here.
     if (!simulate && search_options.time_budget_s > 0 && search_options.max_stages == 0) {
@@ -984,6 +984,9 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
                             {"prune", options.search.prune},
                             {"reference_endings", options.search.reference_endings},
                             {"time_budget_s", options.time_budget_s},
+                            {"dp_time_budget_s", search_options.time_budget_s > 0
+                                                     ? nlohmann::json(search_options.time_budget_s)
+                                                     : nlohmann::json(nullptr)},
                             {"placements", arena_placements(options.placements)},
                             {"dp_predicted_ms", summary.dp_predicted_ms},
                             {"dp_schedule", schedule_to_json(result.schedule)},

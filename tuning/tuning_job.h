@@ -56,6 +56,9 @@ struct TuningOptions {
     // Wall time of the whole job, layout choice, DP, refinement and checks (<= 0: no limit; the
     // DP then runs to the end and the refinement for a fixed time). docs/search.md.
     double time_budget_s = 60;
+    // The DP's share of what the layout choice left of the budget (the rest: the end-to-end
+    // phase's checks, refinement and final timings). docs/search.md, "The pipeline".
+    double dp_share = 0.4;
     // Stage measurements with L2 flushed before each repeat (MeasuredCostModel::cold_timing);
     // kept apart from warm ones in the stage cache.
     bool cold_stage_timing = false;

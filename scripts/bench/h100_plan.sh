@@ -2438,6 +2438,36 @@ print("total_s", j["total_seconds"], "kept", j["kept_strategy"], "refine_s", r["
       "trial_out_of_time", r.get("priority_trial_out_of_time"), "final", s["final_timing"],
       "refine_timing", s.get("refine_timing"), "close", s.get("close_contest"))' "$o/nasnet_b16.json"
     tar czf "${OUT:-device-out}/call170.tar.gz" -C /tmp call170 ;;
+  call171)
+    # (Written in the thirty-fourth session, not yet run.) `h100_plan.sh call171 b16|b1`: does a
+    # smaller DP share (`search --dp-share`, default 0.4) leave the refinement time for moves
+    # that win? At batch 16 the DP's schedule times 0.6-1.5% behind the start and NASNet-A's
+    # refinement had 3-6 s, no move (docs/search.md, "Budgets kept at batch 16"); at batch 1 the
+    # DP's blocks enter the kept schedules. b16: NASNet-A and RandWire TF32; b1: NASNet-A TF32
+    # and RandWire fp16; each searched from an empty DB at 0.4 then 0.15, the stored best
+    # replayed at four placements. A line each in call171-PART/ab.log. About 300 s a part.
+    o=/tmp/call171-${2:?usage: h100_plan.sh call171 b16|b1}; mkdir -p "$o"
+    case $2 in
+      b16) keys="nasnet_a_large:16:tf32 randwire:16:tf32" ;;
+      b1) keys="nasnet_a_large:1:tf32 randwire:1:fp16" ;;
+      *) echo "call171: unknown part $2 (b16 or b1)" >&2; exit 2 ;;
+    esac
+    for key in $keys; do
+      IFS=: read -r m b p <<<"$key"
+      for share in 0.4 0.15; do
+        k="${m}_b${b}_${p}_dp$share"
+        timeout 100 .devpack/iostune search --model "$m" --batch "$b" --precision "$p" \
+          --dp-share "$share" --db "$o/$k.db" --format json >"$o/$k.json" 2>"$o/$k.log"
+        echo "$k: search exit $? $(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
+s=j["stats"]; r=s["refine"]
+print("total %.1f s, kept %s from %s, %d changes, search final %.4f ms, refine %.1f s, %d moves"
+      % (j["total_seconds"], j["kept_strategy"], j["refined_from"], j["refine_changes"],
+         j["measured_latency_ms"] or 0, r["seconds"], r["moves_timed"]))' "$o/$k.json" 2>&1) replay \
+$(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" --db "$o/$k.db" \
+            --placements 4 --iters 200 2>&1 | median_ms) ms"
+      done
+    done | tee "$o/ab.log"
+    tar czf "${OUT:-device-out}/call171-$2.tar.gz" -C /tmp "$(basename "$o")" ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)

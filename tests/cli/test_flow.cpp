@@ -156,6 +156,27 @@ TEST_CASE("search --cost sim stores a labelled estimate that report shows", "[cl
     CHECK_THAT(diagram, Catch::Contains("cluster_0") && Catch::Contains("input -> op0"));
 }
 
+TEST_CASE("search --dp-share gives the DP its share of the time budget", "[cli]") {
+    const auto dp_budget = [](const std::string& share) {
+        const Run search = iostune("search --model googlenet --cost sim --format json --db " +
+                                   fresh_path("share.db") + share);
+        INFO(search.err);
+        REQUIRE(search.status == 0);
+        return nlohmann::json::parse(search.out)["stats"]["dp_time_budget_s"].get<double>();
+    };
+    // Simulated, the layout choice takes no time: the share is of (almost) the whole 60 s.
+    const double by_default = dp_budget(""), smaller = dp_budget(" --dp-share 0.2");
+    CHECK(by_default == Approx(0.4 * 60).epsilon(0.02));
+    CHECK(smaller == Approx(0.2 * 60).epsilon(0.02));
+    for (const char* bad : {"0", "1", "-0.3", "half"}) {
+        const Run refused = iostune(fmt::format("search --model googlenet --cost sim --dp-share {} "
+                                                "--db {}",
+                                                bad, fresh_path("share_bad.db")));
+        CHECK(refused.status == 2);
+        CHECK_THAT(refused.err, Catch::Contains("--dp-share"));
+    }
+}
+
 TEST_CASE("every precision is its own key: search, report and replay keep them apart", "[cli]") {
     const std::string db = fresh_path("precisions.db");
     const Run fp16 = iostune("search --model squeezenet1_1 --cost sim --precision fp16 --format "
