@@ -2414,7 +2414,7 @@ PY
     mv "$o"/bench_*.tar.gz "${OUT:-device-out}/" 2>/dev/null
     tar czf "${OUT:-device-out}/call168.tar.gz" -C /tmp call168 ;;
   call169)
-    # (Thirty-fourth session, one H200.) call168 ran NASNet-A b16's search 1.7 s past its 60 s:
+    # (Thirty-fourth session, one H200.) call167 b16 on 358e0eb ran NASNet-A b16 1.7 s past 60 s:
     # the refinement's first timings took 6.4 s of its 4, and the close contest raced greedy's
     # schedule against itself. On the binary that times each distinct schedule once, skips a
     # close contest that cannot fit and cuts the refinement's repeats to its time: the GPU tests
