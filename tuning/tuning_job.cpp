@@ -60,8 +60,8 @@ constexpr double kRefineShare = 0.75;
 constexpr double kLayoutProbeShare = 0.15;
 // Without a budget: the refinement's wall time on a GPU, its moves when simulated.
 constexpr double kUnboundedRefineSeconds = 60;
-// The final timings' repeats are cut to fit what the budget left (repeats_within), never below
-// this many.
+// The final timings' repeats are cut to fit what the budget left (repeats_within_placed),
+// never below this many.
 constexpr int kMinFinalRepeats = 20;
 // The refinement's timings are cut to fit its time too, never below this many (two turns of
 // the evaluator's five).
@@ -395,25 +395,24 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
         schedules.push_back(i == 0 ? result.refine.schedule : baselines[i - 1].schedule);
     const int count = int(entrants.size());
     const double captures_s = double(count * int(placements.size())) * capture_s;
+    const double left = left_s();
+    const MeasureOptions contest =
+        repeats_within_placed(timing, left - captures_s, 0, count, kContestPerTurn,
+                              placements.size(), launch_ms, kMinFinalRepeats);
     // Not at all when even its fewest repeats would overrun the time budget: the budget is the
     // user's, and the first timings then decide (as they do for a contest that is not close).
-    MeasureOptions least = timing;
-    least.repeats = std::min(timing.repeats, kMinFinalRepeats);
-    const double least_s = captures_s + placed_in_turns_seconds(least, count, kContestPerTurn,
-                                                                placements.size(), launch_ms);
-    if (const double left = left_s(); left < least_s) {
+    const double needed_s = captures_s + placed_in_turns_seconds(contest, count, kContestPerTurn,
+                                                                 placements.size(), launch_ms);
+    if (needed_s > left) {
         notice(fmt::format("close contest: not run, its {} entrants would take {:.1f} s at "
                            "least, {:.1f} s are left of the time budget",
-                           count, least_s, std::max(left, 0.0)));
+                           count, needed_s, std::max(left, 0.0)));
         result.close_contest = {{"skipped", "out of time"},
                                 {"entrants", count},
-                                {"least_s", least_s},
+                                {"least_s", needed_s},
                                 {"left_s", left}};
         return;
     }
-    const MeasureOptions contest =
-        repeats_within_placed(timing, left_s() - captures_s, 0, count, kContestPerTurn,
-                              placements.size(), launch_ms, kMinFinalRepeats);
     const PlacedTimings timed =
         time_placed_in_turns(engine, schedules, contest, kContestPerTurn, placements);
     nlohmann::json record = {{"repeats", contest.repeats},
