@@ -47,6 +47,7 @@ struct SearchCommandOptions {
     std::int64_t set_part_states = SearchOptions{}.max_set_part_states;
     double time_budget_s = TuningOptions{}.time_budget_s;
     double dp_share = TuningOptions{}.dp_share;
+    int kernel_move_turn = TuningOptions{}.kernel_move_turn;
     double memory_limit = TuningOptions{}.memory_limit;
     int placements = TuningOptions{}.placements;
     std::string stage_timing = "warm";
@@ -231,6 +232,7 @@ void run_search(const SearchCommandOptions& o) {
     options.contenders = o.contenders;
     options.time_budget_s = o.time_budget_s;
     options.dp_share = o.dp_share;
+    options.kernel_move_turn = o.kernel_move_turn;
     options.memory_limit = o.memory_limit;
     options.placements = o.placements;
     options.cold_stage_timing = o.stage_timing == "cold";
@@ -326,6 +328,12 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "of the time budget the layout choice left, the IOS DP's share (the rest: "
                     "the measured refinement, checks and final timings; docs/search.md)")
         ->check(CLI::Range(0.05, 0.95))
+        ->capture_default_str();
+    cmd->add_option("--kernel-move-turn", o->kernel_move_turn,
+                    "samples per turn when kernel moves are timed against the kept kernels: 1, "
+                    "each the first launch after the other graph's; more, each turn after a "
+                    "launch not timed, as replay runs (docs/search.md)")
+        ->check(CLI::Range(1, 25))
         ->capture_default_str();
     cmd->add_option("--memory-limit", o->memory_limit,
                     "keep every schedule's activation arena within RATIO x the sequential "

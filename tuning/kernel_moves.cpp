@@ -94,11 +94,12 @@ KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvC
 
 EngineKernelEvaluator::EngineKernelEvaluator(Engine& engine, const Schedule& schedule,
                                              std::function<std::string()> difference,
-                                             MeasureOptions timing)
+                                             MeasureOptions timing, int per_turn)
     : engine_(engine),
       schedule_(schedule),
       difference_(std::move(difference)),
       timing_(timing),
+      per_turn_(per_turn),
       start_(engine.capture(schedule)) {}
 
 bool EngineKernelEvaluator::apply(const std::string& signature, const ConvChoice& choice) {
@@ -114,13 +115,13 @@ void EngineKernelEvaluator::undo() {
 std::pair<double, double> EngineKernelEvaluator::time_applied() {
     if (!applied_.valid()) applied_ = engine_.capture(schedule_);
     const std::vector<LatencyStats> turns =
-        measure_interleaved({&before(), &applied_}, engine_.origin_stream(), timing_);
+        measure_interleaved({&before(), &applied_}, engine_.origin_stream(), timing_, per_turn_);
     return {turns[0].median_ms, turns[1].median_ms};
 }
 
 std::pair<double, double> EngineKernelEvaluator::time_start_and_kept() {
     const std::vector<LatencyStats> turns =
-        measure_interleaved({&start_, &before()}, engine_.origin_stream(), timing_);
+        measure_interleaved({&start_, &before()}, engine_.origin_stream(), timing_, per_turn_);
     return {turns[0].median_ms, turns[1].median_ms};
 }
 

@@ -92,13 +92,15 @@ struct KernelMovesResult {
 KernelMovesResult move_kernels(const std::vector<KernelMove>& moves, const ConvChoices& current,
                                KernelMoveEvaluator& evaluator, const KernelMovesOptions& options);
 
-// On a GPU: `schedule` captured on `engine` before and after each switch and timed launch by
-// launch in turns (one engine: the same weights, so neither finds the L2 full of the other's).
+// On a GPU: `schedule` captured on `engine` before and after each switch and timed in turns of
+// `per_turn` samples (measure_interleaved; one engine: the same weights, so neither finds the L2
+// full of the other's).
 class EngineKernelEvaluator final : public KernelMoveEvaluator {
 public:
     // `difference`: runs the schedule on the engine as it is and compares its output.
     EngineKernelEvaluator(Engine& engine, const Schedule& schedule,
-                          std::function<std::string()> difference, MeasureOptions timing);
+                          std::function<std::string()> difference, MeasureOptions timing,
+                          int per_turn = 1);
     bool apply(const std::string& signature, const ConvChoice& choice) override;
     void undo() override;
     std::pair<double, double> time_applied() override;
@@ -112,6 +114,7 @@ private:
     const Schedule& schedule_;
     std::function<std::string()> difference_;
     MeasureOptions timing_;
+    int per_turn_;
     CudaGraphExec start_;    // captured before any switch: a graph keeps the kernels it captured
     CudaGraphExec kept_;
     CudaGraphExec applied_;  // captured by time_applied()

@@ -453,7 +453,8 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 bool kernel_moves(Engine& engine, const Schedule& schedule,
                   const std::map<ConvObjective, ConvChoices>& tried,
                   const std::function<double()>& left_s, double launch_ms, double capture_s,
-                  const std::function<std::string()>& difference, nlohmann::json& record,
+                  int per_turn, const std::function<std::string()>& difference,
+                  nlohmann::json& record,
                   const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
     std::vector<ConvChoices> others;
@@ -473,19 +474,23 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
         return an_objectives(m.signature, m.choice);
     });
     nlohmann::json& out = record["kernel_moves"];
-    out = {{"candidates", moves.size()}, {"from_objectives", from_objectives}};
+    out = {{"candidates", moves.size()}, {"from_objectives", from_objectives},
+           {"per_turn", per_turn}};
     if (moves.empty()) {
         out["skipped"] = "no convolution has another timed kernel to try";
         return false;
     }
     const MeasureOptions timing{3, 25, 1, 0, 0, RepeatMode::EachRepeat};
-    // A move: three captures and two timings in turns; the check of the kept ones together at
-    // the end is one more timing, held back from the last move's time.
-    const double move_s = 3 * capture_s + 3 * timing_seconds(timing, 2, launch_ms);
+    // A move: three captures and two timings in turns (with more than one sample a turn, each
+    // turn's launch not timed too); the check of the kept ones together at the end is one more
+    // timing, held back from the last move's time.
+    MeasureOptions launched = timing;
+    if (per_turn > 1) launched.repeats += (timing.repeats + per_turn - 1) / per_turn;
+    const double move_s = 3 * capture_s + 3 * timing_seconds(launched, 2, launch_ms);
     KernelMovesOptions options;
     options.min_gain = kKernelMoveGain;
     options.out_of_time = [&] { return !(left_s() >= move_s); };
-    EngineKernelEvaluator evaluator(engine, schedule, difference, timing);
+    EngineKernelEvaluator evaluator(engine, schedule, difference, timing, per_turn);
     const KernelMovesResult r = move_kernels(moves, current, evaluator, options);
     out["timed"] = r.timed;
     out["refused"] = r.refused;
@@ -697,8 +702,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                 return std::min(budget_left_s() - final_reserve_s,
                                 share_s - seconds_since(moves_begin));
             },
-            launch_ms, capture_s, [&] { return disagreement(start); }, result.conv_objective,
-            notice);
+            launch_ms, capture_s, options.kernel_move_turn, [&] { return disagreement(start); },
+            result.conv_objective, notice);
     };
     notice(fmt::format("refine: {} candidates in both forms, then kernel moves on the fastest "
                        "and local moves, measured end to end, for {:.0f} s",

@@ -59,6 +59,10 @@ struct TuningOptions {
     // The DP's share of what the layout choice left of the budget (the rest: the end-to-end
     // phase's checks, refinement and final timings). docs/search.md, "The pipeline".
     double dp_share = 0.4;
+    // Samples per turn when kernel moves are timed in turns (measure_interleaved): 1, each sample
+    // the first launch after the other graph's; more, each turn opens with a launch not timed,
+    // as the contests time (docs/search.md, "Kernel moves timed as replay runs").
+    int kernel_move_turn = 1;
     // Stage measurements with L2 flushed before each repeat (MeasuredCostModel::cold_timing);
     // kept apart from warm ones in the stage cache.
     bool cold_stage_timing = false;

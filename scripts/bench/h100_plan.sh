@@ -2468,6 +2468,59 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       done
     done | tee "$o/ab.log"
     tar czf "${OUT:-device-out}/call171-$2.tar.gz" -C /tmp "$(basename "$o")" ;;
+  call172)
+    # (Thirty-fifth session.) Are kernel moves judged in the regime replay runs in? `search
+    # --kernel-move-turn` 1 (the default: each sample the first launch after the other graph's)
+    # against 5 (turns of five after a launch not timed, as the contests time). GoogLeNet b1 on
+    # GPU 0, Inception V3 b1 on GPU 1 (an x2 host; on one GPU run `call172 0` then `call172 1`),
+    # TF32 then fp16, each searched from an empty DB with each. Then, in fresh processes at four
+    # placements: the stored best on its stored kernels ("best"), the same schedule on the
+    # kernels the engine chooses by the search's objective, what the moves started from
+    # ("unpinned", --schedule-file), and greedy's and nimble's dataflow rows. A line each in
+    # call172/ab_MODEL.log. About 330 s.
+    o=/tmp/call172; mkdir -p "$o"
+    k172() {  # k172 GPU MODEL
+      local g=$1 m=$2 p t k rep
+      for p in tf32 fp16; do
+        rep=(env CUDA_VISIBLE_DEVICES="$g" timeout 60 .devpack/iostune replay --model "$m"
+          --precision "$p" --placements 4 --iters 200)
+        for t in 1 5; do
+          k="${m}_${p}_t$t"
+          CUDA_VISIBLE_DEVICES=$g timeout 100 .devpack/iostune search --model "$m" --precision \
+            "$p" --kernel-move-turn "$t" --db "$o/$k.db" --format json >"$o/$k.json" 2>"$o/$k.log"
+          echo "$k: search exit $? $(python3 -c 'import json,sys
+j = json.load(open(sys.argv[1])); c = j["stats"]["conv_objective"]; m = c.get("kernel_moves", {})
+start = [x for x in j["stats"]["refine"].get("start_contest", []) if x["start"] == j["refined_from"]]
+print("%.1f s, kept %s from %s, %d changes, final %.4f ms; objective %s; moves: timed %s kept %s"
+      " reverted %s, start %.4f (start contest %s), check %s/%s"
+      % (j["total_seconds"], j["kept_strategy"], j["refined_from"], j["refine_changes"],
+         j["measured_latency_ms"] or 0, c["chosen"], m.get("timed"), m.get("kept"),
+         m.get("reverted", 0), m.get("start_ms", 0),
+         ["%.4f" % x["in_turns_ms"] for x in start], m.get("check_start_ms"),
+         m.get("check_kept_ms")))
+objective = c.get("from", c["chosen"]) if c["chosen"] == "mixed" else c["chosen"]
+open(sys.argv[2], "w").write(objective)' "$o/$k.json" "$o/$k.objective" 2>&1)"
+          .devpack/iostune report --db "$o/$k.db" --schedule "$(python3 -c 'import json,sys
+print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json |
+            python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["schedule"]))' \
+            >"$o/$k.schedule.json"
+          echo "$k best $("${rep[@]}" --db "$o/$k.db" | median_ms) unpinned $("${rep[@]}" \
+            --schedule-file "$o/$k.schedule.json" --conv-objective "$(cat "$o/$k.objective")" |
+            median_ms)"
+        done
+        for src in greedy nimble; do
+          echo "${m}_$p $src-dataflow $("${rep[@]}" --schedule-source "$src" --form dataflow |
+            median_ms)"
+        done
+      done >"$o/ab_$m.log" 2>&1
+    }
+    case ${2:-both} in
+      0) k172 0 googlenet ;;
+      1) k172 0 inception_v3 ;;
+      both) k172 0 googlenet & k172 1 inception_v3 & wait ;;
+    esac
+    cat "$o"/ab_*.log
+    tar czf "${OUT:-device-out}/call172${2:+-$2}.tar.gz" -C /tmp call172 ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)

@@ -177,6 +177,20 @@ TEST_CASE("search --dp-share gives the DP its share of the time budget", "[cli]"
     }
 }
 
+TEST_CASE("search --kernel-move-turn takes 1 to 25 samples a turn", "[cli]") {
+    const Run five = iostune("search --model squeezenet1_1 --cost sim --kernel-move-turn 5 --db " +
+                             fresh_path("turn.db"));
+    INFO(five.err);
+    CHECK(five.status == 0);
+    for (const char* bad : {"0", "26", "-1", "five"}) {
+        const Run refused = iostune(fmt::format("search --model squeezenet1_1 --cost sim "
+                                                "--kernel-move-turn {} --db {}",
+                                                bad, fresh_path("turn_bad.db")));
+        CHECK(refused.status == 2);
+        CHECK_THAT(refused.err, Catch::Contains("--kernel-move-turn"));
+    }
+}
+
 TEST_CASE("every precision is its own key: search, report and replay keep them apart", "[cli]") {
     const std::string db = fresh_path("precisions.db");
     const Run fp16 = iostune("search --model squeezenet1_1 --cost sim --precision fp16 --format "
