@@ -100,7 +100,7 @@ public:
     // `difference`: runs the schedule on the engine as it is and compares its output.
     EngineKernelEvaluator(Engine& engine, const Schedule& schedule,
                           std::function<std::string()> difference, MeasureOptions timing,
-                          int per_turn = 1);
+                          int per_turn);
     bool apply(const std::string& signature, const ConvChoice& choice) override;
     void undo() override;
     std::pair<double, double> time_applied() override;

@@ -2498,7 +2498,7 @@ print("%.1f s, kept %s from %s, %d changes, final %.4f ms; objective %s; moves: 
          m.get("reverted", 0), m.get("start_ms", 0),
          ["%.4f" % x["in_turns_ms"] for x in start], m.get("check_start_ms"),
          m.get("check_kept_ms")))
-objective = c.get("from", c["chosen"]) if c["chosen"] == "mixed" else c["chosen"]
+objective = m.get("from", c["chosen"]) if c["chosen"] == "mixed" else c["chosen"]
 open(sys.argv[2], "w").write(objective)' "$o/$k.json" "$o/$k.objective" 2>&1)"
           .devpack/iostune report --db "$o/$k.db" --schedule "$(python3 -c 'import json,sys
 print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json |
