@@ -61,9 +61,9 @@ struct TuningOptions {
     double dp_share = 0.4;
     // Samples per turn when kernel moves are timed in turns (measure_interleaved): 1, each sample
     // the first launch after the other graph's; more, each turn opens with a launch not timed,
-    // as the contests time. At 1, GoogLeNet fp16 kept kernels that replay 3-5% slower than those
-    // it started from; at 5, the kept ones replayed 1.4-3.6% faster on every key that kept any
-    // (call172; docs/search.md, "Kernel moves timed as replay runs").
+    // as the contests time. At 1, GoogLeNet fp16 kept kernels that replay 2.4-5.9% slower than
+    // those it started from; at 5, the kept ones replayed 1.4-4.0% faster on every key that kept
+    // any (call172; docs/search.md, "Kernel moves timed as replay runs, and the DP's share").
     int kernel_move_turn = 5;
     // Stage measurements with L2 flushed before each repeat (MeasuredCostModel::cold_timing);
     // kept apart from warm ones in the stage cache.

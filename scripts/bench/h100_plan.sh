@@ -2439,7 +2439,8 @@ print("total_s", j["total_seconds"], "kept", j["kept_strategy"], "refine_s", r["
       "refine_timing", s.get("refine_timing"), "close", s.get("close_contest"))' "$o/nasnet_b16.json"
     tar czf "${OUT:-device-out}/call170.tar.gz" -C /tmp call170 ;;
   call171)
-    # (Written in the thirty-fourth session, not yet run.) `h100_plan.sh call171 b16|b1`: does a
+    # (Written in the thirty-fourth session, run in the thirty-fifth: no reason to move the
+    # default; docs/search.md, "Kernel moves timed as replay runs".) `h100_plan.sh call171 b16|b1`: does a
     # smaller DP share (`search --dp-share`, default 0.4) leave the refinement time for moves
     # that win? At batch 16 the DP's schedule times 0.6-1.5% behind the start and NASNet-A's
     # refinement had 3-6 s, no move (docs/search.md, "Budgets kept at batch 16"); at batch 1 the
@@ -2477,7 +2478,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # placements: the stored best on its stored kernels ("best"), the same schedule on the
     # kernels the engine chooses by the search's objective, what the moves started from
     # ("unpinned", --schedule-file), and greedy's and nimble's dataflow rows. A line each in
-    # call172/ab_MODEL.log. About 330 s.
+    # call172/ab_MODEL.log. About 250 s a model. (Run in the thirty-fifth session, before the
+    # "unpinned" replays' objective was read from kernel_moves.from: the default became 5.)
     o=/tmp/call172; mkdir -p "$o"
     k172() {  # k172 GPU MODEL
       local g=$1 m=$2 p t k rep
