@@ -12,6 +12,16 @@ what=${2:-tests}
 rm -rf .devpack
 mkdir -p .devpack
 cp "$build/cli/iostune" "$build/tests/test_gpu" .devpack/
+# Results name the commit the binary stamped at its build: a binary built before the commit it
+# is benchmarked as stamps the commit before it, "-dirty". Say so here, before device time goes.
+stamp=$("$build/cli/iostune" --version 2>/dev/null | sed -n 's/.*(commit \([^,]*\),.*/\1/p')
+head=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+state=$head
+[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && state+=" with uncommitted changes"
+if [ "$stamp" != "$head" ] || [ "$state" != "$head" ]; then
+    echo "warning: $build/cli/iostune stamps itself commit '${stamp:-?}', HEAD is $state:" \
+         "results will name '${stamp:-?}'; commit, rebuild (each build stamps again), then pack" >&2
+fi
 strip .devpack/iostune .devpack/test_gpu
 case $what in
 tests) ;;
