@@ -2469,6 +2469,73 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       done
     done | tee "$o/ab.log"
     tar czf "${OUT:-device-out}/call171-$2.tar.gz" -C /tmp "$(basename "$o")" ;;
+  summary)
+    # (Thirty-fifth session, not yet run.) results/h200/summary.md on one binary: its rows as
+    # jobs spread over the host's GPUs (run_parts: job k on GPU k mod N), `h100_plan.sh summary
+    # JOB...`, each job 300-400 s. On nvidia-h200-x4, three calls (about 1300 s in all):
+    #   summary inception_v3 googlenet nasnet_a_large randwire
+    #   summary hrnet b16_large b16_small set_gi
+    #   summary sets_other
+    # (one GPU: a job a call, 11 calls, more than a session's device time.) Jobs: a zoo model
+    # (call161's batch-1 leg: TF32 and fp16, the bound, the baselines in both forms, the search,
+    # the peers, each stored best perturbed), hrnet (call161 hrnet), b16_large (call167 b16:
+    # NASNet-A and RandWire b16), b16_small (Inception V3 and GoogLeNet b16 beside sequential
+    # and PyTorch's CUDA graph, as call149; SqueezeNet and ResNet-50 b16 as call150), set_gi
+    # (the GoogLeNet + Inception V3 set, as call167 set without its tests), sets_other
+    # (call150's other two sets). Everything comes back as one summary-JOBS.tar.gz; here, unpack
+    # it (tar xzf -C DIR) and give close_session.sh both DIR/summary-JOBS/ (its bench tarballs
+    # go into results/) and the call's own folder (the whole tarball goes into the archive).
+    # Dry-run here: a fake nvidia-smi on PATH, IOSTUNE=tests/bench/fake_iostune.py
+    # PYTHON=/usr/bin/python3 TORCH_DEVICE=cpu OUT=DIR (the peers are skipped).
+    shift; [ $# -gt 0 ] || { echo "usage: h100_plan.sh summary JOB..." >&2; exit 2; }
+    c=summary-$(IFS=-; echo "$*") o=/tmp/summary-$(IFS=-; echo "$*"); mkdir -p "$o"
+    job_model() { bench_on_gpu "$2" "$o" "$1" "eager cudagraph${3- compile}"; }
+    inception_v3() { job_model inception_v3 "$1"; }
+    googlenet() { job_model googlenet "$1"; }
+    nasnet_a_large() { job_model nasnet_a_large "$1" ""; }
+    randwire() { job_model randwire "$1"; }
+    hrnet() { hrnet_on_gpu "$1" "$o" "$c" tf32; hrnet_on_gpu "$1" "$o" "$c" fp16; }
+    b16_large() {
+      b16 "$o" "$1" "$c-b16-nasnet" nasnet_a_large cudagraph 270
+      b16 "$o" "$1" "$c-b16-randwire" randwire "cudagraph compile" 40
+    }
+    b16_small() {
+      CUDA_VISIBLE_DEVICES=$1 "${run[@]}" --tag "$c-b16-ig" --out "$o" \
+        --models "inception_v3 googlenet" --batches 16 --precisions tf32 --strategies ios-both \
+        --baselines sequential --iters 300 --torch-systems cudagraph --deadline "$(upto 200)" \
+        >/dev/null 2>&1
+      b16 "$o" "$1" "$c-b16-small" "squeezenet1_1 resnet50" "cudagraph compile" 15
+    }
+    sets_on() {  # sets_on GPU TAG SETS
+      CUDA_VISIBLE_DEVICES=$1 bash scripts/bench/run_sets.sh --tag "$2" --out "$o" \
+        --iostune "${IOSTUNE:-.devpack/iostune}" --python "${PYTHON:-python3}" --precisions tf32 \
+        --batches 1 --sets "$3" --torch-systems "cudagraph-back-to-back cudagraph-streams" \
+        --deadline "$(upto 15)" >"$o/$2.log" 2>&1
+    }
+    set_gi() { sets_on "$1" "$c-set" "googlenet+inception_v3:separate"; }
+    sets_other() {
+      sets_on "$1" "$c-sets" \
+        "resnet50+resnet50+resnet50+resnet50:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate"
+    }
+    for job in "$@"; do
+      case $job in
+        inception_v3|googlenet|nasnet_a_large|randwire|hrnet|b16_large|b16_small|set_gi|sets_other) ;;
+        *) echo "summary: unknown job $job" >&2; exit 2 ;;
+      esac
+    done
+    run_parts "$@"
+    for db in /tmp/bench_"$c"-b16-*/db/*.db; do  # b16_large's and b16_small's stored bests
+      [ -e "$db" ] && [ "$SECONDS" -lt 525 ] || continue
+      m=$(basename "$db"); m=${m%%_b16*}
+      echo "== $m b16: $(timeout 60 .devpack/iostune replay --model "$m" --batch 16 --db "$db" \
+        --validate --perturb 20 --iters 20 2>&1 | grep -E 'Validation|perturbed|rror' |
+        tr '\n' ' ')"
+    done >"$o/perturb_b16.log"
+    grep -hE "^== |iostune-|torch-|profile:|searched in|co-?sched|back-to-back|streams" \
+      "$o"/bench_*.log "$o"/hrnet_*.log "$o"/*set*.log 2>/dev/null | grep -v "^== .*batch" |
+      cut -c1-160
+    cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
+    tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
   call172)
     # (Thirty-fifth session.) Are kernel moves judged in the regime replay runs in? `search
     # --kernel-move-turn` 1 (the default: each sample the first launch after the other graph's)
