@@ -48,6 +48,7 @@ struct SearchCommandOptions {
     double time_budget_s = TuningOptions{}.time_budget_s;
     double dp_share = TuningOptions{}.dp_share;
     int kernel_move_turn = TuningOptions{}.kernel_move_turn;
+    int kernel_runners_up = TuningOptions{}.kernel_runners_up;
     double memory_limit = TuningOptions{}.memory_limit;
     int placements = TuningOptions{}.placements;
     std::string stage_timing = "warm";
@@ -233,6 +234,7 @@ void run_search(const SearchCommandOptions& o) {
     options.time_budget_s = o.time_budget_s;
     options.dp_share = o.dp_share;
     options.kernel_move_turn = o.kernel_move_turn;
+    options.kernel_runners_up = o.kernel_runners_up;
     options.memory_limit = o.memory_limit;
     options.placements = o.placements;
     options.cold_stage_timing = o.stage_timing == "cold";
@@ -334,6 +336,11 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "each the first launch after the other graph's; more, each turn after a "
                     "launch not timed, as replay runs (docs/search.md)")
         ->check(CLI::Range(1, 25))
+        ->capture_default_str();
+    cmd->add_option("--kernel-runners-up", o->kernel_runners_up,
+                    "how many of each convolution's next fastest kernels (within 25% alone) the "
+                    "kernel moves try where the schedule runs them (docs/search.md)")
+        ->check(CLI::Range(0, int(kMostRunnersUp)))
         ->capture_default_str();
     cmd->add_option("--memory-limit", o->memory_limit,
                     "keep every schedule's activation arena within RATIO x the sequential "

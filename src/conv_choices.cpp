@@ -58,13 +58,14 @@ bool same_kernel(const ConvChoice& a, const ConvChoice& b) {
     return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path;
 }
 
-std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const ConvChoice& chosen) {
+std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const ConvChoice& chosen,
+                                   size_t most) {
     std::vector<ConvChoice> by_time = ran;
     std::stable_sort(by_time.begin(), by_time.end(),
                      [](const ConvChoice& a, const ConvChoice& b) { return a.time_ms < b.time_ms; });
     std::vector<ConvChoice> next;
     for (const ConvChoice& c : by_time) {
-        if (next.size() == kRunnersUp || c.time_ms > by_time.front().time_ms * (1 + kCoRunSlack))
+        if (next.size() == most || c.time_ms > by_time.front().time_ms * (1 + kCoRunSlack))
             break;
         const auto same = [&](const ConvChoice& other) { return same_kernel(c, other); };
         if (same(chosen) || std::any_of(next.begin(), next.end(), same)) continue;

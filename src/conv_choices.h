@@ -52,11 +52,15 @@ using ConvChoices = std::map<std::string, ConvChoice>;
 bool same_kernel(const ConvChoice& a, const ConvChoice& b);
 
 // Of the variants one convolution's timing ran (`ran`, each with its time alone), the next
-// fastest kernels after `chosen`, fastest first: at most kRunnersUp, each a kernel of its own
-// and at most kCoRunSlack slower alone than the fastest. A search's kernel moves try them where
-// the schedule runs them (tuning/kernel_moves.h): alone, near-ties swap places beside a branch.
+// fastest kernels after `chosen`, fastest first: at most `most`, each a kernel of its own and at
+// most kCoRunSlack slower alone than the fastest. A search's kernel moves try them where the
+// schedule runs them (tuning/kernel_moves.h): alone, near-ties swap places beside a branch.
+// kRunnersUp: how many the moves try by default; an engine keeps up to kMostRunnersUp, so that a
+// search may try more (`search --kernel-runners-up`).
 inline constexpr size_t kRunnersUp = 2;
-std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const ConvChoice& chosen);
+inline constexpr size_t kMostRunnersUp = 6;
+std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const ConvChoice& chosen,
+                                   size_t most = kRunnersUp);
 
 // {"<signature>": {"algorithm": ..., "math": ..., "path": ..., "time_ms": ...}, ...}; a choice
 // made for co-running also has "objective": "corun" (none: "alone", as before it existed).

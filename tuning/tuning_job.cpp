@@ -453,14 +453,15 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 bool kernel_moves(Engine& engine, const Schedule& schedule,
                   const std::map<ConvObjective, ConvChoices>& tried,
                   const std::function<double()>& left_s, double launch_ms, double capture_s,
-                  int per_turn, const std::function<std::string()>& difference,
+                  int per_turn, int runners_up, const std::function<std::string()>& difference,
                   nlohmann::json& record,
                   const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
     std::vector<ConvChoices> others;
     for (const auto& [objective, choices] : tried) others.push_back(choices);
     const ConvChoices current = engine.conv_choices();
-    for (ConvChoices& rank : engine.conv_runners_up()) others.push_back(std::move(rank));
+    for (ConvChoices& rank : engine.conv_runners_up(size_t(runners_up)))
+        others.push_back(std::move(rank));
     const std::vector<KernelMove> moves =
         kernel_move_candidates(engine.op_plans(), current, others);
     // A kernel one of the objectives chose for the signature (else a runner-up).
@@ -475,7 +476,7 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
     });
     nlohmann::json& out = record["kernel_moves"];
     out = {{"candidates", moves.size()}, {"from_objectives", from_objectives},
-           {"per_turn", per_turn}};
+           {"per_turn", per_turn}, {"runners_up", runners_up}};
     if (moves.empty()) {
         out["skipped"] = "no convolution has another timed kernel to try";
         return false;
@@ -702,8 +703,8 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                 return std::min(budget_left_s() - final_reserve_s,
                                 share_s - seconds_since(moves_begin));
             },
-            launch_ms, capture_s, options.kernel_move_turn, [&] { return disagreement(start); },
-            result.conv_objective, notice);
+            launch_ms, capture_s, options.kernel_move_turn, options.kernel_runners_up,
+            [&] { return disagreement(start); }, result.conv_objective, notice);
     };
     notice(fmt::format("refine: {} candidates in both forms, then kernel moves on the fastest "
                        "and local moves, measured end to end, for {:.0f} s",

@@ -65,6 +65,10 @@ struct TuningOptions {
     // those it started from; at 5, the kept ones replayed 1.4-4.0% faster on every key that kept
     // any (call172; docs/search.md, "Kernel moves timed as replay runs, and the DP's share").
     int kernel_move_turn = 5;
+    // How many of each convolution's runners-up (its next fastest kernels alone, within
+    // kCoRunSlack; conv_choices.h) the kernel moves try after the other objective's choice:
+    // 0 to kMostRunnersUp. Slower alone, some may run better beside a branch.
+    int kernel_runners_up = int(kRunnersUp);
     // Stage measurements with L2 flushed before each repeat (MeasuredCostModel::cold_timing);
     // kept apart from warm ones in the stage cache.
     bool cold_stage_timing = false;

@@ -209,6 +209,46 @@ hrnet_on_gpu() {
     --iters 300 --torch-systems "cudagraph compile" --compile-jobs 1 --deadline "$(upto 15)" \
     --baselines "greedy nimble greedy-dataflow nimble-dataflow" >"$2/hrnet_$4.log" 2>&1
 }
+# flag_ab DIR GPU MODEL LABEL FLAG VALUE...: MODEL b1 in TF32 then fp16, searched from an empty DB
+# with `search FLAG VALUE` for each VALUE (DIR/MODEL_PRECISION_LABELVALUE.*); then, in fresh
+# processes at four placements, the stored best on its stored kernels ("best"), the same
+# schedule on the kernels a fresh engine chooses by the search's objective ("unpinned":
+# --schedule-file, what the kernel moves started from), and greedy's and nimble's dataflow
+# rows. A line each in DIR/ab_MODEL.log (call172, call173).
+flag_ab() {
+  local o=$1 g=$2 m=$3 label=$4 flag=$5 p v k rep; shift 5
+  for p in tf32 fp16; do
+    rep=(env CUDA_VISIBLE_DEVICES="$g" timeout 60 .devpack/iostune replay --model "$m"
+      --precision "$p" --placements 4 --iters 200)
+    for v in "$@"; do
+      k="${m}_${p}_$label$v"
+      CUDA_VISIBLE_DEVICES=$g timeout 100 .devpack/iostune search --model "$m" --precision \
+        "$p" "$flag" "$v" --db "$o/$k.db" --format json >"$o/$k.json" 2>"$o/$k.log"
+      echo "$k: search exit $? $(python3 -c 'import json,sys
+j = json.load(open(sys.argv[1])); c = j["stats"]["conv_objective"]; m = c.get("kernel_moves", {})
+start = [x for x in j["stats"]["refine"].get("start_contest", []) if x["start"] == j["refined_from"]]
+print("%.1f s, kept %s from %s, %d changes, final %.4f ms; objective %s; moves: %s candidates,"
+      " timed %s kept %s reverted %s, start %.4f (start contest %s), check %s/%s"
+      % (j["total_seconds"], j["kept_strategy"], j["refined_from"], j["refine_changes"],
+         j["measured_latency_ms"] or 0, c["chosen"], m.get("candidates"), m.get("timed"),
+         m.get("kept"), m.get("reverted", 0), m.get("start_ms", 0),
+         ["%.4f" % x["in_turns_ms"] for x in start], m.get("check_start_ms"),
+         m.get("check_kept_ms")))
+objective = m.get("from", c["chosen"]) if c["chosen"] == "mixed" else c["chosen"]
+open(sys.argv[2], "w").write(objective)' "$o/$k.json" "$o/$k.objective" 2>&1)"
+      .devpack/iostune report --db "$o/$k.db" --schedule "$(python3 -c 'import json,sys
+print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json |
+        python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["schedule"]))' \
+        >"$o/$k.schedule.json"
+      echo "$k best $("${rep[@]}" --db "$o/$k.db" | median_ms) unpinned $("${rep[@]}" \
+        --schedule-file "$o/$k.schedule.json" --conv-objective "$(cat "$o/$k.objective")" |
+        median_ms)"
+    done
+    for v in greedy nimble; do
+      echo "${m}_$p $v-dataflow $("${rep[@]}" --schedule-source "$v" --form dataflow | median_ms)"
+    done
+  done >"$o/ab_$m.log" 2>&1
+}
 # median_ms: the median a `replay` printed on stdin ("median = X ms"), X alone.
 median_ms() { sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1; }
 # set_replay_loop DIR GPU NAME "ENV=V ..." [replay args]: the four-model set's schedule that
@@ -2536,6 +2576,24 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call173)
+    # (Thirty-fifth session, not yet run.) More kernels for the kernel moves? `search
+    # --kernel-runners-up` 2 (the default) against 5: each convolution's next fastest kernels
+    # alone within 25%, slower alone but perhaps better beside a branch (docs/search.md, "Where
+    # the gap to the bound goes": kernels with less shared memory co-run better). In call172 the
+    # moves tried every candidate in 2-5 s on GoogLeNet and Inception V3 and kept 2-5 switches,
+    # worth 1.4-4% in replay. As call172: GoogLeNet b1 on GPU 0, Inception V3 on GPU 1 (one GPU:
+    # `call173 0` then `call173 1`), TF32 and fp16, each from an empty DB at 2 and at 5. About
+    # 250 s a model.
+    o=/tmp/call173; mkdir -p "$o"
+    k173() { flag_ab "$o" "$1" "$2" r --kernel-runners-up 2 5; }  # k173 GPU MODEL
+    case ${2:-both} in
+      0) k173 0 googlenet ;;
+      1) k173 0 inception_v3 ;;
+      both) k173 0 googlenet & k173 1 inception_v3 & wait ;;
+    esac
+    cat "$o"/ab_*.log
+    tar czf "${OUT:-device-out}/call173${2:+-$2}.tar.gz" -C /tmp call173 ;;
   call172)
     # (Thirty-fifth session.) Are kernel moves judged in the regime replay runs in? `search
     # --kernel-move-turn` 1 (the default: each sample the first launch after the other graph's)
@@ -2548,41 +2606,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # call172/ab_MODEL.log. About 250 s a model. (Run in the thirty-fifth session, before the
     # "unpinned" replays' objective was read from kernel_moves.from: the default became 5.)
     o=/tmp/call172; mkdir -p "$o"
-    k172() {  # k172 GPU MODEL
-      local g=$1 m=$2 p t k rep
-      for p in tf32 fp16; do
-        rep=(env CUDA_VISIBLE_DEVICES="$g" timeout 60 .devpack/iostune replay --model "$m"
-          --precision "$p" --placements 4 --iters 200)
-        for t in 1 5; do
-          k="${m}_${p}_t$t"
-          CUDA_VISIBLE_DEVICES=$g timeout 100 .devpack/iostune search --model "$m" --precision \
-            "$p" --kernel-move-turn "$t" --db "$o/$k.db" --format json >"$o/$k.json" 2>"$o/$k.log"
-          echo "$k: search exit $? $(python3 -c 'import json,sys
-j = json.load(open(sys.argv[1])); c = j["stats"]["conv_objective"]; m = c.get("kernel_moves", {})
-start = [x for x in j["stats"]["refine"].get("start_contest", []) if x["start"] == j["refined_from"]]
-print("%.1f s, kept %s from %s, %d changes, final %.4f ms; objective %s; moves: timed %s kept %s"
-      " reverted %s, start %.4f (start contest %s), check %s/%s"
-      % (j["total_seconds"], j["kept_strategy"], j["refined_from"], j["refine_changes"],
-         j["measured_latency_ms"] or 0, c["chosen"], m.get("timed"), m.get("kept"),
-         m.get("reverted", 0), m.get("start_ms", 0),
-         ["%.4f" % x["in_turns_ms"] for x in start], m.get("check_start_ms"),
-         m.get("check_kept_ms")))
-objective = m.get("from", c["chosen"]) if c["chosen"] == "mixed" else c["chosen"]
-open(sys.argv[2], "w").write(objective)' "$o/$k.json" "$o/$k.objective" 2>&1)"
-          .devpack/iostune report --db "$o/$k.db" --schedule "$(python3 -c 'import json,sys
-print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json |
-            python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["schedule"]))' \
-            >"$o/$k.schedule.json"
-          echo "$k best $("${rep[@]}" --db "$o/$k.db" | median_ms) unpinned $("${rep[@]}" \
-            --schedule-file "$o/$k.schedule.json" --conv-objective "$(cat "$o/$k.objective")" |
-            median_ms)"
-        done
-        for src in greedy nimble; do
-          echo "${m}_$p $src-dataflow $("${rep[@]}" --schedule-source "$src" --form dataflow |
-            median_ms)"
-        done
-      done >"$o/ab_$m.log" 2>&1
-    }
+    k172() { flag_ab "$o" "$1" "$2" t --kernel-move-turn 1 5; }  # k172 GPU MODEL
     case ${2:-both} in
       0) k172 0 googlenet ;;
       1) k172 0 inception_v3 ;;

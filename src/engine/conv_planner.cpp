@@ -576,7 +576,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         step.candidates += fmt::format("; two at once: {}", pairs);
     }
     if (!configure(step, best, &scratch)) return false;
-    step.runners_up = runners_up(ran, best);
+    step.runners_up = runners_up(ran, best, kMostRunnersUp);
     step.choice.time_ms = best.time_ms;
     step.choice.objective = options.conv_objective;
     step.rank_ms = rank_ms;

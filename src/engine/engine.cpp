@@ -672,13 +672,13 @@ ConvChoices Engine::conv_choices() const {
     return choices;
 }
 
-std::vector<ConvChoices> Engine::conv_runners_up() const {
+std::vector<ConvChoices> Engine::conv_runners_up(size_t ranks_wanted) const {
     // Steps of one signature run one choice (a staged step has a key of its own since call166):
     // each signature's runners-up are its last step's, as conv_choices() reports its choice.
     std::map<std::string, const std::vector<ConvChoice>*> last;
     for (const auto& e : impl_->execs)
         for (const ConvStep& step : e.convs) last[step.signature] = &step.runners_up;
-    std::vector<ConvChoices> ranks(kRunnersUp);
+    std::vector<ConvChoices> ranks(std::min(ranks_wanted, kMostRunnersUp));
     for (const auto& [signature, runners_up] : last)
         for (size_t k = 0; k < runners_up->size() && k < ranks.size(); ++k)
             ranks[k].emplace(signature, (*runners_up)[k]);

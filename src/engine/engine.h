@@ -312,9 +312,10 @@ public:
     // stored schedule keeps so another process can pin it (EngineOptions::conv_choices).
     ConvChoices conv_choices() const;
     // The ops' convolutions' runners-up (ConvStep::runners_up; per signature those of the step
-    // conv_choices() reports): element k maps each signature that has a k-th to it. What the
-    // search's kernel moves try beside the other objective's choice.
-    std::vector<ConvChoices> conv_runners_up() const;
+    // conv_choices() reports), the first `ranks` (at most kMostRunnersUp): element k maps each
+    // signature that has a k-th to it. What the search's kernel moves try beside the other
+    // objective's choice.
+    std::vector<ConvChoices> conv_runners_up(size_t ranks = kRunnersUp) const;
     int pinned_conv_count() const;  // planned convolutions that use a pinned choice
     int conv_count() const;         // planned convolutions (a SepConv has two)
     // Runs every op's convolution of `signature` (merge stages' aside) with `choice` from now on,

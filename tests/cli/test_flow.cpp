@@ -177,17 +177,24 @@ TEST_CASE("search --dp-share gives the DP its share of the time budget", "[cli]"
     }
 }
 
-TEST_CASE("search --kernel-move-turn takes 1 to 25 samples a turn", "[cli]") {
-    const Run five = iostune("search --model squeezenet1_1 --cost sim --kernel-move-turn 5 --db " +
-                             fresh_path("turn.db"));
-    INFO(five.err);
-    CHECK(five.status == 0);
-    for (const char* bad : {"0", "26", "-1", "five"}) {
-        const Run refused = iostune(fmt::format("search --model squeezenet1_1 --cost sim "
-                                                "--kernel-move-turn {} --db {}",
-                                                bad, fresh_path("turn_bad.db")));
+TEST_CASE("search's kernel-move options take their ranges and refuse the rest", "[cli]") {
+    // --kernel-move-turn: samples a turn, 1-25; --kernel-runners-up: 0 to kMostRunnersUp.
+    const Run good = iostune("search --model squeezenet1_1 --cost sim --kernel-move-turn 1 "
+                             "--kernel-runners-up 6 --db " + fresh_path("turn.db"));
+    INFO(good.err);
+    CHECK(good.status == 0);
+    const std::vector<std::pair<const char*, const char*>> refusals = {
+        {"--kernel-move-turn", "0"},  {"--kernel-move-turn", "26"},
+        {"--kernel-move-turn", "-1"}, {"--kernel-move-turn", "five"},
+        {"--kernel-runners-up", "7"}, {"--kernel-runners-up", "-1"},
+        {"--kernel-runners-up", "two"}};
+    for (const auto& [option, bad] : refusals) {
+        const Run refused = iostune(fmt::format("search --model squeezenet1_1 --cost sim {} {} "
+                                                "--db {}",
+                                                option, bad, fresh_path("turn_bad.db")));
+        INFO(option << " " << bad);
         CHECK(refused.status == 2);
-        CHECK_THAT(refused.err, Catch::Contains("--kernel-move-turn"));
+        CHECK_THAT(refused.err, Catch::Contains(option));
     }
 }
 

@@ -88,6 +88,18 @@ TEST_CASE("a convolution's runners-up: the next fastest other kernels within the
     REQUIRE(corun.size() == 2);
     CHECK(corun[0] == ran[1]);
     CHECK(corun[1] == ran[3]);
+    // More asked for: every other kernel within the slack, each once, fastest first
+    // (IMPLICIT_GEMM, 40% slower, and FFT never); fewer: the first of them; none: none.
+    std::vector<ConvChoice> wider = ran;
+    wider.push_back(c("WINOGRAD", "fused", 0.0115));
+    const std::vector<ConvChoice> all =
+        iostune::runners_up(wider, ran[1], iostune::kMostRunnersUp);
+    REQUIRE(all.size() == 3);
+    CHECK(all[0] == ran[3]);
+    CHECK(all[1] == wider.back());
+    CHECK(all[2] == ran[4]);
+    CHECK(iostune::runners_up(wider, ran[1], 1) == std::vector<ConvChoice>{ran[3]});
+    CHECK(iostune::runners_up(wider, ran[1], 0).empty());
     // Nothing within the slack (FFT is 5x slower), or nothing else ran: none.
     CHECK(iostune::runners_up({ran[1], ran[5]}, ran[1]).empty());
     CHECK(iostune::runners_up({ran[1]}, ran[1]).empty());
