@@ -453,14 +453,14 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 bool kernel_moves(Engine& engine, const Schedule& schedule,
                   const std::map<ConvObjective, ConvChoices>& tried,
                   const std::function<double()>& left_s, double launch_ms, double capture_s,
-                  int per_turn, int runners_up, const std::function<std::string()>& difference,
+                  int per_turn, int runner_ups, const std::function<std::string()>& difference,
                   nlohmann::json& record,
                   const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
     std::vector<ConvChoices> others;
     for (const auto& [objective, choices] : tried) others.push_back(choices);
     const ConvChoices current = engine.conv_choices();
-    for (ConvChoices& rank : engine.conv_runners_up(size_t(runners_up)))
+    for (ConvChoices& rank : engine.conv_runners_up(size_t(runner_ups)))
         others.push_back(std::move(rank));
     const std::vector<KernelMove> moves =
         kernel_move_candidates(engine.op_plans(), current, others);
@@ -476,7 +476,7 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
     });
     nlohmann::json& out = record["kernel_moves"];
     out = {{"candidates", moves.size()}, {"from_objectives", from_objectives},
-           {"per_turn", per_turn}, {"runners_up", runners_up}};
+           {"per_turn", per_turn}, {"runners_up", runner_ups}};
     if (moves.empty()) {
         out["skipped"] = "no convolution has another timed kernel to try";
         return false;
