@@ -443,9 +443,9 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 }
 
 // On the refinement's start, before its moves: each convolution's other timed kernels (the
-// other objective's choice when both objectives' trials ran, then its runners-up) tried one
-// signature at a time on the start (kernel_moves.h), on `engine`, kept where it times faster
-// twice and computes what the sequential schedule does (`difference` of the engine's output as
+// other objective's choice when both objectives' trials ran, then its first `runner_ups`
+// runners-up) tried one signature at a time on the start (kernel_moves.h), on `engine`, timed in
+// turns of `per_turn` samples, kept where it times faster twice and computes what the sequential schedule does (`difference` of the engine's output as
 // it is). `left_s()`: seconds left past the final timings' reserve; a move starts only while it
 // holds one move, its confirmation and the closing check of the kept ones together.
 // `record["kernel_moves"]` says what happened; "chosen" becomes "mixed" when a move was kept
