@@ -159,6 +159,16 @@ struct EndToEnd {
     nlohmann::json refine_timing;
 };
 
+// The final contest's entries in the order `contest_entrants` counts them: the refined
+// schedule (named `refined_name`) first, then every baseline in order.
+std::vector<ContestEntry> contest_entries(const std::string& refined_name,
+                                          const LatencyStats& refined,
+                                          const std::vector<Baseline>& baselines) {
+    std::vector<ContestEntry> entries = {{refined_name, refined.median_ms}};
+    for (const Baseline& b : baselines) entries.push_back({b.name, b.timing.median_ms});
+    return entries;
+}
+
 // `known`: convolution choices timed earlier on this device (stored_conv_choices); those made
 // for `objective` are pinned.
 EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layout,
@@ -386,8 +396,8 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
                           double capture_s, double launch_ms,
                           const std::vector<size_t>& placements,
                           const std::function<void(const std::string&)>& notice) {
-    std::vector<ContestEntry> entries = {{"refined", result.schedule.median_ms}};
-    for (const Baseline& b : baselines) entries.push_back({b.name, b.timing.median_ms});
+    const std::vector<ContestEntry> entries =
+        contest_entries("refined", result.schedule, baselines);
     const std::vector<size_t> entrants = close_contest_entrants(entries, kCloseContest);
     if (entrants.empty()) return;
     std::vector<Schedule> schedules;
@@ -1071,10 +1081,10 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         summary.measured_cv = e2e.schedule.cv();
         summary.max_abs_diff = e2e.max_abs_diff;
         summary.tolerance = e2e.tolerance;
-        std::vector<ContestEntry> entries = {{summary.strategy, e2e.schedule.median_ms}};
+        const std::vector<ContestEntry> entries =
+            contest_entries(summary.strategy, e2e.schedule, e2e.baselines);
         nlohmann::json baseline_timings = nlohmann::json::object();
         for (const Baseline& b : e2e.baselines) {
-            entries.push_back({b.name, b.timing.median_ms});
             summary.baseline_ms.push_back({b.name, b.timing.median_ms});
             baseline_timings[b.name] = timing_json(b.timing);
             baseline_timings[b.name]["form"] = to_string(b.schedule.form);
