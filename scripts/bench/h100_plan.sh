@@ -2576,44 +2576,34 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
-  call173)
-    # (Thirty-fifth session, not yet run.) More kernels for the kernel moves? `search
-    # --kernel-runners-up` 2 (the default) against 5: each convolution's next fastest kernels
+  call172|call173)
+    # A search option's A/B (flag_ab): GoogLeNet b1 on GPU 0, Inception V3 b1 on GPU 1 (an x2
+    # host; on one GPU run `CALL 0` then `CALL 1`), TF32 then fp16, each searched from an empty
+    # DB with each value, then its stored best against its schedule on unpinned kernels and
+    # the dataflow baselines, in fresh processes at four placements. About 250 s a model.
+    # call172 (thirty-fifth session): are kernel moves judged in the regime replay runs in?
+    # `--kernel-move-turn` 1 (then the default: each sample the first launch after the other
+    # graph's) against 5 (turns of five after a launch not timed, as the contests time). Run
+    # before the "unpinned" replays' objective was read from kernel_moves.from; the default
+    # became 5.
+    # call173 (thirty-fifth session, not yet run): more kernels for the moves?
+    # `--kernel-runners-up` 2 (the default) against 5: each convolution's next fastest kernels
     # alone within 25%, slower alone but perhaps better beside a branch (docs/search.md, "Where
     # the gap to the bound goes": kernels with less shared memory co-run better). In call172 the
-    # moves tried every candidate in 2-5 s on GoogLeNet and Inception V3 and kept 2-5 switches,
-    # worth 1.4-4% in replay. As call172: GoogLeNet b1 on GPU 0, Inception V3 on GPU 1 (one GPU:
-    # `call173 0` then `call173 1`), TF32 and fp16, each from an empty DB at 2 and at 5. About
-    # 250 s a model.
-    o=/tmp/call173; mkdir -p "$o"
-    k173() { flag_ab "$o" "$1" "$2" r --kernel-runners-up 2 5; }  # k173 GPU MODEL
+    # moves tried every candidate in 2-5 s and kept 2-5 switches, worth 1.4-4% in replay.
+    o=/tmp/$1; mkdir -p "$o"
+    case $1 in
+      call172) ab=(t --kernel-move-turn 1 5) ;;
+      call173) ab=(r --kernel-runners-up 2 5) ;;
+    esac
+    ab_on() { flag_ab "$o" "$1" "$2" "${ab[@]}"; }  # ab_on GPU MODEL
     case ${2:-both} in
-      0) k173 0 googlenet ;;
-      1) k173 0 inception_v3 ;;
-      both) k173 0 googlenet & k173 1 inception_v3 & wait ;;
+      0) ab_on 0 googlenet ;;
+      1) ab_on 0 inception_v3 ;;
+      both) ab_on 0 googlenet & ab_on 1 inception_v3 & wait ;;
     esac
     cat "$o"/ab_*.log
-    tar czf "${OUT:-device-out}/call173${2:+-$2}.tar.gz" -C /tmp call173 ;;
-  call172)
-    # (Thirty-fifth session.) Are kernel moves judged in the regime replay runs in? `search
-    # --kernel-move-turn` 1 (the default: each sample the first launch after the other graph's)
-    # against 5 (turns of five after a launch not timed, as the contests time). GoogLeNet b1 on
-    # GPU 0, Inception V3 b1 on GPU 1 (an x2 host; on one GPU run `call172 0` then `call172 1`),
-    # TF32 then fp16, each searched from an empty DB with each. Then, in fresh processes at four
-    # placements: the stored best on its stored kernels ("best"), the same schedule on the
-    # kernels the engine chooses by the search's objective, what the moves started from
-    # ("unpinned", --schedule-file), and greedy's and nimble's dataflow rows. A line each in
-    # call172/ab_MODEL.log. About 250 s a model. (Run in the thirty-fifth session, before the
-    # "unpinned" replays' objective was read from kernel_moves.from: the default became 5.)
-    o=/tmp/call172; mkdir -p "$o"
-    k172() { flag_ab "$o" "$1" "$2" t --kernel-move-turn 1 5; }  # k172 GPU MODEL
-    case ${2:-both} in
-      0) k172 0 googlenet ;;
-      1) k172 0 inception_v3 ;;
-      both) k172 0 googlenet & k172 1 inception_v3 & wait ;;
-    esac
-    cat "$o"/ab_*.log
-    tar czf "${OUT:-device-out}/call172${2:+-$2}.tar.gz" -C /tmp call172 ;;
+    tar czf "${OUT:-device-out}/$1${2:+-$2}.tar.gz" -C /tmp "$1" ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
     # with the arena's offset in fresh processes, against 0.2% between two runs at offset 0.)
