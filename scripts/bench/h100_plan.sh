@@ -2516,7 +2516,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     #   summary inception_v3 googlenet nasnet_a_large randwire
     #   summary hrnet b16_large b16_small set_gi
     #   summary sets_other
-    # (one GPU: a job a call, 11 calls, more than a session's device time.) Jobs: a zoo model
+    # (an x2: five calls, about 2000 s; one GPU: a job a call, nine calls; both more than a
+    # session's 1800 s of device time.) Jobs: a zoo model
     # (call161's batch-1 leg: TF32 and fp16, the bound, the baselines in both forms, the search,
     # the peers, each stored best perturbed), hrnet (call161 hrnet), b16_large (call167 b16:
     # NASNet-A and RandWire b16), b16_small (Inception V3 and GoogLeNet b16 beside sequential
