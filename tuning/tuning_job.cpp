@@ -455,9 +455,10 @@ void settle_close_contest(Engine& engine, EndToEnd& result, std::vector<Baseline
 // On the refinement's start, before its moves: each convolution's other timed kernels (the
 // other objective's choice when both objectives' trials ran, then its first `runner_ups`
 // runners-up) tried one signature at a time on the start (kernel_moves.h), on `engine`, timed in
-// turns of `per_turn` samples, kept where it times faster twice and computes what the sequential schedule does (`difference` of the engine's output as
-// it is). `left_s()`: seconds left past the final timings' reserve; a move starts only while it
-// holds one move, its confirmation and the closing check of the kept ones together.
+// turns of `per_turn` samples, kept where it times faster twice and computes what the
+// sequential schedule does (`difference` of the engine's output as it is). `left_s()`: seconds
+// left past the final timings' reserve; a move starts only while it holds one move, its
+// confirmation and the closing check of the kept ones together.
 // `record["kernel_moves"]` says what happened; "chosen" becomes "mixed" when a move was kept
 // (and not put back). True then.
 bool kernel_moves(Engine& engine, const Schedule& schedule,
@@ -492,12 +493,10 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
         return false;
     }
     const MeasureOptions timing{3, 25, 1, 0, 0, RepeatMode::EachRepeat};
-    // A move: three captures and two timings in turns (with more than one sample a turn, each
-    // turn's launch not timed too); the check of the kept ones together at the end is one more
-    // timing, held back from the last move's time.
-    MeasureOptions launched = timing;
-    if (per_turn > 1) launched.repeats += (timing.repeats + per_turn - 1) / per_turn;
-    const double move_s = 3 * capture_s + 3 * timing_seconds(launched, 2, launch_ms);
+    // A move: three captures and two timings of two graphs in turns (at one placement); the
+    // check of the kept ones together at the end is one more, held back from the last move's.
+    const double move_s =
+        3 * capture_s + 3 * placed_in_turns_seconds(timing, 2, per_turn, 1, launch_ms);
     KernelMovesOptions options;
     options.min_gain = kKernelMoveGain;
     options.out_of_time = [&] { return !(left_s() >= move_s); };
