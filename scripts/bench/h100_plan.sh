@@ -2587,11 +2587,12 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # graph's) against 5 (turns of five after a launch not timed, as the contests time). Run
     # before the "unpinned" replays' objective was read from kernel_moves.from; the default
     # became 5.
-    # call173 (thirty-fifth session, not yet run): more kernels for the moves?
-    # `--kernel-runners-up` 2 (the default) against 5: each convolution's next fastest kernels
-    # alone within 25%, slower alone but perhaps better beside a branch (docs/search.md, "Where
-    # the gap to the bound goes": kernels with less shared memory co-run better). In call172 the
-    # moves tried every candidate in 2-5 s and kept 2-5 switches, worth 1.4-4% in replay.
+    # call173 (written in the thirty-fifth session, run in the thirty-sixth): more kernels for
+    # the moves? `--kernel-runners-up` 2 (the default) against 5: each convolution's next
+    # fastest kernels alone within 25%, slower alone but perhaps better beside a branch
+    # (docs/search.md, "Where the gap to the bound goes": kernels with less shared memory co-run
+    # better). In call172 the moves tried every candidate in 2-5 s and kept 2-5 switches, worth
+    # 1.4-4% in replay. Run: no difference past noise; the default stayed 2.
     o=/tmp/$1; mkdir -p "$o"
     case $1 in
       call172) ab=(t --kernel-move-turn 1 5) ;;
