@@ -13,7 +13,7 @@
 
 namespace {
 
-// Exit statuses (README, "Exit codes"): 0 success (also --help and --version), 1 an error the
+// Exit statuses (docs/cli.md, "Exit codes"): 0 success (also --help and --version), 1 an error the
 // user can fix in the input, files, database or machine, 2 a command line iostune could not
 // parse, 3 a bug in iostune.
 constexpr int kExitError = 1;
