@@ -26,9 +26,10 @@ Window window_along(int o, int kernel, int stride, int pad, int in) {
     return {std::max(start, 0), std::min(padded_end, in), padded_end - start};
 }
 
-}  // namespace
-
-void max_pool(const HostTensor& in, const PoolAttrs& a, HostTensor& out) {
+// Calls value(plane, wh, ww) for every output element of `in` pooled by `a` (a global pool: the
+// whole plane, stride 1, no padding), `plane` being its (n, c) input plane, and stores the result.
+template <typename WindowValue>
+void pool_windows(const HostTensor& in, const PoolAttrs& a, HostTensor& out, WindowValue value) {
     const Shape& is = in.shape;
     const Shape& os = out.shape;
     const int kh = a.global ? is.h : a.kernel_h, kw = a.global ? is.w : a.kernel_w;
@@ -41,53 +42,41 @@ void max_pool(const HostTensor& in, const PoolAttrs& a, HostTensor& out) {
             const float* plane = in.data.data() + channel * in_pixels;
             for (int oh = 0; oh < os.h; ++oh) {
                 const Window wh = window_along(oh, kh, sh, ph, is.h);
-                for (int ow = 0; ow < os.w; ++ow) {
-                    const Window ww = window_along(ow, kw, sw, pw, is.w);
-                    float best = -std::numeric_limits<float>::infinity();
-                    for (int ih = wh.start; ih < wh.end; ++ih) {
-                        for (int iw = ww.start; iw < ww.end; ++iw) {
-                            const float v = plane[size_t(ih) * size_t(is.w) + size_t(iw)];
-                            if (v > best || std::isnan(v)) best = v;
-                        }
-                    }
-                    out.at(n, c, oh, ow) = best;
-                }
+                for (int ow = 0; ow < os.w; ++ow)
+                    out.at(n, c, oh, ow) = value(plane, wh, window_along(ow, kw, sw, pw, is.w));
             }
         }
     }
 }
 
-void avg_pool(const HostTensor& in, const PoolAttrs& a, HostTensor& out) {
-    const Shape& is = in.shape;
-    const Shape& os = out.shape;
-    const int kh = a.global ? is.h : a.kernel_h, kw = a.global ? is.w : a.kernel_w;
-    const int sh = a.global ? 1 : a.stride_h, sw = a.global ? 1 : a.stride_w;
-    const int ph = a.global ? 0 : a.pad_h, pw = a.global ? 0 : a.pad_w;
-    const size_t in_pixels = size_t(is.h) * size_t(is.w);
-    for (int n = 0; n < is.n; ++n) {
-        for (int c = 0; c < is.c; ++c) {
-            const size_t channel = size_t(n) * size_t(is.c) + size_t(c);
-            const float* plane = in.data.data() + channel * in_pixels;
-            for (int oh = 0; oh < os.h; ++oh) {
-                const Window wh = window_along(oh, kh, sh, ph, is.h);
-                for (int ow = 0; ow < os.w; ++ow) {
-                    const Window ww = window_along(ow, kw, sw, pw, is.w);
-                    if (wh.start >= wh.end || ww.start >= ww.end) {
-                        out.at(n, c, oh, ow) = 0.0f;  // no input element: torch writes 0
-                        continue;
-                    }
-                    float sum = 0.0f;
-                    for (int ih = wh.start; ih < wh.end; ++ih)
-                        for (int iw = ww.start; iw < ww.end; ++iw)
-                            sum += plane[size_t(ih) * size_t(is.w) + size_t(iw)];
-                    const int divisor = a.count_include_pad
-                                            ? wh.padded_extent * ww.padded_extent
-                                            : (wh.end - wh.start) * (ww.end - ww.start);
-                    out.at(n, c, oh, ow) = sum / float(divisor);
-                }
+}  // namespace
+
+void max_pool(const HostTensor& in, const PoolAttrs& a, HostTensor& out) {
+    const size_t width = size_t(in.shape.w);
+    pool_windows(in, a, out, [&](const float* plane, const Window& wh, const Window& ww) {
+        float best = -std::numeric_limits<float>::infinity();
+        for (int ih = wh.start; ih < wh.end; ++ih) {
+            for (int iw = ww.start; iw < ww.end; ++iw) {
+                const float v = plane[size_t(ih) * width + size_t(iw)];
+                if (v > best || std::isnan(v)) best = v;
             }
         }
-    }
+        return best;
+    });
+}
+
+void avg_pool(const HostTensor& in, const PoolAttrs& a, HostTensor& out) {
+    const size_t width = size_t(in.shape.w);
+    pool_windows(in, a, out, [&](const float* plane, const Window& wh, const Window& ww) {
+        if (wh.start >= wh.end || ww.start >= ww.end) return 0.0f;  // no input: torch writes 0
+        float sum = 0.0f;
+        for (int ih = wh.start; ih < wh.end; ++ih)
+            for (int iw = ww.start; iw < ww.end; ++iw)
+                sum += plane[size_t(ih) * width + size_t(iw)];
+        const int divisor = a.count_include_pad ? wh.padded_extent * ww.padded_extent
+                                                : (wh.end - wh.start) * (ww.end - ww.start);
+        return sum / float(divisor);
+    });
 }
 
 }  // namespace iostune::reference_detail
