@@ -2,7 +2,7 @@
 // may start without delaying the end of the graph, with each op taking its isolated time and
 // only data dependencies ordering them. Ops on or near the critical path get the higher levels,
 // so that when kernels compete for SMs the GPU serves first those the graph's end waits for
-// (docs/search.md, "Critical ops first").
+// (docs/search-log.md, "Critical ops first").
 #pragma once
 
 #include <vector>

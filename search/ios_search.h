@@ -51,7 +51,7 @@ struct SearchOptions {
     bool reference_endings = false;
     int max_part_ops = 64;               // at most 64 (bits in a state)
     // States of one part's DP table. Each state costs its endings' stage measurements, and on a
-    // GPU a measurement is about a millisecond: docs/search.md has the measurements behind it.
+    // GPU a measurement is about a millisecond: docs/search-log.md has the measurements behind it.
     int64_t max_part_states = 2048;
     double time_budget_s = 0;            // <= 0: none (see above)
     // At most this many distinct stages to cost (0: no bound): the part bound is halved from

@@ -63,7 +63,7 @@ std::vector<BufferAccess> merge_accesses(const Graph& graph, const MemoryPlan& p
     // Its ops' own scratch too: the engine keeps each op's convolution bound to it (run alone,
     // or pointed at the next plan). Touched by no launch, it shared bytes with anything, the
     // op's own views included, and a convolution staging its output there wrote its concat
-    // slice with packed strides (GoogLeNet's op 54 in co-run searches, docs/search.md).
+    // slice with packed strides (GoogLeNet's op 54 in co-run searches, docs/search-log.md).
     for (int id : launch.ops) add_scratch(plan, plan.scratch[size_t(id)], out);
     return out;
 }

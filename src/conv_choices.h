@@ -18,7 +18,7 @@
 
 namespace iostune {
 
-// What a convolution's timed candidates are ranked by (docs/search.md, "Kernels chosen for
+// What a convolution's timed candidates are ranked by (docs/search-log.md, "Kernels chosen for
 // co-running"). Alone: its own time, one launch on an idle GPU. CoRun: among the candidates at
 // most kCoRunSlack slower alone than the fastest, the one whose two copies launched at once on
 // two streams finish first: a kernel that fills every SM alone (large tiles, split-K) makes a

@@ -41,7 +41,7 @@ struct Schedule {
     // (memory_fit.h) so that work far apart never holds its buffers at once; between barriers
     // the launches still wait for their data alone. Staged form: empty (every stage is one).
     std::vector<int> barriers = {};
-    // Per op id, how urgently its kernels are scheduled on the GPU (docs/search.md, "Critical
+    // Per op id, how urgently its kernels are scheduled on the GPU (docs/search-log.md, "Critical
     // ops first"): 0 as any stream, 1..kMaxPriority ever higher CUDA stream priorities, so that
     // when launches compete for SMs the block scheduler serves the higher first. Either empty
     // (every op 0) or one level per op of the graph. Priorities add no dependency: the stream

@@ -26,7 +26,7 @@ namespace {
 using Clock = SteadyClock;
 
 // The measured refinement's share of what the DP left of the time budget (the rest: checks and
-// the final timings of every schedule kept for the record; docs/search.md has the measurements
+// the final timings of every schedule kept for the record; docs/search-log.md has the measurements
 // behind the split).
 constexpr double kRefineShare = 0.75;
 // Without a budget: the refinement's wall time on a GPU, its moves when simulated.
@@ -47,7 +47,7 @@ constexpr double kKernelMoveGain = 0.003;
 // The kernel moves' most share of the refinement's time (they run first, on its start).
 constexpr double kKernelMoveShare = 0.5;
 
-// The priority levels the refinement tries on its start (docs/search.md, "Critical ops first"),
+// The priority levels the refinement tries on its start (docs/search-log.md, "Critical ops first"),
 // from each op's slack with the DP's single-op times: the ops within 2% of the critical path
 // above the rest, and the same graded in three levels; each from the data's slack and from the
 // slack on the start's own launch order (fewer hand-overs between a lane's streams).
@@ -61,7 +61,7 @@ std::vector<PriorityVariant> priority_variants(const Graph& graph, const Schedul
 }
 
 // The end-to-end phase's engine, with its convolutions chosen for the objective that wins
-// (docs/search.md, "Kernels chosen for co-running"). With one objective, that one's. With
+// (docs/search-log.md, "Kernels chosen for co-running"). With one objective, that one's. With
 // several, an engine of each times every refinement candidate in its forms (fitted into the
 // memory limit) as replay runs it, and the engine whose fastest candidate is fastest is kept:
 // kernels chosen to run alone win where little runs at once, kernels chosen to co-run where
@@ -393,7 +393,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
         }
         return "";
     };
-    // A diagnostic run (docs/search.md) also keeps every op's output at the start, so that a
+    // A diagnostic run (docs/search-log.md) also keeps every op's output at the start, so that a
     // failed check can name the first op whose result changed since.
     const bool diagnostic = std::getenv("IOSTUNE_CHECK_EVERY_SCHEDULE") != nullptr;
     std::optional<OpSnapshot> sequential_at_start;
@@ -498,10 +498,10 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     refine_options.priority_variants = [&](const Schedule& start) {
         return priority_variants(graph, start, op_ms);
     };
-    // A diagnostic for wrong results the final check finds (docs/search.md).
+    // A diagnostic for wrong results the final check finds (docs/search-log.md).
     refine_options.check_every = diagnostic;
     // The kernels chosen on the refinement's start, before its moves, within kKernelMoveShare of
-    // its time (docs/search.md, "Runners-up": chosen after it, they sped a baseline past the
+    // its time (docs/search-log.md, "Runners-up": chosen after it, they sped a baseline past the
     // refined schedule in the final contest).
     refine_options.on_start = [&](const Schedule& start) {
         const auto moves_begin = Clock::now();

@@ -5,7 +5,7 @@
 // and which kernel suits an op depends on what runs beside it in that schedule, its L2 and its
 // launch order, which neither objective's timing sees. The first cut chose by a rule (the alone
 // kernel where an op's stage has one group, else the co-run one) and lost on 3 of 4 keys in
-// call132 (docs/search.md). So, after the refinement, the search tries the other objective's
+// call132 (docs/search-log.md). So, after the refinement, the search tries the other objective's
 // choice, then the engine's runners-up (the next fastest kernels alone, conv_choices.h), one
 // signature at a time on the refined schedule, on the same engine (its weights, its L2), and
 // keeps a switch only when the schedule times faster by the margin twice and still computes

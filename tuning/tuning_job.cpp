@@ -48,7 +48,7 @@ constexpr double kLayoutProbeShare = 0.15;
 // Simulated, the refinement makes this many moves (deterministic for a seed).
 constexpr int kSimulatedRefineMoves = 400;
 // Sizing the DP's windows to its time (seconds_per_stage): stages timed to estimate, the estimate
-// when they were all in the store (measured on the H100, docs/search.md), its floor, and the
+// when they were all in the store (measured on the H100, docs/search-log.md), its floor, and the
 // fewest stages the DP is sized for however short its time.
 constexpr int kCalibrationStages = 16;
 constexpr double kDefaultStageSeconds = 0.003;

@@ -63,7 +63,7 @@ struct TuningOptions {
     // the first launch after the other graph's; more, each turn opens with a launch not timed,
     // as the contests time. At 1, GoogLeNet fp16 kept kernels that replay 2.4-5.9% slower than
     // those it started from; at 5, the kept ones replayed 1.4-4.0% faster on every key that kept
-    // any (call172; docs/search.md, "Kernel moves timed as replay runs, and the DP's share").
+    // any (call172; docs/search-log.md, "Kernel moves timed as replay runs, and the DP's share").
     int kernel_move_turn = 5;
     // How many of each convolution's runners-up (its next fastest kernels alone, within
     // kCoRunSlack; conv_choices.h) the kernel moves try after the other objective's choice:
@@ -81,12 +81,12 @@ struct TuningOptions {
     // than one, each is tried on the refinement's candidates and the faster kept. `iostune
     // search` passes both by default (--conv-objective auto); alone here keeps library callers
     // and tests on the kernels they had. (Co-run choices once ended in wrong results: a merged
-    // op's staging scratch placed over its own views, fixed in call85; docs/search.md.)
+    // op's staging scratch placed over its own views, fixed in call85; docs/search-log.md.)
     std::vector<ConvObjective> conv_objectives = {ConvObjective::Alone};
     // Placements of the arena (arena_placements.h) at which the end-to-end phase times every
     // comparison in turns (the refinement's start contest, its confirmations and checks, the
     // close contest), each schedule's samples pooled over them, so that a gain owed to where
-    // the buffers happen to land does not decide. 3 since call165 (docs/search.md, "Placement":
+    // the buffers happen to land does not decide. 3 since call165 (docs/search-log.md, "Placement":
     // a latency moves up to 4% with the placement; three cost no search time); 1: where the
     // arena lies.
     int placements = 3;

@@ -173,7 +173,7 @@ large="nasnet_a_large randwire"
 # --deadline 0 would mean no deadline at all).
 left() { local n=$((540 - SECONDS)); echo $((n > 1 ? n : 1)); }
 # What is left minus N seconds kept for the call's later steps.
-# The co-run search that gave wrong results (GoogLeNet TF32 seed 2, docs/search.md), checking
+# The co-run search that gave wrong results (GoogLeNet TF32 seed 2, docs/search-log.md), checking
 # every schedule the refinement times: corun_seed2 DIR NAME writes DIR/NAME.log.
 corun_seed2() {
   IOSTUNE_CHECK_EVERY_SCHEDULE=1 .devpack/iostune search --model googlenet --layout nhwc \
@@ -1046,7 +1046,7 @@ print(round(d["measured_latency_ms"], 4), d["stats"]["convolutions"])' "$o/$3.js
     tail -n 2 "$o"/*.log ;;
   call81)
     # Does any kernel depend on what its workspace
-    # held (docs/search.md, the working hypothesis)? The [diagnosis] tests: GoogLeNet's ops with
+    # held (docs/search-log.md, the working hypothesis)? The [diagnosis] tests: GoogLeNet's ops with
     # zeroed vs seeded workspaces, as timed and with every candidate kernel pinned. Then the
     # failing seed with the refinement's first disagreement diagnosed on the spot (call80's
     # first run: 1256 schedules from evaluation 85 on disagreed, the final check then agreed).
@@ -2479,14 +2479,14 @@ print("total_s", j["total_seconds"], "kept", j["kept_strategy"], "refine_s", r["
       "refine_timing", s.get("refine_timing"), "close", s.get("close_contest"))' "$o/nasnet_b16.json"
     tar czf "${OUT:-device-out}/call170.tar.gz" -C /tmp call170 ;;
   call171)
-    # (Written in the thirty-fourth session, run in the thirty-fifth: no reason to move the
-    # default; docs/search.md, "Kernel moves timed as replay runs".) `h100_plan.sh call171 b16|b1`: does a
-    # smaller DP share (`search --dp-share`, default 0.4) leave the refinement time for moves
-    # that win? At batch 16 the DP's schedule times 0.6-1.5% behind the start and NASNet-A's
-    # refinement had 3-6 s, no move (docs/search.md, "Budgets kept at batch 16"); at batch 1 the
-    # DP's blocks enter the kept schedules. b16: NASNet-A and RandWire TF32; b1: NASNet-A TF32
-    # and RandWire fp16; each searched from an empty DB at 0.4 then 0.15, the stored best
-    # replayed at four placements. A line each in call171-PART/ab.log. About 300 s a part.
+    # (Written in the thirty-fourth session, run in the thirty-fifth: no reason to move the default;
+    # docs/search-log.md, "Kernel moves timed as replay runs".) `h100_plan.sh call171 b16|b1`: does
+    # a smaller DP share (`search --dp-share`, default 0.4) leave the refinement time for moves that
+    # win? At batch 16 the DP's schedule times 0.6-1.5% behind the start and NASNet-A's refinement
+    # had 3-6 s, no move (docs/search-log.md, "Budgets kept at batch 16"); at batch 1 the DP's
+    # blocks enter the kept schedules. b16: NASNet-A and RandWire TF32; b1: NASNet-A TF32 and
+    # RandWire fp16; each searched from an empty DB at 0.4 then 0.15, the stored best replayed at
+    # four placements. A line each in call171-PART/ab.log. About 300 s a part.
     o=/tmp/call171-${2:?usage: h100_plan.sh call171 b16|b1}; mkdir -p "$o"
     case $2 in
       b16) keys="nasnet_a_large:16:tf32 randwire:16:tf32" ;;
@@ -2590,7 +2590,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # call173 (written in the thirty-fifth session, run in the thirty-sixth): more kernels for
     # the moves? `--kernel-runners-up` 2 (the default) against 5: each convolution's next
     # fastest kernels alone within 25%, slower alone but perhaps better beside a branch
-    # (docs/search.md, "Where the gap to the bound goes": kernels with less shared memory co-run
+    # (docs/search-log.md, "Where the gap to the bound goes": kernels with less shared memory co-run
     # better). In call172 the moves tried every candidate in 2-5 s and kept 2-5 switches, worth
     # 1.4-4% in replay. Run: no difference past noise; the default stayed 2.
     o=/tmp/$1; mkdir -p "$o"
@@ -2675,7 +2675,7 @@ print(sys.argv[1].split('/')[-1], 'kept', d['kept_strategy'], 'predicted', round
     # (Written in the twenty-sixth session, not yet run.) Which TF32 convolution kernels
     # truncate what they read (the [tf32] probe: each candidate of a 1x1 convolution in both
     # layouts, named truncates / rounds / fp32), then the deployed fixture case as call145 ran
-    # it. Decides the next step for EfficientNet-B0's TF32 error (docs/search.md): round what
+    # it. Decides the next step for EfficientNet-B0's TF32 error (docs/search-log.md): round what
     # the truncating paths read, or rank them out in TF32. One GPU, about 4 minutes.
     o=/tmp/call146; mkdir -p "$o"
     gpu_tests "$o" 0 "[tf32]" 120

@@ -4,7 +4,7 @@
 // A search times the schedules it compares at several (the engine's arena moved between them,
 // Engine::place_arena, each schedule's samples pooled over all), so that no gain owed to one
 // placement decides; `replay --placements` reports a latency pooled the same way.
-// docs/search.md, "Placement".
+// docs/search-log.md, "Placement".
 #pragma once
 
 #include <cstddef>

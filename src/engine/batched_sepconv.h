@@ -8,7 +8,7 @@
 //
 // Why: NASNet-A and RandWire are mostly parallel branches of small separable convolutions. Run
 // on streams side by side, each launch is too small to fill the GPU and they slow each other
-// (docs/search.md, "Where the gap to the bound goes"); a batched launch is one grid over all.
+// (docs/search-log.md, "Where the gap to the bound goes"); a batched launch is one grid over all.
 // The search measures the batched stage like any other and keeps it only where it is faster.
 //
 // Channels-last only (the depthwise filters are uploaded [k, k, c] for that layout); the engine

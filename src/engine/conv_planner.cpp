@@ -409,7 +409,7 @@ double Engine::Impl::median_launch_ms(const CudaGraphExec& exec, cudaStream_t st
 // Past EngineOptions::choose_by: PlanningDeadline. Checked before cuDNN's ranking and before
 // each candidate is timed, so a probe overruns its deadline by one timing at most (checked only
 // between convolutions, RandWire's NCHW probe ran past its 9 s by a whole convolution's
-// planning: docs/search.md).
+// planning: docs/search-log.md).
 void Engine::Impl::require_planning_time(const std::string& context) const {
     if (options.choose_by && SteadyClock::now() > *options.choose_by)
         throw PlanningDeadline(fmt::format("{}: still choosing convolutions at the deadline "

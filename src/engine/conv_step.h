@@ -199,7 +199,7 @@ private:
     // graph-API plan is built for those strides, so rebind() never turns a side in place. (It
     // once inferred it from in_.data != source_.data, and a staging buffer that came to share
     // the view's address turned the side in place for good: GoogLeNet's op 54 then wrote
-    // packed rows into its concat slice, docs/search.md.)
+    // packed rows into its concat slice, docs/search-log.md.)
     bool stages_in_ = false, stages_out_ = false;
     DeviceBuffer staging_in_, staging_out_;
     TensorView in_, out_;

@@ -329,7 +329,7 @@ void Engine::Impl::refine_staging() {
 void Engine::Impl::apply_plan(MemoryPlan next) {
     // Audited before anything is bound to it (src/memory_audit.h): a plan whose buffers overlap
     // where they must not is an internal error naming both, never a convolution writing over
-    // its own input (docs/search.md).
+    // its own input (docs/search-log.md).
     if (next.schedule) audit_memory(graph, next, StreamProgram(graph, *next.schedule));
     IOSTUNE_CUDA_CHECK(cudaDeviceSynchronize(), "finishing work before changing the memory plan");
     const bool first = memory_plan.buffers.empty();

@@ -2,7 +2,7 @@
 // into the op's concat slice) stays staged however it is pointed at new places: a cuDNN
 // graph-API plan is built for the packed strides, and writing the slice's strides with it
 // computes wrong values. GoogLeNet's inception4e.branch1 (1x1, 528 -> 256 channels into the first
-// slice of an 832-channel concat) did, in co-run searches (docs/search.md).
+// slice of an 832-channel concat) did, in co-run searches (docs/search-log.md).
 #include <catch2/catch.hpp>
 
 #include <optional>

@@ -66,7 +66,7 @@ TEST_CASE("the divergence diagnosis runs a schedule op by op and finds a healthy
 // A kernel that expects its workspace zeroed (a split reduction's counters, say) computes right
 // while the workspace happens to hold zeros and wrong after another kernel left values there: a
 // wrong result that comes and goes with what ran before. (Suspected for the co-run bug and ruled
-// out by these tests, call81; the cause was a misplaced staging buffer, docs/search.md.)
+// out by these tests, call81; the cause was a misplaced staging buffer, docs/search-log.md.)
 TEST_CASE("no op's output depends on what its workspace held before it ran",
           "[gpu][diagnosis]") {
     const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},

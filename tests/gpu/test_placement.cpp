@@ -1,7 +1,7 @@
 // [gpu] Placement: one schedule, on the same kernels and the same weights, captured on arenas
 // placed at different offsets (EngineOptions::arena_offset) in one process, and timed in turns.
 // It computes the same bits wherever it lies; how much its time moves with the placement is
-// printed (docs/search.md, "The rival check on a GPU, and placement as a suspect": the search
+// printed (docs/search-log.md, "The rival check on a GPU, and placement as a suspect": the search
 // compares schedules in one process whose arena it reuses and regrows, replay places it anew).
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

@@ -433,7 +433,7 @@ TEST_CASE("memory audit: four models on their own inputs, every baseline in both
     const Graph set = combine_models({zoo("inception_v3", 1), zoo("googlenet", 1),
                                       zoo("squeezenet1_1", 1), zoo("resnet50", 1)},
                                      SetInputs::Separate);
-    for (const std::string& strategy : {"sequential", "greedy", "nimble"})
+    for (const char* strategy : {"sequential", "greedy", "nimble"})
         for (const ScheduleForm form : {ScheduleForm::Staged, ScheduleForm::Dataflow})
             for (const MemoryPlanOptions& o : every_plan()) {
                 INFO(strategy << " / " << to_string(form) << " / " << to_string(o.precision)

@@ -3,7 +3,7 @@
 // torchvision's DenseNet exports, and a chain of Inception-like cells of width 4) go through
 // everything search and replay do besides measuring. densenet121's 250 ops take 0.1 s of this;
 // its slow search and replay --validate on the H100 were convolution timing, not this side
-// (docs/search.md). The bound is generous (both graphs take 0.2 s on a CI core); a step
+// (docs/cli.md). The bound is generous (both graphs take 0.2 s on a CI core); a step
 // quadratic in the ops with a real constant, or cubic, would not meet it.
 #include <catch2/catch.hpp>
 

@@ -526,9 +526,9 @@ TEST_CASE("refinement: the priority levels that time faster in turns are kept, a
     // until the trial has timed them (the moves after it undo what they gained).
     class Prioritised final : public OnTimeline {
     public:
-        Prioritised(const Graph& g, std::vector<int> graded, double gain, bool fading = false)
-            : OnTimeline(g, "prioritised", false),
-              graded_(std::move(graded)),
+        Prioritised(const Graph& graph, std::vector<int> levels, double gain, bool fading = false)
+            : OnTimeline(graph, "prioritised", false),
+              graded_(std::move(levels)),
               gain_(gain),
               fading_(fading) {}
         ScheduleMeasurement measure(const Schedule& s) override {

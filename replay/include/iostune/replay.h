@@ -88,7 +88,7 @@ struct ReplayOptions {
     int placements = 1;
     // How convolutions the schedule does not pin (a baseline's, a schedule stored without
     // choices) are chosen: "alone" (the fastest on an idle GPU) or "corun" (of those within 25%
-    // of it, the fastest two at once: docs/search.md).
+    // of it, the fastest two at once: docs/search-log.md).
     std::string conv_objective = "alone";
     // Convolution choices to pin for a schedule not from the database (a baseline, a given
     // schedule, the sequential fallback), as conv_choices_json() writes them; convolutions it
