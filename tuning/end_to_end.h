@@ -72,16 +72,16 @@ EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layo
 std::vector<RefineCandidate> refine_candidates(const Graph& graph, const RefineCandidate& searched,
                                                const std::vector<Baseline>& baselines);
 
-// Everything end to end, on one engine (same weights, same input, same per-op algorithms), so
-// the only numerical differences come from merged convolutions and the only timing differences
-// from the schedules: the sequential output as the reference, every candidate's output in both
-// forms checked against it, the measured refinement (schedule_refinement.h), the refined
-// schedule's output checked, and the final timings, as replay measures, of the refined
-// schedule, the DP's faster form and each baseline's (contenders in both forms, the faster
-// standing for it). (With several convolution objectives, the engine is the winner of the
-// objective trial, end_to_end.cpp's end_to_end_engine.) `budget_left_s()`: seconds left of the search's budget (infinite without
-// one). Once the checks are done, the refinement gets kRefineShare of what is left after the
-// final timings' least share; the final timings get the rest.
+// Everything end to end, on one engine (same weights, same input, same per-op algorithms), so the
+// only numerical differences come from merged convolutions and the only timing differences from the
+// schedules: the sequential output as the reference, every candidate's output in both forms checked
+// against it, the measured refinement (schedule_refinement.h), the refined schedule's output
+// checked, and the final timings, as replay measures, of the refined schedule, the DP's faster form
+// and each baseline's (contenders in both forms, the faster standing for it). (With several
+// convolution objectives, the engine is the winner of the objective trial, end_to_end.cpp's
+// end_to_end_engine.) `budget_left_s()`: seconds left of the search's budget (infinite without
+// one). Once the checks are done, the refinement gets kRefineShare of what is left after the final
+// timings' least share; the final timings get the rest.
 EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
                             std::vector<Baseline> baselines, const TuningOptions& options,
                             TensorLayout layout, const ConvChoices& known,
