@@ -49,7 +49,7 @@ rewritten after every row, so a call cut off early still returns what it did.
 and the validation after it at S + 60 s; rows left are "not run". Exit status: 0 when nothing
 failed, 1 when an export, import, search or validation failed, 2 for a bad command line, 130
 when stopped by SIGTERM or SIGINT (the outputs are still written). On the H100:
-scripts/bench/h100_plan.sh call22, call23, call24 (results/README.md has their estimates).
+scripts/bench/h100_plan.sh call22, call23, call24 (results/calls.md has their estimates).
 
 --dry-run (no GPU, for CI's CPU test): `search --cost sim`, and instead of replay --validate,
 `iostune run --backend cpu` on the seeded input, checked against PyTorch's output (L2 relative

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The H100 benchmark as three device calls of under 9 minutes each (results/README.md, "The
+# The H100 benchmark as three device calls of under 9 minutes each (results/calls.md, "The
 # H100 plan", has the time estimates). On the workstation first:
 #   cmake --build build --target iostune && scripts/pack_for_device.sh build   # -> .devpack/
 # then one device call each, carrying .devpack, timeout_s 600:
@@ -10,7 +10,7 @@
 #   bash scripts/bench/h100_plan.sh call4    # optional: randwire b1 IOS r=1 (~8-9 min)
 #   bash scripts/bench/h100_plan.sh call5    # small models b1 again: iostune and PyTorch (~3 min)
 #   bash scripts/bench/h100_plan.sh call6    # randwire b16 baselines, then nasnet b16 IOS leg 1
-# The batch-16 IOS searches of nasnet/randwire take two calls each; results/README.md has the
+# The batch-16 IOS searches of nasnet/randwire take two calls each; results/calls.md has the
 # --resume-db commands of the later legs.
 # Half precision, as run on 2026-11-22 (each after the [gpu] tests in its device call):
 #   bash scripts/bench/h100_plan.sh call7    # fp16, 4 small models b1+b16: PyTorch cudagraph +
@@ -526,7 +526,7 @@ case "${1:-}" in
       --baselines "greedy nimble opara" --parts "profile iostune" --iters 300 --deadline 150
     "${run[@]}" --tag nas16a --models nasnet_a_large --batches 16 --shared-db --r 1 --s 8 \
       --baselines "" --parts iostune --iters 300 --deadline "$(left)" ;;
-  # Half precision, as run on 2026-11-22 (results/README.md). The compile waves: torch_peers.py
+  # Half precision, as run on 2026-11-22 (results/calls.md). The compile waves: torch_peers.py
   # keeps (row budget + 15 s) per row of a wave for timing before --deadline, so a wave of four
   # needs --deadline of 92 s plus its compile time (20-80 s a row); call7's and call8's compile
   # rows got too little and timed out, call10 measured them.
@@ -641,7 +641,7 @@ case "${1:-}" in
       --search-timeout 90 --iters 200 --deadline "$(left)" ;;
   # Every model family from ONNX (issue 14), TF32 and fp16 per model, one model after another
   # (a deadline cuts whole models; families_<call>.md prints the command for what is left). The
-  # split follows results/README.md's estimates (~400-480 s a call); --deadline 480 cuts a
+  # split follows results/calls.md's estimates (~400-480 s a call); --deadline 480 cuts a
   # search there and lets its validation run 60 s more, so the call ends by ~540 s.
   call22|call23|call24|call37|call38|call39)
     case "$1" in
