@@ -11,6 +11,7 @@ place. Pure standard library: it runs on the GPU machine and here alike.
 
 import datetime
 import json
+import lzma
 import math
 import os
 import re
@@ -235,7 +236,12 @@ def write_record(raw_dir, record):
     return path
 
 
-PACK_SUFFIX = ".jsonl"
+# Packs are xz-compressed JSON lines: the records are mostly sample lists, which xz shrinks about
+# fivefold, and the tracked tree travels with every device call under a 64 MiB limit. Packs
+# written before 2026-11-29 are plain .jsonl; both are read.
+PACK_SUFFIX = ".jsonl.xz"
+PLAIN_PACK_SUFFIX = ".jsonl"
+PACK_SUFFIXES = (PACK_SUFFIX, PLAIN_PACK_SUFFIX)
 
 
 def _read_json(text, source):
@@ -248,10 +254,18 @@ def _read_json(text, source):
     return value
 
 
+def _open_text(path, mode="r"):
+    """A record file or pack as text; an .xz pack through lzma (appending adds an xz stream,
+    which reading takes as one file)."""
+    if path.endswith(".xz"):
+        return lzma.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
 def _file_records(path):
     """(name, record) of a record file, or of each line of a pack ({"file", "record"})."""
-    with open(path, encoding="utf-8") as f:
-        if not path.endswith(PACK_SUFFIX):
+    with _open_text(path) as f:
+        if not path.endswith(PACK_SUFFIXES):
             return [(os.path.basename(path), _read_json(f.read(), path))]
         entries = []
         for number, line in enumerate(f, 1):
@@ -278,7 +292,7 @@ def load_records(raw_dir):
         seen = set()
         for dirpath, _, names in os.walk(root):
             for name in sorted(names):
-                if not name.endswith((".json", PACK_SUFFIX)):
+                if not name.endswith((".json",) + PACK_SUFFIXES):
                     continue
                 for record_name, record in _file_records(os.path.join(dirpath, name)):
                     path = os.path.join(dirpath, record_name)
@@ -293,7 +307,7 @@ def load_records(raw_dir):
 
 
 def pack_records(raw_dir, name):
-    """Moves the loose record files of raw_dir's runs/ and profiles/ into <folder>/NAME.jsonl,
+    """Moves the loose record files of raw_dir's runs/ and profiles/ into <folder>/NAME.jsonl.xz,
     a line each ({"file": its name, "record": it}); load_records reads them as before. Returns
     how many it packed."""
     packed = 0
@@ -305,7 +319,7 @@ def pack_records(raw_dir, name):
             continue
         lines = [json.dumps({"file": n, "record": _file_records(os.path.join(root, n))[0][1]},
                             separators=(",", ":")) for n in names]
-        with open(os.path.join(root, name + PACK_SUFFIX), "a", encoding="utf-8") as out:
+        with _open_text(os.path.join(root, name + PACK_SUFFIX), "a") as out:
             out.write("\n".join(lines) + "\n")
         for n in names:
             os.remove(os.path.join(root, n))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A device session's results, filed in one step (results/README.md, "Layout"): every bench
 # tarball the device calls returned is unpacked into results/ (unpack_results.sh), the summary
-# regenerated when asked (summarize.py), the loose raw records packed into one .jsonl per folder
+# regenerated when asked (summarize.py), the loose raw records packed into one .jsonl.xz per folder
 # (bench_record.py pack), and the calls' work folders (less their DBs, ONNX files and raw
 # copies) with every other tarball the calls returned archived as
 # results/device/session-TAG.tar.xz, the loose folders removed.

@@ -22,6 +22,7 @@ sample of every member). Without set records the output is what it always was.
 
 import argparse
 import json
+import lzma
 import os
 import re
 import shutil
@@ -1083,9 +1084,24 @@ def self_test():
         loose = bench_record.load_records(raw)
         packed_count = bench_record.pack_records(raw, "session")
         check(packed_count == len(loose[0]) + len(loose[1]) and
-              sorted(os.listdir(os.path.join(raw, "runs"))) == ["session.jsonl"] and
+              sorted(os.listdir(os.path.join(raw, "runs"))) == ["session.jsonl.xz"] and
               bench_record.load_records(raw) == loose,
               "packed records load as they did loose, with the same paths")
+        # A pack written before packs were compressed (plain .jsonl) reads the same.
+        runs_pack = os.path.join(raw, "runs", "session.jsonl.xz")
+        with lzma.open(runs_pack, "rt", encoding="utf-8") as f, \
+                open(os.path.join(raw, "runs", "session.jsonl"), "w", encoding="utf-8") as out:
+            out.write(f.read())
+        os.remove(runs_pack)
+        check(bench_record.load_records(raw) == loose, "a plain .jsonl pack reads the same")
+        # Packing twice under one name appends to the compressed pack (a second xz stream).
+        appended = os.path.join(tmp, "appended")
+        for record in loose[0][:2]:
+            bench_record.write_record(appended, {k: v for k, v in record.items() if k != "_path"})
+            bench_record.pack_records(appended, "session")
+        check(len(bench_record.load_records(appended)[0]) == 2 and
+              os.listdir(os.path.join(appended, "runs")) == ["session.jsonl.xz"],
+              "a second pack into one file adds to it")
         first = loose[0][0]
         with open(first["_path"], "w", encoding="utf-8") as f:
             json.dump({k: v for k, v in first.items() if k != "_path"}, f)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Unpacks the tarballs run_h100.sh left in the device's $OUT into results/ and merges their raw
 # records into results/raw (where summarize.py reads them; bench_record.py pack folds them into
-# one .jsonl per folder at a session's end). Record names hold the model, batch,
+# one .jsonl.xz per folder at a session's end). Record names hold the model, batch,
 # system and UTC time, so several calls' records never collide; an existing file with other
 # content is refused rather than overwritten.
 #

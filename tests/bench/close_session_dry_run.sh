@@ -41,7 +41,7 @@ done
 grep -q "^session-dry/call999.tar.gz$" <<<"$listing" || fail "the archive lacks the call tarball"
 ! grep -qE "/(db|raw)/" <<<"$listing" || fail "the archive holds DBs or raw copies"
 for kind in runs profiles; do
-  [ -s "$results/raw/$kind/session-dry.jsonl" ] || fail "no packed $kind records"
+  [ -s "$results/raw/$kind/session-dry.jsonl.xz" ] || fail "no packed $kind records"
   ! ls "$results/raw/$kind"/*.json >/dev/null 2>&1 || fail "loose $kind records left"
 done
 [ -s "$results/summary.json" ] || fail "no summary"
@@ -56,4 +56,4 @@ if bash "$bench/close_session.sh" --tag dry --results "$results" "$tmp/call0" >"
 fi
 grep -q "exists" "$tmp/again.log" || fail "the refusal does not say why: $(cat "$tmp/again.log")"
 [ "$(cksum <"$archive")" = "$before" ] || fail "the refused run changed the archive"
-echo "close_session dry run passed: $(wc -l <"$results/raw/runs/session-dry.jsonl") run records"
+echo "close_session dry run passed: $(xzcat "$results/raw/runs/session-dry.jsonl.xz" | wc -l) run records"
