@@ -302,7 +302,8 @@ def search_checks(rows):
         check = {"model": row["model"], "batch": row["batch"], "precision": row["precision"],
                  "median_ms": row["median_ms"], "x_critical_path": row.get("x_critical_path"),
                  "kept_strategy": row.get("kept_strategy"),
-                 "unchanged_baseline": unchanged_baseline(row)}
+                 "unchanged_baseline": unchanged_baseline(row),
+                 "unchanged_row": unchanged_row(row)}
         if check["x_critical_path"] is not None:
             check["within_bound_target"] = check["x_critical_path"] <= BOUND_TARGET
         if baselines:
@@ -360,6 +361,17 @@ def unchanged_baseline(row):
     return name if name in BASELINE_NAMES else None
 
 
+def unchanged_row(row):
+    """The baseline row whose schedule, form included, the search stored unchanged (e.g.
+    iostune-greedy-dataflow), or None: that row and the searched one replay one schedule."""
+    name = unchanged_baseline(row)
+    if name is None:
+        return None
+    form = row["refined_from"].split(" ", 1)[1:]  # "nimble (dataflow)" -> ["(dataflow)"]
+    suffix = {"(dataflow)": "-dataflow", "(staged)": ""}.get(form[0] if form else None)
+    return None if suffix is None else f"iostune-{name}{suffix}"
+
+
 def own_schedule(check):
     """Whether the DB's best is the search's own schedule: stored under the search's strategy,
     and not a baseline's schedule it kept unchanged."""
@@ -391,10 +403,20 @@ def search_table(checks):
     lines += ["", f"Within {BOUND_TARGET:.2f}x of the bound: "
               f"{sum(c['within_bound_target'] for c in bounded)} of {len(bounded)} keys; no "
               f"slower than its fastest baseline: "
-              f"{sum(c['vs_best_baseline'] <= 0 for c in compared)} of {len(compared)}; the DB "
-              f"kept the search's own schedule: "
+              f"{sum(c['vs_best_baseline'] <= 0 for c in compared)} of {len(compared)}"
+              f"{same_schedule_note(compared)}; the DB kept the search's own schedule: "
               f"{sum(own_schedule(c) for c in kept)} of {len(kept)}.", ""]
     return lines
+
+
+def same_schedule_note(compared):
+    """Of the keys slower than their fastest baseline row, those where that row replays the
+    very schedule the search stored: their difference is two processes' timings of one
+    schedule."""
+    same = sum(c["vs_best_baseline"] > 0 and c.get("unchanged_row") == c["best_baseline"]
+               for c in compared)
+    return (f" ({same} of the others {'is' if same == 1 else 'are'} that row's own schedule, "
+            "replayed in two processes)") if same else ""
 
 
 def kept_label(check):
@@ -998,6 +1020,17 @@ def self_test():
               unchanged_baseline({"kept_strategy": "ios-both"}) is None,
               "a baseline's schedule stored unchanged is named; a changed one, the search's own "
               "start, or a record without the fields is not")
+        check(unchanged_row(unchanged) == "iostune-nimble-dataflow" and
+              unchanged_row({**unchanged, "refined_from": "greedy (staged)"}) ==
+              "iostune-greedy" and unchanged_row({**unchanged, "refine_changes": 1}) is None,
+              "the baseline row of the schedule stored unchanged, form included")
+        slower_same = {"vs_best_baseline": 0.003, "best_baseline": "iostune-greedy-dataflow",
+                       "unchanged_row": "iostune-greedy-dataflow"}
+        check(same_schedule_note([slower_same, {**slower_same, "unchanged_row": None},
+                                  {**slower_same, "vs_best_baseline": -0.01}]) ==
+              " (1 of the others is that row's own schedule, replayed in two processes)" and
+              same_schedule_note([{**slower_same, "unchanged_row": "iostune-greedy"}]) == "",
+              "a slower key whose best baseline row replays its own schedule is said so")
         named = {"kept_strategy": "ios-both", "unchanged_baseline": "nimble"}
         check(not own_schedule(named) and own_schedule({"kept_strategy": "ios-both"}) and
               not own_schedule({"kept_strategy": "greedy"}) and
