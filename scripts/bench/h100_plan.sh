@@ -2510,7 +2510,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     done | tee "$o/ab.log"
     tar czf "${OUT:-device-out}/call171-$2.tar.gz" -C /tmp "$(basename "$o")" ;;
   summary)
-    # (Thirty-fifth session, not yet run.) results/h200/summary.md on one binary: its rows as
+    # (Thirty-fifth session; b16_large and b16_small run in the thirty-seventh, one a call on one
+    # GPU, 350 and 400 s.) results/h200/summary.md on one binary: its rows as
     # jobs spread over the host's GPUs (run_parts: job k on GPU k mod N), `h100_plan.sh summary
     # JOB...`, each job 300-400 s. On nvidia-h200-x4, three calls (about 1300 s in all):
     #   summary inception_v3 googlenet nasnet_a_large randwire
