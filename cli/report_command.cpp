@@ -34,6 +34,8 @@ struct ReportOptions {
     std::string db = db::kDefaultDatabasePath;
     std::string model;
     std::string device;
+    int batch = 0;          // 0: every batch size
+    std::string precision;  // empty: every precision
     std::string format = "table";
     std::int64_t schedule_id = 0;
     std::string dot_path;
@@ -48,11 +50,24 @@ std::string lower(std::string text) {
     return text;
 }
 
-// --model matches a name exactly or a fingerprint prefix; --device any part of the GPU's name.
+// --model matches a name exactly or a fingerprint prefix; --device any part of the GPU's name;
+// --batch and --precision exactly.
 bool selected(const db::ReportRow& row, const ReportOptions& o) {
     if (!o.model.empty() && row.model_name != o.model && row.fingerprint.rfind(o.model, 0) != 0)
         return false;
+    if (o.batch != 0 && row.schedule.batch != o.batch) return false;
+    if (!o.precision.empty() && row.schedule.precision != o.precision) return false;
     return o.device.empty() || lower(row.device.name).find(lower(o.device)) != std::string::npos;
+}
+
+// The filters given, as the command line spelt them (" --model x --batch 16"), for messages.
+std::string filters(const ReportOptions& o) {
+    std::string text;
+    if (!o.model.empty()) text += fmt::format(" --model {}", o.model);
+    if (!o.device.empty()) text += fmt::format(" --device {}", o.device);
+    if (o.batch != 0) text += fmt::format(" --batch {}", o.batch);
+    if (!o.precision.empty()) text += fmt::format(" --precision {}", o.precision);
+    return text;
 }
 
 std::optional<double> stat(const db::ScheduleRecord& s, const char* key) {
@@ -198,11 +213,9 @@ void report_best(const db::ScheduleStore& store, const ReportOptions& o) {
     std::vector<db::ReportRow> rows;
     for (db::ReportRow& row : db::report_rows(store))
         if (selected(row, o)) rows.push_back(std::move(row));
-    if (rows.empty() && (!o.model.empty() || !o.device.empty()))
-        throw Error(fmt::format("no schedule in '{}' matches{}{}. The database has:\n{}", o.db,
-                                o.model.empty() ? "" : fmt::format(" --model {}", o.model),
-                                o.device.empty() ? "" : fmt::format(" --device {}", o.device),
-                                db::describe_keys(store.list_keys())));
+    if (rows.empty() && !filters(o).empty())
+        throw Error(fmt::format("no schedule in '{}' matches{}. The database has:\n{}", o.db,
+                                filters(o), db::describe_keys(store.list_keys())));
     if (rows.empty() && o.format == "table") {
         fmt::print("'{}' holds no schedules yet; run `iostune search` to add some.\n", o.db);
         return;
@@ -370,6 +383,9 @@ void add_report_command(CLI::App& app) {
     cmd->add_option("--db", o->db, "schedule database (must exist)")->capture_default_str();
     cmd->add_option("--model", o->model, "only this model (name or fingerprint prefix)");
     cmd->add_option("--device", o->device, "only devices whose name contains this");
+    cmd->add_option("--batch", o->batch, "only this batch size")->check(positive_whole_number());
+    cmd->add_option("--precision", o->precision, "only this precision: fp32, tf32, fp16 or bf16")
+        ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
     cmd->add_flag("--sets", o->sets,
                   "list the model sets (searched with --model given several times): their "
                   "models in order and whether they share one input");

@@ -227,6 +227,20 @@ TEST_CASE("every precision is its own key: search, report and replay keep them a
         keys.push_back(row["precision"].get<std::string>() + " " + row["layout"].get<std::string>());
     std::sort(keys.begin(), keys.end());
     CHECK(keys == std::vector<std::string>{"bf16 nchw", "fp16 nhwc", "tf32 nhwc"});
+    // --precision and --batch narrow the rows; a filter nothing matches names itself and what
+    // the database has.
+    const Run fp16_only = iostune("report --format json --precision fp16 --db " + db);
+    REQUIRE(fp16_only.status == 0);
+    const nlohmann::json fp16_rows = nlohmann::json::parse(fp16_only.out);
+    REQUIRE(fp16_rows.size() == 1);
+    CHECK(fp16_rows[0]["precision"] == "fp16");
+    CHECK(nlohmann::json::parse(iostune("report --format json --batch 1 --db " + db).out).size() ==
+          3);
+    const Run no_batch = iostune("report --batch 16 --precision fp16 --db " + db);
+    check_refused(no_batch, "matches --batch 16 --precision fp16");
+    CHECK_THAT(no_batch.err, Catch::Contains("squeezenet1_1"));
+    CHECK(iostune("report --precision fp8 --db " + db).status == 2);
+    CHECK(iostune("report --batch 0 --db " + db).status == 2);
     const Run one = iostune(fmt::format("report --db {} --schedule {}", db,
                                         summary["schedule_id"].get<int>()));
     REQUIRE(one.status == 0);
