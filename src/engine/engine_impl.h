@@ -254,9 +254,14 @@ struct Engine::Impl {
     TensorView packed(void* data, const Shape& s) const;  // in the engine's type and layout
     DeviceBuffer allocate(const Shape& s) const;           // for one packed tensor of this shape
     // A filter [k, c, r, s] given as float KCRS, stored in the engine's type and layout with
-    // `stored_channels` >= c input channels (the extra ones zero).
+    // `stored_channels` >= c input channels (the extra ones zero). upload_filter is for what
+    // tensor cores may read (rounded to nearest in TF32); upload_packed stores values as given.
     DeviceBuffer upload_filter(const std::vector<float>& kcrs, int k, int c, int r, int s,
                                int stored_channels, const std::string& what) const;
+    DeviceBuffer upload_packed(const std::vector<float>& kcrs, int k, int c, int r, int s,
+                               int stored_channels, const std::string& what) const;
+    // A per-channel vector (bias, slope, scale, shift) and the depthwise kernel's filter: for
+    // fp32 arithmetic, stored as given.
     DeviceBuffer upload_vector(const std::vector<float>& values, const std::string& what) const;
     DeviceBuffer upload_depthwise(const std::vector<float>& kcrs, int c, int kh, int kw,
                                   const std::string& what) const;

@@ -68,14 +68,19 @@ DeviceBuffer Engine::Impl::allocate(const Shape& s) const {
 
 DeviceBuffer Engine::Impl::upload_filter(const std::vector<float>& kcrs, int k, int c, int r, int s,
                                          int stored_channels, const std::string& what) const {
-    // TF32 filters are rounded to nearest here, once, rather than truncated by the kernels
-    // (src/tf32.h says why).
-    std::vector<float> rounded;
-    if (options.precision == Precision::Tf32) {
-        rounded = kcrs;
-        for (float& v : rounded) v = round_to_tf32(v);
-    }
-    const DeviceBuffer source = upload_floats(rounded.empty() ? kcrs : rounded, what);
+    // TF32 filters are rounded to nearest here, once, rather than truncated by the tensor-core
+    // kernels that read them (src/tf32.h says why).
+    if (options.precision != Precision::Tf32)
+        return upload_packed(kcrs, k, c, r, s, stored_channels, what);
+    std::vector<float> rounded = kcrs;
+    for (float& v : rounded) v = round_to_tf32(v);
+    return upload_packed(rounded, k, c, r, s, stored_channels, what);
+}
+
+DeviceBuffer Engine::Impl::upload_packed(const std::vector<float>& kcrs, int k, int c, int r,
+                                         int s, int stored_channels,
+                                         const std::string& what) const {
+    const DeviceBuffer source = upload_floats(kcrs, what);
     DeviceBuffer stored = allocate(Shape{k, stored_channels, r, s});
     const TensorView target = packed(stored.get(), Shape{k, stored_channels, r, s});
     const std::string context = fmt::format("converting {}", what);
@@ -90,17 +95,21 @@ DeviceBuffer Engine::Impl::upload_filter(const std::vector<float>& kcrs, int k, 
 
 DeviceBuffer Engine::Impl::upload_vector(const std::vector<float>& values,
                                          const std::string& what) const {
+    // Biases, slopes, scales: read in fp32 by epilogues and pointwise kernels, never by tensor
+    // cores, so never rounded to TF32 (PyTorch does not round them either).
     const int count = int(values.size());
-    return upload_filter(values, 1, count, 1, 1, count, what);
+    return upload_packed(values, 1, count, 1, 1, count, what);
 }
 
-// A depthwise filter [c, 1, kh, kw] (KCRS) as [kh, kw, c], for the channels-last depthwise kernel.
 DeviceBuffer Engine::Impl::upload_depthwise(const std::vector<float>& kcrs, int c, int kh, int kw,
                                             const std::string& what) const {
     const size_t taps = size_t(kh) * size_t(kw);
     std::vector<float> rsc(kcrs.size());
     for (size_t ch = 0; ch < size_t(c); ++ch)
         for (size_t t = 0; t < taps; ++t) rsc[t * size_t(c) + ch] = kcrs[ch * taps + t];
+    // The channels-last depthwise kernel computes in fp32 FMA: its filter is not rounded to TF32
+    // (a rounded one made EfficientNet-B0's TF32 error 0.0110 against 0.0071 in a CPU emulation;
+    // docs/search-log.md, "The batch-1 and batch-16 rows on one binary").
     return upload_vector(rsc, what + " (depthwise kernel)");
 }
 
