@@ -101,6 +101,7 @@ DeviceBuffer Engine::Impl::upload_vector(const std::vector<float>& values,
     return upload_packed(values, 1, count, 1, 1, count, what);
 }
 
+// A depthwise filter [c, 1, kh, kw] (KCRS) as [kh, kw, c], for the channels-last depthwise kernel.
 DeviceBuffer Engine::Impl::upload_depthwise(const std::vector<float>& kcrs, int c, int kh, int kw,
                                             const std::string& what) const {
     const size_t taps = size_t(kh) * size_t(kw);
