@@ -2578,6 +2578,31 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call174)
+    # (Written in the thirty-seventh session, not yet run.) The first GPU run of 5f709a9: TF32
+    # filters are rounded at upload only where tensor cores may read them; biases, scales and the
+    # channels-last depthwise kernel's filter stay exact. First the [tf32] probe (its depthwise
+    # case checks the engine's own kernel computes exactly; the gate case names how each 1x1
+    # candidate reads a 1x1 map), then call145's deployed fixture case with every model's error
+    # and PyTorch's own (EfficientNet-B0 TF32 was 0.0119-0.0177 against a bound near 0.011; a
+    # CPU emulation expects about 0.008: docs/search-log.md, "The batch-1 and batch-16 rows on
+    # one binary"), then the search tests of call173 0. About 450 s.
+    o=/tmp/call174; mkdir -p "$o"
+    gpu_tests "$o" 0 "[tf32]" 120
+    grep -hE "planner chose|own kernel|FAILED|^test cases|^assertions|All tests|exit" \
+      "$o/t0.log" | cut -c1-600
+    deployed_fixtures "$o"
+    IOSTUNE_ONNX_FIXTURES="$o/onnx_fixtures" CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu \
+      "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" \
+      -s >"$o/t1.log" 2>&1  # -s: every check's message, so each model's error shows, passed or not
+    echo "fixture case exit $?"
+    grep -A1 "relative error" "$o/t1.log" | grep -vE "^--" | paste - - | cut -c1-220 | head -40
+    grep -E "^test cases|^assertions" "$o/t1.log"
+    torch_errors "$o"
+    rm -rf "$o/onnx_fixtures"
+    gpu_tests "$o" 0 "[placement],[corun],search then replay*,a second measured search*" 200
+    grep -hE "^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log" | tail -n 4
+    tar czf "${OUT:-device-out}/call174.tar.gz" -C /tmp call174 ;;
   call172|call173)
     # A search option's A/B (flag_ab): GoogLeNet b1 on GPU 0, Inception V3 b1 on GPU 1 (an x2
     # host; on one GPU run `CALL 0` then `CALL 1`), TF32 then fp16, each searched from an empty
