@@ -134,20 +134,10 @@ if [ -z "$iostune" ]; then iostune="$repo/.devpack/iostune"; fi
 [ -x "$iostune" ] || fail "no iostune binary at '$iostune'; pass --iostune BIN (or run scripts/pack_for_device.sh)"
 iostune="$(cd "$(dirname "$iostune")" && pwd)/$(basename "$iostune")"
 
-# The device's cuDNN comes with PyTorch's wheels, CUDA's libraries with the toolkit (as
-# scripts/device_pass.sh and run_h100.sh set them).
-for lib in /usr/local/cuda/lib64 /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib; do
-  [ -d "$lib" ] && case ":${LD_LIBRARY_PATH:-}:" in *":$lib:"*) ;; *) export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
-done
-export PYTHONUNBUFFERED=1
-
-mkdir -p "$out" || fail "cannot create '$out'"
-out="$(cd "$out" && pwd)"
-name="bench_$tag"
-work="/tmp/$name"
-[ -e "$work" ] && fail "'$work' exists (an earlier run with --tag $tag?); pick another tag or remove it"
-raw="$work/raw"
-logs="$work/logs"
+# shellcheck source=scripts/bench/bench_setup.sh
+. "$here/bench_setup.sh"
+device_libraries
+bench_work_folder
 onnx="$work/onnx"
 validations="$work/validate.jsonl"
 mkdir -p "$raw/runs" "$logs" "$work/db" "$onnx"

@@ -166,19 +166,10 @@ fi
 [ -x "$iostune" ] || fail "no iostune binary at '$iostune'; pass --iostune BIN or --build DIR (or run scripts/pack_for_device.sh)"
 iostune="$(cd "$(dirname "$iostune")" && pwd)/$(basename "$iostune")"
 
-# The device's cuDNN comes with PyTorch's wheels, CUDA's libraries with the toolkit.
-for lib in /usr/local/cuda/lib64 /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib; do
-  [ -d "$lib" ] && case ":${LD_LIBRARY_PATH:-}:" in *":$lib:"*) ;; *) export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
-done
-export PYTHONUNBUFFERED=1
-
-mkdir -p "$out" || fail "cannot create '$out'"
-out="$(cd "$out" && pwd)"
-name="bench_$tag"
-work="/tmp/$name"
-[ -e "$work" ] && fail "'$work' exists (an earlier run with --tag $tag?); pick another tag or remove it"
-raw="$work/raw"
-logs="$work/logs"
+# shellcheck source=scripts/bench/bench_setup.sh
+. "$here/bench_setup.sh"
+device_libraries
+bench_work_folder
 mkdir -p "$raw/runs" "$raw/profiles" "$logs" "$work/db"
 scratch="$(mktemp -d /tmp/iostune-bench-scratch.XXXXXX)"
 log="$out/$name.log"
