@@ -416,6 +416,20 @@ deployed_fixtures() {
     fasterrcnn_fpn_backbone >"$1/fixtures.log" 2>&1
 }
 # torch_errors DIR: PyTorch's own TF32 and fp16 error per model, from DIR's fixture manifest.
+# deployed_fixture_case DIR LOG: deployed_fixtures, then the case that runs them on the engine
+# with -s (every check's message, so each model's error shows, passed or not) into DIR/LOG, the
+# errors listed beside PyTorch's own; the exports are removed after.
+deployed_fixture_case() {
+  deployed_fixtures "$1"
+  IOSTUNE_ONNX_FIXTURES="$1/onnx_fixtures" CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu \
+    "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" \
+    -s >"$1/$2" 2>&1
+  echo "fixture case exit $?"
+  grep -A1 "relative error" "$1/$2" | grep -vE "^--" | paste - - | cut -c1-220 | head -40
+  grep -E "^test cases|^assertions" "$1/$2"
+  torch_errors "$1"
+  rm -rf "$1/onnx_fixtures"
+}
 torch_errors() {
   python3 -c "import json,sys; [print(m['name'], m.get('torch_error')) for m in
     json.load(open(sys.argv[1]))['models'] if 'torch_error' in m]" "$1/onnx_fixtures/manifest.json"
@@ -2000,15 +2014,7 @@ print(sys.argv[1].split('/')[-1], 'from', d.get('refined_from'), 'evaluations',
     # through a network that never renormalises. The branch rounds TF32 filters to nearest
     # once, at upload; call140's case again on its test_gpu (does the TF32 error fall?).
     o=/tmp/call145; mkdir -p "$o"
-    deployed_fixtures "$o"
-    IOSTUNE_ONNX_FIXTURES="$o/onnx_fixtures" CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu \
-      "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" \
-      -s >"$o/t0.log" 2>&1  # -s: every check's message, so each model's error shows, passed or not
-    echo "exit $?"
-    grep -A1 "relative error" "$o/t0.log" | grep -vE "^--" | paste - - | cut -c1-220 | head -40
-    grep -E "^test cases|^assertions" "$o/t0.log"
-    torch_errors "$o"
-    rm -rf "$o/onnx_fixtures"
+    deployed_fixture_case "$o" t0.log
     tar czf "${OUT:-device-out}/call145.tar.gz" -C /tmp call145 ;;
   call147)
     # (Twenty-seventh session.) The refinement's start chosen in turns: the candidates timed
@@ -2591,15 +2597,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     gpu_tests "$o" 0 "[tf32]" 120
     grep -hE "planner chose|own kernel|FAILED|^test cases|^assertions|All tests|exit" \
       "$o/t0.log" | cut -c1-600
-    deployed_fixtures "$o"
-    IOSTUNE_ONNX_FIXTURES="$o/onnx_fixtures" CUDA_VISIBLE_DEVICES=0 timeout 150 .devpack/test_gpu \
-      "imported PyTorch exports of the deployed families run on the engine as on the CPU reference" \
-      -s >"$o/t1.log" 2>&1  # -s: every check's message, so each model's error shows, passed or not
-    echo "fixture case exit $?"
-    grep -A1 "relative error" "$o/t1.log" | grep -vE "^--" | paste - - | cut -c1-220 | head -40
-    grep -E "^test cases|^assertions" "$o/t1.log"
-    torch_errors "$o"
-    rm -rf "$o/onnx_fixtures"
+    deployed_fixture_case "$o" t1.log
     gpu_tests "$o" 0 "[placement],[corun],search then replay*,a second measured search*" 200
     grep -hE "^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log" | tail -n 4
     tar czf "${OUT:-device-out}/call174.tar.gz" -C /tmp call174 ;;
