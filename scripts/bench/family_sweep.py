@@ -5,7 +5,7 @@ with --validate, one row per (model, precision, batch), in one device call.
     python3 scripts/bench/family_sweep.py [--models M ...] [--precisions "tf32 fp16"]
         [--batches "1"] [--out DIR] [--tag NAME] [--iostune BIN] [--deadline S]
         [--r R --s S] [--search-timeout S] [--layout L] [--validate-timeout S] [--iters N]
-        [--search-args "..."] [--small] [--dry-run]
+        [--search-args "..."] [--small | --size PX] [--dry-run]
 
 Models (--models, default all, in this order): one member of every torchvision classification
 family that tests/fixtures/export_torchvision.py exports for CI, plus the members issue 14 names
@@ -21,7 +21,8 @@ batch), TorchScript exporter (dynamo=False). Input sizes: the models' own (299 p
 inception_v3/inception_v4, 331 px for nasnetalarge, efficientnet b1-b3/v2_s 240-384 px as
 torchvision defines them, 224 px for the rest), fasterrcnn_fpn_backbone and unet at 256 px as
 scripts/bench/deployed_models.sh runs them (torch_peers.DEPLOYED_SIZES); --small: the CI
-fixtures' small sizes.
+fixtures' small sizes; --size PX: every model at PX x PX instead (sizes nobody tuned for, e.g.
+an odd 201: every pooling and stride then rounds).
 
 Per model: export to a temporary folder (never --out), `iostune import` (op count, or the
 importer's refusal), then per precision and batch:
@@ -211,14 +212,15 @@ def timm_version():
         return None if isinstance(e, ImportError) else f"unusable ({type(e).__name__}: {e})"
 
 
-def build_model(name, small):
-    """(module in eval mode, input size, export settings), seeded as the CI fixtures are."""
+def build_model(name, small, size=None):
+    """(module in eval mode, input size, export settings), seeded as the CI fixtures are; `size`
+    (pixels) replaces the model's own input size."""
     fx = fixtures()
     if name in TIMM:
         import timm
         import torch
         full, small_size, opts, squeeze_excitation = TIMM[name]
-        size = small_size if small else full
+        size = size or (small_size if small else full)
         torch.manual_seed(fx.SEED)
         model = timm.create_model(name, pretrained=False)
         fx.calibrate_batch_norms(model, (3, size, size), fx.SEED,
@@ -226,6 +228,8 @@ def build_model(name, small):
         return model.eval(), size, opts
     opts = {k: fx.CI_EXPORTS[name][k] for k in ("opset", "keep_bn", "dynamic_batch")}
     import torch_peers
+    if size:
+        return fx.torchvision_model(name, size), size, opts
     if name in torch_peers.DEPLOYED_MODELS:
         model, size = torch_peers.deployed_model(name, small)
         return model, size, opts
@@ -239,7 +243,7 @@ def export_model(sweep, name):
     import torch
     fx = fixtures()
     began = time.monotonic()
-    model, size, opts = build_model(name, sweep.args.small)
+    model, size, opts = build_model(name, sweep.args.small, sweep.args.size)
     path = os.path.join(sweep.work, name + ".onnx")
     example = fx.seeded_input((max(sweep.args.batches), 3, size, size), fx.SEED)
     fx.export(model, example[:1], path, opts["opset"], keep_bn=opts["keep_bn"],
@@ -531,7 +535,9 @@ def write_table(sweep):
         f"Per row: `iostune search --cost {'sim' if args.dry_run else 'measured'}` (r, s and "
         f"--layout per row, each model its own DB), then {check}. Wall seconds of each "
         "whole command (process start, ONNX import and CUDA set-up included)."
-        + (" --small: the CI fixtures' input sizes." if args.small else ""), "",
+        + (" --small: the CI fixtures' input sizes." if args.small else "")
+        + (f" --size {args.size}: every model at {args.size} x {args.size}." if args.size
+           else ""), "",
         "| model | input | precision | batch | ops | export s | search s | search | "
         "validate s | validate | replay median ms | note |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -587,6 +593,8 @@ def rerun_command(args, models, precisions):
         cmd += ["--search-args", args.search_args]
     if args.small:
         cmd.append("--small")
+    if args.size:
+        cmd += ["--size", str(args.size)]
     if args.dry_run:
         cmd.append("--dry-run")
     return shlex.join(cmd)
@@ -621,7 +629,10 @@ def parse_args(argv):
                          "(default 120; nasnetalarge 240)")
     ap.add_argument("--iters", type=int, default=100, help="timed replay iterations (default 100)")
     ap.add_argument("--search-args", default="", help="more `iostune search` options")
-    ap.add_argument("--small", action="store_true", help="the CI fixtures' small input sizes")
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--small", action="store_true", help="the CI fixtures' small input sizes")
+    size.add_argument("--size", type=int, metavar="PX",
+                      help="every model at PX x PX pixels instead of its own input size")
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: search --cost sim, iostune run --backend cpu against PyTorch")
     args = ap.parse_args(argv)

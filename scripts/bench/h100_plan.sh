@@ -2584,6 +2584,19 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call175)
+    # (Thirty-eighth session.) Models, batch and input size nobody tuned for, on the search as
+    # it is now (calls 22-39 ran the sweep at r=2 s=4 long before kernel moves, priorities and
+    # placements): family_sweep.py at batch 3, every model at 201 x 201 (odd: each stride and
+    # pooling rounds), the default search (r=3 s=8, both layouts timed) under a 20 s budget, then
+    # replay --validate, TF32 and fp16; families with grouped and split convolutions, squeeze-
+    # excitation, dense concatenation, an FPN's five outputs and timm's mixed kernels. About 500 s.
+    "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag call175 \
+      --iostune "${IOSTUNE:-.devpack/iostune}" --models densenet121 efficientnet_b1 \
+      regnet_y_400mf convnext_tiny fasterrcnn_fpn_backbone mixnet_s shufflenet_v2_x1_0 \
+      --precisions "tf32 fp16" --batches 3 --size 201 --r 3 --s 8 --layout auto \
+      --search-timeout 60 --search-args "--time-budget 20" --deadline 450
+    tail -n 30 "${OUT:-device-out}/families_call175.md" ;;
   call174)
     # (Written in the thirty-seventh session, not yet run.) The first GPU run of 5f709a9: TF32
     # filters are rounded at upload only where tensor cores may read them; biases, scales and the

@@ -5,7 +5,8 @@
 #     output, in tf32 and fp16; timm's nasnetalarge is "timm not installed" without timm;
 #  2. the GPU path with tests/bench/fake_iostune.py behind a wrapper that hangs unet's fp16
 #     search (cut off by --search-timeout: the greedy baseline is validated instead) and makes
-#     squeezenet's validations fail (exit status 1, failures listed);
+#     squeezenet's validations fail (exit status 1, failures listed), both models exported at
+#     --size 40 (not their own sizes);
 #  3. a deadline that has passed before the first model: every row "not run", the command to
 #     run them printed.
 # Each checks that --out holds just the table, the records, the log and the logs tarball.
@@ -24,9 +25,10 @@ fi
 tmp="$(mktemp -d /tmp/iostune-families-dry.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "family sweep dry run FAILED: $*" >&2; exit 1; }
-run() {  # run NAME EXPECTED_EXIT ARGS...
-  local name="$1" expected="$2" status=0; shift 2
-  "$py" "$sweep" --out "$tmp/$name" --small "$@" >"$tmp/$name.stdout" 2>&1 || status=$?
+run() {  # run NAME EXPECTED_EXIT ARGS... (--small unless ARGS give --size)
+  local name="$1" expected="$2" status=0 size=--small; shift 2
+  case " $* " in *" --size "*) size="" ;; esac
+  "$py" "$sweep" --out "$tmp/$name" ${size:+"$size"} "$@" >"$tmp/$name.stdout" 2>&1 || status=$?
   [ "$status" -eq "$expected" ] || { cat "$tmp/$name.stdout"; fail "$name exited $status, not $expected"; }
   [ "$(ls "$tmp/$name" | sort | tr '\n' ' ')" = \
     "families.jsonl families.log families.md families_logs.tar.gz " ] ||
@@ -44,7 +46,7 @@ esac
 exec $py $here/fake_iostune.py "\$@"
 EOF
 chmod +x "$tmp/iostune"
-run fake 1 --iostune "$tmp/iostune" --models unet squeezenet1_1 --search-timeout 2
+run fake 1 --iostune "$tmp/iostune" --models unet squeezenet1_1 --search-timeout 2 --size 40
 run late 0 --iostune "$tmp/iostune" --models unet squeezenet1_1 --deadline 0.01
 
 "$py" - "$tmp" <<'PY'
@@ -74,7 +76,8 @@ check("| unet | 48x48 | fp16 | 1 | 24 |" in md and "densenet121 is not in this r
       "cpu: the table")
 
 got = rows("fake")
-check(len(got) == 4, f"fake: {len(got)} rows")
+check(len(got) == 4 and all(r["input_shape"] == [1, 3, 40, 40] for r in got.values()),
+      f"fake: 4 rows at --size 40: {got}")
 r = got[("unet", "tf32")]
 check(r["status"] == "ok" and r["validate"]["status"] == "passed" and r["validate"]["median_ms"] > 0
       and "--validate" in r["validate"]["command"] and "--cost measured" in r["search"]["command"],
@@ -89,6 +92,7 @@ for p in ("tf32", "fp16"):
           "validation failed" in r["validate"]["message"], f"fake squeezenet {p}: {r}")
 md = open(f"{tmp}/fake/families.md").read()
 failures = md.split("Failures:")[-1]
+check("| unet | 40x40 |" in md and "--size 40: every model at 40 x 40" in md, "fake: the size")
 check("Failures:" in md and "- squeezenet1_1 fp16 b1: error: validation failed" in failures and
       "unet" not in failures, "fake: the failures listed")
 
