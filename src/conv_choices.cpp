@@ -54,6 +54,13 @@ ConvChoices conv_choices_for(const ConvChoices& choices, ConvObjective objective
     return kept;
 }
 
+ConvChoices timed_in_full(const ConvChoices& choices) {
+    ConvChoices kept;
+    for (const auto& [signature, choice] : choices)
+        if (!choice.quick) kept.emplace(signature, choice);
+    return kept;
+}
+
 bool same_kernel(const ConvChoice& a, const ConvChoice& b) {
     return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path;
 }
@@ -95,6 +102,7 @@ nlohmann::json conv_choices_to_json(const ConvChoices& choices) {
                            {"time_ms", c.time_ms}};
         if (c.objective != ConvObjective::Alone)
             json[signature]["objective"] = to_string(c.objective);
+        if (c.quick) json[signature]["quick"] = true;
     }
     return json;
 }
@@ -125,6 +133,12 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
                 throw Error(fmt::format("{} has the objective {}: use \"alone\" or \"corun\"",
                                         context, it->dump()));
             c.objective = conv_objective_from_string(it->get<std::string>());
+        }
+        if (const auto it = entry.find("quick"); it != entry.end()) {
+            if (!it->is_boolean())
+                throw Error(fmt::format("{} has \"quick\": {}: use true or false", context,
+                                        it->dump()));
+            c.quick = it->get<bool>();
         }
         if (!is_conv_algorithm_name(c.algorithm))
             throw Error(fmt::format("{} names the unknown cuDNN algorithm '{}'", context, c.algorithm));

@@ -41,6 +41,10 @@ struct ConvChoice {
     // What it was chosen for. A search keeps choices of both kinds apart (stored_conv_choices);
     // a replay pins whichever its schedule was measured with.
     ConvObjective objective = ConvObjective::Alone;
+    // Chosen in a hurry (EngineOptions::time_convolutions_by): from a few cheap candidates, not
+    // all. A replay pins it like any choice; a later search times the convolution again (the
+    // store's quick choices are not pinned: tuning_job.cpp, stored_conv_choices).
+    bool quick = false;
 
     bool operator==(const ConvChoice&) const = default;
 };
@@ -63,7 +67,8 @@ std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const Con
                                    size_t most = kRunnersUp);
 
 // {"<signature>": {"algorithm": ..., "math": ..., "path": ..., "time_ms": ...}, ...}; a choice
-// made for co-running also has "objective": "corun" (none: "alone", as before it existed).
+// made for co-running also has "objective": "corun" (none: "alone", as before it existed), a
+// quick one "quick": true.
 nlohmann::json conv_choices_to_json(const ConvChoices& choices);
 // Throws iostune::Error naming `where` (e.g. "schedule #12") and the bad entry for an unknown
 // algorithm, math type or path, or a malformed document.
@@ -71,6 +76,8 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
 
 // The choices made for `objective`.
 ConvChoices conv_choices_for(const ConvChoices& choices, ConvObjective objective);
+// The choices not made in a hurry (ConvChoice::quick).
+ConvChoices timed_in_full(const ConvChoices& choices);
 
 // The algorithm names of the "gemm" path: this prefix, then the rank in cuBLASLt's shortlist.
 inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";

@@ -336,6 +336,7 @@ EngineOptions engine_options_for(const TuningOptions& options, TensorLayout layo
     engine_options.conv_choices = conv_choices_for(known, objective);
     engine_options.conv_objective = objective;
     engine_options.arena_room = arena_room(options.placements);
+    engine_options.time_convolutions_by = options.time_convolutions_by;
     return engine_options;
 }
 

@@ -114,9 +114,10 @@ ConvChoices stored_conv_choices(const TuningOptions& options) {
         return {};
     const db::ScheduleStore store =
         db::ScheduleStore::open(options.db_path, db::OpenMode::MustExist);
-    return conv_choices_from_json(
+    // A choice made in a hurry (ConvChoice::quick) is timed again, now that others are pinned.
+    return timed_in_full(conv_choices_from_json(
         store.conv_choices_on(to_device_record(query_device_info(options.device))),
-        fmt::format("the schedules in '{}'", options.db_path));
+        fmt::format("the schedules in '{}'", options.db_path)));
 }
 
 // Times the sequential schedule end to end in each layout (each on an engine of its own, with
@@ -230,9 +231,15 @@ CostChoice cost_choice_from_string(const std::string& name) {
     throw Error(fmt::format("unknown cost model '{}'; use auto, measured or sim", name));
 }
 
-TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
+TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& given,
                              const std::function<void(const std::string&)>& notice) {
     const auto begin = Clock::now();
+    TuningOptions options = given;
+    if (options.time_budget_s > 0 && !options.time_convolutions_by)
+        options.time_convolutions_by =
+            begin + std::chrono::duration_cast<SteadyClock::duration>(
+                        std::chrono::duration<double>(options.conv_timing_share *
+                                                      options.time_budget_s));
     const Precision precision = precision_from_string(options.precision);  // before any write
     const std::vector<std::string> contenders = contender_list(options.contenders);
 
@@ -482,8 +489,16 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& options,
         stats["dp_end_to_end"]["form"] = to_string(e2e.dp_form);
         stats["baselines_end_to_end"] = baseline_timings;
         stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};
+        const auto quick = std::count_if(e2e.conv_choices.begin(), e2e.conv_choices.end(),
+                                         [](const auto& entry) { return entry.second.quick; });
         stats["convolutions"] = {{"count", e2e.convolutions},
-                                 {"pinned_from_store", e2e.pinned_convolutions}};
+                                 {"pinned_from_store", e2e.pinned_convolutions},
+                                 {"chosen_quickly", quick}};
+        if (quick > 0)
+            notice(fmt::format(
+                "convolutions: {} of {} chosen quickly, from a few candidates, past {:.0f}% of "
+                "the time budget; searching this model again times them in full",
+                quick, e2e.convolutions, 100 * options.conv_timing_share));
         stats["kept_strategy"] = summary.kept_strategy;
         stats["close_contest"] = e2e.close_contest;
         stats["final_timing"] = e2e.final_timing;

@@ -27,6 +27,7 @@
 #include "src/engine/timing.h"
 #include "src/graph.h"
 #include "src/schedule.h"
+#include "src/stopwatch.h"
 #include "src/tensor_layout.h"
 
 namespace iostune {
@@ -90,6 +91,15 @@ struct TuningOptions {
     // a latency moves up to 4% with the placement; three cost no search time); 1: where the
     // arena lies.
     int placements = 3;
+    // The share of the time budget in which convolutions are chosen by timing all their
+    // candidates; one planned after it is chosen quickly from a few (EngineOptions::
+    // time_convolutions_by). A first search of EfficientNet-B1 (115 convolutions, batch 3,
+    // 201 px, TF32) spent 45 s choosing them, then ran every phase after on a spent 20 s budget
+    // (call175); the zoo's keys choose theirs in 3-18 s of 60, within this share.
+    double conv_timing_share = 0.4;
+    // The instant that share ends, set by run_tuning_job at its start (engine_options_for passes
+    // it on); unset, e.g. without a budget: every convolution is timed in full.
+    std::optional<SteadyClock::time_point> time_convolutions_by;
 };
 
 struct TuningSummary {

@@ -2584,6 +2584,22 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call176)
+    # (Thirty-eighth session.) After call175's EfficientNet-B1 TF32 search took 52 s of a 20 s
+    # budget choosing its convolutions: convolutions planned past 40% of the budget are chosen
+    # quickly (EngineOptions::time_convolutions_by). The new [gpu] case, the end-to-end search
+    # cases, then call175's rows of EfficientNet-B1 and ConvNeXt-T again (the two whose search
+    # overran). About 300 s.
+    o=/tmp/call176; mkdir -p "$o"
+    gpu_tests "$o" 0 "an engine past its time for choosing kernels*,search then replay*" 150
+    grep -hE "chosen quickly in|FAILED|^test cases|^assertions|All tests|exit" "$o/t0.log" |
+      cut -c1-400
+    "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag call176 \
+      --iostune "${IOSTUNE:-.devpack/iostune}" --models efficientnet_b1 convnext_tiny \
+      --precisions "tf32 fp16" --batches 3 --size 201 --r 3 --s 8 --layout auto \
+      --search-timeout 60 --search-args "--time-budget 20" --deadline 200 >/dev/null 2>&1
+    tail -n 22 "${OUT:-device-out}/families_call176.md"
+    tar czf "${OUT:-device-out}/call176.tar.gz" -C /tmp call176 ;;
   call175)
     # (Thirty-eighth session.) Models, batch and input size nobody tuned for, on the search as
     # it is now (calls 22-39 ran the sweep at r=2 s=4 long before kernel moves, priorities and

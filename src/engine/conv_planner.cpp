@@ -27,6 +27,9 @@ bool refused_by_cudnn(cudnnStatus_t status) {
 }
 
 constexpr size_t kTimedAlgorithms = 5;
+// Past EngineOptions::time_convolutions_by: the graph API configurations and the legacy
+// algorithms (by cuDNN's heuristic) timed at most, each.
+constexpr int kQuickCandidates = 2;
 constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
 
 // Measurements shared by every engine of the process: cuDNN's algorithm ranking and the engine's
@@ -161,6 +164,17 @@ ConvStep Engine::Impl::plan_conv(const std::string& context, const TensorView& i
             steps[i].runners_up = earlier->runners_up;
             return std::move(steps[i]);
         }
+    }
+    if (options.time_convolutions_by && !options.choose_by &&
+        SteadyClock::now() > *options.time_convolutions_by) {
+        for (size_t i = 0; i < steps.size(); ++i) {
+            if (!choose_quickly(steps[i])) continue;
+            // Kept for the process's later engines (the search's measuring engine runs the
+            // kernels its end-to-end engine does), with no runners-up for kernel moves.
+            ChoiceCache::instance().store(choice_key(i), {steps[i].choice, {}});
+            return std::move(steps[i]);
+        }
+        // Nothing cheap runs here: timed in full below.
     }
     require_planning_time(context);
     // Under CoRun, the staged and unstaged steps compare by their two-at-once times.
@@ -429,6 +443,79 @@ void Engine::Impl::require_planning_pace() const {
             "in {:.1f} s), more than twice the {:.0f} s it was given",
             projected_planning_seconds(elapsed_s, planned, total), planned, total, elapsed_s,
             allowed_s));
+}
+
+bool Engine::Impl::choose_quickly(ConvStep& step) {
+    std::vector<ConvChoice> ran;
+    std::string timed;
+    DeviceBuffer scratch;
+    const auto time_candidate = [&](ConvChoice candidate) {
+        if (!configure(step, candidate, &scratch)) return;
+        try {
+            candidate.time_ms = time_step(step, scratch);
+        } catch (const Error&) {
+            return;  // accepted but cannot run: not a candidate
+        }
+        candidate.math = step.choice.math;
+        timed += fmt::format("{}{} {} {} {:.4f} ms", timed.empty() ? "" : ", ", candidate.algorithm,
+                             candidate.math, candidate.path, candidate.time_ms);
+        ran.push_back(candidate);
+    };
+    if (step.depthwise_capable())
+        time_candidate({kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
+    const char* own_math = uses_tensor_cores(options.precision) ? "TENSOR_OP_MATH" : "FMA_MATH";
+    if (step.gemm_capable())
+        time_candidate({fmt::format("{}0", kGemmAlgorithmPrefix), own_math,
+                        choice_name(ConvPath::Gemm), 0.0});
+    // The graph API's first configurations where finalizing them compiles nothing (an ungrouped
+    // convolution without its epilogue fused: graph_conv.h).
+    if (step.geometry().groups == 1) {
+        try {
+            const GraphConv* graph_conv =
+                step.graph(options.precision, options.max_workspace_bytes, false);
+            for (int rank = 0; rank < std::min(graph_conv->candidates(), kQuickCandidates); ++rank)
+                time_candidate({fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
+                                graph_conv->math(rank), choice_name(ConvPath::Graph), 0.0});
+        } catch (const Error&) {
+            // cuDNN rejects the graph: the legacy algorithms remain
+        }
+    }
+    // cuDNN's heuristic ranking of the legacy algorithms: nothing runs to rank them.
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    int returned = 0;
+    if (cudnnGetConvolutionForwardAlgorithm_v7(lanes[0]->cudnn.get(), step.x_desc(),
+                                               step.w_desc(), step.conv_desc().get(),
+                                               step.y_desc(), int(perf.size()), &returned,
+                                               perf.data()) != CUDNN_STATUS_SUCCESS)
+        returned = 0;
+    const char* path = step.has_bias() ? "fused"
+                       : step.relu() || step.has_residual() ? "conv+epilogue"
+                                                            : "conv";
+    int legacy = 0;
+    for (int i = 0; i < returned && legacy < kQuickCandidates; ++i) {
+        const cudnnConvolutionFwdAlgoPerf_t& p = perf[size_t(i)];
+        if (p.status != CUDNN_STATUS_SUCCESS || p.memory > options.max_workspace_bytes ||
+            p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            continue;
+        const size_t before = ran.size();
+        time_candidate({algo_name(p.algo), math_name(p.mathType), path, 0.0});
+        // cuDNN's fused call runs few combinations: the epilogue kernel instead
+        if (ran.size() == before && step.has_bias())
+            time_candidate({algo_name(p.algo), math_name(p.mathType), "conv+epilogue", 0.0});
+        legacy += ran.size() > before ? 1 : 0;
+    }
+    step.candidates = fmt::format("quick (past the time for choosing kernels): {}",
+                                  timed.empty() ? "none ran" : timed);
+    if (ran.empty()) return false;
+    const ConvChoice fastest = *std::min_element(
+        ran.begin(), ran.end(),
+        [](const ConvChoice& a, const ConvChoice& b) { return a.time_ms < b.time_ms; });
+    if (!configure(step, fastest, &scratch)) return false;
+    step.choice.time_ms = fastest.time_ms;
+    step.choice.objective = options.conv_objective;
+    step.choice.quick = true;
+    step.rank_ms = fastest.time_ms;
+    return true;
 }
 
 bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_key) {

@@ -152,6 +152,7 @@ public:
     double rank_ms = 0;
     // The next fastest kernels the timing ran (conv_choices.h's runners_up); none when pinned.
     std::vector<ConvChoice> runners_up;
+    const ConvGeometry& geometry() const { return geometry_; }
     bool has_bias() const { return bias_ != nullptr; }
     bool relu() const { return relu_; }
     bool has_residual() const { return residual_.has_value(); }

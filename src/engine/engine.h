@@ -140,6 +140,14 @@ struct EngineOptions {
     // choice), whose engine would otherwise take as long as its convolutions take to time
     // (NASNet-A in NCHW: minutes).
     std::optional<SteadyClock::time_point> choose_by = std::nullopt;
+    // A convolution planned after this instant is chosen quickly (conv_planner.cpp,
+    // choose_quickly): the engine's own paths, cuDNN's first few legacy algorithms by its
+    // heuristic and, for an ungrouped convolution, the graph API's first configurations are
+    // timed; no cudnnFind run, no run-time compiled engine; its ConvChoice is marked `quick`. A
+    // search sets it at its share of the time budget for choosing kernels (tuning/tuning_job.h):
+    // timing every candidate of EfficientNet-B1's 115 convolutions (batch 3, 201 px, TF32) took
+    // 45 s of a 20 s budget (call175). Unset, or with choose_by set: every one is timed in full.
+    std::optional<SteadyClock::time_point> time_convolutions_by = std::nullopt;
 };
 
 // Thrown while an engine is planned past EngineOptions::choose_by.

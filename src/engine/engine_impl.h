@@ -306,6 +306,9 @@ struct Engine::Impl {
     // The median of timed launches of `exec` on `stream`, each after an L2 flush.
     double median_launch_ms(const CudaGraphExec& exec, cudaStream_t stream);
     bool choose_by_timing(ConvStep& step, const std::string& process_key);
+    // Past EngineOptions::time_convolutions_by: a few cheap candidates timed (engine.h says
+    // which), the fastest configured and marked quick; false when none runs here.
+    bool choose_quickly(ConvStep& step);
     void require_planning_time(const std::string& context) const;
     // Convolutions chosen so far of the engine's total, since `begin` (the constructor's plan
     // loop keeps it): require_planning_pace judges by it.

@@ -68,6 +68,25 @@ TEST_CASE("a choice made to co-run says so; a search keeps the two kinds apart",
                Catch::Contains("'k'") && Catch::Contains("objective \"fastest\""));
 }
 
+TEST_CASE("a choice made in a hurry says so; a later search does not pin it", "[conv_choices]") {
+    ConvChoices choices;
+    choices["timed"] = {"IMPLICIT_PRECOMP_GEMM", "TENSOR_OP_MATH", "fused", 0.0123};
+    choices["hurried"] = {"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0.004};
+    choices["hurried"].quick = true;
+    const nlohmann::json json = iostune::conv_choices_to_json(choices);
+    CHECK_FALSE(json["timed"].contains("quick"));  // rows stored before it read the same
+    CHECK(json["hurried"]["quick"] == true);
+    // A replay pins both, quick or not.
+    const ConvChoices read = iostune::conv_choices_from_json(nlohmann::json::parse(json.dump()), "t");
+    CHECK(read == choices);
+    const ConvChoices pinned = iostune::timed_in_full(read);
+    REQUIRE(pinned.size() == 1);
+    CHECK(pinned.count("timed") == 1);
+    CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "conv"},
+                                {"quick", "yes"}}}}),
+               Catch::Contains("'k'") && Catch::Contains("\"quick\": \"yes\""));
+}
+
 TEST_CASE("a convolution's runners-up: the next fastest other kernels within the slack",
           "[conv_choices]") {
     using iostune::ConvChoice;
