@@ -2589,7 +2589,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # budget choosing its convolutions: convolutions planned past 40% of the budget are chosen
     # quickly (EngineOptions::time_convolutions_by). The new [gpu] case, the end-to-end search
     # cases, then call175's rows of EfficientNet-B1 and ConvNeXt-T again (the two whose search
-    # overran). About 300 s.
+    # overran). Run: 133 s (results/calls.md).
     o=/tmp/call176; mkdir -p "$o"
     gpu_tests "$o" 0 "an engine past its time for choosing kernels*,search then replay*" 150
     grep -hE "chosen quickly in|FAILED|^test cases|^assertions|All tests|exit" "$o/t0.log" |
@@ -2606,7 +2606,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # placements): family_sweep.py at batch 3, every model at 201 x 201 (odd: each stride and
     # pooling rounds), the default search (r=3 s=8, both layouts timed) under a 20 s budget, then
     # replay --validate, TF32 and fp16; families with grouped and split convolutions, squeeze-
-    # excitation, dense concatenation, an FPN's five outputs and timm's mixed kernels. About 500 s.
+    # excitation, dense concatenation, an FPN's five outputs and timm's mixed kernels. Run: 438 s,
+    # 14 of 14 validated; three searches overran the budget (call176).
     "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag call175 \
       --iostune "${IOSTUNE:-.devpack/iostune}" --models densenet121 efficientnet_b1 \
       regnet_y_400mf convnext_tiny fasterrcnn_fpn_backbone mixnet_s shufflenet_v2_x1_0 \
@@ -2614,7 +2615,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       --search-timeout 60 --search-args "--time-budget 20" --deadline 450
     tail -n 30 "${OUT:-device-out}/families_call175.md" ;;
   call174)
-    # (Written in the thirty-seventh session, not yet run.) The first GPU run of 5f709a9: TF32
+    # (Written in the thirty-seventh session, run in the thirty-eighth: 237 s, results/calls.md.)
+    # The first GPU run of 5f709a9: TF32
     # filters are rounded at upload only where tensor cores may read them; biases, scales and the
     # channels-last depthwise kernel's filter stay exact. First the [tf32] probe (its depthwise
     # case checks the engine's own kernel computes exactly; the gate case names how each 1x1
