@@ -778,6 +778,9 @@ TEST_CASE("TF32 convolution candidates read fp32 operands rounded or truncated: 
                                      "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"})
                 for (const char* math : {"TENSOR_OP_MATH", "DEFAULT_MATH"})
                     candidates.push_back({algo, math, "conv", 0});
+            // The engine's own channels-last depthwise kernel, pinned where the planner chose
+            // cuDNN (call174: GRAPH_0 at this shape), so that its exactness is still checked.
+            candidates.push_back({"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0});
             std::vector<std::string> seen;
             for (const ConvChoice& candidate : candidates) {
                 EngineOptions options = options_for(plan);
@@ -791,6 +794,8 @@ TEST_CASE("TF32 convolution candidates read fp32 operands rounded or truncated: 
                 INFO(seen.back());
                 // TF32 reads an operand one of two ways, or the kernel stays in strict fp32.
                 CHECK((how == "truncates" || how == "rounds" || how == "fp32"));
+                // The engine's own depthwise kernel: fp32 arithmetic on a filter stored as given.
+                if (ran.algorithm == "DEPTHWISE_NHWC") CHECK(how == "fp32");
             }
             CHECK(!seen.empty());
             WARN(fmt::format("{}, {}: the planner chose {} ({}); the candidates: {}", probe.name,
