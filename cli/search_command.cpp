@@ -324,7 +324,7 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
     cmd->add_option("--time-budget", o->time_budget_s,
                     "seconds for the whole search (layout, DP, measured refinement, checks); "
                     "convolutions still unchosen at 40% of it are chosen from a few candidates "
-                    "(a later search times them in full); 0: no limit (docs/search.md)")
+                    "(later searches time them in full); 0: no limit (docs/search.md)")
         ->check(CLI::Range(0.0, 86400.0))
         ->capture_default_str();
     cmd->add_option("--dp-share", o->dp_share,

@@ -497,7 +497,8 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& given,
         if (quick > 0)
             notice(fmt::format(
                 "convolutions: {} of {} chosen quickly, from a few candidates, past {:.0f}% of "
-                "the time budget; searching this model again times them in full",
+                "the time budget; each later search of this model times more of them in full "
+                "(a longer --time-budget: all)",
                 quick, e2e.convolutions, 100 * options.conv_timing_share));
         stats["kept_strategy"] = summary.kept_strategy;
         stats["close_contest"] = e2e.close_contest;

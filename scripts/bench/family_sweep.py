@@ -5,7 +5,7 @@ with --validate, one row per (model, precision, batch), in one device call.
     python3 scripts/bench/family_sweep.py [--models M ...] [--precisions "tf32 fp16"]
         [--batches "1"] [--out DIR] [--tag NAME] [--iostune BIN] [--deadline S]
         [--r R --s S] [--search-timeout S] [--layout L] [--validate-timeout S] [--iters N]
-        [--search-args "..."] [--small | --size PX] [--dry-run]
+        [--search-args "..."] [--search-again] [--small | --size PX] [--dry-run]
 
 Models (--models, default all, in this order): one member of every torchvision classification
 family that tests/fixtures/export_torchvision.py exports for CI, plus the members issue 14 names
@@ -30,6 +30,9 @@ importer's refusal), then per precision and batch:
       --db <model's DB> --format json          (killed after the model's search timeout)
   iostune replay --model M.onnx --batch B --precision P --db <DB> --validate --iters N
       --format json                            (the stored best; killed after --validate-timeout)
+--search-again: each row's search runs a second time on the same DB before the validation (a
+first search under a short budget chooses late convolutions quickly; the second times them in
+full, the others pinned: the row's note gives both searches' seconds, quick choices and latency).
 Search settings (MODEL_SETTINGS), time-bounded: r=2 s=4, killed after 120 s, one layout
 (--layout nhwc: channels-last, what replay runs 16-bit and TF32 models in; search's default,
 auto, times both layouts, which doubles the convolution timing that is most of a first search),
@@ -274,7 +277,8 @@ def validate_limit(sweep, name):
     return min(limit, max(sweep.left() + VALIDATE_GRACE_S, 1))
 
 
-def run_search(sweep, row, onnx, db):
+def run_search(sweep, row, onnx, db, field="search"):
+    """`iostune search` into row[field] (its log and JSON named after the field)."""
     args = sweep.args
     settings = model_settings(args, row["model"])
     cmd = [args.iostune, "search", "--model", onnx, "--batch", str(row["batch"]),
@@ -283,21 +287,21 @@ def run_search(sweep, row, onnx, db):
            "--db", db, "--format", "json", *shlex.split(args.search_args)]
     # Cut off at the deadline too, leaving the validation that follows its own time.
     limit = min(settings["timeout"], max(sweep.left(), 1))
-    code, wall, out, err = sweep.command(cmd, row["key"] + "_search", limit)
+    code, wall, out, err = sweep.command(cmd, f"{row['key']}_{field}", limit)
     summary = parse_json(out) if code == 0 else None
-    row["search"] = {"command": shlex.join(cmd), "r": settings["r"], "s": settings["s"],
+    row[field] = {"command": shlex.join(cmd), "r": settings["r"], "s": settings["s"],
                      "layout_option": settings["layout"],
                      "timeout_s": round(limit, 1), "exit": code, "wall_s": round(wall, 2)}
     if code == 0 and summary is None:
-        row["search"]["error"] = "exit 0 but no JSON on stdout"
+        row[field]["error"] = "exit 0 but no JSON on stdout"
     elif code == "timeout":
-        row["search"]["error"] = f"cut off after {limit:.0f} s (time-bounded search)"
+        row[field]["error"] = f"cut off after {limit:.0f} s (time-bounded search)"
     elif code != 0:
-        row["search"]["error"] = last_line(err) or f"exit {code} without a message"
+        row[field]["error"] = last_line(err) or f"exit {code} without a message"
     if summary:
         stats = summary.get("stats") or {}
         convs = stats.get("convolutions") or {}
-        row["search"].update(
+        row[field].update(
             kept_strategy=summary.get("kept_strategy"), layout=summary.get("layout"),
             best_schedule_id=summary.get("best_schedule_id"),
             stages_costed=summary.get("stages_costed"), cache_hits=summary.get("cache_hits"),
@@ -305,8 +309,9 @@ def run_search(sweep, row, onnx, db):
             measured_ms=summary.get("measured_latency_ms"),
             sequential_ms=summary.get("sequential_latency_ms"),
             simulated=summary.get("simulated"), convolutions=convs.get("count"),
-            pinned_convolutions=convs.get("pinned_from_store"))
-        with open(os.path.join(sweep.logs, row["key"] + "_search.json"), "w") as f:
+            pinned_convolutions=convs.get("pinned_from_store"),
+            quick_convolutions=convs.get("chosen_quickly"))
+        with open(os.path.join(sweep.logs, f"{row['key']}_{field}.json"), "w") as f:
             f.write(out)
     return code == 0 and summary is not None
 
@@ -386,6 +391,14 @@ def run_row(sweep, row, exported):
               (f", kept {s.get('kept_strategy')}" if searched else f": {s.get('error')}") +
               (f", {s['convolutions']} convolutions ({s.get('pinned_convolutions')} pinned)"
                if s.get("convolutions") is not None else ""))
+    if searched and sweep.args.search_again:
+        sweep.say(f"{row['model']} {row['precision']} b{row['batch']}: search again")
+        again = run_search(sweep, row, onnx, db, "search_again")
+        a = row["search_again"]
+        sweep.say(f"  search again: exit {a['exit']}, {a['wall_s']} s" +
+                  (f", {a.get('quick_convolutions')} quick" if again else f": {a.get('error')}"))
+        if not again and a["exit"] != "timeout":  # cut off, the first search's best stays
+            s, searched = a, False  # the row fails with the second search's error
     if sweep.args.dry_run:
         compare_cpu(sweep, row, onnx, exported["reference"])
     elif searched or s["exit"] == "timeout":
@@ -511,6 +524,11 @@ def row_cells(row):
     if v.get("schedule") and v["schedule"] != "db best":
         validate += f": {v['schedule']}"
     note = row.get("note") or ""
+    again = row.get("search_again") or {}
+    if not note and again.get("exit") == 0 and "error" not in again:
+        note = "; ".join(
+            f"{name}: {x.get('wall_s'):.1f} s, {cell(x.get('quick_convolutions'))} quick, "
+            f"{cell(x.get('measured_ms'), 3)} ms" for name, x in (("first", s), ("again", again)))
     if not note and row["status"] == "failed":
         note = s.get("error") if s.get("exit") not in (0, "timeout") else v.get("message", "")
     elif not note and s.get("exit") == "timeout":
@@ -591,6 +609,8 @@ def rerun_command(args, models, precisions):
                     value if isinstance(value, str) else f"{value:g}"]
     if args.search_args:
         cmd += ["--search-args", args.search_args]
+    if args.search_again:
+        cmd.append("--search-again")
     if args.small:
         cmd.append("--small")
     if args.size:
@@ -629,6 +649,8 @@ def parse_args(argv):
                          "(default 120; nasnetalarge 240)")
     ap.add_argument("--iters", type=int, default=100, help="timed replay iterations (default 100)")
     ap.add_argument("--search-args", default="", help="more `iostune search` options")
+    ap.add_argument("--search-again", action="store_true",
+                    help="search each row a second time on the same DB before validating")
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--small", action="store_true", help="the CI fixtures' small input sizes")
     size.add_argument("--size", type=int, metavar="PX",

@@ -2584,6 +2584,23 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call177)
+    # (Written in the thirty-eighth session, not yet run.) The [tf32] probe with the engine's own
+    # depthwise kernel pinned among its candidates (78e7110), then call176's EfficientNet-B1 rows
+    # searched twice on one DB under the same 20 s budget (family_sweep.py --search-again): do
+    # the quick choices of the first search give way to fully timed ones, and their 20%? About
+    # 250 s.
+    o=/tmp/call177; mkdir -p "$o"
+    gpu_tests "$o" 0 "[tf32]" 120
+    grep -hE "planner chose|own kernel|DEPTHWISE|FAILED|^test cases|^assertions|All tests|exit" \
+      "$o/t0.log" | cut -c1-600
+    "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag call177 \
+      --iostune "${IOSTUNE:-.devpack/iostune}" --models efficientnet_b1 \
+      --precisions "tf32 fp16" --batches 3 --size 201 --r 3 --s 8 --layout auto \
+      --search-timeout 60 --search-args "--time-budget 20" --search-again --deadline 200 \
+      >/dev/null 2>&1
+    tail -n 20 "${OUT:-device-out}/families_call177.md"
+    tar czf "${OUT:-device-out}/call177.tar.gz" -C /tmp call177 ;;
   call176)
     # (Thirty-eighth session.) After call175's EfficientNet-B1 TF32 search took 52 s of a 20 s
     # budget choosing its convolutions: convolutions planned past 40% of the budget are chosen

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Dry runs of scripts/bench/family_sweep.py (issue 14's model families) on the CPU, a few seconds:
 #  1. with the real iostune (--dry-run --small): squeezenet1_1 and unet exported by Debian's
-#     PyTorch, imported, searched with --cost sim and run on the CPU reference against PyTorch's
-#     output, in tf32 and fp16; timm's nasnetalarge is "timm not installed" without timm;
+#     PyTorch, imported, searched with --cost sim twice (--search-again) and run on the CPU
+#     reference against PyTorch's output, in tf32 and fp16; timm's nasnetalarge is "timm not
+#     installed" without timm;
 #  2. the GPU path with tests/bench/fake_iostune.py behind a wrapper that hangs unet's fp16
 #     search (cut off by --search-timeout: the greedy baseline is validated instead) and makes
 #     squeezenet's validations fail (exit status 1, failures listed), both models exported at
@@ -35,7 +36,7 @@ run() {  # run NAME EXPECTED_EXIT ARGS... (--small unless ARGS give --size)
     fail "$name: --out holds $(ls "$tmp/$name" | tr '\n' ' ')"
 }
 
-run cpu 0 --dry-run --iostune "$iostune" --models squeezenet1_1 unet nasnetalarge
+run cpu 0 --dry-run --iostune "$iostune" --models squeezenet1_1 unet nasnetalarge --search-again
 
 cat >"$tmp/iostune" <<EOF
 #!/bin/sh
@@ -69,11 +70,14 @@ for m, shape in (("squeezenet1_1", [1, 3, 99, 99]), ("unet", [1, 3, 48, 48])):
               f"cpu {m} {p}: a simulated search in its precision")
         check(r["validate"]["status"] == "passed" and r["validate"]["l2_relative"][0] < 1e-4,
               f"cpu {m} {p}: CPU reference against PyTorch")
+        check(r["search_again"]["exit"] == 0 and r["search_again"]["command"] == r["search"]["command"],
+              f"cpu {m} {p}: searched again on the same DB")
 nas = got[("nasnetalarge", "tf32")]
 check(nas["status"] == "ok" or nas["note"] == "timm not installed", f"nasnetalarge: {nas}")
 md = open(f"{tmp}/cpu/families.md").read()
 check("| unet | 48x48 | fp16 | 1 | 24 |" in md and "densenet121 is not in this run" in md,
       "cpu: the table")
+check("; again: " in md, "cpu: both searches in the note")
 
 got = rows("fake")
 check(len(got) == 4 and all(r["input_shape"] == [1, 3, 40, 40] for r in got.values()),
