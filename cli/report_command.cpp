@@ -125,6 +125,17 @@ void print_estimate_note(const std::vector<db::ReportRow>& rows) {
             "search --cost measured`\n");
 }
 
+// Keys whose search chose some convolutions in a hurry (past its share of the time budget).
+void print_quick_note(const std::vector<db::ReportRow>& rows) {
+    for (const db::ReportRow& row : rows)
+        if (const int quick = db::quick_convolutions(row.schedule); quick > 0)
+            fmt::print("(quick): {} b{} {}: {} convolution{} chosen from a few candidates when its "
+                       "search ran short of time; `iostune search` again (or a longer "
+                       "--time-budget) times {} in full\n",
+                       row.model_name, row.schedule.batch, row.schedule.precision, quick,
+                       quick == 1 ? "" : "s", quick == 1 ? "it" : "them");
+}
+
 // Per model, device and precision, the batch sizes it was tuned for: what `iostune replay
 // --batch-sizes` (and a BatchReplayer) can serve without padding.
 void print_tuned_batches(const std::vector<db::ReportRow>& rows) {
@@ -176,6 +187,7 @@ void print_rows(const std::vector<db::ReportRow>& rows, const std::string& forma
     for (const auto& row : cells) fmt::print("{}\n", line(row));
     if (footnote && !md) {
         print_estimate_note(rows);
+        print_quick_note(rows);
         print_tuned_batches(rows);
     }
 }
@@ -205,6 +217,7 @@ void print_grouped(const std::vector<db::ReportRow>& rows, const std::string& fo
     }
     if (format == "table") {
         print_estimate_note(rows);
+        print_quick_note(rows);
         print_tuned_batches(rows);
     }
 }

@@ -51,6 +51,14 @@ std::vector<int> tuned_batches(const std::vector<ReportRow>& rows, const ReportR
     return sizes;
 }
 
+int quick_convolutions(const ScheduleRecord& schedule) {
+    if (!schedule.conv_choices.is_object()) return 0;
+    int quick = 0;
+    for (const auto& [signature, choice] : schedule.conv_choices.items())
+        if (choice.is_object() && choice.contains("quick") && choice["quick"] == true) ++quick;
+    return quick;
+}
+
 nlohmann::json report_row_json(const ReportRow& row, const std::vector<int>& tuned) {
     const ScheduleRecord& s = row.schedule;
     return {{"schedule_id", s.id},
@@ -78,6 +86,7 @@ nlohmann::json report_row_json(const ReportRow& row, const std::vector<int>& tun
             {"search_seconds", value_or_null(stat(s, "search_seconds"))},
             {"stages_costed", value_or_null(stat(s, "stages_costed"))},
             {"arena_bytes", s.arena_bytes ? nlohmann::json(*s.arena_bytes) : nlohmann::json(nullptr)},
+            {"quick_convolutions", quick_convolutions(s)},
             {"tool_version", s.tool_version},
             {"git_commit", s.git_commit},
             {"created_at", s.created_at}};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "db/report_rows.h"
 #include "db/schedule_store.h"
 #include "iostune/version.h"
 #include "src/error.h"
@@ -16,6 +17,7 @@
 using iostune::db::DeviceRecord;
 using iostune::db::ModelRecord;
 using iostune::db::OpenMode;
+using iostune::db::ReportRow;
 using iostune::db::ScheduleRecord;
 using iostune::db::ScheduleStore;
 using iostune::db::StageRecord;
@@ -369,6 +371,30 @@ TEST_CASE("convolution choices of one device merge across its schedules, newest 
     DeviceRecord unknown = h100();
     unknown.driver_version = "999";
     CHECK(store.conv_choices_on(unknown) == nlohmann::json::object());
+}
+
+TEST_CASE("a report row counts the convolutions its search chose in a hurry", "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    const auto m = store.upsert_model(model("efficientnet_b1", "fp-effnet"));
+    const auto choice = [](bool quick) {
+        nlohmann::json c{{"algorithm", "GEMM"}, {"math", "DEFAULT_MATH"}, {"path", "conv"}};
+        if (quick) c["quick"] = true;
+        return c;
+    };
+    ScheduleRecord hurried = schedule_row(m, device, 1.0);
+    hurried.conv_choices = {{"a", choice(false)}, {"b", choice(true)}, {"c", choice(true)}};
+    store.add_schedule(hurried);
+    const std::vector<ReportRow> rows = iostune::db::report_rows(store);
+    REQUIRE(rows.size() == 1);
+    CHECK(iostune::db::quick_convolutions(rows[0].schedule) == 2);
+    CHECK(iostune::db::report_json(rows)[0]["quick_convolutions"] == 2);
+    ScheduleRecord timed = schedule_row(m, device, 1.0);
+    timed.conv_choices = {{"a", choice(false)}};
+    CHECK(iostune::db::quick_convolutions(timed) == 0);
+    timed.conv_choices = nlohmann::json::object();
+    CHECK(iostune::db::quick_convolutions(timed) == 0);
 }
 
 TEST_CASE("report_key: a key's best measured row, else its best estimate, else nothing", "[db]") {
