@@ -247,7 +247,16 @@ void run_search(const SearchCommandOptions& o) {
     // The model is loaded before the job opens the store, so an unknown one leaves no file behind.
     const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
     if (o.skip_stored) {
-        if (const std::optional<StoredKey> stored = stored_result(graph, options)) {
+        const std::optional<StoredKey> stored = stored_result(graph, options);
+        if (stored && stored->untimed_convolutions > 0)
+            fmt::print(stderr,
+                       "stored schedule #{} ran {} convolution{} chosen quickly when its search "
+                       "ran short of time: searching again to time {} in full "
+                       "(--skip-stored skips finished keys only)\n",
+                       stored->best.schedule.id, stored->untimed_convolutions,
+                       stored->untimed_convolutions == 1 ? "" : "s",
+                       stored->untimed_convolutions == 1 ? "it" : "them");
+        else if (stored) {
             if (!o.schedule_out.empty())
                 write_schedule_out(o.schedule_out, stored->best.schedule.schedule,
                                    stored->best.schedule.id, o.db);
@@ -374,7 +383,8 @@ CLI::App* define_search_command(CLI::App& app, SearchCommandOptions& o_ref) {
                     "also write the schedule as JSON to this file");
     cmd->add_flag("--skip-stored", o->skip_stored,
                   "if the database already holds a schedule for this model, batch and precision "
-                  "on this GPU (or this simulated device), print it and search nothing");
+                  "on this GPU (or this simulated device), print it and search nothing (unless "
+                  "it ran convolutions chosen quickly, never timed in full since)");
     return cmd;
 }
 

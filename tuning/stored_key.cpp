@@ -42,7 +42,19 @@ std::optional<StoredKey> stored_result(const Graph& graph, const TuningOptions& 
     auto best = store.report_key(fingerprint(graph), *device_id, graph.batch(), options.precision);
     if (!best) return std::nullopt;
     const std::optional<double> seconds = search_seconds_of(store, best->schedule);
-    return StoredKey{std::move(*best), seconds};
+    // The device's choices, newest first per signature: a later search of the model (or of
+    // another with the same shapes) that timed a quick one in full has replaced it there.
+    const nlohmann::json timed = store.conv_choices_on(where.record);
+    int untimed = 0;
+    if (best->schedule.conv_choices.is_object())
+        for (const auto& [signature, choice] : best->schedule.conv_choices.items()) {
+            const auto quick = [](const nlohmann::json& c) {
+                return c.is_object() && c.contains("quick") && c["quick"] == true;
+            };
+            if (quick(choice) && (!timed.contains(signature) || quick(timed[signature])))
+                ++untimed;
+        }
+    return StoredKey{std::move(*best), seconds, untimed};
 }
 
 }  // namespace iostune

@@ -17,6 +17,10 @@ struct StoredKey {
     // What the search that produced it took; for a baseline kept over the searched schedule,
     // that search's.
     std::optional<double> search_seconds;
+    // Of the best schedule's convolutions chosen in a hurry ("quick": its search ran short of
+    // time, src/conv_choices.h), those the store has timed in full on this device since: none
+    // means the key is done; otherwise a search again times them (`--skip-stored` searches it).
+    int untimed_convolutions = 0;
 };
 
 // The key's row in options.db_path; empty when the store or the key's row is missing. Never

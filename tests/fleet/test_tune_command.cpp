@@ -98,6 +98,34 @@ TEST_CASE("tune runs every key, prints a line per key and a table, a rerun skips
     for (const ScheduleKey& key : stored_keys(db)) CHECK(key.schedules == 2);
 }
 
+TEST_CASE("a rerun searches again a key whose best ran convolutions chosen quickly",
+          "[fleet][tune]") {
+    TempDir dir;
+    const std::string plan = write_plan(dir, R"("squeezenet1_1")");
+    const std::string db = dir.file("fleet.db");
+    REQUIRE(run_iostune(dir, {"tune", "--plan", plan, "--db", db}).status.success());
+    {
+        // As a GPU search past its share of the budget stores it: a faster row whose choices
+        // include one made in a hurry (the simulated search stores no choices of its own).
+        ScheduleStore store = ScheduleStore::open(db, OpenMode::MustExist);
+        iostune::db::ScheduleRecord hurried;
+        for (const iostune::db::ReportRow& row : store.report_estimates())
+            if (row.schedule.precision == "tf32") hurried = row.schedule;
+        REQUIRE(hurried.id > 0);
+        hurried.predicted_ms = *hurried.predicted_ms / 2;
+        hurried.conv_choices = {{"tf32|x1x3x8x8/192|w4x3x3x3",
+                                 {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "conv"},
+                                  {"quick", true}}}};
+        store.add_schedule(hurried);
+    }
+    const Run again = run_iostune(dir, {"tune", "--plan", plan, "--db", db});
+    INFO(again.out << again.err);
+    REQUIRE(again.status.success());
+    CHECK_THAT(again.out, Contains("2 keys: 1 tuned, 1 stored before"));
+    CHECK_THAT(again.out, Contains("squeezenet1_1 b1 tf32: tuned") &&
+                              Contains("squeezenet1_1 b1 fp16: stored"));
+}
+
 TEST_CASE("a key that fails or runs past its timeout is reported, the others are stored",
           "[fleet][tune]") {
     TempDir dir;
