@@ -51,11 +51,15 @@ std::vector<int> tuned_batches(const std::vector<ReportRow>& rows, const ReportR
     return sizes;
 }
 
+bool is_quick_choice(const nlohmann::json& choice) {
+    return choice.is_object() && choice.contains("quick") && choice["quick"] == true;
+}
+
 int quick_convolutions(const ScheduleRecord& schedule) {
     if (!schedule.conv_choices.is_object()) return 0;
     int quick = 0;
     for (const auto& [signature, choice] : schedule.conv_choices.items())
-        if (choice.is_object() && choice.contains("quick") && choice["quick"] == true) ++quick;
+        if (is_quick_choice(choice)) ++quick;
     return quick;
 }
 

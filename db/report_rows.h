@@ -26,8 +26,10 @@ std::vector<ReportRow> report_rows(const ScheduleStore& store);
 // a replay of that model on that device can serve without padding (iostune/batch_replayer.h).
 std::vector<int> tuned_batches(const std::vector<ReportRow>& rows, const ReportRow& row);
 
-// How many of the schedule's convolution choices were made in a hurry ("quick": a search that ran
-// short of its time budget, src/conv_choices.h): searching the key again times them in full.
+// Whether one stored convolution choice was made in a hurry ("quick": by a search that ran short
+// of its time budget, src/conv_choices.h); how many of the schedule's were. Searching the key
+// again times them in full.
+bool is_quick_choice(const nlohmann::json& choice);
 int quick_convolutions(const ScheduleRecord& schedule);
 
 // One row as `iostune report --format json` prints it; `tuned` is tuned_batches() of it.

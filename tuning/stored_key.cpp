@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "db/report_rows.h"
 #include "db/schedule_store.h"
 #include "src/model_json.h"
 #include "tuning/job_device.h"
@@ -47,13 +48,10 @@ std::optional<StoredKey> stored_result(const Graph& graph, const TuningOptions& 
     const nlohmann::json timed = store.conv_choices_on(where.record);
     int untimed = 0;
     if (best->schedule.conv_choices.is_object())
-        for (const auto& [signature, choice] : best->schedule.conv_choices.items()) {
-            const auto quick = [](const nlohmann::json& c) {
-                return c.is_object() && c.contains("quick") && c["quick"] == true;
-            };
-            if (quick(choice) && (!timed.contains(signature) || quick(timed[signature])))
+        for (const auto& [signature, choice] : best->schedule.conv_choices.items())
+            if (db::is_quick_choice(choice) &&
+                (!timed.contains(signature) || db::is_quick_choice(timed[signature])))
                 ++untimed;
-        }
     return StoredKey{std::move(*best), seconds, untimed};
 }
 

@@ -18,7 +18,7 @@ struct StoredKey {
     // that search's.
     std::optional<double> search_seconds;
     // Of the best schedule's convolutions chosen in a hurry ("quick": its search ran short of
-    // time, src/conv_choices.h), those the store has timed in full on this device since: none
+    // time, src/conv_choices.h), those no later schedule on this device has timed in full: none
     // means the key is done; otherwise a search again times them (`--skip-stored` searches it).
     int untimed_convolutions = 0;
 };
