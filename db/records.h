@@ -97,4 +97,10 @@ struct ReportRow {
     std::optional<double> prediction_error;  // predicted_ms / measured_ms - 1
 };
 
+// Whether one stored convolution choice was made in a hurry ("quick": by a search that ran short
+// of its time budget, src/conv_choices.h): a later search times it in full.
+inline bool is_quick_choice(const nlohmann::json& choice) {
+    return choice.is_object() && choice.contains("quick") && choice["quick"] == true;
+}
+
 }  // namespace iostune::db

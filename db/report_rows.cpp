@@ -51,10 +51,6 @@ std::vector<int> tuned_batches(const std::vector<ReportRow>& rows, const ReportR
     return sizes;
 }
 
-bool is_quick_choice(const nlohmann::json& choice) {
-    return choice.is_object() && choice.contains("quick") && choice["quick"] == true;
-}
-
 int quick_convolutions(const ScheduleRecord& schedule) {
     if (!schedule.conv_choices.is_object()) return 0;
     int quick = 0;

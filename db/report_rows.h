@@ -26,10 +26,8 @@ std::vector<ReportRow> report_rows(const ScheduleStore& store);
 // a replay of that model on that device can serve without padding (iostune/batch_replayer.h).
 std::vector<int> tuned_batches(const std::vector<ReportRow>& rows, const ReportRow& row);
 
-// Whether one stored convolution choice was made in a hurry ("quick": by a search that ran short
-// of its time budget, src/conv_choices.h); how many of the schedule's were. Searching the key
-// again times them in full.
-bool is_quick_choice(const nlohmann::json& choice);
+// How many of the schedule's convolution choices were made in a hurry (is_quick_choice, records.h):
+// searching the key again times them in full.
 int quick_convolutions(const ScheduleRecord& schedule);
 
 // One row as `iostune report --format json` prints it; `tuned` is tuned_batches() of it.

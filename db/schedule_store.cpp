@@ -385,7 +385,11 @@ nlohmann::json ScheduleStore::conv_choices_on(const DeviceRecord& device) const 
     nlohmann::json merged = nlohmann::json::object();
     while (query.step()) {
         const nlohmann::json row = parse_json_column(query, 0, path(), "convolution choices");
-        if (row.is_object()) merged.update(row);
+        if (!row.is_object()) continue;
+        for (const auto& [signature, choice] : row.items())
+            if (!merged.contains(signature) || !is_quick_choice(choice) ||
+                is_quick_choice(merged[signature]))
+                merged[signature] = choice;
     }
     return merged;
 }

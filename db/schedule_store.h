@@ -69,7 +69,8 @@ public:
                                                 const std::string& precision) const;
     // Every convolution choice (src/conv_choices.h) stored with the schedules of `device` (a
     // row equal on every field), newer rows overriding older, as one JSON object: an engine that
-    // pins them times each convolution shape once per device, not once per process.
+    // pins them times each convolution shape once per device, not once per process. A choice
+    // made in a hurry (is_quick_choice) never overrides one timed in full.
     nlohmann::json conv_choices_on(const DeviceRecord& device) const;
     // Every key that has schedules, for "no schedule for this key; the DB has: ..." messages.
     std::vector<ScheduleKey> list_keys() const;

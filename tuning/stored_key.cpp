@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <system_error>
 
-#include "db/report_rows.h"
 #include "db/schedule_store.h"
 #include "src/model_json.h"
 #include "tuning/job_device.h"
@@ -43,8 +42,9 @@ std::optional<StoredKey> stored_result(const Graph& graph, const TuningOptions& 
     auto best = store.report_key(fingerprint(graph), *device_id, graph.batch(), options.precision);
     if (!best) return std::nullopt;
     const std::optional<double> seconds = search_seconds_of(store, best->schedule);
-    // The device's choices, newest first per signature: a later search of the model (or of
-    // another with the same shapes) that timed a quick one in full has replaced it there.
+    // The device's choices, a fully timed one before any quick one per signature: a later
+    // search of the model (or of another with the same shapes) that timed a quick one in full
+    // has replaced it there.
     const nlohmann::json timed = store.conv_choices_on(where.record);
     int untimed = 0;
     if (best->schedule.conv_choices.is_object())

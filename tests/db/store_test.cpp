@@ -371,6 +371,26 @@ TEST_CASE("convolution choices of one device merge across its schedules, newest 
     DeviceRecord unknown = h100();
     unknown.driver_version = "999";
     CHECK(store.conv_choices_on(unknown) == nlohmann::json::object());
+
+    // A choice made in a hurry never hides one timed in full, however new; it stands alone.
+    const auto quick = [&](const char* algorithm) {
+        nlohmann::json c = choice(algorithm);
+        c["quick"] = true;
+        return c;
+    };
+    ScheduleRecord hurried = schedule_row(m, device, 3.0);
+    hurried.conv_choices = {{"a", quick("DIRECT")}, {"e", quick("GEMM")}};
+    store.add_schedule(hurried);
+    ScheduleRecord timed_later = schedule_row(m, device, 4.0);
+    timed_later.conv_choices = {{"e", choice("FFT")}};
+    const nlohmann::json before = store.conv_choices_on(h100());
+    CHECK(before["a"]["algorithm"] == "GEMM");  // the older row's, timed in full
+    CHECK(before["e"]["algorithm"] == "GEMM");  // quick, and the only one
+    CHECK(iostune::db::is_quick_choice(before["e"]));
+    store.add_schedule(timed_later);
+    const nlohmann::json after = store.conv_choices_on(h100());
+    CHECK(after["e"]["algorithm"] == "FFT");
+    CHECK_FALSE(iostune::db::is_quick_choice(after["e"]));
 }
 
 TEST_CASE("a report row counts the convolutions its search chose in a hurry", "[db]") {
