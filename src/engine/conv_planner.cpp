@@ -65,6 +65,14 @@ struct TimedChoice {
 };
 using ChoiceCache = ProcessCache<TimedChoice>;
 
+// The legacy call's ways to run a step with its epilogue: with a bias, cuDNN's fused call
+// (which runs few combinations) or the convolution then the epilogue kernel; else the bare
+// convolution, followed by the epilogue kernel where a ReLU or residual needs one.
+std::vector<const char*> legacy_paths(const ConvStep& step) {
+    if (step.has_bias()) return {"fused", "conv+epilogue"};
+    return {step.relu() || step.has_residual() ? "conv+epilogue" : "conv"};
+}
+
 // The math types worth timing in a precision: strict fp32 has FMA only; TF32 and 16-bit data
 // may run on tensor cores explicitly or leave it to cuDNN's default.
 std::vector<const char*> candidate_maths(Precision precision) {
@@ -488,9 +496,6 @@ bool Engine::Impl::choose_quickly(ConvStep& step) {
                                                step.y_desc(), int(perf.size()), &returned,
                                                perf.data()) != CUDNN_STATUS_SUCCESS)
         returned = 0;
-    const char* path = step.has_bias() ? "fused"
-                       : step.relu() || step.has_residual() ? "conv+epilogue"
-                                                            : "conv";
     int legacy = 0;
     for (int i = 0; i < returned && legacy < kQuickCandidates; ++i) {
         const cudnnConvolutionFwdAlgoPerf_t& p = perf[size_t(i)];
@@ -498,10 +503,8 @@ bool Engine::Impl::choose_quickly(ConvStep& step) {
             p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
             continue;
         const size_t before = ran.size();
-        time_candidate({algo_name(p.algo), math_name(p.mathType), path, 0.0});
-        // cuDNN's fused call runs few combinations: the epilogue kernel instead
-        if (ran.size() == before && step.has_bias())
-            time_candidate({algo_name(p.algo), math_name(p.mathType), "conv+epilogue", 0.0});
+        for (const char* path : legacy_paths(step))
+            time_candidate({algo_name(p.algo), math_name(p.mathType), path, 0.0});
         legacy += ran.size() > before ? 1 : 0;
     }
     step.candidates = fmt::format("quick (past the time for choosing kernels): {}",
@@ -541,9 +544,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         shortlist.push_back(p.algo);
         if (shortlist.size() == kTimedAlgorithms) break;
     }
-    std::vector<const char*> paths;
-    if (step.has_bias()) paths = {"fused", "conv+epilogue"};
-    else paths = {step.relu() || step.has_residual() ? "conv+epilogue" : "conv"};
+    const std::vector<const char*> paths = legacy_paths(step);
 
     DeviceBuffer scratch;
     for (const auto& p : perf)
