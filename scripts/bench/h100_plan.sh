@@ -515,6 +515,32 @@ loop_counts() {
   done
 }
 
+# fleet_replays GPU FILE DIR...: issue 32's check that the workers of `tune --devices` did not
+# disturb each other's measurements: each key of DIR/report.json (a fleet_h100.sh folder), the
+# stored best of every DIR replayed on GPU (nothing else running there), interleaved per key; a
+# line per key: each DIR's stored and replayed medians. Stops at the call's 525th second.
+fleet_replays() {
+  local gpu=$1 file=$2 m b p dir line; shift 2
+  "${PYTHON:-python3}" -c '
+import json, sys
+keys = [(r["model"], r["batch"], r["precision"]) for r in json.load(open(sys.argv[1] + "/report.json"))]
+for k in sorted(set(keys)): print(*k)' "$1" | while read -r m b p; do
+    [ "$SECONDS" -lt 525 ] || continue
+    line="$m b$b $p:"
+    for dir in "$@"; do
+      line+=" $(basename "$dir") stored $("${PYTHON:-python3}" -c '
+import json, sys
+m, b, p = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+print(min(round(r["measured_ms"], 4) for r in json.load(open(sys.argv[1] + "/report.json"))
+          if (r["model"], r["batch"], r["precision"]) == (m, b, p)))' "$dir" "$m" "$b" "$p")"
+      line+=" replayed $(CUDA_VISIBLE_DEVICES=$gpu timeout 60 .devpack/iostune replay --model "$m" \
+        --batch "$b" --precision "$p" --db "$dir/fleet.db" --iters 300 2>&1 |
+        sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1);"
+    done
+    echo "$line"
+  done >>"$file"
+}
+
 case "${1:-}" in
   call1)
     "${run[@]}" --tag call1 --models "$small" --batches "1 16" --shared-db --r 3 --s 8 \
@@ -2584,6 +2610,35 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call178)
+    # (Thirty-ninth session, nvidia-h200-x2.) Issue 32: the 18-key plan (examples/fleet/
+    # multi_gpu_18keys.json: 5 zoo models, TF32 and fp16, batch 1 and 16, 12 s searches) tuned
+    # twice in this call, on GPU 0 alone and then a worker per GPU; each run's wall time, table,
+    # report and DB under $OUT/call178-one and -all. Then, in what is left of the call, each
+    # key's stored best of both DBs replayed on GPU 0 alone (fleet_replays; call179 finishes it).
+    plan=examples/fleet/multi_gpu_18keys.json
+    bash scripts/bench/fleet_h100.sh --plan "$plan" --tag call178-one --devices 0 >/dev/null 2>&1
+    bash scripts/bench/fleet_h100.sh --plan "$plan" --tag call178-all --devices all >/dev/null 2>&1
+    for t in one all; do
+      grep -E 'wall_seconds|^devices' "${OUT:-device-out}/call178-$t/wall.txt"
+      grep -A30 '^key ' "${OUT:-device-out}/call178-$t/tune.log"
+    done
+    fleet_replays 0 "${OUT:-device-out}/call178-replays.txt" "${OUT:-device-out}"/call178-{one,all}
+    cat "${OUT:-device-out}/call178-replays.txt" ;;
+  call179)
+    # (Thirty-ninth session, nvidia-h200-x2.) call178's replay check finished from its DBs
+    # (copied into .devpack/call178-{one,all}/ to travel: the keys it did are listed again), on
+    # GPU 0 while nothing else runs; then call177's [tf32] probe and EfficientNet-B1 searched
+    # twice on GPU 0, beside the quick-choice [gpu] case after e8f99f3 on GPU 1.
+    o=/tmp/call179; mkdir -p "$o"
+    fleet_replays 0 "$o/replays.txt" .devpack/call178-one .devpack/call178-all
+    cat "$o/replays.txt"
+    gpu_tests "$o" 1 "an engine past its time for choosing kernels*" 200 &
+    bash "$0" call177
+    wait
+    grep -hE "chosen quickly in|FAILED|^test cases|^assertions|All tests|exit" "$o/t1.log" |
+      cut -c1-400
+    tar czf "${OUT:-device-out}/call179.tar.gz" -C /tmp call179 ;;
   call177)
     # (Written in the thirty-eighth session, not yet run.) The [tf32] probe with the engine's own
     # depthwise kernel pinned among its candidates (78e7110), then call176's EfficientNet-B1 rows
