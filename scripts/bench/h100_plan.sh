@@ -2615,7 +2615,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # multi_gpu_18keys.json: 5 zoo models, TF32 and fp16, batch 1 and 16, 12 s searches) tuned
     # twice in this call, on GPU 0 alone and then a worker per GPU; each run's wall time, table,
     # report and DB under $OUT/call178-one and -all. Then, in what is left of the call, each
-    # key's stored best of both DBs replayed on GPU 0 alone (fleet_replays; call179 finishes it).
+    # key's stored best of both DBs replayed on GPU 0 alone (fleet_replays). Run: 370 s.
     plan=examples/fleet/multi_gpu_18keys.json
     bash scripts/bench/fleet_h100.sh --plan "$plan" --tag call178-one --devices 0 >/dev/null 2>&1
     bash scripts/bench/fleet_h100.sh --plan "$plan" --tag call178-all --devices all >/dev/null 2>&1
@@ -2626,13 +2626,15 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     fleet_replays 0 "${OUT:-device-out}/call178-replays.txt" "${OUT:-device-out}"/call178-{one,all}
     cat "${OUT:-device-out}/call178-replays.txt" ;;
   call179)
-    # (Thirty-ninth session, nvidia-h200-x2.) call178's replay check finished from its DBs
-    # (copied into .devpack/call178-{one,all}/ to travel: the keys it did are listed again), on
-    # GPU 0 while nothing else runs; then call177's [tf32] probe and EfficientNet-B1 searched
-    # twice on GPU 0, beside the quick-choice [gpu] case after e8f99f3 on GPU 1.
+    # (Thirty-ninth session, nvidia-h200-x2.) call178's two-GPU DB (.devpack/call178-all.db)
+    # tuned again with the same plan on both GPUs: only the keys whose best runs convolutions
+    # chosen quickly are searched again, the rest skipped (docs/fleet.md). Then call177's [tf32]
+    # probe and EfficientNet-B1 searched twice on GPU 0, beside the quick-choice [gpu] case after
+    # e8f99f3 on GPU 1.
     o=/tmp/call179; mkdir -p "$o"
-    fleet_replays 0 "$o/replays.txt" .devpack/call178-one .devpack/call178-all
-    cat "$o/replays.txt"
+    cp .devpack/call178-all.db "$o/fleet.db" && chmod u+w "$o/fleet.db"
+    timeout 150 .devpack/iostune tune --plan examples/fleet/multi_gpu_18keys.json --db "$o/fleet.db" \
+      --devices 0,1 --log-dir "$o/logs" 2>&1 | tee "$o/tune.log" | grep -vE '^\[' | cut -c1-200
     gpu_tests "$o" 1 "an engine past its time for choosing kernels*" 200 &
     bash "$0" call177
     wait
