@@ -129,8 +129,8 @@ void print_estimate_note(const std::vector<db::ReportRow>& rows) {
 void print_quick_note(const std::vector<db::ReportRow>& rows) {
     for (const db::ReportRow& row : rows)
         if (const int quick = db::quick_convolutions(row.schedule); quick > 0)
-            fmt::print("(quick): {} b{} {}: {} convolution{} chosen from a few candidates when its "
-                       "search ran short of time; `iostune search` again (or a longer "
+            fmt::print("(quick): {} b{} {}: {} convolution shape{} chosen from a few candidates "
+                       "when its search ran short of time; `iostune search` again (or a longer "
                        "--time-budget) times {} in full\n",
                        row.model_name, row.schedule.batch, row.schedule.precision, quick,
                        quick == 1 ? "" : "s", quick == 1 ? "it" : "them");

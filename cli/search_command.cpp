@@ -250,8 +250,8 @@ void run_search(const SearchCommandOptions& o) {
         const std::optional<StoredKey> stored = stored_result(graph, options);
         if (stored && stored->untimed_convolutions > 0)
             fmt::print(stderr,
-                       "stored schedule #{} ran {} convolution{} chosen quickly when its search "
-                       "ran short of time: searching again to time {} in full "
+                       "stored schedule #{} ran {} convolution shape{} chosen quickly when its "
+                       "search ran short of time: searching again to time {} in full "
                        "(--skip-stored skips finished keys only)\n",
                        stored->best.schedule.id, stored->untimed_convolutions,
                        stored->untimed_convolutions == 1 ? "" : "s",

@@ -597,6 +597,7 @@ EndToEnd measure_and_refine(const Graph& graph, const RefineCandidate& searched,
     result.conv_choices = engine.conv_choices();
     result.convolutions = engine.conv_count();
     result.pinned_convolutions = engine.pinned_conv_count();
+    result.quick_convolutions = engine.quick_conv_count();
     return result;
 }
 

@@ -42,7 +42,9 @@ struct EndToEnd {
     ConvChoices conv_choices;  // what all ran with; stored so a replay runs the same kernels
     // How they were chosen: {"chosen": "alone"|"corun", "<objective>": {"ms", "from"}, ...}
     nlohmann::json conv_objective;
-    int convolutions = 0, pinned_convolutions = 0;  // pinned: timed before, read from the store
+    // Planned convolutions (a shape that occurs twice counts twice); pinned: timed before, read
+    // from the store; quick: chosen from a few candidates (EngineOptions::time_convolutions_by).
+    int convolutions = 0, pinned_convolutions = 0, quick_convolutions = 0;
     // A close contest timed again in turns: its entrants, each one's times; null when none.
     nlohmann::json close_contest;
     // Entries of the close contest when one ran (0: the refined schedule, k: baselines[k - 1]):

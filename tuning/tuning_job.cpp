@@ -489,17 +489,23 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& given,
         stats["dp_end_to_end"]["form"] = to_string(e2e.dp_form);
         stats["baselines_end_to_end"] = baseline_timings;
         stats["validation"] = {{"max_abs_diff", e2e.max_abs_diff}, {"tolerance", e2e.tolerance}};
-        const auto quick = std::count_if(e2e.conv_choices.begin(), e2e.conv_choices.end(),
-                                         [](const auto& entry) { return entry.second.quick; });
+        // Counted per planned convolution, as `count` and `pinned_from_store` are; the choices
+        // (and the store, and `iostune report`) are per shape, which repeated blocks share.
+        const auto quick_shapes =
+                std::count_if(e2e.conv_choices.begin(), e2e.conv_choices.end(),
+                              [](const auto& entry) { return entry.second.quick; });
         stats["convolutions"] = {{"count", e2e.convolutions},
+                                 {"shapes", e2e.conv_choices.size()},
                                  {"pinned_from_store", e2e.pinned_convolutions},
-                                 {"chosen_quickly", quick}};
-        if (quick > 0)
+                                 {"chosen_quickly", e2e.quick_convolutions},
+                                 {"shapes_chosen_quickly", quick_shapes}};
+        if (e2e.quick_convolutions > 0)
             notice(fmt::format(
-                "convolutions: {} of {} chosen quickly, from a few candidates, past {:.0f}% of "
-                "the time budget; each later search of this model times more of them in full "
-                "(a longer --time-budget: all)",
-                quick, e2e.convolutions, 100 * options.conv_timing_share));
+                "convolutions: {} of {} ({} of {} shapes) chosen quickly, from a few candidates, "
+                "past {:.0f}% of the time budget; each later search of this model times more of "
+                "them in full (a longer --time-budget: all)",
+                e2e.quick_convolutions, e2e.convolutions, quick_shapes, e2e.conv_choices.size(),
+                100 * options.conv_timing_share));
         stats["kept_strategy"] = summary.kept_strategy;
         stats["close_contest"] = e2e.close_contest;
         stats["final_timing"] = e2e.final_timing;

@@ -2624,7 +2624,27 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       grep -A30 '^key ' "${OUT:-device-out}/call178-$t/tune.log"
     done
     fleet_replays 0 "${OUT:-device-out}/call178-replays.txt" "${OUT:-device-out}"/call178-{one,all}
-    cat "${OUT:-device-out}/call178-replays.txt" ;;
+    cat "${OUT:-device-out}/call178-replays.txt"
+    # Two folders of six files pass the device's 8-file limit (the 2026-11-29 run lost call178-one's
+    # logs and reports but its DB): the DBs stay loose, the rest goes into one tarball.
+    (cd "${OUT:-device-out}" && tar czf call178.tar.gz --exclude=fleet.db call178-one call178-all &&
+      find call178-one call178-all -type f ! -name fleet.db -delete) ;;
+  call180)
+    # (Thirty-ninth session.) After the quick choices are counted per planned convolution (the
+    # search's "48 of 115" had counted shapes against convolutions): the deadline [gpu] case
+    # (quick_conv_count) and "search then replay", then call177's EfficientNet-B1 TF32 row
+    # searched twice, whose notice now gives both counts. About 150 s.
+    o=/tmp/call180; mkdir -p "$o"
+    gpu_tests "$o" 0 "an engine past its time for choosing kernels*,search then replay*" 150
+    grep -hE "FAILED|^test cases|^assertions|All tests|exit" "$o/t0.log" | cut -c1-400
+    "${PYTHON:-python3}" scripts/bench/family_sweep.py --tag call180 \
+      --iostune "${IOSTUNE:-.devpack/iostune}" --models efficientnet_b1 --precisions tf32 \
+      --batches 3 --size 201 --r 3 --s 8 --layout auto --search-timeout 60 \
+      --search-args "--time-budget 20" --search-again --deadline 150 >/dev/null 2>&1
+    tail -n 12 "${OUT:-device-out}/families_call180.md"
+    tar xzf "${OUT:-device-out}/families_call180_logs.tar.gz" -C "$o" 2>/dev/null
+    grep -h "chosen quickly\|pinned from the store" "$o"/*/*search*.log 2>/dev/null | cut -c1-300
+    tar czf "${OUT:-device-out}/call180.tar.gz" -C /tmp call180 ;;
   call179)
     # (Thirty-ninth session, nvidia-h200-x2.) call178's two-GPU DB (.devpack/call178-all.db)
     # tuned again with the same plan on both GPUs: only the keys whose best runs convolutions

@@ -685,12 +685,24 @@ std::vector<ConvChoices> Engine::conv_runners_up(size_t ranks_wanted) const {
     return ranks;
 }
 
+namespace {
+// The planned convolutions (ops' and merge stages') for which `counted` holds.
+template <class EngineImpl, class Predicate>
+int count_convs(const EngineImpl& impl, Predicate counted) {
+    int count = 0;
+    for (const auto& e : impl.execs)
+        for (const ConvStep& step : e.convs) count += counted(step) ? 1 : 0;
+    for (const auto& [signature, m] : impl.merges) count += m.conv && counted(*m.conv) ? 1 : 0;
+    return count;
+}
+}  // namespace
+
 int Engine::pinned_conv_count() const {
-    int pinned = 0;
-    for (const auto& e : impl_->execs)
-        for (const ConvStep& step : e.convs) pinned += step.pinned ? 1 : 0;
-    for (const auto& [signature, m] : impl_->merges) pinned += m.conv && m.conv->pinned ? 1 : 0;
-    return pinned;
+    return count_convs(*impl_, [](const ConvStep& step) { return step.pinned; });
+}
+
+int Engine::quick_conv_count() const {
+    return count_convs(*impl_, [](const ConvStep& step) { return step.choice.quick; });
 }
 
 bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& choice) {
@@ -763,10 +775,7 @@ void Engine::Impl::record_conv_plans(const std::string& signature) {
 }
 
 int Engine::conv_count() const {
-    int count = 0;
-    for (const auto& e : impl_->execs) count += int(e.convs.size());
-    for (const auto& [signature, m] : impl_->merges) count += m.conv ? 1 : 0;
-    return count;
+    return count_convs(*impl_, [](const ConvStep&) { return true; });
 }
 
 }  // namespace iostune

@@ -325,6 +325,7 @@ public:
     // objective's choice.
     std::vector<ConvChoices> conv_runners_up(size_t ranks = kRunnersUp) const;
     int pinned_conv_count() const;  // planned convolutions that use a pinned choice
+    int quick_conv_count() const;   // planned convolutions whose choice was made quickly
     int conv_count() const;         // planned convolutions (a SepConv has two)
     // Runs every op's convolution of `signature` (merge stages' aside) with `choice` from now on,
     // pinned (options().conv_choices holds it, for steps planned again): the search's kernel

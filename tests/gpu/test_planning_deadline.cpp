@@ -83,6 +83,7 @@ TEST_CASE("an engine past its time for choosing kernels chooses them quickly, an
         const double seconds = std::chrono::duration<double>(SteadyClock::now() - begin).count();
         const ConvChoices choices = engine.conv_choices();
         CHECK(choices.size() == 3);
+        CHECK(engine.quick_conv_count() == 3);  // the search's count, per planned convolution
         for (const auto& [signature, choice] : choices) {
             INFO(signature << ": " << choice.algorithm << " " << choice.path);
             CHECK(choice.quick);
@@ -96,6 +97,7 @@ TEST_CASE("an engine past its time for choosing kernels chooses them quickly, an
         pinned_options.conv_choices = choices;
         Engine pinned(graph, pinned_options);
         CHECK(pinned.pinned_conv_count() == 3);
+        CHECK(pinned.quick_conv_count() == 3);  // still quick: a later search times them again
         CHECK(pinned.conv_choices() == choices);
         WARN(fmt::format("{}: chosen quickly in {:.2f} s: {}", label(plan), seconds,
                          plan_summary(engine)));
