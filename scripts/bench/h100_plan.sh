@@ -2629,6 +2629,28 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # logs and reports but its DB): the DBs stay loose, the rest goes into one tarball.
     (cd "${OUT:-device-out}" && tar czf call178.tar.gz --exclude=fleet.db call178-one call178-all &&
       find call178-one call178-all -type f ! -name fleet.db -delete) ;;
+  call181)
+    # (Thirty-ninth session.) Where the seconds of choosing convolutions go (conv_planner's
+    # "seconds:" in each op's candidates): EfficientNet-B1 at 201 px exported here, then
+    # `iostune profile --json` at batch 3, TF32 and fp16, channels-last, every shape timed in
+    # full (no budget). About 150 s.
+    o=/tmp/call181; mkdir -p "$o"
+    "${PYTHON:-python3}" - "$o/efficientnet_b1.onnx" <<'PY'
+import sys
+sys.path[:0] = ["tests/fixtures", "scripts/bench"]
+import export_torchvision as fx
+opts = fx.CI_EXPORTS["efficientnet_b1"]
+fx.export(fx.torchvision_model("efficientnet_b1", 201), fx.seeded_input((1, 3, 201, 201), fx.SEED),
+          sys.argv[1], opts["opset"], keep_bn=opts["keep_bn"], dynamic_batch=opts["dynamic_batch"])
+PY
+    for p in tf32 fp16; do
+      s=$SECONDS
+      timeout 200 .devpack/iostune profile --model "$o/efficientnet_b1.onnx" --batch 3 \
+        --precision "$p" --layout nhwc --iterations 3 --json "${OUT:-device-out}/call181_$p.json" \
+        >"$o/profile_$p.log" 2>&1
+      echo "$p: exit $?, $((SECONDS - s)) s"
+    done
+    tar czf "${OUT:-device-out}/call181.tar.gz" -C /tmp call181 --exclude='*.onnx' ;;
   call180)
     # (Thirty-ninth session.) After the quick choices are counted per planned convolution (the
     # search's "48 of 115" had counted shapes against convolutions): the deadline [gpu] case

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 
 #include "src/engine/engine_impl.h"
 #include "src/engine/planning_pace.h"
 #include "src/engine/stream_capture.h"
+#include "src/stopwatch.h"
 
 namespace iostune {
 
@@ -523,9 +525,14 @@ bool Engine::Impl::choose_quickly(ConvStep& step) {
 
 bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_key) {
     require_planning_time(step.context);
+    // Where this choice's seconds go, by kind of candidate (in `candidates`, which `iostune
+    // profile --json` shows): the first layout's choices are most of a large model's search.
+    std::map<std::string, double> spent;
+    const auto began = SteadyClock::now();
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf;
     try {
         perf = ranked_algorithms(step, process_key);
+        spent["find"] += seconds_since(began);
     } catch (const Error&) {
         // e.g. a strided view no legacy algorithm supports: the depthwise kernel, the matrix
         // product and the graph API are left (the caller also times the staged step).
@@ -555,7 +562,9 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     // The engine's own paths, where they apply, time beside cuDNN's variants.
     const auto time_own = [&](ConvChoice candidate) {
         require_planning_time(step.context);
-        if (!configure(step, candidate)) return;
+        const auto started = SteadyClock::now();
+        const auto count_time = [&] { spent[candidate.path] += seconds_since(started); };
+        if (!configure(step, candidate)) return count_time();
         const std::string name =
             candidate.path == choice_name(ConvPath::GraphFused)
                 ? fmt::format("{} {}", candidate.algorithm, candidate.path)
@@ -564,8 +573,9 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             candidate.time_ms = time_step(step, scratch);
         } catch (const Error&) {
             timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", name);
-            return;
+            return count_time();
         }
+        count_time();
         timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", name, candidate.time_ms);
         ran.push_back(candidate);
     };
@@ -592,6 +602,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         if (fused && !step.has_graph_epilogue()) continue;
         const ConvPath path = fused ? ConvPath::GraphFused : ConvPath::Graph;
         const char* what = fused ? "fused graph API" : "graph API";
+        const auto started = SteadyClock::now();
         try {
             const GraphConv* graph_conv =
                 step.graph(options.precision, options.max_workspace_bytes, fused);
@@ -603,6 +614,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         } catch (const Error& e) {
             timed += fmt::format("{}{} refused: {}", timed.empty() ? "" : ", ", what, e.what());
         }
+        spent[fmt::format("{} shortlist", choice_name(path))] += seconds_since(started);
     }
     for (const ConvChoice& candidate : graph_shortlist) time_own(candidate);
     for (cudnnConvolutionFwdAlgo_t algo : shortlist) {
@@ -611,16 +623,21 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
                 ConvChoice candidate{algo_name(algo), math, path, 0.0};
                 const std::string variant = fmt::format("{} {} {}", algo_name(algo), math, path);
                 require_planning_time(step.context);
+                const auto started = SteadyClock::now();
+                const auto count_time = [&] { spent["legacy"] += seconds_since(started); };
                 if (!configure(step, candidate, &scratch)) {
+                    count_time();
                     timed += fmt::format("{}{} refused", timed.empty() ? "" : ", ", variant);
                     continue;
                 }
                 try {
                     candidate.time_ms = time_step(step, scratch);
                 } catch (const Error&) {
+                    count_time();
                     timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", variant);
                     continue;  // a variant cuDNN accepts but cannot run: not a candidate
                 }
+                count_time();
                 timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", variant,
                                      candidate.time_ms);
                 candidate.math = step.choice.math;
@@ -629,6 +646,11 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         }
     }
     step.candidates = fmt::format("find: {}; timed: {}", found, timed);
+    const auto seconds_spent = [&] {
+        std::string text = fmt::format("; seconds: {:.3f}", seconds_since(began));
+        for (const auto& [what, seconds] : spent) text += fmt::format(", {} {:.3f}", what, seconds);
+        return text;
+    };
     if (ran.empty()) return false;
     const auto fastest = std::min_element(ran.begin(), ran.end(), [](const auto& a, const auto& b) {
         return a.time_ms < b.time_ms;
@@ -663,6 +685,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         rank_ms = best_pair ? *best_pair : 2 * best.time_ms;
         step.candidates += fmt::format("; two at once: {}", pairs);
     }
+    step.candidates += seconds_spent();
     if (!configure(step, best, &scratch)) return false;
     step.runners_up = runners_up(ran, best, kMostRunnersUp);
     step.choice.time_ms = best.time_ms;
