@@ -2629,6 +2629,16 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # logs and reports but its DB): the DBs stay loose, the rest goes into one tarball.
     (cd "${OUT:-device-out}" && tar czf call178.tar.gz --exclude=fleet.db call178-one call178-all &&
       find call178-one call178-all -type f ! -name fleet.db -delete) ;;
+  call182)
+    # (Thirty-ninth session.) After graph_conv finalizes run-time compiled engines on several
+    # threads: call181's profiles again (their "seconds:" and each shortlist's engines, to
+    # compare with call181's), then the [gpu] tests of graph API convolutions, fusion,
+    # activations and the deployed fixtures, and "search then replay". About 350 s.
+    o=/tmp/call182; mkdir -p "$o"
+    bash "$0" call181
+    gpu_tests "$o" 0 "[graph],[fusion],[activation],[deployed],search then replay*" 240
+    grep -hE "FAILED|^test cases|^assertions|All tests|exit" "$o/t0.log" | cut -c1-400
+    tar czf "${OUT:-device-out}/call182.tar.gz" -C /tmp call182 ;;
   call181)
     # (Thirty-ninth session.) Where the seconds of choosing convolutions go (conv_planner's
     # "seconds:" in each op's candidates): EfficientNet-B1 at 201 px exported here, then
@@ -2650,7 +2660,7 @@ PY
         >"$o/profile_$p.log" 2>&1
       echo "$p: exit $?, $((SECONDS - s)) s"
     done
-    tar czf "${OUT:-device-out}/call181.tar.gz" -C /tmp call181 --exclude='*.onnx' ;;
+    tar czf "${OUT:-device-out}/call181.tar.gz" --exclude='*.onnx' -C /tmp call181 ;;
   call180)
     # (Thirty-ninth session.) After the quick choices are counted per planned convolution (the
     # search's "48 of 115" had counted shapes against convolutions): the deadline [gpu] case
