@@ -17,6 +17,7 @@
 
 #include "src/engine/cudnn_descriptors.h"
 #include "src/engine/cudnn_handle.h"
+#include "src/stopwatch.h"
 
 namespace iostune {
 
@@ -279,6 +280,7 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     if (handles.empty()) handles.emplace_back();
     cudnnHandle_t handle = handles.front().get();
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    const auto began = SteadyClock::now();
     graph.finalize();
 
     BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, context);
@@ -286,6 +288,9 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
     heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
     heuristics.finalize();
+    const double setup_s = seconds_since(began);
+    double finalize_s = 0;  // the plans' (wall time)
+    std::string rounds;     // finalizing ahead: "N at once in S s" per round
     int64_t offered = 0;
     IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered,
@@ -386,8 +391,13 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                                       ? descriptors[k].try_finalize()
                                       : CUDNN_STATUS_EXECUTION_FAILED;
             });
+        const auto started = SteadyClock::now();
         if (!batch.empty()) statuses[0] = descriptors[0].try_finalize();
         for (std::thread& t : threads) t.join();
+        finalize_s += seconds_since(started);
+        if (batch.size() > 1)
+            rounds += fmt::format("{}{} at once in {:.3f}", rounds.empty() ? "" : ", ",
+                                  batch.size(), seconds_since(started));
         for (size_t k = 0; k < batch.size(); ++k)
             ahead.emplace(batch[k], Finalized{std::move(descriptors[k]), statuses[k]});
     };
@@ -417,8 +427,10 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
             const auto it = ahead.find(i);
             BackendDescriptor plan = it != ahead.end() ? std::move(it->second.plan)
                                                        : new_plan(i, handle);
+            const auto started = SteadyClock::now();
             const cudnnStatus_t status =
                 it != ahead.end() ? it->second.status : plan.try_finalize();
+            if (it == ahead.end()) finalize_s += seconds_since(started);
             if (it != ahead.end()) ahead.erase(it);
             if (status != CUDNN_STATUS_SUCCESS) {
                 notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
@@ -450,8 +462,11 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                               plans[rank].setting > 1
                                   ? fmt::format(" setting {}", plans[rank].setting)
                                   : std::string());
-    notes = fmt::format("{} of {} heuristic engine configurations ({}){}{}", plans.size(),
-                        returned, ranked, notes.empty() ? "" : "; left out: ", notes);
+    notes = fmt::format(
+            "{} of {} heuristic engine configurations ({}){}{} (seconds: graph and heuristics "
+            "{:.3f}, finalizing {:.3f}{}{}, all {:.3f})",
+            plans.size(), returned, ranked, notes.empty() ? "" : "; left out: ", notes, setup_s,
+            finalize_s, rounds.empty() ? "" : ": ", rounds, seconds_since(began));
     return shortlist;
 }
 
