@@ -1,6 +1,7 @@
 #include "src/engine/graph_conv.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -384,20 +385,22 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
         for (size_t k = 0; k < batch.size(); ++k)
             descriptors.push_back(new_plan(batch[k], handles[k].get()));
         std::vector<cudnnStatus_t> statuses(batch.size(), CUDNN_STATUS_SUCCESS);
+        std::vector<double> took(batch.size(), 0);
+        const auto finalize = [&](size_t k) {
+            const auto at = SteadyClock::now();
+            statuses[k] = cudaSetDevice(device) == cudaSuccess ? descriptors[k].try_finalize()
+                                                               : CUDNN_STATUS_EXECUTION_FAILED;
+            took[k] = seconds_since(at);
+        };
         std::vector<std::thread> threads;
-        for (size_t k = 1; k < batch.size(); ++k)
-            threads.emplace_back([&, k] {
-                statuses[k] = cudaSetDevice(device) == cudaSuccess
-                                      ? descriptors[k].try_finalize()
-                                      : CUDNN_STATUS_EXECUTION_FAILED;
-            });
         const auto started = SteadyClock::now();
-        if (!batch.empty()) statuses[0] = descriptors[0].try_finalize();
+        for (size_t k = 1; k < batch.size(); ++k) threads.emplace_back(finalize, k);
+        if (!batch.empty()) finalize(0);
         for (std::thread& t : threads) t.join();
         finalize_s += seconds_since(started);
         if (batch.size() > 1)
-            rounds += fmt::format("{}{} at once in {:.3f}", rounds.empty() ? "" : ", ",
-                                  batch.size(), seconds_since(started));
+            rounds += fmt::format("{}{} at once in {:.3f} ({:.3f})", rounds.empty() ? "" : ", ",
+                                  batch.size(), seconds_since(started), fmt::join(took, " "));
         for (size_t k = 0; k < batch.size(); ++k)
             ahead.emplace(batch[k], Finalized{std::move(descriptors[k]), statuses[k]});
     };
