@@ -1,7 +1,6 @@
 #include "src/engine/graph_conv.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -11,10 +10,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <optional>
-#include <thread>
 #include <utility>
-#include <vector>
 
 #include "src/engine/cudnn_descriptors.h"
 #include "src/engine/cudnn_handle.h"
@@ -198,13 +194,11 @@ constexpr ConvOperation kBackwardData{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWA
                                       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
                                       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
 
-// Builds the graph on the first of `handles` (the process's for this device; more are added for
-// finalizing on several threads) and finalizes its shortlist (see the header).
+// Builds the graph on `handle` and finalizes its shortlist (see the header).
 // `in` and `out` are the forward convolution's x and y (for backward data: dx and dy).
 std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
-    std::vector<CudnnHandle>& handles, int device, const TensorView& in, const TensorView& out,
-    const void* weight, int kernel_h, int kernel_w, const ConvGeometry& g,
-    const GraphEpilogue& epilogue,
+    cudnnHandle_t handle, const TensorView& in, const TensorView& out, const void* weight,
+    int kernel_h, int kernel_w, const ConvGeometry& g, const GraphEpilogue& epilogue,
     Precision precision, size_t max_workspace, const std::string& context,
     GraphConvDirection direction) {
     auto shortlist = std::make_shared<GraphConv::Shortlist>();
@@ -278,8 +272,6 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     for (const BackendDescriptor& p : pointwise_ops) ops.push_back(p.get());
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
               ops.data());
-    if (handles.empty()) handles.emplace_back();
-    cudnnHandle_t handle = handles.front().get();
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
     const auto began = SteadyClock::now();
     graph.finalize();
@@ -290,8 +282,11 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
     heuristics.finalize();
     const double setup_s = seconds_since(began);
-    double finalize_s = 0;  // the plans' (wall time)
-    std::string rounds;     // finalizing ahead: "N at once in S s" per round
+    // Finalizing is nearly all of a shortlist's time where engines compile at run time: 25 of
+    // EfficientNet-B1's 34 s of choosing convolutions (TF32, H200, calls 181-182). Finalized on
+    // several threads (a cuDNN handle each), they did not compile in parallel: three at once
+    // ended at 0.31, 1.04 and 1.90 s, as one after the other would (cuDNN 9.19).
+    double finalize_s = 0;
     int64_t offered = 0;
     IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered,
@@ -328,93 +323,27 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     // a later setting of engine 51 takes 28.4 us.)
     std::vector<bool> taken(size_t(returned), false);
     std::map<int64_t, int> settings_seen;  // engine -> its configurations seen so far
-    // Configuration i's engine and its global index (-1: unreadable), or none.
-    const auto engine_of = [&](int64_t i) -> std::optional<std::pair<BackendDescriptor, int64_t>> {
-        BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
-        cudnnBackendDescriptor_t engine_raw = engine.get();
-        int64_t one = 0, index = -1;
-        if (cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
-            CUDNN_STATUS_SUCCESS)
-            return std::nullopt;
-        cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
-                                 &one, &index);
-        return std::make_pair(std::move(engine), index);
-    };
-    const auto in_plans = [&](int64_t index) {
-        return index >= 0 && std::any_of(plans.begin(), plans.end(), [&](const auto& p) {
-                   return p.engine == index;
-               });
-    };
-    const auto new_plan = [&](int64_t i, cudnnHandle_t on) {
-        BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
-        plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &on);
-        plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                 &raw[size_t(i)]);
-        return plan;
-    };
-    // Finalizing is nearly all of a shortlist's time where engines compile at run time (fused
-    // epilogues: 30 of EfficientNet-B1's 34 s of choosing convolutions, TF32, H200, call181), and
-    // compiling is CPU work that runs in parallel. So where engines may compile, the first pass
-    // finalizes ahead, on threads with a cuDNN handle each (cuDNN is thread-safe across handles),
-    // the configurations it would finalize next were each before them shortlisted; the loop
-    // still decides in the heuristics' order, so the shortlist is the one finalizing them one
-    // by one gives. Precompiled engines finalize in milliseconds: one by one, on one handle.
-    struct Finalized {
-        BackendDescriptor plan;
-        cudnnStatus_t status;
-    };
-    std::map<int64_t, Finalized> ahead;
-    const auto finalize_ahead = [&](int64_t first, bool allow_runtime_compiled) {
-        std::vector<int64_t> batch, engines;
-        const size_t most = allow_runtime_compiled ? size_t(GraphConv::kCandidates) : 1;
-        for (int64_t j = first; j < returned && batch.size() < most &&
-                                int(plans.size() + batch.size()) < GraphConv::kCandidates;
-             ++j) {
-            auto engine = engine_of(j);
-            if (taken[size_t(j)] || !engine || in_plans(engine->second) ||
-                (engine->second >= 0 &&
-                 std::find(engines.begin(), engines.end(), engine->second) != engines.end()) ||
-                !unsuitable(engine->first.get(), precision, allow_runtime_compiled).empty())
-                continue;
-            batch.push_back(j);
-            engines.push_back(engine->second);
-        }
-        while (handles.size() < batch.size()) handles.emplace_back();
-        std::vector<BackendDescriptor> descriptors;
-        for (size_t k = 0; k < batch.size(); ++k)
-            descriptors.push_back(new_plan(batch[k], handles[k].get()));
-        std::vector<cudnnStatus_t> statuses(batch.size(), CUDNN_STATUS_SUCCESS);
-        std::vector<double> took(batch.size(), 0);
-        const auto finalize = [&](size_t k) {
-            const auto at = SteadyClock::now();
-            statuses[k] = cudaSetDevice(device) == cudaSuccess ? descriptors[k].try_finalize()
-                                                               : CUDNN_STATUS_EXECUTION_FAILED;
-            took[k] = seconds_since(at);
-        };
-        std::vector<std::thread> threads;
-        const auto started = SteadyClock::now();
-        for (size_t k = 1; k < batch.size(); ++k) threads.emplace_back(finalize, k);
-        if (!batch.empty()) finalize(0);
-        for (std::thread& t : threads) t.join();
-        finalize_s += seconds_since(started);
-        if (batch.size() > 1)
-            rounds += fmt::format("{}{} at once in {:.3f} ({:.3f})", rounds.empty() ? "" : ", ",
-                                  batch.size(), seconds_since(started), fmt::join(took, " "));
-        for (size_t k = 0; k < batch.size(); ++k)
-            ahead.emplace(batch[k], Finalized{std::move(descriptors[k]), statuses[k]});
-    };
     int variants = 0;
     for (const bool variant_pass : {false, true}) {
         for (int64_t i = 0; i < returned; ++i) {
             if (!variant_pass && int(plans.size()) >= GraphConv::kCandidates) break;
             if (variant_pass && variants >= GraphConv::kKnobVariants) break;
-            auto engine = engine_of(i);
-            if (!engine) continue;
-            const cudnnBackendDescriptor_t engine_raw = engine->first.get();
-            const int64_t index = engine->second;
+            BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
+            cudnnBackendDescriptor_t engine_raw = engine.get();
+            int64_t one = 0;
+            if (cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
+                CUDNN_STATUS_SUCCESS)
+                continue;
+            int64_t index = -1;
+            cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64,
+                                     1, &one, &index);
             // An engine whose index cannot be read (-1) is taken once and never repeated.
-            const bool shortlisted = in_plans(index);
+            const auto same_engine = [&](const GraphConv::Shortlist::Plan& p) {
+                return p.engine == index;
+            };
+            const bool shortlisted =
+                index >= 0 && std::any_of(plans.begin(), plans.end(), same_engine);
             // The configuration's rank among its engine's in the heuristics' order (1: first).
             const int setting = variant_pass ? ++settings_seen[index] : 1;
             if (taken[size_t(i)] || (variant_pass ? !shortlisted : shortlisted)) continue;
@@ -426,21 +355,19 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                                          index, why);
                 continue;
             }
-            if (!variant_pass && !ahead.count(i)) finalize_ahead(i, allow_runtime_compiled);
-            const auto it = ahead.find(i);
-            BackendDescriptor plan = it != ahead.end() ? std::move(it->second.plan)
-                                                       : new_plan(i, handle);
+            BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
+            plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+            plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                     &raw[size_t(i)]);
             const auto started = SteadyClock::now();
-            const cudnnStatus_t status =
-                it != ahead.end() ? it->second.status : plan.try_finalize();
-            if (it == ahead.end()) finalize_s += seconds_since(started);
-            if (it != ahead.end()) ahead.erase(it);
+            const cudnnStatus_t status = plan.try_finalize();
+            finalize_s += seconds_since(started);
             if (status != CUDNN_STATUS_SUCCESS) {
                 notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
                                      cudnnGetErrorString(status));
                 continue;
             }
-            int64_t workspace = 0, one = 0;
+            int64_t workspace = 0;
             IOSTUNE_CUDNN_CHECK(
                 cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                          CUDNN_TYPE_INT64, 1, &one, &workspace),
@@ -467,9 +394,9 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                                   : std::string());
     notes = fmt::format(
             "{} of {} heuristic engine configurations ({}){}{} (seconds: graph and heuristics "
-            "{:.3f}, finalizing {:.3f}{}{}, all {:.3f})",
+            "{:.3f}, finalizing {:.3f})",
             plans.size(), returned, ranked, notes.empty() ? "" : "; left out: ", notes, setup_s,
-            finalize_s, rounds.empty() ? "" : ": ", rounds, seconds_since(began));
+            finalize_s);
     return shortlist;
 }
 
@@ -479,12 +406,11 @@ std::string view_key(const TensorView& v) {
                        v.n, v.c, v.h, v.w, v.row_stride, alignment_of(v.data));
 }
 
-// The process's finalized shortlists, and per device the handles that finalize them, one per
-// thread of build_shortlist (an engine's handles end with the engine; a plan runs on whichever
-// handle launches it).
+// The process's finalized shortlists, and per device the handle that finalizes them (an engine's
+// handles end with the engine; a plan runs on whichever handle launches it).
 struct ShortlistCache {
     std::mutex mutex;
-    std::map<int, std::vector<CudnnHandle>> handles;
+    std::map<int, CudnnHandle> handles;
     std::map<std::string, std::shared_ptr<const GraphConv::Shortlist>> entries;
 };
 
@@ -533,9 +459,8 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
         shortlist_ = it->second;
         return;
     }
-    shortlist_ = build_shortlist(cache.handles[device], device, in, out, weight, kernel_h,
-                                 kernel_w, g, epilogue, precision, max_workspace, context_,
-                                 direction);
+    shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
+                                 g, epilogue, precision, max_workspace, context_, direction);
     cache.entries.emplace(key, shortlist_);
 }
 
