@@ -282,7 +282,7 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
     heuristics.finalize();
     const double setup_s = seconds_since(began);
-    // Finalizing is nearly all of a shortlist's time where engines compile at run time: 25 of
+    // Finalizing is nearly all of a shortlist's time where engines compile at run time: 25-30 of
     // EfficientNet-B1's 34 s of choosing convolutions (TF32, H200, calls 181-182). Finalized on
     // several threads (a cuDNN handle each), they did not compile in parallel: three at once
     // ended at 0.31, 1.04 and 1.90 s, as one after the other would (cuDNN 9.19).
