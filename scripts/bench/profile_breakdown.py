@@ -8,7 +8,15 @@ this model back": when ops already sum to more than a peer's whole latency, no s
 the gap.
 
   /usr/bin/python3 scripts/bench/profile_breakdown.py P.json [P2.json ...] [--top 6] [--ops 15]
+  /usr/bin/python3 scripts/bench/profile_breakdown.py --choices P.json [...]
   /usr/bin/python3 scripts/bench/profile_breakdown.py --self-test     (a canned profile, for CI)
+
+--choices: where choosing the convolutions took its seconds instead (each shape timed in full
+notes them since 8645017: cuDNN's find, each kind of candidate, the graph API's shortlists), and
+what the fused-epilogue shortlist bought: on how many shapes a fused configuration was fastest,
+and the per-shape bests (each shape once, however many ops share it; times alone) summed with the
+fused shortlist cut to its first 1, 2, 3 ranks, beside none and all of it (docs/search-log.md, thirty-ninth session: finalizing that shortlist's run-time
+compiled engines is nearly all of the choosing).
 
 Prints markdown. Standard library only (it runs on the GPU machine as well).
 """
@@ -95,6 +103,71 @@ def breakdown(profile, top, top_ops=15):
     return "\n".join(lines) + "\n"
 
 
+TIMED = re.compile(r"(?:^|, )([A-Z][A-Z_0-9]*(?: [A-Z_]+)?(?: [a-z+]+)?) ([0-9.]+) ms")
+
+
+def timed_in_full(profile):
+    """Per shape timed in full (a part of an op's candidates with "; seconds:"): its seconds
+    by kind, the fused shortlist's times by rank, and the best of every other candidate."""
+    shapes = []
+    for op in profile["ops"]:
+        for part in op.get("engine_candidates", "").split(" || "):
+            seconds = re.search(r"; seconds: ([0-9.]+)((?:, [^,;]+ [0-9.]+)*)", part)
+            if not seconds or "; timed: " not in part:
+                continue
+            kinds = {}
+            for item in seconds.group(2).split(", ")[1:]:
+                kind, value = item.rsplit(" ", 1)
+                kinds[kind] = float(value)
+            timed = part.split("; timed: ", 1)[1].split("; seconds:")[0].split("; two at once")[0]
+            fused, other = {}, []
+            for m in TIMED.finditer(timed):
+                rank = re.fullmatch(r"GRAPH_(\d+) graph\+epilogue", m.group(1))
+                if rank:
+                    fused[int(rank.group(1))] = float(m.group(2))
+                else:
+                    other.append(float(m.group(2)))
+            shapes.append({"op": op["name"], "seconds": float(seconds.group(1)), "kinds": kinds,
+                           "fused": fused, "other": min(other) if other else None})
+    return shapes
+
+
+def choices(profile):
+    shapes = timed_in_full(profile)
+    title = (f"### Choosing convolutions: {profile['model']} batch {profile['batch']} "
+             f"({profile.get('precision', profile.get('math'))}, {profile['device']['name']})")
+    if not shapes:
+        return f"{title}\n\nno convolution timed in full (pinned, cached, or chosen quickly)\n"
+    total = sum(s["seconds"] for s in shapes)
+    kinds = defaultdict(float)
+    for s in shapes:
+        for kind, value in s["kinds"].items():
+            kinds[kind] += value
+    lines = [title, "", f"{len(shapes)} shapes timed in full in {total:.1f} s", "",
+             "| spent on | seconds | share |", "| --- | --- | --- |"]
+    for kind, value in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        lines.append(f"| {kind} | {value:.2f} | {100 * value / total:.1f}% |")
+    # The per-shape best with the fused shortlist cut to its first `ranks` (None: all of it).
+    def best_sum(ranks):
+        return sum(min([s["other"]] + [ms for r, ms in s["fused"].items()
+                                       if ranks is None or r < ranks])
+                   for s in shapes if s["other"] is not None)
+    without, with_all = best_sum(0), best_sum(None)
+    wins = [s for s in shapes if s["fused"] and (s["other"] is None or
+                                                 min(s["fused"].values()) < s["other"])]
+    gain = without - with_all
+    lines += ["", f"a fused-epilogue configuration was fastest on {len(wins)} of {len(shapes)} "
+              f"shapes; the per-shape bests sum to {without:.4f} ms without the fused shortlist, "
+              f"{with_all:.4f} ms with it", "",
+              "| first fused ranks kept | per-shape bests, ms | of the fused gain |",
+              "| --- | --- | --- |"]
+    for ranks in (0, 1, 2, 3, None):
+        ms = best_sum(ranks)
+        share = f"{100 * (without - ms) / gain:.0f}%" if gain > 0 else "-"
+        lines.append(f"| {'all' if ranks is None else ranks} | {ms:.4f} | {share} |")
+    return "\n".join(lines) + "\n"
+
+
 def canned_profile():
     """Two convolutions and a ReLU at made-up times, on 100 TFLOP/s and 1 TB/s ceilings."""
     def op(name, kind, us, flops, bytes_, roof=None):
@@ -107,9 +180,26 @@ def canned_profile():
     return {"model": "canned", "batch": 1, "precision": "tf32", "device": {"name": "none"},
             "ceilings": {"flops_per_s": 100e12, "bytes_per_s": 1e12}, "critical_path_us": 70.0,
             "span_us": 80.0, "gpu_busy_fraction": 0.9,
-            "ops": [op("conv_a", "conv", 40.0, 1e9, 1e6, roof=10.0),  # 10 us of FLOPs: 4x
-                    op("conv_b", "conv", 20.0, 5e8, 1e6),  # no roofline_us: computed, 5 us
+            "ops": [dict(op("conv_a", "conv", 40.0, 1e9, 1e6, roof=10.0),  # 10 us of FLOPs: 4x
+                         engine_candidates=CANNED_A),
+                    dict(op("conv_b", "conv", 20.0, 5e8, 1e6),  # no roofline_us: computed, 5 us
+                         engine_candidates=CANNED_B),
                     op("relu_c", "relu", 10.0, 1e6, 8e6)]}  # 8 us of bytes: 1.25x
+
+
+# conv_a: fused rank 1 fastest (0.006 against 0.010 unfused); conv_b: pinned, not timed in full
+# (no seconds); a third shape inside conv_a's merge ("||"), fused rank 0 fastest.
+CANNED_A = ("find: IMPLICIT_GEMM DEFAULT_MATH 0.0261 ms ok; timed: GEMM_0 0.0100 ms, graph API: "
+            "2 of 9 heuristic engine configurations (GRAPH_0 = engine 28, GRAPH_1 = engine 58) "
+            "(seconds: graph and heuristics 0.001, finalizing 0.010), fused graph API: 2 of 3 "
+            "heuristic engine configurations (GRAPH_0 = engine 52, GRAPH_1 = engine 0), GRAPH_0 "
+            "0.0120 ms, GRAPH_1 0.0110 ms, GRAPH_0 graph+epilogue 0.0080 ms, GRAPH_1 "
+            "graph+epilogue 0.0060 ms, IMPLICIT_GEMM DEFAULT_MATH fused 0.0105 ms; seconds: "
+            "2.000, find 0.100, gemm 0.050, graph shortlist 0.050, graph+epilogue shortlist "
+            "1.700, legacy 0.100 || find: ; timed: DEPTHWISE_NHWC 0.0200 ms, GRAPH_0 "
+            "graph+epilogue 0.0150 ms; seconds: 1.000, depthwise 0.010, graph+epilogue shortlist "
+            "0.990")
+CANNED_B = "pinned"
 
 
 def self_test():
@@ -120,6 +210,14 @@ def self_test():
                 "| conv_a | conv | 40.0 | 57.1% | 10.0 | 4.0x | compute | `cudnn::conv_kernel` |",
                 "| conv_b | conv | 20.0 | 28.6% | 5.0 | 4.0x | compute |"]
     missing = [line for line in expected if line not in text]
+    chosen = choices(canned_profile())
+    for line in ["2 shapes timed in full in 3.0 s", "| graph+epilogue shortlist | 2.69 | 89.7% |",
+                 "fastest on 2 of 2 shapes", "0.0300 ms without the fused shortlist, 0.0210 ms",
+                 "| 0 | 0.0300 | 0% |", "| 1 | 0.0230 | 78% |", "| 2 | 0.0210 | 100% |",
+                 "| all | 0.0210 | 100% |"]:
+        if line not in chosen:
+            missing.append(line)
+            text += "\n" + chosen
     if "relu_c | relu" in text:
         missing.append("only the 2 slowest ops are listed (relu_c is third)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,6 +240,8 @@ def main(argv=None):
     parser.add_argument("profiles", nargs="*", help="`iostune profile --json` outputs")
     parser.add_argument("--top", type=int, default=6, help="kernels listed (default 6)")
     parser.add_argument("--ops", type=int, default=15, help="slowest ops listed (default 15)")
+    parser.add_argument("--choices", action="store_true",
+                        help="where choosing the convolutions spent its seconds instead")
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args(argv)
     if args.self_test:
@@ -152,7 +252,7 @@ def main(argv=None):
         try:
             with open(path, encoding="utf-8") as f:
                 profile = json.load(f)
-            print(breakdown(profile, args.top, args.ops))
+            print(choices(profile) if args.choices else breakdown(profile, args.top, args.ops))
         except (OSError, ValueError, KeyError) as e:
             print(f"profile_breakdown: error: '{path}': {e!r}; is it `iostune profile --json` "
                   "output?", file=sys.stderr)
