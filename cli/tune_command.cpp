@@ -2,15 +2,18 @@
 // searched by `iostune search` in a child process (tuning/fleet_run.h), on one GPU or one
 // worker per GPU (--devices); or, with --emit-slurm DIR, the plan as a Slurm array
 // (tuning/slurm_array.h). docs/fleet.md has the whole story.
+#include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -132,11 +135,51 @@ void print_table(const FleetReport& report) {
         fmt::print("(est): simulated cost model, an estimate, not a measurement\n");
 }
 
+// `--devices all`: every GPU this process may use. Under CUDA_VISIBLE_DEVICES (Slurm's, or set by
+// hand) its entries, as they are: a worker's CUDA_VISIBLE_DEVICES=0 would name the host's first
+// GPU, not the first one this process was given. Else an index per GPU the driver counts.
+std::vector<std::string> visible_gpus() {
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+        std::vector<std::string> ids;
+        std::string id;
+        for (const char c : std::string(visible) + ",") {
+            if (c != ',') {
+                if (c != ' ') id += c;
+            } else if (!id.empty()) {
+                ids.push_back(std::exchange(id, ""));
+            }
+        }
+        if (ids.empty())
+            throw Error("--devices all: CUDA_VISIBLE_DEVICES is set but names no GPU; unset it, "
+                        "or give the GPUs (--devices 0,1)");
+        return ids;
+    }
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess || count == 0)
+        throw Error(fmt::format("--devices all: this machine shows no usable GPU ({}); give the "
+                                "GPUs (--devices 0,1), or tune without --devices",
+                                status != cudaSuccess ? cudaGetErrorString(status)
+                                                      : "0 CUDA devices"));
+    std::vector<std::string> ids;
+    for (int i = 0; i < count; ++i) ids.push_back(std::to_string(i));
+    return ids;
+}
+
+std::vector<std::string> worker_devices(const std::vector<std::string>& devices) {
+    if (std::find(devices.begin(), devices.end(), "all") == devices.end()) return devices;
+    if (devices.size() > 1)
+        throw Error(fmt::format("--devices {}: 'all' stands alone (every GPU this process may "
+                                "use), or list the GPUs",
+                                fmt::join(devices, ",")));
+    return visible_gpus();
+}
+
 FleetOptions fleet_options(const TuneOptions& o) {
     FleetOptions fleet;
     fleet.db_path = o.db;
     fleet.iostune_exe = own_executable();
-    fleet.devices = o.devices;
+    fleet.devices = worker_devices(o.devices);
     fleet.log_dir = o.log_dir;
     fleet.force = o.force;
     if (o.timeout_s >= 0) fleet.timeout_s = o.timeout_s;
@@ -169,8 +212,9 @@ void run_tune(const TuneOptions& o) {
     }
     const std::size_t keys = fleet.chunk ? chunk_keys(plan, *fleet.chunk).size() : plan.keys.size();
     fmt::print("tuning {} key{} of {} into {}, {}\n", keys, keys == 1 ? "" : "s", plan.path, o.db,
-               o.devices.empty() ? std::string("one at a time")
-                                 : fmt::format("a worker on each of GPUs {}", fmt::join(o.devices, ",")));
+               fleet.devices.empty()
+                       ? std::string("one at a time")
+                       : fmt::format("a worker on each of GPUs {}", fmt::join(fleet.devices, ",")));
     std::fflush(stdout);
     const FleetReport report = run_fleet(plan, fleet, print_progress);
     print_table(report);
@@ -194,7 +238,8 @@ void add_tune_command(CLI::App& app) {
                    ->capture_default_str();
     auto* devices = cmd->add_option("--devices", o->devices,
                                     "one worker per GPU, pinned with CUDA_VISIBLE_DEVICES: "
-                                    "comma-separated indices (or UUIDs)")
+                                    "comma-separated indices (or UUIDs), or all (those "
+                                    "CUDA_VISIBLE_DEVICES lists, else every GPU)")
                         ->delimiter(',');
     cmd->add_option("--timeout", o->timeout_s,
                     "seconds each key may take (0: no limit), instead of the plan's timeout_s")

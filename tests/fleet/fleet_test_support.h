@@ -64,10 +64,12 @@ struct Run {
 // `iostune ARGS...` started in the background, its output in files of `dir`.
 class IostuneProcess {
 public:
+    // `env`: variables set (or replaced) in the child's copy of this environment.
     IostuneProcess(const TempDir& dir, std::vector<std::string> args,
-                   const std::string& tag = "run")
+                   const std::string& tag = "run",
+                   std::vector<std::pair<std::string, std::string>> env = {})
         : out_(dir.file(tag + ".out")), err_(dir.file(tag + ".err")),
-          child_(ChildSpec{with_exe(std::move(args)), {}, out_, err_}) {}
+          child_(ChildSpec{with_exe(std::move(args)), std::move(env), out_, err_}) {}
 
     pid_t pid() const { return child_.pid(); }
     void kill() { child_.kill(); }

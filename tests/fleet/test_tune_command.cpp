@@ -170,6 +170,33 @@ TEST_CASE("workers on several GPUs share the plan's keys and one DB, losing noth
                Contains("GPU 0 is listed twice"));
 }
 
+TEST_CASE("tune --devices all: a worker per GPU that CUDA_VISIBLE_DEVICES lists, as it names them",
+          "[fleet][tune]") {
+    TempDir dir;
+    const std::string plan = write_plan(dir, R"("squeezenet1_1", "googlenet")");
+    const std::string db = dir.file("fleet.db");
+    const std::vector<std::string> args = {"tune", "--plan", plan, "--db", db, "--devices", "all"};
+    // Slurm (or a user) gave this process GPUs 5 and 7: the workers are pinned to those, not to
+    // the host's GPUs 0 and 1.
+    const Run run = IostuneProcess(dir, args, "all", {{"CUDA_VISIBLE_DEVICES", "5, 7"}}).wait();
+    INFO(run.out << run.err);
+    REQUIRE(run.status.success());
+    CHECK_THAT(run.out, Contains("a worker on each of GPUs 5,7"));
+    CHECK_THAT(run.out, Contains("on GPU 5: tuned"));
+    CHECK_THAT(run.out, Contains("on GPU 7: tuned"));
+    check_each_key_once(db, 4);
+
+    // Set but naming no GPU, and 'all' beside a GPU: one error each, before anything runs.
+    const Run none = IostuneProcess(dir, args, "none", {{"CUDA_VISIBLE_DEVICES", ""}}).wait();
+    CHECK(none.status.code == 1);
+    CHECK_THAT(none.err, Contains("CUDA_VISIBLE_DEVICES is set but names no GPU"));
+    const Run mixed = run_iostune(dir, {"tune", "--plan", plan, "--db", dir.file("mixed.db"),
+                                        "--devices", "all,0"});
+    CHECK(mixed.status.code == 1);
+    CHECK_THAT(mixed.err, Contains("'all' stands alone"));
+    CHECK_FALSE(std::filesystem::exists(dir.file("mixed.db")));
+}
+
 TEST_CASE("a search killed with SIGKILL fails its key alone, the rerun finishes it",
           "[fleet][tune]") {
     TempDir dir;
