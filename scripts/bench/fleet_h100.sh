@@ -9,7 +9,8 @@
 # (Compare wall times within one machine kind: on a multi-GPU kind, also run --devices 0.)
 # Options:
 #   --plan FILE      the tuning plan (default examples/fleet/h100_12keys.json)
-#   --devices LIST   "0,1,..." or "all" (every GPU nvidia-smi lists); default: one GPU, no --devices
+#   --devices LIST   "0,1,..." or "all" (iostune tune --devices all: every GPU it may use);
+#                    default: one GPU, no --devices
 #   --resume DB      start from this database (e.g. one a cut-short call brought back, copied
 #                    into .devpack/ to travel: its keys are skipped, its stage measurements and
 #                    convolution choices reused) instead of an empty one
@@ -46,10 +47,6 @@ iostune="$pack/iostune"
 cudnn_lib=$(ls -d /opt/torch/.venv/lib/python3.*/site-packages/nvidia/cudnn/lib 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cudnn_lib:+:$cudnn_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-if [ "$devices" = all ]; then
-  count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-  devices=$(seq -s, 0 $((count - 1)))
-fi
 db="$out/fleet.db"
 rm -f "$db" "$db"-wal "$db"-shm
 [ -n "$resume" ] && cp "$resume" "$db"
@@ -73,5 +70,5 @@ echo "wall_seconds: $wall (exit code $status)" | tee -a "$out/wall.txt"
 
 "$iostune" report --db "$db" --format md >"$out/report.md" 2>&1
 "$iostune" report --db "$db" --format json >"$out/report.json" 2>&1
-tar -czf "$out/logs.tar.gz" -C "$out" logs && rm -rf "$out/logs"
+[ ! -d "$out/logs" ] || { tar -czf "$out/logs.tar.gz" -C "$out" logs && rm -rf "$out/logs"; }
 exit "$status"
