@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -210,6 +211,10 @@ void run_tune(const TuneOptions& o) {
         emit_slurm(plan, o);
         return;
     }
+    // A file that is no schedule DB stops the plan here, once, rather than failing every key.
+    std::error_code ec;
+    if (std::filesystem::file_size(o.db, ec) > 0 && !ec)
+        db::ScheduleStore::open(o.db, db::OpenMode::MustExist);
     const std::size_t keys = fleet.chunk ? chunk_keys(plan, *fleet.chunk).size() : plan.keys.size();
     fmt::print("tuning {} key{} of {} into {}, {}\n", keys, keys == 1 ? "" : "s", plan.path, o.db,
                fleet.devices.empty()

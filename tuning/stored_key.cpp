@@ -1,7 +1,10 @@
 #include "tuning/stored_key.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "db/schedule_store.h"
 #include "src/model_json.h"
@@ -42,17 +45,19 @@ std::optional<StoredKey> stored_result(const Graph& graph, const TuningOptions& 
     auto best = store.report_key(fingerprint(graph), *device_id, graph.batch(), options.precision);
     if (!best) return std::nullopt;
     const std::optional<double> seconds = search_seconds_of(store, best->schedule);
-    // The device's choices, a fully timed one before any quick one per signature: a later
-    // search of the model (or of another with the same shapes) that timed a quick one in full
-    // has replaced it there.
-    const nlohmann::json timed = store.conv_choices_on(where.record);
-    int untimed = 0;
+    std::vector<std::string> quick;  // the best schedule's choices made in a hurry
     if (best->schedule.conv_choices.is_object())
         for (const auto& [signature, choice] : best->schedule.conv_choices.items())
-            if (db::is_quick_choice(choice) &&
-                (!timed.contains(signature) || db::is_quick_choice(timed[signature])))
-                ++untimed;
-    return StoredKey{std::move(*best), seconds, untimed};
+            if (db::is_quick_choice(choice)) quick.push_back(signature);
+    if (quick.empty()) return StoredKey{std::move(*best), seconds, 0};
+    // Only then the device's choices (every row's, parsed), a fully timed one before any quick
+    // one per signature: a later search of the model (or of another with the same shapes) that
+    // timed a quick one in full has replaced it there.
+    const nlohmann::json timed = store.conv_choices_on(where.record);
+    const auto untimed = std::count_if(quick.begin(), quick.end(), [&](const std::string& s) {
+        return !timed.contains(s) || db::is_quick_choice(timed[s]);
+    });
+    return StoredKey{std::move(*best), seconds, int(untimed)};
 }
 
 }  // namespace iostune

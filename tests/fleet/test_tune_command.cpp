@@ -124,6 +124,22 @@ TEST_CASE("a rerun searches again a key whose best ran convolutions chosen quick
     CHECK_THAT(again.out, Contains("2 keys: 1 tuned, 1 stored before"));
     CHECK_THAT(again.out, Contains("squeezenet1_1 b1 tf32: tuned") &&
                               Contains("squeezenet1_1 b1 fp16: stored"));
+    {
+        // A later search on this device timed that shape in full (a row of the other precision
+        // will do: the device's merged choices count, whatever key stored them).
+        ScheduleStore store = ScheduleStore::open(db, OpenMode::MustExist);
+        iostune::db::ScheduleRecord timed;
+        for (const iostune::db::ReportRow& row : store.report_estimates())
+            if (row.schedule.precision == "fp16") timed = row.schedule;
+        REQUIRE(timed.id > 0);
+        timed.conv_choices = {{"tf32|x1x3x8x8/192|w4x3x3x3",
+                               {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "conv"}}}};
+        store.add_schedule(timed);
+    }
+    const Run done = run_iostune(dir, {"tune", "--plan", plan, "--db", db});
+    INFO(done.out << done.err);
+    REQUIRE(done.status.success());
+    CHECK_THAT(done.out, Contains("2 keys: 0 tuned, 2 stored before"));
 }
 
 TEST_CASE("a key that fails or runs past its timeout is reported, the others are stored",
@@ -274,6 +290,17 @@ TEST_CASE("a bad plan or a misspelt search option stops tune before anything run
     CHECK(run.status.code == 2);  // --emit-slurm runs nothing, so it takes no --db
     CHECK_FALSE(std::filesystem::exists(db));
     CHECK_FALSE(std::filesystem::exists(db + ".logs"));
+
+    // A --db that is no schedule DB: one error for the plan, not one per key; the file as it was.
+    const std::string junk = dir.file("junk.db"), bytes(4096, '\x5a');
+    write_text(junk, bytes);
+    write_text(dir.file("good.json"), R"({"models": ["googlenet"], "search": {"cost": "sim"}})");
+    run = run_iostune(dir, {"tune", "--plan", dir.file("good.json"), "--db", junk});
+    CHECK(run.status.code == 1);
+    CHECK_THAT(run.err, Contains("is not an SQLite database"));
+    CHECK_THAT(run.out, !Contains("googlenet b1 tf32"));
+    CHECK(iostune::testing::read_text(junk) == bytes);
+    CHECK_FALSE(std::filesystem::exists(junk + ".logs"));
 }
 
 TEST_CASE("the example plans are valid, the H100 one has 12 keys: 6 models, TF32 and fp16, b1",
