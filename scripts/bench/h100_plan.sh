@@ -214,16 +214,18 @@ hrnet_on_gpu() {
 # processes at four placements, the stored best on its stored kernels ("best"), the same
 # schedule on the kernels a fresh engine chooses by the search's objective ("unpinned":
 # --schedule-file, what the kernel moves started from), and greedy's and nimble's dataflow
-# rows. A line each in DIR/ab_MODEL.log (call172, call173).
+# rows. A line each in DIR/ab_MODEL.log (call172, call173). A FLAG ending in "=" is an
+# environment variable instead (FLAGVALUE for the search and its stored best's replays; call183).
 flag_ab() {
-  local o=$1 g=$2 m=$3 label=$4 flag=$5 p v k rep; shift 5
+  local o=$1 g=$2 m=$3 label=$4 flag=$5 p v k rep vars opt; shift 5
   for p in tf32 fp16; do
-    rep=(env CUDA_VISIBLE_DEVICES="$g" timeout 60 .devpack/iostune replay --model "$m"
-      --precision "$p" --placements 4 --iters 200)
     for v in "$@"; do
       k="${m}_${p}_$label$v"
-      CUDA_VISIBLE_DEVICES=$g timeout 100 .devpack/iostune search --model "$m" --precision \
-        "$p" "$flag" "$v" --db "$o/$k.db" --format json >"$o/$k.json" 2>"$o/$k.log"
+      if [[ $flag == *= ]]; then vars=("$flag$v"); opt=(); else vars=(); opt=("$flag" "$v"); fi
+      rep=(env CUDA_VISIBLE_DEVICES="$g" "${vars[@]}" timeout 60 .devpack/iostune replay
+        --model "$m" --precision "$p" --placements 4 --iters 200)
+      env CUDA_VISIBLE_DEVICES="$g" "${vars[@]}" timeout 100 .devpack/iostune search --model "$m" \
+        --precision "$p" "${opt[@]}" --db "$o/$k.db" --format json >"$o/$k.json" 2>"$o/$k.log"
       echo "$k: search exit $? $(python3 -c 'import json,sys
 j = json.load(open(sys.argv[1])); c = j["stats"]["conv_objective"]; m = c.get("kernel_moves", {})
 start = [x for x in j["stats"]["refine"].get("start_contest", []) if x["start"] == j["refined_from"]]
@@ -244,6 +246,8 @@ print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json
         --schedule-file "$o/$k.schedule.json" --conv-objective "$(cat "$o/$k.objective")" |
         median_ms)"
     done
+    rep=(env CUDA_VISIBLE_DEVICES="$g" timeout 60 .devpack/iostune replay --model "$m"
+      --precision "$p" --placements 4 --iters 200)
     for v in greedy nimble; do
       echo "${m}_$p $v-dataflow $("${rep[@]}" --schedule-source "$v" --form dataflow | median_ms)"
     done
@@ -2610,6 +2614,54 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call183)
+    # (Fortieth session, nvidia-h200-x2.) SM carveout (cuDNN's heuristics asked for engine
+    # configurations that run on part of the GPU; graph_conv.cpp, IOSTUNE_SM_CARVEOUT): first
+    # what cuDNN offers carved to half the SMs and how fast each runs alone (Inception V3 b1
+    # TF32 profile; call183_offers.txt), then the A/B of flag_ab: GoogLeNet (GPU 0) and
+    # Inception V3 (GPU 1) b1, TF32 and fp16, searched with IOSTUNE_SM_CARVEOUT=0 (none) and 2
+    # (half the SMs), the stored bests replayed under the same setting. About 450 s.
+    o=/tmp/call183; mkdir -p "$o"
+    IOSTUNE_SM_CARVEOUT=2 timeout 120 .devpack/iostune profile --model inception_v3 --batch 1 \
+      --precision tf32 --json "$o/profile_carved.json" >"$o/profile_carved.log" 2>&1
+    python3 - "$o/profile_carved.json" >"${OUT:-device-out}/call183_offers.txt" 2>&1 <<'PY'
+import json, re, statistics, sys
+prof = json.load(open(sys.argv[1]))
+offered = within = 0
+ratios = []
+for op in prof["ops"]:
+    text = op.get("engine_candidates", "")
+    carved = set(re.findall(r"(GRAPH_\d+) = engine \d+(?: setting \d+)? on \d+ SMs", text))
+    times = {}
+    for name, ms in re.findall(r"(GRAPH_\d+) graph(?:\+epilogue)? ([0-9.]+) ms", text):
+        times[name] = min(float(ms), times.get(name, 1e9))
+    every = [float(ms) for ms in re.findall(r" ([0-9.]+) ms", text.split("; two at once")[0])]
+    if not carved or not every:
+        continue
+    offered += 1
+    best_carved = min((times[g] for g in carved if g in times), default=None)
+    if best_carved is None:
+        print(f"{op['name']}: carved {sorted(carved)} not timed")
+        continue
+    ratio = best_carved / min(every)
+    ratios.append(ratio)
+    within += ratio <= 1.25
+    print(f"{op['name']}: fastest {min(every):.4f} ms, carved {best_carved:.4f} ms ({ratio:.2f}x), "
+          f"chosen {op.get('engine_algorithms', '')[:90]}")
+print(f"ops with carved configurations: {offered}; within 25% of the fastest alone: {within}; "
+      f"median ratio {statistics.median(ratios) if ratios else 0:.2f}")
+PY
+    tail -n 1 "${OUT:-device-out}/call183_offers.txt"
+    grep -m3 -o 'no configuration on [^)]*)' "$o/profile_carved.json" | sort | uniq -c
+    ab=(c IOSTUNE_SM_CARVEOUT= 0 2)
+    ab_on() { flag_ab "$o" "$1" "$2" "${ab[@]}"; }  # ab_on GPU MODEL
+    case ${2:-both} in
+      0) ab_on 0 googlenet ;;
+      1) ab_on 0 inception_v3 ;;
+      both) ab_on 0 googlenet & ab_on 1 inception_v3 & wait ;;
+    esac
+    cat "$o"/ab_*.log
+    tar czf "${OUT:-device-out}/call183${2:+-$2}.tar.gz" -C /tmp call183 ;;
   call178)
     # (Thirty-ninth session, nvidia-h200-x2.) Issue 32: the 18-key plan (examples/fleet/
     # multi_gpu_18keys.json: 5 zoo models, TF32 and fp16, batch 1 and 16, 12 s searches) tuned

@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstdlib>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <utility>
 
 #include "src/engine/cudnn_descriptors.h"
@@ -25,6 +29,7 @@ struct GraphConv::Shortlist {
         int setting;  // 1: the engine's first configuration in the heuristics' order, 2: its next
         size_t workspace;
         bool tensor_cores;
+        int sm_target = 0;  // > 0: a configuration carved to run on that many SMs
     };
     std::vector<Plan> plans;
     std::string notes;
@@ -194,13 +199,168 @@ constexpr ConvOperation kBackwardData{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWA
                                       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
                                       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
 
+// The heuristics' engine configurations for a finalized operation graph, best guess first.
+// `sm_target` > 0 asks for configurations that run on that many SMs (cuDNN's SM carveout,
+// Hopper and later): the rest of the GPU stays free for a concurrent branch.
+std::vector<BackendDescriptor> heuristic_configs(const BackendDescriptor& graph, int32_t sm_target,
+                                                 const std::string& context) {
+    BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, context);
+    heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+    const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
+    heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
+    if (sm_target > 0)
+        heuristics.set(CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET, CUDNN_TYPE_INT32, 1, &sm_target);
+    heuristics.finalize();
+    int64_t offered = 0;
+    IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered,
+                                                 nullptr),
+                        context + " (counting the heuristics' engine configurations)");
+    std::vector<BackendDescriptor> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < offered; ++i) {
+        configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, context);
+        raw.push_back(configs.back().get());
+    }
+    int64_t returned = 0;
+    if (offered > 0)
+        IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(),
+                                                     CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, offered,
+                                                     &returned, raw.data()),
+                            context + " (reading the heuristics' engine configurations)");
+    configs.erase(configs.begin() + std::clamp<int64_t>(returned, 0, offered), configs.end());
+    return configs;
+}
+
+// Finalizes one engine configuration into a plan; nullopt (with a note) when cuDNN refuses it or
+// it needs more than `max_workspace`. `finalize_s` gets the time it took.
+std::optional<GraphConv::Shortlist::Plan> finalize_plan(
+    cudnnHandle_t handle, const BackendDescriptor& config, cudnnBackendDescriptor_t engine,
+    int64_t index, int setting, size_t max_workspace, const std::string& context,
+    double& finalize_s, std::string& notes) {
+    BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    cudnnBackendDescriptor_t config_raw = config.get();
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+             &config_raw);
+    const auto started = SteadyClock::now();
+    const cudnnStatus_t status = plan.try_finalize();
+    finalize_s += seconds_since(started);
+    if (status != CUDNN_STATUS_SUCCESS) {
+        notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
+                             cudnnGetErrorString(status));
+        return std::nullopt;
+    }
+    int64_t workspace = 0;
+    int64_t one = 0;
+    IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(),
+                                                 CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                                 CUDNN_TYPE_INT64, 1, &one, &workspace),
+                        context + " (reading an execution plan's workspace size)");
+    if (workspace < 0 || size_t(workspace) > max_workspace) {
+        notes += fmt::format("{}engine {} needs {} MiB of workspace", notes.empty() ? "" : ", ",
+                             index, workspace >> 20);
+        return std::nullopt;
+    }
+    const bool tensor_cores = contains(numerical_notes(engine), CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+    return GraphConv::Shortlist::Plan{std::move(plan), index, setting, size_t(workspace),
+                                      tensor_cores};
+}
+
+// Up to kCarvedPerTarget configurations that run on `sm_target` SMs (precompiled engines
+// only; an engine that does not say it keeps to the target is left out), appended to `plans`.
+// Why: at batch 1, the fastest convolution alone often fills every SM with blocks of 231 KB of
+// shared memory, so a branch beside it waits; one carved to part of the GPU leaves the rest
+// free (docs/search-log.md, "SM carveout").
+constexpr int kCarvedPerTarget = 2;
+
+void add_carved_plans(cudnnHandle_t handle, const BackendDescriptor& graph, int32_t sm_target,
+                      Precision precision, size_t max_workspace, const std::string& context,
+                      std::vector<GraphConv::Shortlist::Plan>& plans, double& finalize_s,
+                      std::string& notes) {
+    if (sm_target <= 0) return;
+    const std::vector<BackendDescriptor> configs = heuristic_configs(graph, sm_target, context);
+    int added = 0, ignored = 0;
+    for (const BackendDescriptor& config : configs) {
+        if (added >= kCarvedPerTarget) break;
+        BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
+        cudnnBackendDescriptor_t engine_raw = engine.get();
+        int64_t one = 0;
+        if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
+            CUDNN_STATUS_SUCCESS)
+            continue;
+        int64_t index = -1;
+        cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
+                                 &one, &index);
+        int32_t kept_to = 0;
+        if (cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_SM_COUNT_TARGET,
+                                     CUDNN_TYPE_INT32, 1, &one, &kept_to) != CUDNN_STATUS_SUCCESS ||
+            kept_to != sm_target) {
+            ++ignored;
+            continue;
+        }
+        if (!unsuitable(engine_raw, precision, false).empty()) continue;
+        std::optional<GraphConv::Shortlist::Plan> plan = finalize_plan(
+            handle, config, engine_raw, index, 1, max_workspace, context, finalize_s, notes);
+        if (!plan) continue;
+        plan->sm_target = sm_target;
+        plans.push_back(std::move(*plan));
+        ++added;
+    }
+    if (added == 0)
+        notes += fmt::format("{}no configuration on {} SMs ({} of {} not kept to it)",
+                             notes.empty() ? "" : ", ", sm_target, ignored, configs.size());
+}
+
+// The carved configurations a shortlist offers: on `sm_count` / d SMs for each divisor d of
+// IOSTUNE_SM_CARVEOUT ("2": half the GPU; "2,3": half and a third; unset, "" or "0": none),
+// on GPUs of compute capability 9.0 and later (cuDNN's SM carveout needs Hopper).
+struct Carveout {
+    int sm_count = 0;
+    std::vector<int> divisors;
+    std::string key() const {
+        std::string text = fmt::format("sm {}", sm_count);
+        for (const int d : divisors) text += fmt::format(" /{}", d);
+        return text;
+    }
+};
+
+Carveout carveout_for(int device, const std::string& context) {
+    Carveout carveout;
+    const char* setting = std::getenv("IOSTUNE_SM_CARVEOUT");
+    if (setting == nullptr || std::string(setting).empty() || std::string(setting) == "0")
+        return carveout;
+    int major = 0;
+    IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                       context);
+    IOSTUNE_CUDA_CHECK(
+        cudaDeviceGetAttribute(&carveout.sm_count, cudaDevAttrMultiProcessorCount, device),
+        context);
+    std::stringstream list(setting);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+        int divisor = 0;
+        const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), divisor);
+        if (error != std::errc() || end != item.data() + item.size() || divisor < 2 ||
+            divisor > 16)
+            throw Error(fmt::format("IOSTUNE_SM_CARVEOUT={}: expected divisors of the SM count "
+                                    "from 2 to 16 separated by commas (\"2\": half the SMs), or "
+                                    "0 for none",
+                                    setting));
+        if (major >= 9) carveout.divisors.push_back(divisor);
+    }
+    return carveout;
+}
+
 // Builds the graph on `handle` and finalizes its shortlist (see the header).
 // `in` and `out` are the forward convolution's x and y (for backward data: dx and dy).
 std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     cudnnHandle_t handle, const TensorView& in, const TensorView& out, const void* weight,
     int kernel_h, int kernel_w, const ConvGeometry& g, const GraphEpilogue& epilogue,
     Precision precision, size_t max_workspace, const std::string& context,
-    GraphConvDirection direction) {
+    GraphConvDirection direction, const Carveout& carveout) {
     auto shortlist = std::make_shared<GraphConv::Shortlist>();
     std::vector<GraphConv::Shortlist::Plan>& plans = shortlist->plans;
     std::string& notes = shortlist->notes;
@@ -276,35 +436,14 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     const auto began = SteadyClock::now();
     graph.finalize();
 
-    BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, context);
-    heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
-    const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
-    heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
-    heuristics.finalize();
+    std::vector<BackendDescriptor> configs = heuristic_configs(graph, 0, context);
     const double setup_s = seconds_since(began);
     // Finalizing is nearly all of a shortlist's time where engines compile at run time: 25-30 of
     // EfficientNet-B1's 34 s of choosing convolutions (TF32, H200, calls 181-182). Finalized on
     // several threads (a cuDNN handle each), they did not compile in parallel: three at once
     // ended at 0.31, 1.04 and 1.90 s, as one after the other would (cuDNN 9.19).
     double finalize_s = 0;
-    int64_t offered = 0;
-    IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &offered,
-                                                 nullptr),
-                        context + " (counting the heuristics' engine configurations)");
-    std::vector<BackendDescriptor> configs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (int64_t i = 0; i < offered; ++i) {
-        configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, context);
-        raw.push_back(configs.back().get());
-    }
-    int64_t returned = 0;
-    if (offered > 0)
-        IOSTUNE_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(),
-                                                     CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, offered,
-                                                     &returned, raw.data()),
-                            context + " (reading the heuristics' engine configurations)");
+    const int64_t returned = int64_t(configs.size());
 
     // Run-time compiled engines (NVRTC, a fraction of a second per shape, once a process) only
     // for grouped convolutions and fused epilogues: cuDNN's fast channels-last depthwise kernel
@@ -331,7 +470,7 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
             BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
             cudnnBackendDescriptor_t engine_raw = engine.get();
             int64_t one = 0;
-            if (cudnnBackendGetAttribute(raw[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
+            if (cudnnBackendGetAttribute(configs[size_t(i)].get(), CUDNN_ATTR_ENGINECFG_ENGINE,
                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
                 CUDNN_STATUS_SUCCESS)
                 continue;
@@ -355,42 +494,30 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                                          index, why);
                 continue;
             }
-            BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, context);
-            plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-            plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                     &raw[size_t(i)]);
-            const auto started = SteadyClock::now();
-            const cudnnStatus_t status = plan.try_finalize();
-            finalize_s += seconds_since(started);
-            if (status != CUDNN_STATUS_SUCCESS) {
-                notes += fmt::format("{}engine {} refused ({})", notes.empty() ? "" : ", ", index,
-                                     cudnnGetErrorString(status));
-                continue;
-            }
-            int64_t workspace = 0;
-            IOSTUNE_CUDNN_CHECK(
-                cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                         CUDNN_TYPE_INT64, 1, &one, &workspace),
-                context + " (reading an execution plan's workspace size)");
-            if (workspace < 0 || size_t(workspace) > max_workspace) {
-                notes += fmt::format("{}engine {} needs {} MiB of workspace",
-                                     notes.empty() ? "" : ", ", index, workspace >> 20);
-                continue;
-            }
-            const bool tensor_cores =
-                contains(numerical_notes(engine_raw), CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+            std::optional<GraphConv::Shortlist::Plan> plan = finalize_plan(
+                handle, configs[size_t(i)], engine_raw, index, setting, max_workspace, context,
+                finalize_s, notes);
+            if (!plan) continue;
             taken[size_t(i)] = true;
             variants += int(variant_pass);
-            plans.push_back(GraphConv::Shortlist::Plan{std::move(plan), index, setting,
-                                                       size_t(workspace), tensor_cores});
+            plans.push_back(std::move(*plan));
         }
     }
+    // Carved configurations come last, so that the ranks before them (the stored choices' names)
+    // stay what they were without them.
+    if (direction == GraphConvDirection::Forward)
+        for (const int divisor : carveout.divisors)
+            add_carved_plans(handle, graph, carveout.sm_count / divisor, precision, max_workspace,
+                             context, plans, finalize_s, notes);
     std::string ranked;
     for (size_t rank = 0; rank < plans.size(); ++rank)
-        ranked += fmt::format("{}GRAPH_{} = engine {}{}", rank == 0 ? "" : ", ", rank,
+        ranked += fmt::format("{}GRAPH_{} = engine {}{}{}", rank == 0 ? "" : ", ", rank,
                               plans[rank].engine,
                               plans[rank].setting > 1
                                   ? fmt::format(" setting {}", plans[rank].setting)
+                                  : std::string(),
+                              plans[rank].sm_target > 0
+                                  ? fmt::format(" on {} SMs", plans[rank].sm_target)
                                   : std::string());
     notes = fmt::format(
             "{} of {} heuristic engine configurations ({}){}{} (seconds: graph and heuristics "
@@ -444,15 +571,16 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
     if (epilogue.activation) pointwise_mode(*epilogue.activation, context_);
     int device = 0;
     IOSTUNE_CUDA_CHECK(cudaGetDevice(&device), context_);
+    const Carveout carveout = carveout_for(device, context_);
     const std::string key = fmt::format(
         "dev{}|{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
-        "workspace {}|bias {}|z {}|relu {}|activation {}",
+        "workspace {}|bias {}|z {}|relu {}|activation {}|carveout {}",
         device, backward ? "backward data" : "forward", view_key(in), view_key(out),
         alignment_of(weight), kernel_h, kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
         g.dilation_h, g.dilation_w, g.groups, to_string(precision), max_workspace,
         epilogue.bias ? fmt::format("align {}", alignment_of(epilogue.bias)) : "none",
         epilogue.residual ? view_key(*epilogue.residual) : "none", epilogue.relu,
-        epilogue.activation ? to_string(*epilogue.activation) : "none");
+        epilogue.activation ? to_string(*epilogue.activation) : "none", carveout.key());
     ShortlistCache& cache = shortlist_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (auto it = cache.entries.find(key); it != cache.entries.end()) {
@@ -460,7 +588,8 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
         return;
     }
     shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
-                                 g, epilogue, precision, max_workspace, context_, direction);
+                                 g, epilogue, precision, max_workspace, context_, direction,
+                                 carveout);
     cache.entries.emplace(key, shortlist_);
 }
 
@@ -471,6 +600,8 @@ size_t GraphConv::workspace_bytes() const {
 }
 
 int64_t GraphConv::engine_index() const { return shortlist_->plans.at(size_t(selected_)).engine; }
+
+int GraphConv::sm_target() const { return shortlist_->plans.at(size_t(selected_)).sm_target; }
 
 const std::string& GraphConv::notes() const { return shortlist_->notes; }
 

@@ -91,6 +91,8 @@ public:
     size_t workspace_bytes() const;
     // cuDNN's global index of the selected engine (for plans: "engine 12").
     int64_t engine_index() const;
+    // The SMs the selected configuration is carved to (IOSTUNE_SM_CARVEOUT), 0: not carved.
+    int sm_target() const;
     // "TENSOR_OP_MATH" when shortlist entry `rank` runs on tensor cores, else "FMA_MATH": the
     // ConvChoice's math, so a stored choice names what it computes with.
     const char* math(int rank) const;
