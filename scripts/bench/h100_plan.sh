@@ -216,16 +216,18 @@ hrnet_on_gpu() {
 # --schedule-file, what the kernel moves started from), and greedy's and nimble's dataflow
 # rows. A line each in DIR/ab_MODEL.log (call172, call173). A FLAG ending in "=" is an
 # environment variable instead (FLAGVALUE for the search and its stored best's replays; call183).
+# AB_BATCH (1) and AB_PRECISIONS ("tf32 fp16") change the keys (call184).
 flag_ab() {
-  local o=$1 g=$2 m=$3 label=$4 flag=$5 p v k rep vars opt; shift 5
-  for p in tf32 fp16; do
+  local o=$1 g=$2 m=$3 label=$4 flag=$5 b=${AB_BATCH:-1} p v k rep vars opt; shift 5
+  for p in ${AB_PRECISIONS:-tf32 fp16}; do
     for v in "$@"; do
-      k="${m}_${p}_$label$v"
+      k="${m}_${p}_$label$v"; [ "$b" = 1 ] || k="${m}_b${b}_${p}_$label$v"
       if [[ $flag == *= ]]; then vars=("$flag$v"); opt=(); else vars=(); opt=("$flag" "$v"); fi
       rep=(env CUDA_VISIBLE_DEVICES="$g" "${vars[@]}" timeout 60 .devpack/iostune replay
-        --model "$m" --precision "$p" --placements 4 --iters 200)
+        --model "$m" --batch "$b" --precision "$p" --placements 4 --iters 200)
       env CUDA_VISIBLE_DEVICES="$g" "${vars[@]}" timeout 100 .devpack/iostune search --model "$m" \
-        --precision "$p" "${opt[@]}" --db "$o/$k.db" --format json >"$o/$k.json" 2>"$o/$k.log"
+        --batch "$b" --precision "$p" "${opt[@]}" --db "$o/$k.db" --format json >"$o/$k.json" \
+        2>"$o/$k.log"
       echo "$k: search exit $? $(python3 -c 'import json,sys
 j = json.load(open(sys.argv[1])); c = j["stats"]["conv_objective"]; m = c.get("kernel_moves", {})
 start = [x for x in j["stats"]["refine"].get("start_contest", []) if x["start"] == j["refined_from"]]
@@ -247,7 +249,7 @@ print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json
         median_ms)"
     done
     rep=(env CUDA_VISIBLE_DEVICES="$g" timeout 60 .devpack/iostune replay --model "$m"
-      --precision "$p" --placements 4 --iters 200)
+      --batch "$b" --precision "$p" --placements 4 --iters 200)
     for v in greedy nimble; do
       echo "${m}_$p $v-dataflow $("${rep[@]}" --schedule-source "$v" --form dataflow | median_ms)"
     done
@@ -2614,6 +2616,18 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call184)
+    # (Fortieth session, nvidia-h200-x2.) The [carveout] test (a carved configuration computes
+    # what the first one does), then call183's A/B at batch 16, TF32: where kernels fill the GPU,
+    # does carving them to half of it help concurrent branches? About 300 s.
+    o=/tmp/call184; mkdir -p "$o"
+    gpu_tests "$o" 0 "[carveout]" 60
+    grep -hE "carved|^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log" | tail -n 5
+    ab=(c IOSTUNE_SM_CARVEOUT= 0 2)
+    export AB_BATCH=16 AB_PRECISIONS=tf32
+    flag_ab "$o" 0 googlenet "${ab[@]}" & flag_ab "$o" 1 inception_v3 "${ab[@]}" & wait
+    cat "$o"/ab_*.log
+    tar czf "${OUT:-device-out}/call184.tar.gz" -C /tmp call184 ;;
   call183)
     # (Fortieth session, nvidia-h200-x2.) SM carveout (cuDNN's heuristics asked for engine
     # configurations that run on part of the GPU; graph_conv.cpp, IOSTUNE_SM_CARVEOUT): first

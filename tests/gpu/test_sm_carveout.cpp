@@ -1,0 +1,135 @@
+// [gpu] SM carveout (graph_conv.cpp, IOSTUNE_SM_CARVEOUT): a convolution's shortlist gains
+// configurations cuDNN carves to run on part of the GPU, after its usual ranks (so stored
+// choices keep their names), and each computes what the first configuration computes. A
+// setting that is no list of divisors is refused with the variable's name. Off (unset), the
+// shortlist has no carved entry. On a GPU before Hopper the setting changes nothing.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/engine/cuda_check.h"
+#include "src/engine/cudnn_descriptors.h"
+#include "src/engine/cudnn_handle.h"
+#include "src/engine/device_buffer.h"
+#include "src/engine/graph_conv.h"
+#include "src/error.h"
+
+using namespace iostune;
+
+namespace {
+
+// Inception V3's 3x3 on 35x35x64 at batch 1 (TF32, channels-last): the kind of convolution
+// whose fastest kernel alone the gap analysis found filling the GPU (docs/search-log.md).
+constexpr int kIn = 64, kOut = 96, kSide = 35;
+
+struct EnvSetting {
+    explicit EnvSetting(const char* value) {
+        if (value) setenv("IOSTUNE_SM_CARVEOUT", value, 1);
+        else unsetenv("IOSTUNE_SM_CARVEOUT");
+    }
+    ~EnvSetting() { unsetenv("IOSTUNE_SM_CARVEOUT"); }
+};
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = u(rng);
+    return v;
+}
+
+DeviceBuffer upload(const std::vector<float>& host) {
+    DeviceBuffer b(host.size() * sizeof(float));
+    IOSTUNE_CUDA_CHECK(cudaMemcpy(b.get(), host.data(), b.bytes(), cudaMemcpyHostToDevice),
+                       "test upload");
+    return b;
+}
+
+struct Operands {
+    DeviceBuffer x = upload(random_floats(size_t(kIn) * kSide * kSide, 1));
+    DeviceBuffer w = upload(random_floats(size_t(kOut) * kIn * 9, 2));
+    DeviceBuffer y = DeviceBuffer(size_t(kOut) * kSide * kSide * sizeof(float));
+    TensorView in() const {
+        return packed_view(x.get(), DType::F32, TensorLayout::Nhwc, 1, kIn, kSide, kSide);
+    }
+    TensorView out() const {
+        return packed_view(y.get(), DType::F32, TensorLayout::Nhwc, 1, kOut, kSide, kSide);
+    }
+};
+
+GraphConv graph_conv(const Operands& o) {
+    return GraphConv(o.in(), o.out(), o.w.get(), 3, 3, ConvGeometry{1, 1, 1, 1, 1, 1, 1},
+                     GraphEpilogue{}, Precision::Tf32, size_t(256) << 20, "carveout test");
+}
+
+std::vector<float> run_rank(GraphConv& conv, int rank, const Operands& o, cudnnHandle_t handle) {
+    REQUIRE(conv.select(rank));
+    const DeviceBuffer workspace(conv.workspace_bytes());
+    IOSTUNE_CUDA_CHECK(cudaMemset(o.y.get(), 0, o.y.bytes()), "test");
+    conv.run(handle, workspace.get());
+    std::vector<float> host(o.y.bytes() / sizeof(float));
+    IOSTUNE_CUDA_CHECK(cudaMemcpy(host.data(), o.y.get(), o.y.bytes(), cudaMemcpyDeviceToHost),
+                       "test download");
+    return host;
+}
+
+int carved_count(GraphConv& conv) {
+    int carved = 0;
+    for (int rank = 0; rank < conv.candidates(); ++rank) {
+        conv.select(rank);
+        carved += conv.sm_target() > 0;
+    }
+    conv.select(0);
+    return carved;
+}
+
+}  // namespace
+
+TEST_CASE("configurations carved to part of the GPU come after the usual ranks and compute "
+          "the same",
+          "[gpu][carveout]") {
+    int major = 0, sms = 0;
+    IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "t");
+    IOSTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "t");
+    const Operands o;
+    const CudnnHandle handle;
+
+    int usual = 0;
+    {
+        const EnvSetting off(nullptr);
+        GraphConv conv = graph_conv(o);
+        usual = conv.candidates();
+        CHECK(carved_count(conv) == 0);
+    }
+    {
+        const EnvSetting bad("half");
+        CHECK_THROWS_WITH(graph_conv(o), Catch::Contains("IOSTUNE_SM_CARVEOUT=half"));
+    }
+    const EnvSetting half_the_sms("2");
+    GraphConv conv = graph_conv(o);
+    INFO(conv.notes());
+    if (major < 9) {
+        WARN("compute capability " << major << ": no SM carveout (it needs Hopper)");
+        CHECK(carved_count(conv) == 0);
+        return;
+    }
+    REQUIRE(conv.candidates() > usual);
+    CHECK(carved_count(conv) == conv.candidates() - usual);
+    const std::vector<float> reference = run_rank(conv, 0, o, handle.get());
+    for (int rank = usual; rank < conv.candidates(); ++rank) {
+        REQUIRE(conv.select(rank));
+        CHECK(conv.sm_target() == sms / 2);
+        const std::vector<float> carved = run_rank(conv, rank, o, handle.get());
+        double diff = 0, norm = 0;
+        for (size_t i = 0; i < carved.size(); ++i) {
+            diff += double(carved[i] - reference[i]) * (carved[i] - reference[i]);
+            norm += double(reference[i]) * reference[i];
+        }
+        // TF32 products either way; only the order of the sums may differ.
+        CHECK(std::sqrt(diff / norm) < 1e-3);
+    }
+    WARN(conv.candidates() - usual << " carved configurations on " << sms / 2 << " SMs");
+}
