@@ -62,7 +62,8 @@ ConvChoices timed_in_full(const ConvChoices& choices) {
 }
 
 bool same_kernel(const ConvChoice& a, const ConvChoice& b) {
-    return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path;
+    return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path &&
+           a.engine == b.engine;
 }
 
 std::vector<ConvChoice> runners_up(const std::vector<ConvChoice>& ran, const ConvChoice& chosen,
@@ -103,6 +104,7 @@ nlohmann::json conv_choices_to_json(const ConvChoices& choices) {
         if (c.objective != ConvObjective::Alone)
             json[signature]["objective"] = to_string(c.objective);
         if (c.quick) json[signature]["quick"] = true;
+        if (!c.engine.empty()) json[signature]["engine"] = c.engine;
     }
     return json;
 }
@@ -139,6 +141,13 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
                 throw Error(fmt::format("{} has \"quick\": {}: use true or false", context,
                                         it->dump()));
             c.quick = it->get<bool>();
+        }
+        if (const auto it = entry.find("engine"); it != entry.end()) {
+            if (!it->is_string() || graph_algorithm_rank(c.algorithm) < 0)
+                throw Error(fmt::format("{} has \"engine\": {}: only a graph-API choice "
+                                        "(GRAPH_<rank>) names its engine, as a string",
+                                        context, it->dump()));
+            c.engine = it->get<std::string>();
         }
         if (!is_conv_algorithm_name(c.algorithm))
             throw Error(fmt::format("{} names the unknown cuDNN algorithm '{}'", context, c.algorithm));

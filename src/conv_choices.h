@@ -45,6 +45,12 @@ struct ConvChoice {
     // all. A replay pins it like any choice; a later search times the convolution again (the
     // store's quick choices are not pinned: tuning_job.cpp, stored_conv_choices).
     bool quick = false;
+    // A graph-API choice's configuration by what it is ("engine 51 setting 2", "engine 67 on 66
+    // SMs"): pinned, it selects that configuration whatever its rank in this process's
+    // shortlist (ranks move when cuDNN's heuristics or the shortlist's limits change), and a
+    // shortlist without it times the convolution afresh. Empty (choices stored before
+    // 2026-11-29, other paths): the rank in `algorithm` alone names it.
+    std::string engine = "";
 
     bool operator==(const ConvChoice&) const = default;
 };

@@ -2616,6 +2616,51 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call185)
+    # (Fortieth session, nvidia-h200-x2.) Fewer engines compiled (IOSTUNE_GRAPH_COMPILED: the
+    # run-time compiled configurations a shortlist finalizes, 2 by default now, 6 before) and
+    # graph-API choices named by their engine configuration. GPU 0: the [gpu] cases these touch,
+    # then EfficientNet-B1 (batch 3, 201 px) profiled at 6 and at 2, TF32 and fp16 (choosing
+    # seconds and per-shape bests: profile_breakdown.py --choices), then GoogLeNet's A/B (flag_ab,
+    # 6 against 2, TF32 only: the call's time). GPU 1: Inception V3's A/B, then EfficientNet-B1 searched under
+    # --time-budget 20 at 6 and 2 and its best replayed. About 480 s.
+    o=/tmp/call185; mkdir -p "$o"
+    "${PYTHON:-python3}" - "$o/efficientnet_b1.onnx" <<'PY'
+import sys
+sys.path[:0] = ["tests/fixtures", "scripts/bench"]
+import export_torchvision as fx
+opts = fx.CI_EXPORTS["efficientnet_b1"]
+fx.export(fx.torchvision_model("efficientnet_b1", 201), fx.seeded_input((1, 3, 201, 201), fx.SEED),
+          sys.argv[1], opts["opset"], keep_bn=opts["keep_bn"], dynamic_batch=opts["dynamic_batch"])
+PY
+    ab=(g IOSTUNE_GRAPH_COMPILED= 6 2)
+    effnet=(--model "$o/efficientnet_b1.onnx" --batch 3)
+    {
+      gpu_tests "$o" 0 "[corun],[carveout],[graph],search then replay*" 240
+      grep -hE "^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log" | tail -n 4
+      for n in 6 2; do for p in tf32 fp16; do
+        s=$SECONDS
+        CUDA_VISIBLE_DEVICES=0 IOSTUNE_GRAPH_COMPILED=$n timeout 120 .devpack/iostune profile \
+          "${effnet[@]}" --precision "$p" --layout nhwc --iterations 3 \
+          --json "$o/profile_${p}_g$n.json" >"$o/profile_${p}_g$n.log" 2>&1
+        echo "profile $p compiled $n: exit $?, $((SECONDS - s)) s"
+      done; done
+      python3 scripts/bench/profile_breakdown.py --choices "$o"/profile_*_g*.json >"$o/choices.md" 2>&1
+      AB_PRECISIONS=tf32 flag_ab "$o" 0 googlenet "${ab[@]}"
+    } >"$o/gpu0.log" 2>&1 &
+    {
+      flag_ab "$o" 1 inception_v3 "${ab[@]}"
+      for n in 6 2; do for p in tf32 fp16; do
+        k="efficientnet_b1_${p}_g$n"
+        CUDA_VISIBLE_DEVICES=1 IOSTUNE_GRAPH_COMPILED=$n timeout 100 .devpack/iostune search \
+          "${effnet[@]}" --precision "$p" --time-budget 20 --db "$o/$k.db" >"$o/$k.log" 2>&1
+        echo "$k: search exit $? $(grep -E 'quick|chosen quickly' "$o/$k.log" | head -2 | tr '\n' ' ' | cut -c1-200) best $(env CUDA_VISIBLE_DEVICES=1 IOSTUNE_GRAPH_COMPILED=$n timeout 60 .devpack/iostune replay "${effnet[@]}" --precision "$p" --db "$o/$k.db" --placements 4 --iters 200 | median_ms)"
+      done; done
+    } >"$o/gpu1.log" 2>&1 &
+    wait
+    cat "$o/gpu0.log" "$o/gpu1.log" "$o"/ab_*.log
+    head -n 40 "$o/choices.md"
+    tar czf "${OUT:-device-out}/call185.tar.gz" --exclude='*.onnx' -C /tmp call185 ;;
   call184)
     # (Fortieth session, nvidia-h200-x2.) The [carveout] test (a carved configuration computes
     # what the first one does), then call183's A/B at batch 16, TF32: where kernels fill the GPU,

@@ -32,6 +32,15 @@ constexpr size_t kTimedAlgorithms = 5;
 // Past EngineOptions::time_convolutions_by: the graph API configurations and the legacy
 // algorithms (by cuDNN's heuristic) timed at most, each.
 constexpr int kQuickCandidates = 2;
+
+// Shortlist entry `rank` of a graph-API convolution as a choice on `path`: its rank's name, its
+// math, and the configuration it is (ConvChoice::engine).
+ConvChoice graph_choice(const GraphConv& graph_conv, int rank, ConvPath path) {
+    ConvChoice choice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank), graph_conv.math(rank),
+                      choice_name(path), 0.0};
+    choice.engine = graph_conv.identity(rank);
+    return choice;
+}
 constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
 
 // Measurements shared by every engine of the process: cuDNN's algorithm ranking and the engine's
@@ -241,11 +250,16 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         }
         // Strict fp32 never takes a tensor-core choice (its shortlist has no such engine).
         if (options.precision == Precision::Fp32 && choice.math == "TENSOR_OP_MATH") return false;
-        if (!graph_conv->select(rank)) return false;
+        // Named by its engine, it is that configuration at whatever rank it holds here (none:
+        // not in this shortlist, so the convolution is timed afresh).
+        const int here = choice.engine.empty() ? rank : graph_conv->rank_of(choice.engine);
+        if (!graph_conv->select(here)) return false;
         step.path = fused_graph ? ConvPath::GraphFused : ConvPath::Graph;
         step.workspace_bytes = graph_conv->workspace_bytes();
-        step.choice = choice;
-        step.choice.math = graph_conv->math(rank);
+        step.choice = graph_choice(*graph_conv, here, step.path);
+        step.choice.time_ms = choice.time_ms;
+        step.choice.objective = choice.objective;
+        step.choice.quick = choice.quick;
         return true;
     }
     if (choice.algorithm == kDepthwiseAlgorithm) {
@@ -484,8 +498,7 @@ bool Engine::Impl::choose_quickly(ConvStep& step) {
             const GraphConv* graph_conv =
                 step.graph(options.precision, options.max_workspace_bytes, false);
             for (int rank = 0; rank < std::min(graph_conv->candidates(), kQuickCandidates); ++rank)
-                time_candidate({fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
-                                graph_conv->math(rank), choice_name(ConvPath::Graph), 0.0});
+                time_candidate(graph_choice(*graph_conv, rank, ConvPath::Graph));
         } catch (const Error&) {
             // cuDNN rejects the graph: the legacy algorithms remain
         }
@@ -607,9 +620,7 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             const GraphConv* graph_conv =
                 step.graph(options.precision, options.max_workspace_bytes, fused);
             for (int rank = 0; rank < graph_conv->candidates(); ++rank)
-                graph_shortlist.push_back(
-                    ConvChoice{fmt::format("{}{}", kGraphAlgorithmPrefix, rank),
-                               graph_conv->math(rank), choice_name(path), 0.0});
+                graph_shortlist.push_back(graph_choice(*graph_conv, rank, path));
             timed += fmt::format("{}{}: {}", timed.empty() ? "" : ", ", what, graph_conv->notes());
         } catch (const Error& e) {
             timed += fmt::format("{}{} refused: {}", timed.empty() ? "" : ", ", what, e.what());

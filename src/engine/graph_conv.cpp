@@ -157,14 +157,36 @@ std::vector<cudnnBackendNumericalNote_t> numerical_notes(cudnnBackendDescriptor_
         engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE);
 }
 
+bool runtime_compiled(cudnnBackendDescriptor_t engine) {
+    const auto behaviour =
+        attribute_list<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT>(
+            engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE);
+    return std::find(behaviour.begin(), behaviour.end(),
+                     CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) != behaviour.end();
+}
+
+// How many run-time compiled configurations a shortlist finalizes at most:
+// IOSTUNE_GRAPH_COMPILED (1 to GraphConv::kCandidates), else GraphConv::kCompiledCandidates.
+int compiled_candidates() {
+    const char* setting = std::getenv("IOSTUNE_GRAPH_COMPILED");
+    if (setting == nullptr || *setting == '\0') return GraphConv::kCompiledCandidates;
+    int count = 0;
+    const std::string text(setting);
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (error != std::errc() || end != text.data() + text.size() || count < 1 ||
+        count > GraphConv::kCandidates)
+        throw Error(fmt::format("IOSTUNE_GRAPH_COMPILED={}: expected how many run-time compiled "
+                                "engine configurations a convolution's shortlist may finalize, "
+                                "1 to {} (unset: {})",
+                                text, GraphConv::kCandidates, GraphConv::kCompiledCandidates));
+    return count;
+}
+
 // Why an engine is not a candidate (it changes the precision's arithmetic, or compiles its kernel
 // at run time where that is not allowed), or "" when it is.
 std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
                        bool allow_runtime_compiled) {
     const auto numerical = numerical_notes(engine);
-    const auto behaviour =
-        attribute_list<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT>(
-            engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE);
     const bool fp32_storage = storage_type(precision) == DType::F32;
     if (precision == Precision::Fp32 && contains(numerical, CUDNN_NUMERICAL_NOTE_TENSOR_CORE))
         return "tensor cores (strict fp32)";
@@ -172,10 +194,7 @@ std::string unsuitable(cudnnBackendDescriptor_t engine, Precision precision,
         return "down-converts fp32 inputs";
     if (contains(numerical, CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
         return "reduced-precision accumulation";
-    if (!allow_runtime_compiled &&
-        std::find(behaviour.begin(), behaviour.end(), CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) !=
-            behaviour.end())
-        return "run-time compiled";
+    if (!allow_runtime_compiled && runtime_compiled(engine)) return "run-time compiled";
     return "";
 }
 
@@ -360,7 +379,7 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     cudnnHandle_t handle, const TensorView& in, const TensorView& out, const void* weight,
     int kernel_h, int kernel_w, const ConvGeometry& g, const GraphEpilogue& epilogue,
     Precision precision, size_t max_workspace, const std::string& context,
-    GraphConvDirection direction, const Carveout& carveout) {
+    GraphConvDirection direction, const Carveout& carveout, int most_compiled) {
     auto shortlist = std::make_shared<GraphConv::Shortlist>();
     std::vector<GraphConv::Shortlist::Plan>& plans = shortlist->plans;
     std::string& notes = shortlist->notes;
@@ -462,7 +481,7 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
     // a later setting of engine 51 takes 28.4 us.)
     std::vector<bool> taken(size_t(returned), false);
     std::map<int64_t, int> settings_seen;  // engine -> its configurations seen so far
-    int variants = 0;
+    int variants = 0, compiled = 0, not_compiled = 0;
     for (const bool variant_pass : {false, true}) {
         for (int64_t i = 0; i < returned; ++i) {
             if (!variant_pass && int(plans.size()) >= GraphConv::kCandidates) break;
@@ -494,15 +513,27 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                                          index, why);
                 continue;
             }
+            // The heuristics' later guesses of engines compiled at run time cost a compilation
+            // each and rarely win (their first two kept 95-99% of what all six gained).
+            const bool compiles = runtime_compiled(engine_raw);
+            if (compiles && compiled >= most_compiled) {
+                ++not_compiled;
+                continue;
+            }
             std::optional<GraphConv::Shortlist::Plan> plan = finalize_plan(
                 handle, configs[size_t(i)], engine_raw, index, setting, max_workspace, context,
                 finalize_s, notes);
             if (!plan) continue;
+            compiled += int(compiles);
             taken[size_t(i)] = true;
             variants += int(variant_pass);
             plans.push_back(std::move(*plan));
         }
     }
+    if (not_compiled > 0)
+        notes += fmt::format("{}{} further run-time compiled configurations (at most {} "
+                             "compiled)",
+                             notes.empty() ? "" : ", ", not_compiled, most_compiled);
     // Carved configurations come last, so that the ranks before them (the stored choices' names)
     // stay what they were without them.
     if (direction == GraphConvDirection::Forward)
@@ -572,15 +603,17 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
     int device = 0;
     IOSTUNE_CUDA_CHECK(cudaGetDevice(&device), context_);
     const Carveout carveout = carveout_for(device, context_);
+    const int most_compiled = compiled_candidates();
     const std::string key = fmt::format(
         "dev{}|{}|x {}|y {}|w align {}|{}x{} pad {},{} stride {},{} dilation {},{} groups {}|{}|"
-        "workspace {}|bias {}|z {}|relu {}|activation {}|carveout {}",
+        "workspace {}|bias {}|z {}|relu {}|activation {}|carveout {}|compiled {}",
         device, backward ? "backward data" : "forward", view_key(in), view_key(out),
         alignment_of(weight), kernel_h, kernel_w, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
         g.dilation_h, g.dilation_w, g.groups, to_string(precision), max_workspace,
         epilogue.bias ? fmt::format("align {}", alignment_of(epilogue.bias)) : "none",
         epilogue.residual ? view_key(*epilogue.residual) : "none", epilogue.relu,
-        epilogue.activation ? to_string(*epilogue.activation) : "none", carveout.key());
+        epilogue.activation ? to_string(*epilogue.activation) : "none", carveout.key(),
+        most_compiled);
     ShortlistCache& cache = shortlist_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     if (auto it = cache.entries.find(key); it != cache.entries.end()) {
@@ -589,7 +622,7 @@ GraphConv::GraphConv(const TensorView& op_in, const TensorView& op_out, const vo
     }
     shortlist_ = build_shortlist(cache.handles[device].get(), in, out, weight, kernel_h, kernel_w,
                                  g, epilogue, precision, max_workspace, context_, direction,
-                                 carveout);
+                                 carveout, most_compiled);
     cache.entries.emplace(key, shortlist_);
 }
 
@@ -602,6 +635,21 @@ size_t GraphConv::workspace_bytes() const {
 int64_t GraphConv::engine_index() const { return shortlist_->plans.at(size_t(selected_)).engine; }
 
 int GraphConv::sm_target() const { return shortlist_->plans.at(size_t(selected_)).sm_target; }
+
+std::string GraphConv::identity(int rank) const {
+    const Shortlist::Plan& p = shortlist_->plans.at(size_t(rank));
+    if (p.engine < 0) return "";
+    std::string text = fmt::format("engine {}", p.engine);
+    if (p.setting > 1) text += fmt::format(" setting {}", p.setting);
+    if (p.sm_target > 0) text += fmt::format(" on {} SMs", p.sm_target);
+    return text;
+}
+
+int GraphConv::rank_of(const std::string& wanted) const {
+    for (int rank = 0; rank < candidates(); ++rank)
+        if (!wanted.empty() && identity(rank) == wanted) return rank;
+    return -1;
+}
 
 const std::string& GraphConv::notes() const { return shortlist_->notes; }
 

@@ -65,6 +65,11 @@ enum class GraphConvDirection { Forward, BackwardData };
 class GraphConv {
 public:
     static constexpr int kCandidates = 6;
+    // Of those, run-time compiled ones (NVRTC, the runtime-fusion engines of a fused epilogue)
+    // at most this many, by default; IOSTUNE_GRAPH_COMPILED overrides it (1-6). Compiling is
+    // nearly all of choosing a fused convolution (docs/search-log.md, "Fewer engines
+    // compiled").
+    static constexpr int kCompiledCandidates = 2;
     // Further knob settings of the shortlisted engines, timed beside them (graph_conv.cpp).
     static constexpr int kKnobVariants = 3;
 
@@ -93,6 +98,11 @@ public:
     int64_t engine_index() const;
     // The SMs the selected configuration is carved to (IOSTUNE_SM_CARVEOUT), 0: not carved.
     int sm_target() const;
+    // Shortlist entry `rank` by what it is ("engine 51", "engine 51 setting 2", "engine 67 on
+    // 66 SMs"; "" when cuDNN did not say its engine), and the rank of such a name here (-1: not
+    // in this shortlist). ConvChoice::engine.
+    std::string identity(int rank) const;
+    int rank_of(const std::string& identity) const;
     // "TENSOR_OP_MATH" when shortlist entry `rank` runs on tensor cores, else "FMA_MATH": the
     // ConvChoice's math, so a stored choice names what it computes with.
     const char* math(int rank) const;

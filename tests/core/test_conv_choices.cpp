@@ -44,6 +44,30 @@ TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
     CHECK(iostune::conv_choices_from_json(nlohmann::json::object(), "test").empty());
 }
 
+TEST_CASE("a graph-API choice names its engine configuration, which outranks its rank",
+          "[conv_choices]") {
+    ConvChoices choices;
+    choices["old"] = {"GRAPH_4", "TENSOR_OP_MATH", "graph+epilogue", 0.01};
+    choices["new"] = {"GRAPH_4", "TENSOR_OP_MATH", "graph+epilogue", 0.01};
+    choices["new"].engine = "engine 51 setting 2";
+    const nlohmann::json json = iostune::conv_choices_to_json(choices);
+    CHECK_FALSE(json["old"].contains("engine"));  // stored before engines were named: as then
+    CHECK(json["new"]["engine"] == "engine 51 setting 2");
+    CHECK(iostune::conv_choices_from_json(nlohmann::json::parse(json.dump()), "t") == choices);
+    // One rank, two configurations: two kernels (the runners-up keep both).
+    ConvChoice other = choices["new"];
+    other.engine = "engine 26";
+    CHECK_FALSE(iostune::same_kernel(choices["new"], other));
+    CHECK(iostune::same_kernel(choices["new"], choices["new"]));
+    // Only a graph-API choice has one, and it is text.
+    CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM_1"}, {"math", "TENSOR_OP_MATH"},
+                                {"path", "gemm"}, {"engine", "engine 3"}}}}),
+               Catch::Contains("only a graph-API choice"));
+    CHECK_THAT(error_of({{"k", {{"algorithm", "GRAPH_1"}, {"math", "TENSOR_OP_MATH"},
+                                {"path", "graph"}, {"engine", 51}}}}),
+               Catch::Contains("\"engine\": 51"));
+}
+
 TEST_CASE("a choice made to co-run says so; a search keeps the two kinds apart",
           "[conv_choices]") {
     ConvChoices choices;

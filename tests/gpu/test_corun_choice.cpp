@@ -195,3 +195,39 @@ TEST_CASE("an engine offers each convolution's runners-up, another engine of the
     CHECK(relative_error(sequential, reference) < model_error_bound(plan.precision));
     CHECK(bitwise_equal(run_schedule(engine, nimble), sequential));
 }
+
+TEST_CASE("a pinned graph-API choice selects its engine configuration whatever its rank",
+          "[gpu][corun]") {
+    const Plan plan{Precision::Tf32, TensorLayout::Nhwc};
+    const Graph graph = seeded_googlenet();
+    Engine chooser = engine_choosing(graph, plan, ConvObjective::Alone);
+    const ConvChoices chosen = chooser.conv_choices();
+    const HostTensor reference = run_schedule(chooser, sequential_schedule(graph));
+
+    // Every graph-API choice's rank moved by one, as a shortlist whose heuristics or limits
+    // changed would move it: the engine it names still decides.
+    ConvChoices moved = chosen;
+    std::string some_graph_choice;
+    for (auto& [signature, choice] : moved) {
+        const int rank = graph_algorithm_rank(choice.algorithm);
+        if (rank < 0) continue;
+        REQUIRE_FALSE(choice.engine.empty());
+        choice.algorithm = std::string(kGraphAlgorithmPrefix) + std::to_string(rank + 1);
+        some_graph_choice = signature;
+    }
+    REQUIRE_FALSE(some_graph_choice.empty());
+    EngineOptions options = options_for(plan);
+    options.conv_choices = moved;
+    Engine pinned(graph, options);
+    pinned.set_random_inputs(9);
+    CHECK(pinned.pinned_conv_count() == pinned.conv_count());
+    CHECK(pinned.conv_choices() == chosen);  // each under its rank in this shortlist
+    CHECK(bitwise_equal(run_schedule(pinned, sequential_schedule(graph)), reference));
+
+    // An engine configuration this shortlist lacks is not run at some rank: timed afresh.
+    options.conv_choices = chosen;
+    options.conv_choices.at(some_graph_choice).engine = "engine 99999";
+    Engine retimed(graph, options);
+    CHECK(retimed.pinned_conv_count() < retimed.conv_count());
+    CHECK(retimed.conv_choices().at(some_graph_choice).engine != "engine 99999");
+}
