@@ -2618,8 +2618,9 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
   call185)
     # (Fortieth session, nvidia-h200-x2.) Fewer engines compiled (IOSTUNE_GRAPH_COMPILED: the
-    # run-time compiled configurations a shortlist finalizes, 2 by default now, 6 before) and
-    # graph-API choices named by their engine configuration. GPU 0: the [gpu] cases these touch,
+    # run-time compiled configurations a shortlist finalizes; binary 1682c8e had 2 by default,
+    # since 6 again: the cap lost 1-4%) and graph-API choices named by their engine
+    # configuration. Run: 368 s. GPU 0: the [gpu] cases these touch,
     # then EfficientNet-B1 (batch 3, 201 px) profiled at 6 and at 2, TF32 and fp16 (choosing
     # seconds and per-shape bests: profile_breakdown.py --choices), then GoogLeNet's A/B (flag_ab,
     # 6 against 2, TF32 only: the call's time). GPU 1: Inception V3's A/B, then EfficientNet-B1 searched under

@@ -301,6 +301,7 @@ void add_carved_plans(cudnnHandle_t handle, const BackendDescriptor& graph, int3
     if (sm_target <= 0) return;
     const std::vector<BackendDescriptor> configs = heuristic_configs(graph, sm_target, context);
     int added = 0, ignored = 0;
+    std::map<int64_t, int> settings_seen;  // engine -> its carved configurations seen so far
     for (const BackendDescriptor& config : configs) {
         if (added >= kCarvedPerTarget) break;
         BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
@@ -313,6 +314,7 @@ void add_carved_plans(cudnnHandle_t handle, const BackendDescriptor& graph, int3
         int64_t index = -1;
         cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
                                  &one, &index);
+        const int setting = ++settings_seen[index];  // names it apart from its engine's others
         int32_t kept_to = 0;
         if (cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_SM_COUNT_TARGET,
                                      CUDNN_TYPE_INT32, 1, &one, &kept_to) != CUDNN_STATUS_SUCCESS ||
@@ -322,7 +324,7 @@ void add_carved_plans(cudnnHandle_t handle, const BackendDescriptor& graph, int3
         }
         if (!unsuitable(engine_raw, precision, false).empty()) continue;
         std::optional<GraphConv::Shortlist::Plan> plan = finalize_plan(
-            handle, config, engine_raw, index, 1, max_workspace, context, finalize_s, notes);
+            handle, config, engine_raw, index, setting, max_workspace, context, finalize_s, notes);
         if (!plan) continue;
         plan->sm_target = sm_target;
         plans.push_back(std::move(*plan));
@@ -513,8 +515,8 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                                          index, why);
                 continue;
             }
-            // The heuristics' later guesses of engines compiled at run time cost a compilation
-            // each and rarely win (their first two kept 95-99% of what all six gained).
+            // Under IOSTUNE_GRAPH_COMPILED, the heuristics' later guesses of engines compiled at
+            // run time are left out: each costs a compilation.
             const bool compiles = runtime_compiled(engine_raw);
             if (compiles && compiled >= most_compiled) {
                 ++not_compiled;

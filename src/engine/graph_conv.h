@@ -65,11 +65,11 @@ enum class GraphConvDirection { Forward, BackwardData };
 class GraphConv {
 public:
     static constexpr int kCandidates = 6;
-    // Of those, run-time compiled ones (NVRTC, the runtime-fusion engines of a fused epilogue)
-    // at most this many, by default; IOSTUNE_GRAPH_COMPILED overrides it (1-6). Compiling is
-    // nearly all of choosing a fused convolution (docs/search-log.md, "Fewer engines
-    // compiled").
-    static constexpr int kCompiledCandidates = 2;
+    // Of those, run-time compiled ones (NVRTC, the runtime-fusion engines of a fused epilogue):
+    // all by default; IOSTUNE_GRAPH_COMPILED=n (1-6) finalizes at most n. Compiling is nearly
+    // all of choosing a fused convolution, but a cap of 2 chose kernels that ran 1-4% slower in
+    // the searches' schedules (docs/search-log.md, "Fewer engines compiled").
+    static constexpr int kCompiledCandidates = kCandidates;
     // Further knob settings of the shortlisted engines, timed beside them (graph_conv.cpp).
     static constexpr int kKnobVariants = 3;
 

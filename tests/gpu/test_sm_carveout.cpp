@@ -1,8 +1,10 @@
-// [gpu] SM carveout (graph_conv.cpp, IOSTUNE_SM_CARVEOUT): a convolution's shortlist gains
-// configurations cuDNN carves to run on part of the GPU, after its usual ranks (so stored
-// choices keep their names), and each computes what the first configuration computes. A
-// setting that is no list of divisors is refused with the variable's name. Off (unset), the
-// shortlist has no carved entry. On a GPU before Hopper the setting changes nothing.
+// [gpu] The graph-API shortlist's environment knobs (graph_conv.cpp), and the names its entries
+// go by. SM carveout (IOSTUNE_SM_CARVEOUT): a convolution's shortlist gains configurations cuDNN
+// carves to run on part of the GPU, after its usual ranks, and each computes what the first
+// configuration computes; off (unset), there are none; on a GPU before Hopper the setting
+// changes nothing. IOSTUNE_GRAPH_COMPILED caps the run-time compiled configurations of a fused
+// convolution's shortlist. Every entry has a name of its own (ConvChoice::engine), which finds
+// its rank again. A setting out of range is refused with the variable's name.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -60,9 +62,26 @@ struct Operands {
     }
 };
 
-GraphConv graph_conv(const Operands& o) {
+GraphConv graph_conv(const Operands& o, const GraphEpilogue& epilogue = {}) {
     return GraphConv(o.in(), o.out(), o.w.get(), 3, 3, ConvGeometry{1, 1, 1, 1, 1, 1, 1},
-                     GraphEpilogue{}, Precision::Tf32, size_t(256) << 20, "carveout test");
+                     epilogue, Precision::Tf32, size_t(256) << 20, "carveout test");
+}
+
+struct EnvVariable {
+    EnvVariable(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+    ~EnvVariable() { unsetenv(name_); }
+    const char* name_;
+};
+
+// Each entry's name is its own and finds its rank.
+void check_names(const GraphConv& conv) {
+    for (int rank = 0; rank < conv.candidates(); ++rank) {
+        INFO("rank " << rank << ": " << conv.identity(rank));
+        CHECK_FALSE(conv.identity(rank).empty());
+        CHECK(conv.rank_of(conv.identity(rank)) == rank);
+    }
+    CHECK(conv.rank_of("engine 99999") == -1);
+    CHECK(conv.rank_of("") == -1);
 }
 
 std::vector<float> run_rank(GraphConv& conv, int rank, const Operands& o, cudnnHandle_t handle) {
@@ -103,6 +122,7 @@ TEST_CASE("configurations carved to part of the GPU come after the usual ranks a
         GraphConv conv = graph_conv(o);
         usual = conv.candidates();
         CHECK(carved_count(conv) == 0);
+        check_names(conv);
     }
     {
         const EnvSetting bad("half");
@@ -118,6 +138,7 @@ TEST_CASE("configurations carved to part of the GPU come after the usual ranks a
     }
     REQUIRE(conv.candidates() > usual);
     CHECK(carved_count(conv) == conv.candidates() - usual);
+    check_names(conv);  // two carved configurations of one engine are told apart
     const std::vector<float> reference = run_rank(conv, 0, o, handle.get());
     for (int rank = usual; rank < conv.candidates(); ++rank) {
         REQUIRE(conv.select(rank));
@@ -132,4 +153,34 @@ TEST_CASE("configurations carved to part of the GPU come after the usual ranks a
         CHECK(std::sqrt(diff / norm) < 1e-3);
     }
     WARN(conv.candidates() - usual << " carved configurations on " << sms / 2 << " SMs");
+}
+
+TEST_CASE("IOSTUNE_GRAPH_COMPILED caps a fused shortlist's run-time compiled configurations",
+          "[gpu][carveout]") {
+    const Operands o;
+    const DeviceBuffer bias = upload(random_floats(kOut, 3));
+    const GraphEpilogue fused{bias.get(), std::nullopt, true, std::nullopt};
+    int all = 0;
+    {
+        GraphConv conv = graph_conv(o, fused);
+        all = conv.candidates();
+        INFO(conv.notes());
+        check_names(conv);
+        CHECK(conv.notes().find("further run-time compiled") == std::string::npos);
+    }
+    {
+        const EnvVariable one("IOSTUNE_GRAPH_COMPILED", "1");
+        GraphConv conv = graph_conv(o, fused);
+        INFO(conv.notes());
+        check_names(conv);
+        CHECK(conv.candidates() <= all);
+        // Where cuDNN offered more than one compiled configuration, the rest are said so.
+        if (conv.candidates() < all)
+            CHECK(conv.notes().find("at most 1 compiled") != std::string::npos);
+        WARN(all << " configurations uncapped, " << conv.candidates() << " with one compiled");
+    }
+    for (const char* bad : {"0", "7", "two"}) {
+        const EnvVariable setting("IOSTUNE_GRAPH_COMPILED", bad);
+        CHECK_THROWS_WITH(graph_conv(o, fused), Catch::Contains("IOSTUNE_GRAPH_COMPILED="));
+    }
 }
