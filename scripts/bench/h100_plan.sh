@@ -2616,6 +2616,40 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call186)
+    # (Fortieth session, nvidia-h200-x2.) GPU 0: the [carveout] and [corun] cases on the final
+    # binary (carved configurations of one engine named apart). GPU 1: does a second process
+    # choose EfficientNet-B1's convolutions faster, the compiled kernels cached on disk by the
+    # driver (CUDA_CACHE_PATH)? `iostune profile` (b3, 201 px, TF32) three times: a fresh cache,
+    # the same cache again, and CUDA_CACHE_DISABLE=1. About 200 s.
+    o=/tmp/call186; mkdir -p "$o"
+    gpu_tests "$o" 0 "[carveout],[corun]" 300 &
+    {
+      "${PYTHON:-python3}" - "$o/efficientnet_b1.onnx" <<'PY'
+import sys
+sys.path[:0] = ["tests/fixtures", "scripts/bench"]
+import export_torchvision as fx
+opts = fx.CI_EXPORTS["efficientnet_b1"]
+fx.export(fx.torchvision_model("efficientnet_b1", 201), fx.seeded_input((1, 3, 201, 201), fx.SEED),
+          sys.argv[1], opts["opset"], keep_bn=opts["keep_bn"], dynamic_batch=opts["dynamic_batch"])
+PY
+      for run in fresh again disabled; do
+        cache=(CUDA_CACHE_PATH="$o/cuda-cache")
+        [ "$run" = disabled ] && cache=(CUDA_CACHE_DISABLE=1)
+        s=$SECONDS
+        env CUDA_VISIBLE_DEVICES=1 "${cache[@]}" timeout 120 .devpack/iostune profile \
+          --model "$o/efficientnet_b1.onnx" --batch 3 --precision tf32 --layout nhwc \
+          --iterations 3 --json "$o/profile_$run.json" >"$o/profile_$run.log" 2>&1
+        echo "$run: exit $?, $((SECONDS - s)) s, cache $(du -sh "$o/cuda-cache" 2>/dev/null | cut -f1)"
+        python3 scripts/bench/profile_breakdown.py --choices "$o/profile_$run.json" |
+          grep -m1 'timed in full'
+      done
+    } >"$o/cache.log" 2>&1
+    wait
+    grep -hE "carved|^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log" | tail -n 6
+    cat "$o/cache.log"
+    rm -rf "$o/cuda-cache"
+    tar czf "${OUT:-device-out}/call186.tar.gz" --exclude='*.onnx' -C /tmp call186 ;;
   call185)
     # (Fortieth session, nvidia-h200-x2.) Fewer engines compiled (IOSTUNE_GRAPH_COMPILED: the
     # run-time compiled configurations a shortlist finalizes; binary 1682c8e had 2 by default,
