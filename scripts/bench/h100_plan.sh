@@ -2616,6 +2616,21 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       cut -c1-160
     cat "$o"/perturb_*.log 2>/dev/null | cut -c1-200
     tar czf "${OUT:-device-out}/$c.tar.gz" -C /tmp "$c" ;;
+  call187)
+    # (Fortieth session, nvidia-h200-x4.) The whole [gpu] suite on the final binary, a shard
+    # per GPU, without the cases that read PyTorch's ONNX exports ([onnx], [fixtures]: their
+    # export alone takes minutes; call155 and call174 ran them). The shortlist's rework
+    # (graph_conv.cpp) reaches every graph-API convolution.
+    o=/tmp/call187; mkdir -p "$o"
+    x="~[onnx]~[fixtures]"
+    gpu_tests "$o" 0 "[gpu][engine]~[precision]$x" 400 &
+    gpu_tests "$o" 1 "[gpu][precision]$x" 400 &
+    gpu_tests "$o" 2 "[gpu][replay]~[engine]~[precision]$x" 400 &
+    gpu_tests "$o" 3 "[gpu]~[engine]~[replay]~[precision]$x" 400 &
+    wait
+    grep -B3 -A12 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -60
+    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
+    tar czf "${OUT:-device-out}/call187.tar.gz" -C /tmp call187 ;;
   call186)
     # (Fortieth session, nvidia-h200-x2.) GPU 0: the [carveout] and [corun] cases on the final
     # binary (carved configurations of one engine named apart). GPU 1: does a second process
