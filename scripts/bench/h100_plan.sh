@@ -255,6 +255,18 @@ print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json
     done
   done >"$o/ab_$m.log" 2>&1
 }
+# export_efficientnet_b1 FILE: torchvision's EfficientNet-B1 at 201 px, seeded, exported to ONNX
+# as the CI fixtures export it (calls 181, 185, 186).
+export_efficientnet_b1() {
+  "${PYTHON:-python3}" - "$1" <<'PY'
+import sys
+sys.path[:0] = ["tests/fixtures", "scripts/bench"]
+import export_torchvision as fx
+opts = fx.CI_EXPORTS["efficientnet_b1"]
+fx.export(fx.torchvision_model("efficientnet_b1", 201), fx.seeded_input((1, 3, 201, 201), fx.SEED),
+          sys.argv[1], opts["opset"], keep_bn=opts["keep_bn"], dynamic_batch=opts["dynamic_batch"])
+PY
+}
 # median_ms: the median a `replay` printed on stdin ("median = X ms"), X alone.
 median_ms() { sed -n 's/.*median = \([0-9.]*\) ms.*/\1/p' | head -1; }
 # set_replay_loop DIR GPU NAME "ENV=V ..." [replay args]: the four-model set's schedule that
@@ -399,6 +411,13 @@ print(sys.argv[1], round(d['total_seconds'], 1), s.get('phase_seconds'), 'change
 gpu_tests() {
   CUDA_VISIBLE_DEVICES=$2 timeout "$4" .devpack/test_gpu "$3" >>"$1/t$2.log" 2>&1
   echo "GPU$2 $3 exit $?" >>"$1/t$2.log"
+}
+
+# test_verdicts DIR: the failures of DIR/t*.log (gpu_tests' logs) with their context, then each
+# log's verdict.
+test_verdicts() {
+  grep -B3 -A12 -E "FAILED" "$1"/t*.log | cut -c1-200 | head -60
+  grep -hE "^test cases|^assertions|All tests|exit" "$1"/t*.log
 }
 
 # device_fixtures DIR GPU EXPORT_S TESTS_S: the PyTorch ONNX fixtures exported on the device by
@@ -2164,8 +2183,7 @@ for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4
     gpu_tests "$o" 0 "[gpu]~[engine]" 520 &
     gpu_tests "$o" 1 "[gpu][engine]" 520 &
     wait
-    grep -B3 -A12 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -60
-    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
+    test_verdicts "$o"
     tar czf "${OUT:-device-out}/call154.tar.gz" -C /tmp call154 ;;
   call155)
     # (Twenty-eighth session.) The three [gpu] cases call154 could not run (they read PyTorch's
@@ -2628,8 +2646,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     gpu_tests "$o" 2 "[gpu][replay]~[engine]~[precision]$x" 400 &
     gpu_tests "$o" 3 "[gpu]~[engine]~[replay]~[precision]$x" 400 &
     wait
-    grep -B3 -A12 -E "FAILED" "$o"/t*.log | cut -c1-200 | head -60
-    grep -hE "^test cases|^assertions|All tests|exit" "$o"/t*.log
+    test_verdicts "$o"
     tar czf "${OUT:-device-out}/call187.tar.gz" -C /tmp call187 ;;
   call186)
     # (Fortieth session, nvidia-h200-x2.) GPU 0: the [carveout] and [corun] cases on the final
@@ -2640,14 +2657,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     o=/tmp/call186; mkdir -p "$o"
     gpu_tests "$o" 0 "[carveout],[corun]" 300 &
     {
-      "${PYTHON:-python3}" - "$o/efficientnet_b1.onnx" <<'PY'
-import sys
-sys.path[:0] = ["tests/fixtures", "scripts/bench"]
-import export_torchvision as fx
-opts = fx.CI_EXPORTS["efficientnet_b1"]
-fx.export(fx.torchvision_model("efficientnet_b1", 201), fx.seeded_input((1, 3, 201, 201), fx.SEED),
-          sys.argv[1], opts["opset"], keep_bn=opts["keep_bn"], dynamic_batch=opts["dynamic_batch"])
-PY
+      export_efficientnet_b1 "$o/efficientnet_b1.onnx"
       for run in fresh again disabled; do
         cache=(CUDA_CACHE_PATH="$o/cuda-cache")
         [ "$run" = disabled ] && cache=(CUDA_CACHE_DISABLE=1)
@@ -2675,14 +2685,7 @@ PY
     # 6 against 2, TF32 only: the call's time). GPU 1: Inception V3's A/B, then EfficientNet-B1 searched under
     # --time-budget 20 at 6 and 2 and its best replayed. About 480 s.
     o=/tmp/call185; mkdir -p "$o"
-    "${PYTHON:-python3}" - "$o/efficientnet_b1.onnx" <<'PY'
-import sys
-sys.path[:0] = ["tests/fixtures", "scripts/bench"]
-import export_torchvision as fx
-opts = fx.CI_EXPORTS["efficientnet_b1"]
-fx.export(fx.torchvision_model("efficientnet_b1", 201), fx.seeded_input((1, 3, 201, 201), fx.SEED),
-          sys.argv[1], opts["opset"], keep_bn=opts["keep_bn"], dynamic_batch=opts["dynamic_batch"])
-PY
+    export_efficientnet_b1 "$o/efficientnet_b1.onnx"
     ab=(g IOSTUNE_GRAPH_COMPILED= 6 2)
     effnet=(--model "$o/efficientnet_b1.onnx" --batch 3)
     {
@@ -2808,14 +2811,7 @@ PY
     # `iostune profile --json` at batch 3, TF32 and fp16, channels-last, every shape timed in
     # full (no budget). About 150 s.
     o=/tmp/call181; mkdir -p "$o"
-    "${PYTHON:-python3}" - "$o/efficientnet_b1.onnx" <<'PY'
-import sys
-sys.path[:0] = ["tests/fixtures", "scripts/bench"]
-import export_torchvision as fx
-opts = fx.CI_EXPORTS["efficientnet_b1"]
-fx.export(fx.torchvision_model("efficientnet_b1", 201), fx.seeded_input((1, 3, 201, 201), fx.SEED),
-          sys.argv[1], opts["opset"], keep_bn=opts["keep_bn"], dynamic_batch=opts["dynamic_batch"])
-PY
+    export_efficientnet_b1 "$o/efficientnet_b1.onnx"
     for p in tf32 fp16; do
       s=$SECONDS
       timeout 200 .devpack/iostune profile --model "$o/efficientnet_b1.onnx" --batch 3 \
