@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
-#include <cstdlib>
 #include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -289,9 +289,10 @@ std::optional<GraphConv::Shortlist::Plan> finalize_plan(
 
 // Up to kCarvedPerTarget configurations that run on `sm_target` SMs (precompiled engines
 // only; an engine that does not say it keeps to the target is left out), appended to `plans`.
-// Why: at batch 1, the fastest convolution alone often fills every SM with blocks of 231 KB of
-// shared memory, so a branch beside it waits; one carved to part of the GPU leaves the rest
-// free (docs/search-log.md, "SM carveout").
+// The idea: a kernel kept to part of the GPU leaves the rest to a concurrent branch. Measured,
+// it bought nothing past the spread of searches (at batch 1 these convolutions already fit in
+// half the GPU: docs/search-log.md, "SM carveout: measured, not adopted"), so it is off unless
+// asked for, a diagnostic for other GPUs and cuDNN versions.
 constexpr int kCarvedPerTarget = 2;
 
 void add_carved_plans(cudnnHandle_t handle, const BackendDescriptor& graph, int32_t sm_target,
