@@ -156,7 +156,10 @@ TEST_CASE("IOSTUNE_GRAPH_COMPILED caps a fused shortlist's run-time compiled con
           "[gpu][carveout]") {
     const Operands o;
     const DeviceBuffer bias = upload(random_floats(kOut, 3));
-    const GraphEpilogue fused{bias.get(), std::nullopt, true, std::nullopt};
+    // Bias and SiLU, as EfficientNet's convolutions fuse them: only cuDNN's runtime-fusion
+    // engines (compiled at run time) run that graph (call181), so a cap of one leaves some out.
+    const GraphEpilogue fused{bias.get(), std::nullopt, false,
+                              ActivationAttrs{ActivationFunction::Silu}};
     int all = 0;
     {
         GraphConv conv = graph_conv(o, fused);
@@ -170,10 +173,9 @@ TEST_CASE("IOSTUNE_GRAPH_COMPILED caps a fused shortlist's run-time compiled con
         GraphConv conv = graph_conv(o, fused);
         INFO(conv.notes());
         check_names(conv);
-        CHECK(conv.candidates() <= all);
-        // Where cuDNN offered more than one compiled configuration, the rest are said so.
-        if (conv.candidates() < all)
-            CHECK(conv.notes().find("at most 1 compiled") != std::string::npos);
+        CHECK(conv.candidates() >= 1);
+        CHECK(conv.candidates() < all);
+        CHECK(conv.notes().find("at most 1 compiled") != std::string::npos);
         WARN(all << " configurations uncapped, " << conv.candidates() << " with one compiled");
     }
     for (const char* bad : {"0", "7", "two"}) {
