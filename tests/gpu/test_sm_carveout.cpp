@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "src/engine/device_buffer.h"
 #include "src/engine/graph_conv.h"
 #include "src/error.h"
+#include "src/weights.h"
 
 using namespace iostune;
 
@@ -38,12 +38,9 @@ struct EnvVariable {
     const char* name_;
 };
 
-std::vector<float> random_floats(size_t n, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float& x : v) x = u(rng);
-    return v;
+// Seeded values in [-1, 1) (src/weights.h's random_input).
+std::vector<float> random_floats(int n, uint64_t seed) {
+    return random_input(Shape{1, n, 1, 1}, seed).data;
 }
 
 DeviceBuffer upload(const std::vector<float>& host) {
@@ -54,8 +51,8 @@ DeviceBuffer upload(const std::vector<float>& host) {
 }
 
 struct Operands {
-    DeviceBuffer x = upload(random_floats(size_t(kIn) * kSide * kSide, 1));
-    DeviceBuffer w = upload(random_floats(size_t(kOut) * kIn * 9, 2));
+    DeviceBuffer x = upload(random_floats(kIn * kSide * kSide, 1));
+    DeviceBuffer w = upload(random_floats(kOut * kIn * 9, 2));
     DeviceBuffer y = DeviceBuffer(size_t(kOut) * kSide * kSide * sizeof(float));
     TensorView in() const {
         return packed_view(x.get(), DType::F32, TensorLayout::Nhwc, 1, kIn, kSide, kSide);
