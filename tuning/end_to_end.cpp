@@ -302,9 +302,13 @@ bool kernel_moves(Engine& engine, const Schedule& schedule,
                            r.disagreed, r.first_disagreement));
     }
     if (r.reverted > 0)
-        notice(fmt::format("kernels: the {} switches kept were together no faster than the "
-                           "start ({:.4f} against {:.4f} ms): all put back",
-                           r.reverted, r.check_kept_ms, r.check_start_ms));
+        notice(fmt::format("kernels: {} not {:.1f}% faster than the start ({:.4f} against "
+                           "{:.4f} ms): {}",
+                           r.reverted == 1 ? std::string("the switch kept was")
+                                           : fmt::format("the {} switches kept were together",
+                                                         r.reverted),
+                           100 * options.min_gain, r.check_kept_ms, r.check_start_ms,
+                           r.reverted == 1 ? "put back" : "all put back"));
     notice(fmt::format("kernels: {} of {} convolution switches kept ({} of the candidates the "
                        "other objective's choice, the rest runners-up; {} timed{}) in {:.1f} s",
                        r.kept.size(), moves.size(), from_objectives, r.timed,

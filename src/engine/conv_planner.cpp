@@ -256,10 +256,12 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         if (!graph_conv->select(here)) return false;
         step.path = fused_graph ? ConvPath::GraphFused : ConvPath::Graph;
         step.workspace_bytes = graph_conv->workspace_bytes();
-        step.choice = graph_choice(*graph_conv, here, step.path);
-        step.choice.time_ms = choice.time_ms;
-        step.choice.objective = choice.objective;
-        step.choice.quick = choice.quick;
+        // The choice as given (its time, objective, marks), named for the rank it holds here.
+        const ConvChoice here_named = graph_choice(*graph_conv, here, step.path);
+        step.choice = choice;
+        step.choice.algorithm = here_named.algorithm;
+        step.choice.math = here_named.math;
+        step.choice.engine = here_named.engine;
         return true;
     }
     if (choice.algorithm == kDepthwiseAlgorithm) {
@@ -575,9 +577,8 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     // The engine's own paths, where they apply, time beside cuDNN's variants.
     const auto time_own = [&](ConvChoice candidate) {
         require_planning_time(step.context);
-        const auto started = SteadyClock::now();
-        const auto count_time = [&] { spent[candidate.path] += seconds_since(started); };
-        if (!configure(step, candidate)) return count_time();
+        const SecondsAdder counted(spent[candidate.path]);
+        if (!configure(step, candidate)) return;
         const std::string name =
             candidate.path == choice_name(ConvPath::GraphFused)
                 ? fmt::format("{} {}", candidate.algorithm, candidate.path)
@@ -586,9 +587,8 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
             candidate.time_ms = time_step(step, scratch);
         } catch (const Error&) {
             timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", name);
-            return count_time();
+            return;
         }
-        count_time();
         timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", name, candidate.time_ms);
         ran.push_back(candidate);
     };
@@ -634,21 +634,17 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
                 ConvChoice candidate{algo_name(algo), math, path, 0.0};
                 const std::string variant = fmt::format("{} {} {}", algo_name(algo), math, path);
                 require_planning_time(step.context);
-                const auto started = SteadyClock::now();
-                const auto count_time = [&] { spent["legacy"] += seconds_since(started); };
+                const SecondsAdder counted(spent["legacy"]);
                 if (!configure(step, candidate, &scratch)) {
-                    count_time();
                     timed += fmt::format("{}{} refused", timed.empty() ? "" : ", ", variant);
                     continue;
                 }
                 try {
                     candidate.time_ms = time_step(step, scratch);
                 } catch (const Error&) {
-                    count_time();
                     timed += fmt::format("{}{} failed", timed.empty() ? "" : ", ", variant);
                     continue;  // a variant cuDNN accepts but cannot run: not a candidate
                 }
-                count_time();
                 timed += fmt::format("{}{} {:.4f} ms", timed.empty() ? "" : ", ", variant,
                                      candidate.time_ms);
                 candidate.math = step.choice.math;

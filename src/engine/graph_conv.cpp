@@ -37,6 +37,14 @@ struct GraphConv::Shortlist {
 
 namespace {
 
+// A shortlist entry by what it is: "engine 51", "engine 51 setting 2", "engine 67 on 66 SMs".
+std::string plan_name(const GraphConv::Shortlist::Plan& p) {
+    std::string text = fmt::format("engine {}", p.engine);
+    if (p.setting > 1) text += fmt::format(" setting {}", p.setting);
+    if (p.sm_target > 0) text += fmt::format(" on {} SMs", p.sm_target);
+    return text;
+}
+
 // Tensor unique ids of the graph: its real tensors, then the virtual ones between its operations.
 constexpr int64_t kX = 1, kW = 2, kY = 3, kBias = 4, kZ = 5, kFirstVirtual = 100;
 
@@ -545,14 +553,8 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
                              context, plans, finalize_s, notes);
     std::string ranked;
     for (size_t rank = 0; rank < plans.size(); ++rank)
-        ranked += fmt::format("{}GRAPH_{} = engine {}{}{}", rank == 0 ? "" : ", ", rank,
-                              plans[rank].engine,
-                              plans[rank].setting > 1
-                                  ? fmt::format(" setting {}", plans[rank].setting)
-                                  : std::string(),
-                              plans[rank].sm_target > 0
-                                  ? fmt::format(" on {} SMs", plans[rank].sm_target)
-                                  : std::string());
+        ranked += fmt::format("{}GRAPH_{} = {}", rank == 0 ? "" : ", ", rank,
+                              plan_name(plans[rank]));
     notes = fmt::format(
             "{} of {} heuristic engine configurations ({}){}{} (seconds: graph and heuristics "
             "{:.3f}, finalizing {:.3f})",
@@ -641,11 +643,8 @@ int GraphConv::sm_target() const { return shortlist_->plans.at(size_t(selected_)
 
 std::string GraphConv::identity(int rank) const {
     const Shortlist::Plan& p = shortlist_->plans.at(size_t(rank));
-    if (p.engine < 0) return "";
-    std::string text = fmt::format("engine {}", p.engine);
-    if (p.setting > 1) text += fmt::format(" setting {}", p.setting);
-    if (p.sm_target > 0) text += fmt::format(" on {} SMs", p.sm_target);
-    return text;
+    // An engine cuDNN did not name (-1) cannot be found again by its name: no identity.
+    return p.engine < 0 ? std::string() : plan_name(p);
 }
 
 int GraphConv::rank_of(const std::string& wanted) const {
