@@ -2569,7 +2569,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # (Thirty-fifth session; b16_large and b16_small run in the thirty-seventh, one a call on one
     # GPU, 350 and 400 s.) results/h200/summary.md on one binary: its rows as
     # jobs spread over the host's GPUs (run_parts: job k on GPU k mod N), `h100_plan.sh summary
-    # JOB...`, each job 300-400 s. On nvidia-h200-x4, three calls (about 1300 s in all):
+    # JOB...`, each job 300-400 s. On nvidia-h200-x4, three calls (333, 468 and 382 s on
+    # 2026-11-29, forty-first session; 1244 s of device time with the machine's start):
     #   summary inception_v3 googlenet nasnet_a_large randwire
     #   summary hrnet b16_large b16_small set_gi
     #   summary sets_other
