@@ -3,8 +3,10 @@
 # tarball the device calls returned is unpacked into results/ (unpack_results.sh), the summary
 # regenerated when asked (summarize.py), the loose raw records packed into one .jsonl.xz per folder
 # (bench_record.py pack), and the calls' work folders (less their DBs, ONNX files and raw
-# copies) with every other tarball the calls returned archived as
-# results/device/session-TAG.tar.xz, the loose folders removed.
+# copies) with every other tarball and every *.log the DEVICE_DIRs hold archived as
+# results/device/session-TAG.tar.xz (a DEVICE_DIR's logs in a folder of its name), the loose
+# folders removed. A call whose tarball holds bench tarballs (h100_plan.sh summary): give the
+# folder it unpacks to, not the tarball's, so that nothing is archived twice.
 #
 #   scripts/bench/close_session.sh --tag TAG [--results DIR] [--summarize "ARGS"] DEVICE_DIR...
 #
@@ -31,13 +33,14 @@ usage="usage: close_session.sh --tag TAG [--results DIR] [--summarize \"ARGS\"] 
 archive="$results/device/session-$tag.tar.xz"
 [ ! -e "$archive" ] || { echo "close_session.sh: $archive exists; a new tag?" >&2; exit 1; }
 
-benches=() others=()
+benches=() others=() logs=()
 for dir in "$@"; do
   [ -d "$dir" ] || { echo "close_session.sh: $dir is no folder" >&2; exit 1; }
   for f in "$dir"/*.tar.gz; do
     [ -e "$f" ] || continue
     case $(basename "$f") in bench_*) benches+=("$f") ;; *) others+=("$f") ;; esac
   done
+  for f in "$dir"/*.log; do [ -e "$f" ] && logs+=("$f"); done
 done
 [ ${#benches[@]} -gt 0 ] || [ ${#others[@]} -gt 0 ] ||
   { echo "close_session.sh: no tarballs in $*" >&2; exit 1; }
@@ -54,9 +57,13 @@ trap 'rm -rf "$stage"' EXIT
 mkdir "$stage/session-$tag"
 for f in "${benches[@]}"; do
   folder="$results/device/$(basename "$f" .tar.gz)"
-  rm -rf "$folder/db" "$folder/onnx" "$folder/raw"
+  rm -rf "$folder/db" "$folder/onnx" "$folder/raw" "$folder"/*.db
   mv "$folder" "$stage/session-$tag/"
 done
 [ ${#others[@]} -eq 0 ] || cp "${others[@]}" "$stage/session-$tag/"
+for f in "${logs[@]}"; do
+  mkdir -p "$stage/session-$tag/$(basename "$(dirname "$f")")"
+  cp "$f" "$stage/session-$tag/$(basename "$(dirname "$f")")/"
+done
 tar -cJf "$archive" -C "$stage" "session-$tag"
-echo "session-$tag: ${#benches[@]} work folders and ${#others[@]} other tarballs in $archive"
+echo "session-$tag: ${#benches[@]} work folders, ${#others[@]} other tarballs and ${#logs[@]} logs in $archive"

@@ -2582,8 +2582,9 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # and PyTorch's CUDA graph, as call149; SqueezeNet and ResNet-50 b16 as call150), set_gi
     # (the GoogLeNet + Inception V3 set, as call167 set without its tests), sets_other
     # (call150's other two sets). Everything comes back as one summary-JOBS.tar.gz; here, unpack
-    # it (tar xzf -C DIR) and give close_session.sh both DIR/summary-JOBS/ (its bench tarballs
-    # go into results/) and the call's own folder (the whole tarball goes into the archive).
+    # it (tar xzf -C DIR) and give close_session.sh DIR/summary-JOBS/ (its bench tarballs go
+    # into results/, its logs into the archive), not the call's own folder (its tarball would
+    # archive the bench tarballs twice).
     # Dry-run here: a fake nvidia-smi on PATH, IOSTUNE=tests/bench/fake_iostune.py
     # PYTHON=/usr/bin/python3 TORCH_DEVICE=cpu OUT=DIR (the peers are skipped).
     shift; [ $# -gt 0 ] || { echo "usage: h100_plan.sh summary JOB..." >&2; exit 2; }

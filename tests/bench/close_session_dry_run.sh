@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # close_session.sh on what two device calls return, without a GPU: run_h100.sh against
 # tests/bench/fake_iostune.py writes two bench tarballs (two calls' folders, one with a call
-# tarball of its own beside); close_session.sh files them into a fresh results folder. Checks the
-# archive (work folders without DBs or raw copies, the call tarball), the packed records, the
-# summary, that nothing loose is left, and that the same tag is refused a second time.
+# tarball and a log of its own beside); close_session.sh files them into a fresh results folder.
+# Checks the archive (work folders without DBs or raw copies, the call tarball, the log), the
+# packed records, the summary, that nothing loose is left, and that the same tag is refused a
+# second time.
 # Needs only /usr/bin/python3.
 set -euo pipefail
 
@@ -25,6 +26,11 @@ for k in 0 1; do
 done
 echo "a call's own output" >"$tmp/marker.txt"
 tar -czf "$tmp/call1/call999.tar.gz" -C "$tmp" marker.txt
+echo "a call's loose log" >"$tmp/call1/perturb.log"
+# A DB at a work folder's top (run_sets.sh keeps its sets.db there): left out of the archive.
+tar -xzf "$tmp/call0/bench_${tags[0]}.tar.gz" -C "$tmp"
+echo "not a real DB" >"$tmp/bench_${tags[0]}/sets.db"
+tar -czf "$tmp/call0/bench_${tags[0]}.tar.gz" -C "$tmp" "bench_${tags[0]}"
 
 results="$tmp/results"
 bash "$bench/close_session.sh" --tag dry --results "$results" \
@@ -39,7 +45,8 @@ for t in "${tags[@]}"; do
   [ ! -e "$results/device/bench_$t" ] || fail "bench_$t was left loose in $results/device"
 done
 grep -q "^session-dry/call999.tar.gz$" <<<"$listing" || fail "the archive lacks the call tarball"
-! grep -qE "/(db|raw)/" <<<"$listing" || fail "the archive holds DBs or raw copies"
+grep -q "^session-dry/call1/perturb.log$" <<<"$listing" || fail "the archive lacks call1's log"
+! grep -qE "/(db|raw)/|\.db$" <<<"$listing" || fail "the archive holds DBs or raw copies"
 for kind in runs profiles; do
   [ -s "$results/raw/$kind/session-dry.jsonl.xz" ] || fail "no packed $kind records"
   ! ls "$results/raw/$kind"/*.json >/dev/null 2>&1 || fail "loose $kind records left"
