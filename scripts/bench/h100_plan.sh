@@ -255,6 +255,21 @@ print(json.load(open(sys.argv[1]))["schedule_id"])' "$o/$k.json")" --format json
     done
   done >"$o/ab_$m.log" 2>&1
 }
+
+# flag_ab_pair DIR PART LABEL FLAG VALUE...: flag_ab of GoogLeNet and Inception V3, then their
+# lines. PART 0: GoogLeNet on GPU 0; 1: Inception V3 on GPU 0 (one GPU, a call each); both
+# (or empty): each on its own GPU at once.
+flag_ab_pair() {
+  local dir=$1 part=${2:-both}
+  shift 2
+  case $part in
+    0) flag_ab "$dir" 0 googlenet "$@" ;;
+    1) flag_ab "$dir" 0 inception_v3 "$@" ;;
+    both) flag_ab "$dir" 0 googlenet "$@" & flag_ab "$dir" 1 inception_v3 "$@" & wait ;;
+    *) echo "flag_ab_pair: part 0, 1 or both, not $part" >&2; return 2 ;;
+  esac
+  cat "$dir"/ab_*.log
+}
 # export_efficientnet_b1 FILE: torchvision's EfficientNet-B1 at 201 px, seeded, exported to ONNX
 # as the CI fixtures export it (calls 181, 185, 186).
 export_efficientnet_b1() {
@@ -418,6 +433,19 @@ gpu_tests() {
 test_verdicts() {
   grep -B3 -A12 -E "FAILED" "$1"/t*.log | cut -c1-200 | head -60
   grep -hE "^test cases|^assertions|All tests|exit" "$1"/t*.log
+}
+
+# gpu_shards DIR TIMEOUT FILTER...: the k-th FILTER's `test_gpu` on GPU k, all at once
+# (gpu_tests), then their verdicts (test_verdicts).
+gpu_shards() {
+  local dir=$1 limit=$2 k=0 filter
+  shift 2
+  for filter in "$@"; do
+    gpu_tests "$dir" "$k" "$filter" "$limit" &
+    k=$((k + 1))
+  done
+  wait
+  test_verdicts "$dir"
 }
 
 # device_fixtures DIR GPU EXPORT_S TESTS_S: the PyTorch ONNX fixtures exported on the device by
@@ -2180,10 +2208,7 @@ for (k,w),v in sorted(r.items()): print(k,w,len(v),'median',round(st.median(v),4
     # (cudaGraphInstantiateFlagUseNodePriority) and launches may hop between a lane's streams:
     # the whole [gpu] suite on two GPUs, [engine] on one, the rest on the other.
     o=/tmp/call154; mkdir -p "$o"
-    gpu_tests "$o" 0 "[gpu]~[engine]" 520 &
-    gpu_tests "$o" 1 "[gpu][engine]" 520 &
-    wait
-    test_verdicts "$o"
+    gpu_shards "$o" 520 "[gpu]~[engine]" "[gpu][engine]"
     tar czf "${OUT:-device-out}/call154.tar.gz" -C /tmp call154 ;;
   call155)
     # (Twenty-eighth session.) The three [gpu] cases call154 could not run (they read PyTorch's
@@ -2565,6 +2590,15 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       done
     done | tee "$o/ab.log"
     tar czf "${OUT:-device-out}/call171-$2.tar.gz" -C /tmp "$(basename "$o")" ;;
+  shards)
+    # (Forty-first session, as its tests ran by hand on nvidia-h200-x2.) `h100_plan.sh shards
+    # TIMEOUT FILTER...`: the k-th test_gpu filter on GPU k, at once; logs back as shards.tar.gz.
+    # That session's: shards 400 "[corun],[carveout],[graph],search then replay*"
+    # "[engine]~[fixtures]" (the [fixtures] cases need PyTorch's exports: device_fixtures).
+    shift; [ $# -ge 2 ] || { echo "usage: h100_plan.sh shards TIMEOUT FILTER..." >&2; exit 2; }
+    o=/tmp/shards; rm -rf "$o"; mkdir -p "$o"  # gpu_tests appends: a fresh folder per call
+    gpu_shards "$o" "$@"
+    tar czf "${OUT:-device-out}/shards.tar.gz" -C /tmp shards ;;
   summary)
     # (Thirty-fifth session; b16_large and b16_small run in the thirty-seventh, one a call on one
     # GPU, 350 and 400 s.) results/h200/summary.md on one binary: its rows as
@@ -2643,12 +2677,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # (graph_conv.cpp) reaches every graph-API convolution.
     o=/tmp/call187; mkdir -p "$o"
     x="~[onnx]~[fixtures]"
-    gpu_tests "$o" 0 "[gpu][engine]~[precision]$x" 400 &
-    gpu_tests "$o" 1 "[gpu][precision]$x" 400 &
-    gpu_tests "$o" 2 "[gpu][replay]~[engine]~[precision]$x" 400 &
-    gpu_tests "$o" 3 "[gpu]~[engine]~[replay]~[precision]$x" 400 &
-    wait
-    test_verdicts "$o"
+    gpu_shards "$o" 400 "[gpu][engine]~[precision]$x" "[gpu][precision]$x" \
+      "[gpu][replay]~[engine]~[precision]$x" "[gpu]~[engine]~[replay]~[precision]$x"
     tar czf "${OUT:-device-out}/call187.tar.gz" -C /tmp call187 ;;
   call186)
     # (Fortieth session, nvidia-h200-x2.) GPU 0: the [carveout] and [corun] cases on the final
@@ -2723,10 +2753,8 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     o=/tmp/call184; mkdir -p "$o"
     gpu_tests "$o" 0 "[carveout]" 60
     grep -hE "carved|^test cases|^assertions|All tests|exit|FAILED" "$o/t0.log" | tail -n 5
-    ab=(c IOSTUNE_SM_CARVEOUT= 0 2)
     export AB_BATCH=16 AB_PRECISIONS=tf32
-    flag_ab "$o" 0 googlenet "${ab[@]}" & flag_ab "$o" 1 inception_v3 "${ab[@]}" & wait
-    cat "$o"/ab_*.log
+    flag_ab_pair "$o" both c IOSTUNE_SM_CARVEOUT= 0 2
     tar czf "${OUT:-device-out}/call184.tar.gz" -C /tmp call184 ;;
   call183)
     # (Fortieth session, nvidia-h200-x2.) SM carveout (cuDNN's heuristics asked for engine
@@ -2765,14 +2793,7 @@ print(f"ops with carved configurations: {len(rows)}; carved / fastest alone: med
 PY
     tail -n 1 "${OUT:-device-out}/call183_offers.txt"
     grep -m3 -o 'no configuration on [^)]*)' "$o/profile_carved.json" | sort | uniq -c
-    ab=(c IOSTUNE_SM_CARVEOUT= 0 2)
-    ab_on() { flag_ab "$o" "$1" "$2" "${ab[@]}"; }  # ab_on GPU MODEL
-    case ${2:-both} in
-      0) ab_on 0 googlenet ;;
-      1) ab_on 0 inception_v3 ;;
-      both) ab_on 0 googlenet & ab_on 1 inception_v3 & wait ;;
-    esac
-    cat "$o"/ab_*.log
+    flag_ab_pair "$o" "${2:-both}" c IOSTUNE_SM_CARVEOUT= 0 2
     tar czf "${OUT:-device-out}/call183${2:+-$2}.tar.gz" -C /tmp call183 ;;
   call178)
     # (Thirty-ninth session, nvidia-h200-x2.) Issue 32: the 18-key plan (examples/fleet/
@@ -2938,13 +2959,7 @@ PY
       call172) ab=(t --kernel-move-turn 1 5) ;;
       call173) ab=(r --kernel-runners-up 2 5) ;;
     esac
-    ab_on() { flag_ab "$o" "$1" "$2" "${ab[@]}"; }  # ab_on GPU MODEL
-    case ${2:-both} in
-      0) ab_on 0 googlenet ;;
-      1) ab_on 0 inception_v3 ;;
-      both) ab_on 0 googlenet & ab_on 1 inception_v3 & wait ;;
-    esac
-    cat "$o"/ab_*.log
+    flag_ab_pair "$o" "${2:-both}" "${ab[@]}"
     tar czf "${OUT:-device-out}/$1${2:+-$2}.tar.gz" -C /tmp "$1" ;;
   call165)
     # (Thirty-second session; after call164, which found GoogLeNet TF32's replay moving 3.7-4.2%
