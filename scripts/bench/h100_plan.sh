@@ -270,6 +270,32 @@ flag_ab_pair() {
   esac
   cat "$dir"/ab_*.log
 }
+# env_ab_replays DIR GPU VAR "VALUES" ROUNDS MODEL...: each MODEL (batch 1, TF32; "a+b": a model
+# set of separate inputs) replayed with greedy's and nimble's dataflow schedules (a set: also
+# streams) under VAR=V for each V of VALUES, in turns for ROUNDS rounds, each in a fresh process at
+# four placements on the kernels its first replay chose (--conv-choices), so that VAR alone
+# differs. A line per replay in DIR/env_MODEL.log: "MODEL SOURCE VAR=V round R: MEDIAN".
+env_ab_replays() {
+  local dir=$1 gpu=$2 var=$3 values=$4 rounds=$5 model m r v src models sources rep; shift 5
+  for model in "$@"; do
+    models=(); for m in ${model//+/ }; do models+=(--model "$m"); done
+    sources="greedy nimble"; [[ $model == *+* ]] && sources+=" streams"
+    rep=(timeout 90 .devpack/iostune replay "${models[@]}" --precision tf32)
+    CUDA_VISIBLE_DEVICES=$gpu "${rep[@]}" --schedule-source greedy --form dataflow --iters 20 \
+      --conv-choices-out "$dir/$model.choices.json" >"$dir/first_$model.log" 2>&1
+    for ((r = 1; r <= rounds; r++)); do
+      for src in $sources; do
+        for v in $values; do
+          local form=(--form dataflow); [ "$src" = streams ] && form=()
+          echo "$model $src $var=$v round $r: $(env CUDA_VISIBLE_DEVICES="$gpu" "$var=$v" \
+            "${rep[@]}" --schedule-source "$src" "${form[@]}" --placements 4 --iters 200 \
+            --conv-choices "$dir/$model.choices.json" 2>&1 | median_ms)"
+        done
+      done
+    done >"$dir/env_$model.log"
+  done
+}
+
 # export_efficientnet_b1 FILE: torchvision's EfficientNet-B1 at 201 px, seeded, exported to ONNX
 # as the CI fixtures export it (calls 181, 185, 186).
 export_efficientnet_b1() {
@@ -2590,6 +2616,18 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       done
     done | tee "$o/ab.log"
     tar czf "${OUT:-device-out}/call171-$2.tar.gz" -C /tmp "$(basename "$o")" ;;
+  connections)
+    # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8
+    # by default) limit how many branches of a captured graph run at once? Baselines' dataflow
+    # schedules (up to 8 lanes) replayed under 8, 32 and 1 in turns on pinned kernels
+    # (env_ab_replays), two rounds; models split over two GPUs. About 250 s.
+    o=/tmp/connections; rm -rf "$o"; mkdir -p "$o"
+    env_ab_replays "$o" 0 CUDA_DEVICE_MAX_CONNECTIONS "8 32 1" 2 inception_v3 nasnet_a_large &
+    env_ab_replays "$o" 1 CUDA_DEVICE_MAX_CONNECTIONS "8 32 1" 2 googlenet randwire \
+      googlenet+inception_v3 &
+    wait
+    cat "$o"/env_*.log
+    tar czf "${OUT:-device-out}/connections.tar.gz" -C /tmp connections ;;
   shards)
     # (Forty-first session, as its tests ran by hand on nvidia-h200-x2.) `h100_plan.sh shards
     # TIMEOUT FILTER...`: the k-th test_gpu filter on GPU k, at once; logs back as shards.tar.gz.

@@ -32,6 +32,7 @@ constexpr size_t kTimedAlgorithms = 5;
 // Past EngineOptions::time_convolutions_by: the graph API configurations and the legacy
 // algorithms (by cuDNN's heuristic) timed at most, each.
 constexpr int kQuickCandidates = 2;
+constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
 
 // Shortlist entry `rank` of a graph-API convolution as a choice on `path`: its rank's name, its
 // math, and the configuration it is (ConvChoice::engine).
@@ -41,7 +42,6 @@ ConvChoice graph_choice(const GraphConv& graph_conv, int rank, ConvPath path) {
     choice.engine = graph_conv.identity(rank);
     return choice;
 }
-constexpr int kTimingWarmup = 1, kTimingRepeats = 5;
 
 // Measurements shared by every engine of the process: cuDNN's algorithm ranking and the engine's
 // timed choice, per device and convolution signature.

@@ -276,11 +276,7 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
 
 std::string ConvStep::label() const {
     const GraphConv* graph = selected_graph();
-    const std::string engine =
-        !graph ? ""
-        : graph->sm_target() > 0
-            ? fmt::format(" engine {} on {} SMs", graph->engine_index(), graph->sm_target())
-            : fmt::format(" engine {}", graph->engine_index());
+    const std::string engine = graph ? fmt::format(" {}", graph->selected_name()) : "";
     return fmt::format("{}{} ({}{})", choice.algorithm, engine, choice.math,
                        pinned ? ", pinned" : "");
 }

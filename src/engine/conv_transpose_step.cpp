@@ -155,8 +155,8 @@ std::string ConvTransposeStep::path() const {
 
 std::string ConvTransposeStep::label() const {
     if (graph_rank_ >= 0)
-        return fmt::format("{}{} engine {} ({})", kGraphAlgorithmPrefix, graph_rank_,
-                           graph_->engine_index(), math_name(math));
+        return fmt::format("{}{} {} ({})", kGraphAlgorithmPrefix, graph_rank_,
+                           graph_->selected_name(), math_name(math));
     return fmt::format("{} ({})", algo_name(algo), math_name(math));
 }
 

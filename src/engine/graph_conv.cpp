@@ -295,6 +295,27 @@ std::optional<GraphConv::Shortlist::Plan> finalize_plan(
                                       tensor_cores};
 }
 
+// A heuristic configuration's engine and cuDNN's global index of it (-1 when cuDNN does not
+// say); nullopt when the configuration gives no engine.
+struct ConfigEngine {
+    BackendDescriptor descriptor;
+    int64_t index = -1;
+    cudnnBackendDescriptor_t raw() const { return descriptor.get(); }
+};
+
+std::optional<ConfigEngine> engine_of(const BackendDescriptor& config, const std::string& context) {
+    ConfigEngine engine{BackendDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context)};
+    cudnnBackendDescriptor_t raw = engine.raw();
+    int64_t one = 0;
+    if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &raw) !=
+        CUDNN_STATUS_SUCCESS)
+        return std::nullopt;
+    cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &one,
+                             &engine.index);
+    return engine;
+}
+
 // Up to kCarvedPerTarget configurations that run on `sm_target` SMs (precompiled engines
 // only; an engine that does not say it keeps to the target is left out), appended to `plans`.
 // The idea: a kernel kept to part of the GPU leaves the rest to a concurrent branch. Measured,
@@ -313,16 +334,11 @@ void add_carved_plans(cudnnHandle_t handle, const BackendDescriptor& graph, int3
     std::map<int64_t, int> settings_seen;  // engine -> its carved configurations seen so far
     for (const BackendDescriptor& config : configs) {
         if (added >= kCarvedPerTarget) break;
-        BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
-        cudnnBackendDescriptor_t engine_raw = engine.get();
+        const std::optional<ConfigEngine> engine = engine_of(config, context);
+        if (!engine) continue;
+        const int64_t index = engine->index;
+        cudnnBackendDescriptor_t engine_raw = engine->raw();
         int64_t one = 0;
-        if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
-            CUDNN_STATUS_SUCCESS)
-            continue;
-        int64_t index = -1;
-        cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
-                                 &one, &index);
         const int setting = ++settings_seen[index];  // names it apart from its engine's others
         int32_t kept_to = 0;
         if (cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_SM_COUNT_TARGET,
@@ -497,16 +513,10 @@ std::shared_ptr<const GraphConv::Shortlist> build_shortlist(
         for (int64_t i = 0; i < returned; ++i) {
             if (!variant_pass && int(plans.size()) >= GraphConv::kCandidates) break;
             if (variant_pass && variants >= GraphConv::kKnobVariants) break;
-            BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, context);
-            cudnnBackendDescriptor_t engine_raw = engine.get();
-            int64_t one = 0;
-            if (cudnnBackendGetAttribute(configs[size_t(i)].get(), CUDNN_ATTR_ENGINECFG_ENGINE,
-                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine_raw) !=
-                CUDNN_STATUS_SUCCESS)
-                continue;
-            int64_t index = -1;
-            cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64,
-                                     1, &one, &index);
+            const std::optional<ConfigEngine> engine = engine_of(configs[size_t(i)], context);
+            if (!engine) continue;
+            const int64_t index = engine->index;
+            cudnnBackendDescriptor_t engine_raw = engine->raw();
             // An engine whose index cannot be read (-1) is taken once and never repeated.
             const auto same_engine = [&](const GraphConv::Shortlist::Plan& p) {
                 return p.engine == index;
@@ -637,9 +647,11 @@ size_t GraphConv::workspace_bytes() const {
     return shortlist_->plans.at(size_t(selected_)).workspace;
 }
 
-int64_t GraphConv::engine_index() const { return shortlist_->plans.at(size_t(selected_)).engine; }
-
 int GraphConv::sm_target() const { return shortlist_->plans.at(size_t(selected_)).sm_target; }
+
+std::string GraphConv::selected_name() const {
+    return plan_name(shortlist_->plans.at(size_t(selected_)));
+}
 
 std::string GraphConv::identity(int rank) const {
     const Shortlist::Plan& p = shortlist_->plans.at(size_t(rank));
@@ -648,8 +660,9 @@ std::string GraphConv::identity(int rank) const {
 }
 
 int GraphConv::rank_of(const std::string& wanted) const {
+    if (wanted.empty()) return -1;  // identity() of an unnamed engine: never found by name
     for (int rank = 0; rank < candidates(); ++rank)
-        if (!wanted.empty() && identity(rank) == wanted) return rank;
+        if (identity(rank) == wanted) return rank;
     return -1;
 }
 

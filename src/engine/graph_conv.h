@@ -94,10 +94,11 @@ public:
     // Runs shortlist entry `rank` from now on; false when there is no such entry.
     bool select(int rank);
     size_t workspace_bytes() const;
-    // cuDNN's global index of the selected engine (for plans: "engine 12").
-    int64_t engine_index() const;
     // The SMs the selected configuration is carved to (IOSTUNE_SM_CARVEOUT), 0: not carved.
     int sm_target() const;
+    // The selected entry by what it is, as identity() names it ("engine -1" when cuDNN did not
+    // say its engine): for plans.
+    std::string selected_name() const;
     // Shortlist entry `rank` by what it is ("engine 51", "engine 51 setting 2", "engine 67 on
     // 66 SMs"; "" when cuDNN did not say its engine), and the rank of such a name here (-1: not
     // in this shortlist). ConvChoice::engine.

@@ -67,13 +67,16 @@ GraphConv graph_conv(const Operands& o, const GraphEpilogue& epilogue = {}) {
                      epilogue, Precision::Tf32, size_t(256) << 20, "carveout test");
 }
 
-// Each entry's name is its own and finds its rank.
-void check_names(const GraphConv& conv) {
+// Each entry's name is its own and finds its rank; selected, it is what plans show.
+void check_names(GraphConv& conv) {
     for (int rank = 0; rank < conv.candidates(); ++rank) {
         INFO("rank " << rank << ": " << conv.identity(rank));
         CHECK_FALSE(conv.identity(rank).empty());
         CHECK(conv.rank_of(conv.identity(rank)) == rank);
+        REQUIRE(conv.select(rank));
+        CHECK(conv.selected_name() == conv.identity(rank));
     }
+    conv.select(0);
     CHECK(conv.rank_of("engine 99999") == -1);
     CHECK(conv.rank_of("") == -1);
 }
