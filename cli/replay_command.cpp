@@ -66,13 +66,18 @@ struct ReplayCommandOptions {
 
 // A model set's models one after another, each with its best schedule stored for it alone on
 // this GPU (same batch and precision) in --db, or its sequential schedule when it has none.
-Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
+// `choices` gets the convolution choices stored with those schedules, combined: each member's
+// schedule runs the kernels it was measured with, as the set's own stored schedule does (a
+// member without a stored schedule, or a signature two members chose apart, is noted).
+Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o,
+                             ConvChoices& choices) {
     if (set.members().empty())
         throw Error("--schedule-source back-to-back runs the models of a model set one after "
                     "another; give --model several times");
     const db::ScheduleStore store = db::ScheduleStore::open(o.db, db::OpenMode::MustExist);
     const db::DeviceRecord device = to_device_record(query_device_info());
     std::vector<std::string> sources;
+    std::vector<ConvChoices> stored_choices;
     Schedule schedule = back_to_back_schedule(
         set,
         [&](const GraphMember& m) -> std::optional<MemberSchedule> {
@@ -80,12 +85,24 @@ Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o) {
             const ScheduleChoice choice =
                 select_schedule(store, query, [&] { return device; }, true);
             if (!choice.schedule) return std::nullopt;
-            return MemberSchedule{schedule_from_json(choice.schedule->schedule),
-                                  fmt::format("schedule #{} ({})", choice.schedule->id,
-                                              choice.schedule->strategy)};
+            const std::string source =
+                fmt::format("schedule #{} ({})", choice.schedule->id, choice.schedule->strategy);
+            stored_choices.push_back(conv_choices_from_json(choice.schedule->conv_choices,
+                                                            source + " in '" + o.db + "'"));
+            return MemberSchedule{schedule_from_json(choice.schedule->schedule), source};
         },
         sources);
     for (const std::string& line : sources) fmt::print(stderr, "back-to-back: {}\n", line);
+    int differing = 0;
+    choices = combined_choices(stored_choices, &differing);
+    fmt::print(stderr,
+               "back-to-back: {} convolution choices pinned, as stored with the members' "
+               "schedules{}\n",
+               choices.size(),
+               differing > 0 ? fmt::format(" ({} chosen apart by two members: the first "
+                                           "member's kernel runs)",
+                                           differing)
+                             : std::string());
     return schedule;
 }
 
@@ -301,9 +318,13 @@ void run_replay(const ReplayCommandOptions& o) {
         // simulated model's resource estimates.
         const Graph graph = load_models(o.models.specs, o.batch, o.models.shared_input);
         options.schedule_source = "given";
+        ConvChoices members_choices;
         const Schedule baseline = o.schedule_source == "back-to-back"
-                                      ? stored_back_to_back(graph, o)
+                                      ? stored_back_to_back(graph, o, members_choices)
                                       : make_baseline(o.schedule_source, graph, nullptr);
+        // Pinned unless --conv-choices names others (then those, as for every baseline).
+        if (o.conv_choices_in.empty() && !members_choices.empty())
+            options.conv_choices_json = conv_choices_to_json(members_choices).dump();
         // Back to back keeps each member's own form (its barriers) unless --form asks for one.
         const bool as_built = o.form.empty() && o.schedule_source == "back-to-back";
         Schedule schedule = as_built ? baseline

@@ -61,6 +61,18 @@ ConvChoices timed_in_full(const ConvChoices& choices) {
     return kept;
 }
 
+ConvChoices combined_choices(const std::vector<ConvChoices>& parts, int* differing) {
+    ConvChoices combined;
+    int others = 0;
+    for (const ConvChoices& part : parts)
+        for (const auto& [signature, choice] : part) {
+            const auto [it, added] = combined.emplace(signature, choice);
+            others += !added && !same_kernel(it->second, choice);
+        }
+    if (differing) *differing = others;
+    return combined;
+}
+
 bool same_kernel(const ConvChoice& a, const ConvChoice& b) {
     return a.algorithm == b.algorithm && a.math == b.math && a.path == b.path &&
            a.engine == b.engine;

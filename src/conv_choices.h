@@ -84,6 +84,11 @@ ConvChoices conv_choices_from_json(const nlohmann::json& json, const std::string
 ConvChoices conv_choices_for(const ConvChoices& choices, ConvObjective objective);
 // The choices not made in a hurry (ConvChoice::quick).
 ConvChoices timed_in_full(const ConvChoices& choices);
+// The choices of several schedules run by one engine (a model set's members back to back, each
+// with the choices stored with its schedule): each signature's choice from the first part that
+// has one. `differing` (when given) gets how many of the later parts' choices name another kernel
+// than the one kept: one engine runs one kernel per signature, so those run the first part's.
+ConvChoices combined_choices(const std::vector<ConvChoices>& parts, int* differing = nullptr);
 
 // The algorithm names of the "gemm" path: this prefix, then the rank in cuBLASLt's shortlist.
 inline constexpr const char* kGemmAlgorithmPrefix = "GEMM_";

@@ -111,6 +111,27 @@ TEST_CASE("a choice made in a hurry says so; a later search does not pin it", "[
                Catch::Contains("'k'") && Catch::Contains("\"quick\": \"yes\""));
 }
 
+TEST_CASE("choices combined from several schedules: the first part's kernel per signature",
+          "[conv_choices]") {
+    const ConvChoice gemm{"GEMM_1", "TENSOR_OP_MATH", "gemm", 0.004};
+    const ConvChoice graph{"GRAPH_0", "TENSOR_OP_MATH", "graph", 0.003};
+    ConvChoice graph_timed_again = graph;  // the same kernel, another time and objective
+    graph_timed_again.time_ms = 0.005;
+    graph_timed_again.objective = iostune::ConvObjective::CoRun;
+    const ConvChoices first{{"a", gemm}, {"b", graph}};
+    const ConvChoices second{{"b", graph_timed_again}, {"c", graph}};
+    const ConvChoices third{{"a", graph}, {"c", gemm}};
+    int differing = -1;
+    const ConvChoices combined = iostune::combined_choices({first, second, third}, &differing);
+    CHECK(combined.size() == 3);
+    CHECK(combined.at("a") == gemm);    // third's other kernel for "a" is not run
+    CHECK(combined.at("b") == graph);   // second's is the same kernel
+    CHECK(combined.at("c") == graph);   // second has it first; third's other kernel is not run
+    CHECK(differing == 2);
+    CHECK(iostune::combined_choices({}).empty());
+    CHECK(iostune::combined_choices({second, first}).at("b") == graph_timed_again);
+}
+
 TEST_CASE("a convolution's runners-up: the next fastest other kernels within the slack",
           "[conv_choices]") {
     using iostune::ConvChoice;
