@@ -96,11 +96,11 @@ Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o,
     int differing = 0;
     choices = combined_choices(stored_choices, &differing);
     fmt::print(stderr,
-               "back-to-back: {} convolution choices pinned, as stored with the members' "
-               "schedules{}\n",
+               "back-to-back: the kernels stored with the members' schedules are pinned ({} "
+               "choices{})\n",
                choices.size(),
-               differing > 0 ? fmt::format(" ({} chosen apart by two members: the first "
-                                           "member's kernel runs)",
+               differing > 0 ? fmt::format("; {} chosen apart by two members run the first "
+                                           "member's kernel",
                                            differing)
                              : std::string());
     return schedule;

@@ -2616,6 +2616,31 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
       done
     done | tee "$o/ab.log"
     tar czf "${OUT:-device-out}/call171-$2.tar.gz" -C /tmp "$(basename "$o")" ;;
+  b2b_pinning)
+    # (Forty-second session.) `replay --schedule-source back-to-back` now pins the kernels stored
+    # with each member's schedule; before, it chose them afresh by timing. GoogLeNet and
+    # Inception V3 b1 TF32 searched alone (one a GPU, the defaults), then the set's back to back
+    # replayed in turns: pinned (as now) and unpinned (--conv-choices {}, as before), four
+    # rounds of fresh processes at four placements. About 200 s.
+    o=/tmp/b2b_pinning; rm -rf "$o"; mkdir -p "$o"; echo '{}' >"$o/none.json"
+    k=0
+    for m in googlenet inception_v3; do
+      CUDA_VISIBLE_DEVICES=$k timeout 100 .devpack/iostune search --model "$m" \
+        --db "$o/$m.db" >"$o/search_$m.log" 2>&1 &
+      k=$((k + 1))
+    done
+    wait
+    .devpack/iostune db merge --into "$o/set.db" "$o/googlenet.db" "$o/inception_v3.db" \
+      >"$o/merge.log" 2>&1
+    rep=(timeout 90 .devpack/iostune replay --model googlenet --model inception_v3 \
+      --schedule-source back-to-back --db "$o/set.db" --placements 4 --iters 200)
+    for r in 1 2 3 4; do
+      echo "round $r pinned $(CUDA_VISIBLE_DEVICES=0 "${rep[@]}" 2>>"$o/pinned.log" | median_ms)" \
+        "unpinned $(CUDA_VISIBLE_DEVICES=0 "${rep[@]}" --conv-choices "$o/none.json" \
+          2>>"$o/unpinned.log" | median_ms)"
+    done | tee "$o/rounds.log"
+    grep -h "back-to-back:" "$o"/pinned.log | sort | uniq -c
+    tar czf "${OUT:-device-out}/b2b_pinning.tar.gz" -C /tmp b2b_pinning ;;
   connections)
     # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8
     # by default) limit how many branches of a captured graph run at once? Baselines' dataflow
