@@ -3,9 +3,9 @@
 # tarball the device calls returned is unpacked into results/ (unpack_results.sh), the summary
 # regenerated when asked (summarize.py), the loose raw records packed into one .jsonl.xz per folder
 # (bench_record.py pack), and the calls' work folders (less their DBs, ONNX files and raw
-# copies) with every other tarball and every *.log the DEVICE_DIRs hold archived as
-# results/device/session-TAG.tar.xz (a DEVICE_DIR's logs in a folder of its name), the loose
-# folders removed. A call whose tarball holds bench tarballs (h100_plan.sh summary): give the
+# copies) with every other tarball (unpacked, less its DBs) and every *.log the DEVICE_DIRs hold
+# archived as results/device/session-TAG.tar.xz (a DEVICE_DIR's logs, and a tarball's files, in
+# a folder of its name), the loose folders removed. A call whose tarball holds bench tarballs (h100_plan.sh summary): give the
 # folder it unpacks to, not the tarball's, so that nothing is archived twice.
 #
 #   scripts/bench/close_session.sh --tag TAG [--results DIR] [--summarize "ARGS"] DEVICE_DIR...
@@ -60,7 +60,14 @@ for f in "${benches[@]}"; do
   rm -rf "$folder/db" "$folder/onnx" "$folder/raw" "$folder"/*.db
   mv "$folder" "$stage/session-$tag/"
 done
-[ ${#others[@]} -eq 0 ] || cp "${others[@]}" "$stage/session-$tag/"
+# Another tarball (a call's own, h100_plan.sh's b2b_pinning, connections, shards...) goes in
+# unpacked, in a folder of its name, less the DBs a call leaves in it (SQLite's -wal and -shm).
+for f in "${others[@]}"; do
+  folder="$stage/session-$tag/$(basename "$f" .tar.gz)"
+  mkdir -p "$folder"
+  tar -xzf "$f" -C "$folder"
+  find "$folder" \( -name '*.db' -o -name '*.db-wal' -o -name '*.db-shm' \) -delete
+done
 for f in "${logs[@]}"; do
   mkdir -p "$stage/session-$tag/$(basename "$(dirname "$f")")"
   cp "$f" "$stage/session-$tag/$(basename "$(dirname "$f")")/"

@@ -2621,7 +2621,7 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
     # with each member's schedule; before, it chose them afresh by timing. GoogLeNet and
     # Inception V3 b1 TF32 searched alone (one a GPU, the defaults), then the set's back to back
     # replayed in turns: pinned (as now) and unpinned (--conv-choices {}, as before), four
-    # rounds of fresh processes at four placements. About 200 s.
+    # rounds of fresh processes at four placements (92 s). About 170 s.
     o=/tmp/b2b_pinning; rm -rf "$o"; mkdir -p "$o"; echo '{}' >"$o/none.json"
     k=0
     for m in googlenet inception_v3; do
@@ -2640,6 +2640,16 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
           2>>"$o/unpinned.log" | median_ms)"
     done | tee "$o/rounds.log"
     grep -h "back-to-back:" "$o"/pinned.log | sort | uniq -c
+    # Then the set searched into the same DB, and its stored best against back to back in
+    # turns, three rounds (run in the session as a second call on the warm machine: 70 s).
+    CUDA_VISIBLE_DEVICES=0 timeout 100 .devpack/iostune search --model googlenet \
+      --model inception_v3 --db "$o/set.db" >"$o/search_set.log" 2>&1
+    grep -E "refine:|baselines" "$o/search_set.log" | cut -c1-200
+    for r in 1 2 3; do
+      echo "round $r coscheduled $(CUDA_VISIBLE_DEVICES=0 "${rep[@]/back-to-back/db}" \
+        2>/dev/null | median_ms) back-to-back $(CUDA_VISIBLE_DEVICES=0 "${rep[@]}" 2>/dev/null |
+        median_ms)"
+    done | tee -a "$o/rounds.log"
     tar czf "${OUT:-device-out}/b2b_pinning.tar.gz" -C /tmp b2b_pinning ;;
   connections)
     # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8

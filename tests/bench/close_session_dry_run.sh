@@ -2,9 +2,9 @@
 # close_session.sh on what two device calls return, without a GPU: run_h100.sh against
 # tests/bench/fake_iostune.py writes two bench tarballs (two calls' folders, one with a call
 # tarball and a log of its own beside); close_session.sh files them into a fresh results folder.
-# Checks the archive (work folders without DBs or raw copies, the call tarball, the log), the
-# packed records, the summary, that nothing loose is left, and that the same tag is refused a
-# second time.
+# Checks the archive (work folders without DBs or raw copies, the call tarball's files without
+# its DB, the log), the packed records, the summary, that nothing loose is left, and that the
+# same tag is refused a second time.
 # Needs only /usr/bin/python3.
 set -euo pipefail
 
@@ -25,7 +25,8 @@ for k in 0 1; do
     { cat "$tmp/run$k.log"; fail "run_h100.sh ${tags[$k]} exited non-zero"; }
 done
 echo "a call's own output" >"$tmp/marker.txt"
-tar -czf "$tmp/call1/call999.tar.gz" -C "$tmp" marker.txt
+echo "not a real DB" >"$tmp/left.db"  # a call's DB: left out
+tar -czf "$tmp/call1/call999.tar.gz" -C "$tmp" marker.txt left.db
 echo "a call's loose log" >"$tmp/call1/perturb.log"
 # A DB at a work folder's top (run_sets.sh keeps its sets.db there): left out of the archive.
 tar -xzf "$tmp/call0/bench_${tags[0]}.tar.gz" -C "$tmp"
@@ -44,7 +45,9 @@ for t in "${tags[@]}"; do
   grep -q "^session-dry/bench_$t/logs/" <<<"$listing" || fail "the archive lacks bench_$t's logs"
   [ ! -e "$results/device/bench_$t" ] || fail "bench_$t was left loose in $results/device"
 done
-grep -q "^session-dry/call999.tar.gz$" <<<"$listing" || fail "the archive lacks the call tarball"
+grep -q "^session-dry/call999/marker.txt$" <<<"$listing" ||
+  fail "the archive lacks the call tarball's file"
+! grep -q "\.tar\.gz$" <<<"$listing" || fail "the archive holds a tarball, not its files"
 grep -q "^session-dry/call1/perturb.log$" <<<"$listing" || fail "the archive lacks call1's log"
 ! grep -qE "/(db|raw)/|\.db$" <<<"$listing" || fail "the archive holds DBs or raw copies"
 for kind in runs profiles; do
