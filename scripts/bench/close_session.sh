@@ -5,8 +5,9 @@
 # (bench_record.py pack), and the calls' work folders (less their DBs, ONNX files and raw
 # copies) with every other tarball (unpacked, less its DBs) and every *.log the DEVICE_DIRs hold
 # archived as results/device/session-TAG.tar.xz (a DEVICE_DIR's logs, and a tarball's files, in
-# a folder of its name), the loose folders removed. A call whose tarball holds bench tarballs (h100_plan.sh summary): give the
-# folder it unpacks to, not the tarball's, so that nothing is archived twice.
+# a folder of its name), the loose folders removed. A call whose tarball holds bench tarballs
+# (h100_plan.sh summary): give the folder it unpacks to, not the tarball's, so that nothing is
+# archived twice.
 #
 #   scripts/bench/close_session.sh --tag TAG [--results DIR] [--summarize "ARGS"] DEVICE_DIR...
 #
