@@ -2651,6 +2651,30 @@ $(timeout 60 .devpack/iostune replay --model "$m" --batch "$b" --precision "$p" 
         median_ms)"
     done | tee -a "$o/rounds.log"
     tar czf "${OUT:-device-out}/b2b_pinning.tar.gz" -C /tmp b2b_pinning ;;
+  b16_budget)
+    # (Forty-second session.) At batch 16, NASNet-A and RandWire store a baseline's dataflow
+    # schedule unchanged within the default 60 s. With twice the budget, does the search find
+    # its own? Each searched from an empty DB with --time-budget 120, one a GPU; a line each:
+    # what it kept, from what, the changes, its time and the baselines in the same engine.
+    o=/tmp/b16_budget; rm -rf "$o"; mkdir -p "$o"
+    k=0
+    for m in nasnet_a_large randwire; do
+      CUDA_VISIBLE_DEVICES=$k timeout 170 .devpack/iostune search --model "$m" --batch 16 \
+        --time-budget 120 --db "$o/$m.db" --format json >"$o/$m.json" 2>"$o/$m.log" &
+      k=$((k + 1))
+    done
+    wait
+    for m in nasnet_a_large randwire; do
+      grep -E "^(refine|kernels|convolutions chosen)" "$o/$m.log" | cut -c1-200
+      python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j["model"],
+      j["total_seconds"], j["kept_strategy"], j["refined_from"], j["refine_changes"],
+      j["measured_latency_ms"], {k: round(v, 4) for k, v in j["baselines_latency_ms"].items()}))
+' "$o/$m.json" 2>&1
+    done | tee "$o/summary.log"
+    rm -f "$o"/*.db*
+    tar czf "${OUT:-device-out}/b16_budget.tar.gz" -C /tmp b16_budget ;;
   connections)
     # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8
     # by default) limit how many branches of a captured graph run at once? Baselines' dataflow
