@@ -62,12 +62,16 @@ for f in "${benches[@]}"; do
   mv "$folder" "$stage/session-$tag/"
 done
 # Another tarball (a call's own, h100_plan.sh's b2b_pinning, connections, shards...) goes in
-# unpacked, in a folder of its name, less the DBs a call leaves in it (SQLite's -wal and -shm).
+# unpacked, in a folder of its name (a tarball of that one folder as it is), less the DBs a call
+# leaves in it (SQLite's -wal and -shm).
 for f in "${others[@]}"; do
-  folder="$stage/session-$tag/$(basename "$f" .tar.gz)"
-  mkdir -p "$folder"
-  tar -xzf "$f" -C "$folder"
-  find "$folder" \( -name '*.db' -o -name '*.db-wal' -o -name '*.db-shm' \) -delete
+  name="$(basename "$f" .tar.gz)" into="$stage/session-$tag"
+  listing="$(tar -tzf "$f")"  # whole, before grep (a pipe's early exit fails under pipefail)
+  grep -qv "^$name\(/\|$\)" <<<"$listing" && into="$into/$name"
+  mkdir -p "$into"
+  tar -xzf "$f" -C "$into"
+  find "$stage/session-$tag/$name" \( -name '*.db' -o -name '*.db-wal' -o -name '*.db-shm' \) \
+    -delete
 done
 for f in "${logs[@]}"; do
   mkdir -p "$stage/session-$tag/$(basename "$(dirname "$f")")"

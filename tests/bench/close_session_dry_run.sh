@@ -27,6 +27,8 @@ done
 echo "a call's own output" >"$tmp/marker.txt"
 echo "not a real DB" >"$tmp/left.db"  # a call's DB: left out
 tar -czf "$tmp/call1/call999.tar.gz" -C "$tmp" marker.txt left.db
+mkdir -p "$tmp/call998" && echo "in a call's folder" >"$tmp/call998/inside.txt"
+tar -czf "$tmp/call1/call998.tar.gz" -C "$tmp" call998  # a tarball of its own folder
 echo "a call's loose log" >"$tmp/call1/perturb.log"
 # A DB at a work folder's top (run_sets.sh keeps its sets.db there): left out of the archive.
 tar -xzf "$tmp/call0/bench_${tags[0]}.tar.gz" -C "$tmp"
@@ -47,6 +49,8 @@ for t in "${tags[@]}"; do
 done
 grep -q "^session-dry/call999/marker.txt$" <<<"$listing" ||
   fail "the archive lacks the call tarball's file"
+grep -q "^session-dry/call998/inside.txt$" <<<"$listing" ||
+  fail "a tarball of its own folder was not archived as that folder"
 ! grep -q "\.tar\.gz$" <<<"$listing" || fail "the archive holds a tarball, not its files"
 grep -q "^session-dry/call1/perturb.log$" <<<"$listing" || fail "the archive lacks call1's log"
 ! grep -qE "/(db|raw)/|\.db$" <<<"$listing" || fail "the archive holds DBs or raw copies"
