@@ -1,12 +1,14 @@
 #include "src/fusion.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "src/model_json.h"
 #include "src/model_set.h"
+#include "src/operator_info.h"
 
 namespace iostune {
 
@@ -23,12 +25,32 @@ struct Node {
     bool alive = true;
 };
 
+// When an op's output is ready if the graph's ops ran as soon as their inputs were (a
+// rough time per op: a launch plus its FLOPs per sample at a small-batch pace; per sample, so
+// that every batch size fuses alike and keeps one fingerprint). Only compared with each other.
+std::vector<double> estimated_ready(const Graph& graph) {
+    constexpr double kLaunch = 1.0, kFlopsPerUnit = 1e7;  // 1 unit ~ 1 us at batch 1
+    std::vector<double> ready(size_t(graph.size()), 0.0);
+    for (const Op& op : graph.ops()) {
+        double start = 0.0;
+        for (int src : op.inputs)
+            if (!is_graph_input(src)) start = std::max(start, ready[size_t(src)]);
+        const double per_sample = double(flops(graph, op.id)) / std::max(1, graph.batch());
+        ready[size_t(op.id)] = start + kLaunch + per_sample / kFlopsPerUnit;
+    }
+    return ready;
+}
+
 class Rewriter {
 public:
     explicit Rewriter(const Graph& graph)
         : uses_(size_t(graph.size()), 0),
           is_output_(size_t(graph.size()), false),
-          value_of_(size_t(graph.size())) {
+          value_of_(size_t(graph.size())),
+          ready_(estimated_ready(graph)),
+          // IOSTUNE_FUSE_ADDS=all: every Conv -> Add chain, as before 2026-11-29 (for A/B runs).
+          fuse_every_add_(std::getenv("IOSTUNE_FUSE_ADDS") != nullptr &&
+                          std::string(std::getenv("IOSTUNE_FUSE_ADDS")) == "all") {
         for (const Op& op : graph.ops()) {
             Node node{op.kind, op.attrs, op.inputs, op.name, op.cell, {}, true};
             if (graph.weights_state() != WeightsState::Absent) node.params = graph.params_of(op.id);
@@ -143,16 +165,27 @@ private:
         add.inputs = std::move(inputs);
     }
 
-    // Add(conv(x), z) => Conv(x, z) with residual, in the add's place (after z).
+    // Add(conv(x), z) => Conv(x, z) with residual, in the add's place (after z), when z is
+    // estimated ready no later than x plus the add's own time: then the fused convolution ends
+    // no later than the add would have. Otherwise it would wait for z where it ran beside z's
+    // branch, which costs more than the add kernel it saves.
     void fuse_residual_conv(int id) {
         Node& add = nodes_[size_t(id)];
         if (add.inputs.size() != 2) return;
+        const double add_time = ready_[size_t(id)] - std::max(ready(add.inputs[0]),
+                                                              ready(add.inputs[1]));
+        bool later_z = false;
         for (int k = 0; k < 2; ++k) {
             const int conv_id = add.inputs[size_t(k)];
             if (!absorbable(conv_id) || nodes_[size_t(conv_id)].kind != OpKind::Conv) continue;
             Node& conv = nodes_[size_t(conv_id)];
             auto attrs = std::get<ConvAttrs>(conv.attrs);
             if (attrs.relu || has_epilogue_activation(attrs) || attrs.residual) continue;
+            const int z = add.inputs[size_t(1 - k)];
+            if (!fuse_every_add_ && ready(z) > ready(conv.inputs.at(0)) + add_time) {
+                later_z = true;
+                continue;
+            }
             attrs.residual = true;
             attrs.relu = std::get<AddAttrs>(add.attrs).relu;
             Node fused{OpKind::Conv, attrs, {conv.inputs.at(0), add.inputs[size_t(1 - k)]},
@@ -162,12 +195,18 @@ private:
             ++counts_.conv_add;
             return;
         }
+        counts_.add_of_branches += later_z;
     }
+
+    // Estimated ready time of a value (a graph input: 0).
+    double ready(int value) const { return is_graph_input(value) ? 0.0 : ready_[size_t(value)]; }
 
     std::vector<Node> nodes_;
     std::vector<int> uses_;
     std::vector<bool> is_output_;
     std::vector<int> value_of_;
+    std::vector<double> ready_;  // estimated_ready() of the graph as given
+    bool fuse_every_add_;
     FusionCounts counts_;
 };
 
@@ -198,7 +237,7 @@ void refit_members(const Graph& original, const std::vector<int>& new_id, const 
 FusedGraph fuse_epilogues(const Graph& graph) {
     Rewriter rw(graph);
     rw.run();
-    if (rw.counts().total() == 0) return {graph, {}};
+    if (rw.counts().total() == 0) return {graph, rw.counts()};
 
     Graph fused(graph.name(), graph.input_shape());
     for (int k = 1; k < graph.input_count(); ++k) fused.add_input(graph.input_shape(k));

@@ -7,7 +7,10 @@
 //   Conv -> PRelu           => Conv with prelu (its slopes the conv's last parameter), applied last
 //   Add -> Relu             => Add with relu
 //   Conv -> Add(conv, z)    => Conv with residual, inputs [x, z]: relu?(conv(x) + bias + z),
-//                              placed where the Add was (so z is computed before it)
+//                              placed where the Add was (so z is computed before it), when z
+//                              is estimated ready no later than x plus the add's time: else the
+//                              convolution would wait for z, a parallel branch it used to run
+//                              beside (an HRNet fuse layer's sum), and the add stays an op
 //   Add -> Add              => one Add over the inner Add's inputs and the outer's others
 // Weights move with their op; graph outputs, cells and a model set's members (their op ranges,
 // outputs and fingerprints) follow the rewrite. docs/fusion.md describes it for users.
@@ -30,6 +33,8 @@ struct FusionCounts {
     int total() const {  // ops removed
         return conv_relu + conv_activation + conv_prelu + add_relu + conv_add + add_add;
     }
+    // Conv -> Add chains left as they are: z came later than the add could start (not removed).
+    int add_of_branches = 0;
 };
 
 struct FusedGraph {

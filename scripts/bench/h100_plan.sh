@@ -2675,6 +2675,27 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     done | tee "$o/summary.log"
     rm -f "$o"/*.db*
     tar czf "${OUT:-device-out}/b16_budget.tar.gz" -C /tmp b16_budget ;;
+  fuse_adds)
+    # (Forty-second session.) The fusion pass now leaves Conv -> Add apart where the add's other
+    # input comes from a longer branch (docs/fusion.md: HRNet keeps 4 of 59 sums as adds). A/B
+    # on timm's HRNet-W18 small v2, batch 1, PRECISION (tf32 or fp16): GPU 0 as now (its rows
+    # are the summary's: bench_fuse_ready-hrnet-P), GPU 1 with IOSTUNE_FUSE_ADDS=all (every
+    # chain fused, as before; its tarball is returned as ab_fuse_all-hrnet-P.tar.gz, for the
+    # archive only). Each hrnet_on_gpu: export, bound, the search, replays and the peers.
+    p=${2:-tf32}
+    o=/tmp/fuse_adds; rm -rf "$o"; mkdir -p "$o/ready" "$o/all"
+    hrnet_on_gpu 0 "$o/ready" fuse_ready "$p" &
+    IOSTUNE_FUSE_ADDS=all hrnet_on_gpu 1 "$o/all" fuse_all "$p" &
+    wait
+    for v in ready all; do
+      echo "== IOSTUNE_FUSE_ADDS=${v/ready/(unset)}"
+      grep -hE "iostune-|torch-|profile:|searched in|fused|critical path" "$o/$v"/*.log |
+        cut -c1-170
+    done
+    cp "$o/ready"/bench_*.tar.gz "${OUT:-device-out}/"
+    cp "$o/all"/bench_fuse_all-hrnet-"$p".tar.gz "${OUT:-device-out}/ab_fuse_all-hrnet-$p.tar.gz"
+    tar czf "${OUT:-device-out}/fuse_adds-$p.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
+      --exclude '*.onnx' -C /tmp fuse_adds ;;
   connections)
     # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8
     # by default) limit how many branches of a captured graph run at once? Baselines' dataflow

@@ -109,8 +109,9 @@ TEST_CASE("fusion: Add -> ReLU becomes an add with relu; a graph-output ReLU sti
 TEST_CASE("fusion: Conv -> Add -> ReLU becomes one residual conv where the add was", "[fusion]") {
     Graph g("g", Shape{1, 8, 6, 6});
     const int stem = g.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "stem");
+    // z, beside stem (ready as soon as body's input), added after body.
+    const int side = g.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "side");
     const int body = g.add(OpKind::Conv, conv3x3(8), {stem}, "body");
-    const int side = g.add(OpKind::Conv, conv3x3(8, true), {stem}, "side");  // z, after body
     const int sum = g.add(OpKind::Add, AddAttrs{}, {side, body}, "sum");
     const int act = g.add(OpKind::Relu, ReluAttrs{}, {sum}, "act");
     g.add(OpKind::Conv, conv3x3(4), {act}, "head");
@@ -143,6 +144,52 @@ TEST_CASE("fusion: Conv -> Add -> ReLU becomes one residual conv where the add w
         CHECK(g2.graph.op(0).inputs == std::vector<int>{kGraphInput, kGraphInput});
         CHECK(g2.graph.op(0).as<ConvAttrs>().relu);
         CHECK(max_relative_difference(weighted, g2.graph, 6) == 0.0);
+    }
+}
+
+TEST_CASE("fusion: a conv whose add waits for a longer branch stays apart from the add",
+          "[fusion]") {
+    // HRNet's fuse layers: a branch's output resampled by one convolution and added to a
+    // branch that is still running. Fused, the convolution would wait for that branch.
+    Graph g("g", Shape{1, 8, 6, 6});
+    const int fast = g.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "fast");
+    int slow = kGraphInput;
+    for (int k = 0; k < 3; ++k)
+        slow = g.add(OpKind::Conv, conv3x3(8, true), {slow}, fmt::format("slow{}", k));
+    const int resample = g.add(OpKind::Conv, conv3x3(8), {fast}, "resample");
+    const int sum = g.add(OpKind::Add, AddAttrs{.relu = true}, {resample, slow}, "sum");
+    g.add(OpKind::Conv, conv3x3(4), {sum}, "head");
+    const Graph input = with_weights(g);
+    const FusedGraph f = fuse_epilogues(input);
+    CHECK(f.counts.conv_add == 0);
+    CHECK(f.counts.add_of_branches == 1);
+    CHECK(f.counts.total() == 0);
+    CHECK(f.graph.size() == input.size());
+    CHECK(f.graph.op(sum).kind == OpKind::Add);
+    CHECK(fingerprint(f.graph) == fingerprint(input));
+
+    SECTION("when the branch ends before the convolution's input, they fuse") {
+        Graph h("h", Shape{1, 8, 6, 6});
+        const int short_branch = h.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "short");
+        int chain = kGraphInput;
+        for (int k = 0; k < 3; ++k)
+            chain = h.add(OpKind::Conv, conv3x3(8, true), {chain}, fmt::format("chain{}", k));
+        const int last = h.add(OpKind::Conv, conv3x3(8), {chain}, "last");
+        h.add(OpKind::Add, AddAttrs{.relu = true}, {last, short_branch}, "sum");
+        const Graph weighted = with_weights(h);
+        const FusedGraph fused = fuse_epilogues(weighted);
+        CHECK(fused.counts.conv_add == 1);
+        CHECK(fused.counts.add_of_branches == 0);
+        CHECK(fused.graph.op(fused.graph.size() - 1).as<ConvAttrs>().residual);
+        CHECK(max_relative_difference(weighted, fused.graph, 4) == 0.0);
+    }
+    SECTION("IOSTUNE_FUSE_ADDS=all fuses it anyway, as before (for A/B runs)") {
+        setenv("IOSTUNE_FUSE_ADDS", "all", 1);
+        const FusedGraph every = fuse_epilogues(input);
+        unsetenv("IOSTUNE_FUSE_ADDS");
+        CHECK(every.counts.conv_add == 1);
+        CHECK(every.counts.add_of_branches == 0);
+        CHECK(max_relative_difference(input, every.graph, 4) == 0.0);
     }
 }
 
