@@ -25,20 +25,26 @@ struct Node {
     bool alive = true;
 };
 
-// When an op's output is ready if the graph's ops ran as soon as their inputs were (a
-// rough time per op: a launch plus its FLOPs per sample at a small-batch pace; per sample, so
-// that every batch size fuses alike and keeps one fingerprint). Only compared with each other.
-std::vector<double> estimated_ready(const Graph& graph) {
+// A rough time for each op, and when its output would be ready if every op ran as soon as its
+// inputs were. An op takes a launch plus its FLOPs per sample at a small-batch pace: per
+// sample, so that every batch size fuses alike and keeps one fingerprint. The times are only
+// compared with one another.
+struct Estimates {
+    std::vector<double> time, ready;
+};
+
+Estimates estimate(const Graph& graph) {
     constexpr double kLaunch = 1.0, kFlopsPerUnit = 1e7;  // 1 unit ~ 1 us at batch 1
-    std::vector<double> ready(size_t(graph.size()), 0.0);
+    Estimates e{std::vector<double>(size_t(graph.size())), std::vector<double>(size_t(graph.size()))};
     for (const Op& op : graph.ops()) {
         double start = 0.0;
         for (int src : op.inputs)
-            if (!is_graph_input(src)) start = std::max(start, ready[size_t(src)]);
+            if (!is_graph_input(src)) start = std::max(start, e.ready[size_t(src)]);
         const double per_sample = double(flops(graph, op.id)) / std::max(1, graph.batch());
-        ready[size_t(op.id)] = start + kLaunch + per_sample / kFlopsPerUnit;
+        e.time[size_t(op.id)] = kLaunch + per_sample / kFlopsPerUnit;
+        e.ready[size_t(op.id)] = start + e.time[size_t(op.id)];
     }
-    return ready;
+    return e;
 }
 
 class Rewriter {
@@ -47,7 +53,7 @@ public:
         : uses_(size_t(graph.size()), 0),
           is_output_(size_t(graph.size()), false),
           value_of_(size_t(graph.size())),
-          ready_(estimated_ready(graph)),
+          estimates_(estimate(graph)),
           // IOSTUNE_FUSE_ADDS=all: every Conv -> Add chain, as before 2026-11-29 (for A/B runs).
           fuse_every_add_(std::getenv("IOSTUNE_FUSE_ADDS") != nullptr &&
                           std::string(std::getenv("IOSTUNE_FUSE_ADDS")) == "all") {
@@ -172,8 +178,6 @@ private:
     void fuse_residual_conv(int id) {
         Node& add = nodes_[size_t(id)];
         if (add.inputs.size() != 2) return;
-        const double add_time = ready_[size_t(id)] - std::max(ready(add.inputs[0]),
-                                                              ready(add.inputs[1]));
         bool later_z = false;
         for (int k = 0; k < 2; ++k) {
             const int conv_id = add.inputs[size_t(k)];
@@ -182,7 +186,8 @@ private:
             auto attrs = std::get<ConvAttrs>(conv.attrs);
             if (attrs.relu || has_epilogue_activation(attrs) || attrs.residual) continue;
             const int z = add.inputs[size_t(1 - k)];
-            if (!fuse_every_add_ && ready(z) > ready(conv.inputs.at(0)) + add_time) {
+            if (!fuse_every_add_ &&
+                ready(z) > ready(conv.inputs.at(0)) + estimates_.time[size_t(id)]) {
                 later_z = true;
                 continue;
             }
@@ -199,13 +204,15 @@ private:
     }
 
     // Estimated ready time of a value (a graph input: 0).
-    double ready(int value) const { return is_graph_input(value) ? 0.0 : ready_[size_t(value)]; }
+    double ready(int value) const {
+        return is_graph_input(value) ? 0.0 : estimates_.ready[size_t(value)];
+    }
 
     std::vector<Node> nodes_;
     std::vector<int> uses_;
     std::vector<bool> is_output_;
     std::vector<int> value_of_;
-    std::vector<double> ready_;  // estimated_ready() of the graph as given
+    Estimates estimates_;  // of the graph as given
     bool fuse_every_add_;
     FusionCounts counts_;
 };
