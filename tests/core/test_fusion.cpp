@@ -147,40 +147,45 @@ TEST_CASE("fusion: Conv -> Add -> ReLU becomes one residual conv where the add w
     }
 }
 
+namespace {
+
+// A one-convolution branch and a three-convolution branch of the input, summed after one more
+// convolution on one of them (`last_on_long`: the long one) and a ReLU.
+Graph two_branch_sum(bool last_on_long) {
+    Graph g("g", Shape{1, 8, 6, 6});
+    const int short_branch = g.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "short");
+    int long_branch = kGraphInput;
+    for (int k = 0; k < 3; ++k)
+        long_branch = g.add(OpKind::Conv, conv3x3(8, true), {long_branch}, fmt::format("long{}", k));
+    const int conv = g.add(OpKind::Conv, conv3x3(8), {last_on_long ? long_branch : short_branch},
+                           "last");
+    g.add(OpKind::Add, AddAttrs{.relu = true}, {conv, last_on_long ? short_branch : long_branch},
+          "sum");
+    g.add(OpKind::Conv, conv3x3(4), {g.size() - 1}, "head");
+    return with_weights(g);
+}
+
+}  // namespace
+
 TEST_CASE("fusion: a conv whose add waits for a longer branch stays apart from the add",
           "[fusion]") {
     // HRNet's fuse layers: a branch's output resampled by one convolution and added to a
     // branch that is still running. Fused, the convolution would wait for that branch.
-    Graph g("g", Shape{1, 8, 6, 6});
-    const int fast = g.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "fast");
-    int slow = kGraphInput;
-    for (int k = 0; k < 3; ++k)
-        slow = g.add(OpKind::Conv, conv3x3(8, true), {slow}, fmt::format("slow{}", k));
-    const int resample = g.add(OpKind::Conv, conv3x3(8), {fast}, "resample");
-    const int sum = g.add(OpKind::Add, AddAttrs{.relu = true}, {resample, slow}, "sum");
-    g.add(OpKind::Conv, conv3x3(4), {sum}, "head");
-    const Graph input = with_weights(g);
+    const Graph input = two_branch_sum(false);
     const FusedGraph f = fuse_epilogues(input);
     CHECK(f.counts.conv_add == 0);
     CHECK(f.counts.add_of_branches == 1);
     CHECK(f.counts.total() == 0);
     CHECK(f.graph.size() == input.size());
-    CHECK(f.graph.op(sum).kind == OpKind::Add);
+    CHECK(f.graph.op(f.graph.size() - 2).kind == OpKind::Add);
     CHECK(fingerprint(f.graph) == fingerprint(input));
 
-    SECTION("when the branch ends before the convolution's input, they fuse") {
-        Graph h("h", Shape{1, 8, 6, 6});
-        const int short_branch = h.add(OpKind::Conv, conv3x3(8, true), {kGraphInput}, "short");
-        int chain = kGraphInput;
-        for (int k = 0; k < 3; ++k)
-            chain = h.add(OpKind::Conv, conv3x3(8, true), {chain}, fmt::format("chain{}", k));
-        const int last = h.add(OpKind::Conv, conv3x3(8), {chain}, "last");
-        h.add(OpKind::Add, AddAttrs{.relu = true}, {last, short_branch}, "sum");
-        const Graph weighted = with_weights(h);
+    SECTION("when the other branch ends before the convolution's input, they fuse") {
+        const Graph weighted = two_branch_sum(true);
         const FusedGraph fused = fuse_epilogues(weighted);
         CHECK(fused.counts.conv_add == 1);
         CHECK(fused.counts.add_of_branches == 0);
-        CHECK(fused.graph.op(fused.graph.size() - 1).as<ConvAttrs>().residual);
+        CHECK(fused.graph.op(fused.graph.size() - 2).as<ConvAttrs>().residual);
         CHECK(max_relative_difference(weighted, fused.graph, 4) == 0.0);
     }
     SECTION("IOSTUNE_FUSE_ADDS=all fuses it anyway, as before (for A/B runs)") {
