@@ -68,7 +68,8 @@ struct ReplayCommandOptions {
 // this GPU (same batch and precision) in --db, or its sequential schedule when it has none.
 // `choices` gets the convolution choices stored with those schedules, combined: each member's
 // schedule runs the kernels it was measured with, as the set's own stored schedule does (a
-// member without a stored schedule, or a signature two members chose apart, is noted).
+// member without a stored schedule, or a signature two members chose apart, is noted). With
+// --conv-choices it stays empty: the kernels given there run instead.
 Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o,
                              ConvChoices& choices) {
     if (set.members().empty())
@@ -93,6 +94,11 @@ Schedule stored_back_to_back(const Graph& set, const ReplayCommandOptions& o,
         },
         sources);
     for (const std::string& line : sources) fmt::print(stderr, "back-to-back: {}\n", line);
+    if (!o.conv_choices_in.empty()) {
+        fmt::print(stderr, "back-to-back: the kernels of --conv-choices run, not those stored "
+                           "with the members' schedules\n");
+        return schedule;
+    }
     int differing = 0;
     choices = combined_choices(stored_choices, &differing);
     fmt::print(stderr,
@@ -322,8 +328,8 @@ void run_replay(const ReplayCommandOptions& o) {
         const Schedule baseline = o.schedule_source == "back-to-back"
                                       ? stored_back_to_back(graph, o, members_choices)
                                       : make_baseline(o.schedule_source, graph, nullptr);
-        // Pinned unless --conv-choices names others (then those, as for every baseline).
-        if (o.conv_choices_in.empty() && !members_choices.empty())
+        // Empty when --conv-choices names others (then those run, as for every baseline).
+        if (!members_choices.empty())
             options.conv_choices_json = conv_choices_to_json(members_choices).dump();
         // Back to back keeps each member's own form (its barriers) unless --form asks for one.
         const bool as_built = o.form.empty() && o.schedule_source == "back-to-back";

@@ -1,11 +1,14 @@
 #include "src/fusion.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "src/error.h"
 #include "src/model_json.h"
 #include "src/model_set.h"
 #include "src/operator_info.h"
@@ -47,6 +50,18 @@ Estimates estimate(const Graph& graph) {
     return e;
 }
 
+// IOSTUNE_FUSE_ADDS=all: every Conv -> Add chain fused, as before 2026-11-29 (for A/B runs);
+// unset or empty: only where z is ready in time. Anything else is refused, not ignored.
+bool fuse_every_add() {
+    const char* setting = std::getenv("IOSTUNE_FUSE_ADDS");
+    if (setting == nullptr || *setting == '\0') return false;
+    if (std::string(setting) == "all") return true;
+    throw Error(fmt::format("IOSTUNE_FUSE_ADDS={}: expected \"all\" (fuse every Conv -> Add, "
+                            "as before 2026-11-29) or nothing (the default: docs/fusion.md, "
+                            "\"z ready in time\")",
+                            setting));
+}
+
 class Rewriter {
 public:
     explicit Rewriter(const Graph& graph)
@@ -54,9 +69,7 @@ public:
           is_output_(size_t(graph.size()), false),
           value_of_(size_t(graph.size())),
           estimates_(estimate(graph)),
-          // IOSTUNE_FUSE_ADDS=all: every Conv -> Add chain, as before 2026-11-29 (for A/B runs).
-          fuse_every_add_(std::getenv("IOSTUNE_FUSE_ADDS") != nullptr &&
-                          std::string(std::getenv("IOSTUNE_FUSE_ADDS")) == "all") {
+          fuse_every_add_(fuse_every_add()) {
         for (const Op& op : graph.ops()) {
             Node node{op.kind, op.attrs, op.inputs, op.name, op.cell, {}, true};
             if (graph.weights_state() != WeightsState::Absent) node.params = graph.params_of(op.id);

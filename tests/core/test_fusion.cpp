@@ -196,6 +196,12 @@ TEST_CASE("fusion: a conv whose add waits for a longer branch stays apart from t
         CHECK(every.counts.add_of_branches == 0);
         CHECK(max_relative_difference(input, every.graph, 4) == 0.0);
     }
+    SECTION("another IOSTUNE_FUSE_ADDS is refused, not ignored") {
+        setenv("IOSTUNE_FUSE_ADDS", "1", 1);
+        CHECK_THROWS_WITH(fuse_epilogues(input), Catch::Contains("IOSTUNE_FUSE_ADDS=1") &&
+                                                     Catch::Contains("\"all\""));
+        unsetenv("IOSTUNE_FUSE_ADDS");
+    }
 }
 
 TEST_CASE("fusion: Add -> Add chains become one n-ary add", "[fusion]") {
