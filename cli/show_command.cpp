@@ -56,12 +56,14 @@ void show_model(const FusedGraph& fused) {
     fmt::print("{:<12} {} ({})\n", "ops", s.ops, fmt::join(kinds, ", "));
     fmt::print("{:<12} {} ops into their producers (conv+relu {}, conv+activation {}, "
                "conv+prelu {}, add+relu {}, conv+add {}, add+add {}){}\n",
-               "fused", f.total(), f.conv_relu, f.conv_activation, f.conv_prelu, f.add_relu,
+               "fused", f.fused(), f.conv_relu, f.conv_activation, f.conv_prelu, f.add_relu,
                f.conv_add, f.add_add,
                f.add_of_branches > 0
                    ? fmt::format("; {} conv+add left apart (the add waits for a longer branch)",
                                  f.add_of_branches)
                    : std::string());
+    fmt::print("{:<12} {} ops that computed what an earlier op computes\n", "dropped",
+               f.duplicates);
     fmt::print("{:<12} {}\n", "blocks", s.blocks);
     fmt::print("{:<12} {} ops, width {}\n", "largest", s.largest_block_ops, s.largest_block_width);
     fmt::print("{:<12} {:.3f} (batch {})\n", "GFLOPs", s.gflops, s.input.n);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -81,8 +83,10 @@ public:
         for (int out : graph.outputs()) is_output_[size_t(out)] = true;
     }
 
-    // Visits the ops in order: each op's producers are final when it is reached.
-    void run() {
+    // First drops the ops computed twice, so that the fusions below count the readers that
+    // remain; then visits the ops in order: each op's producers are final when it is reached.
+    void run(const Graph& graph) {
+        drop_duplicates(graph);
         for (int id = 0; id < int(nodes_.size()); ++id) {
             Node& node = nodes_[size_t(id)];
             for (int& src : node.inputs)
@@ -99,10 +103,43 @@ public:
 
     const std::vector<Node>& nodes() const { return nodes_; }
     // The op that computes op `id`'s tensor now.
-    int value_of(int id) const { return value_of_[size_t(id)]; }
+    int value_of(int id) const {
+        while (value_of_[size_t(id)] != id) id = value_of_[size_t(id)];
+        return id;
+    }
     const FusionCounts& counts() const { return counts_; }
 
 private:
+    // An op without parameters that computes what an earlier op of the same model computes (the
+    // same kind, attributes and inputs) is dropped: its readers read the earlier op. NASNet
+    // takes the ReLU of each cell's output twice (as the next cell's input and as the input of
+    // the cell after) and averages one tensor twice in its normal cells. A graph output stays
+    // (outputs are distinct ops), and a model set's members never share an op.
+    void drop_duplicates(const Graph& graph) {
+        using Key = std::tuple<OpKind, std::vector<int>, int>;  // kind, inputs, member
+        std::map<Key, std::vector<int>> seen;
+        for (int id = 0; id < int(nodes_.size()); ++id) {
+            Node& node = nodes_[size_t(id)];
+            for (int& src : node.inputs)
+                if (!is_graph_input(src)) src = value_of_[size_t(src)];
+            if (param_count(graph, id) != 0 || is_output_[size_t(id)]) continue;
+            std::vector<int>& same = seen[Key{node.kind, node.inputs, graph.member_of(id)}];
+            const auto earlier = std::find_if(same.begin(), same.end(), [&](int e) {
+                return nodes_[size_t(e)].attrs == node.attrs;
+            });
+            if (earlier == same.end()) {
+                same.push_back(id);
+                continue;
+            }
+            node.alive = false;
+            value_of_[size_t(id)] = *earlier;
+            uses_[size_t(*earlier)] += uses_[size_t(id)];
+            for (int src : node.inputs)
+                if (!is_graph_input(src)) --uses_[size_t(src)];
+            ++counts_.duplicates;
+        }
+    }
+
     // A producer whose only reader is the op being visited, and which is no graph output.
     bool absorbable(int id) const {
         return !is_graph_input(id) && uses_[size_t(id)] == 1 && !is_output_[size_t(id)];
@@ -256,7 +293,7 @@ void refit_members(const Graph& original, const std::vector<int>& new_id, const 
 
 FusedGraph fuse_epilogues(const Graph& graph) {
     Rewriter rw(graph);
-    rw.run();
+    rw.run(graph);
     if (rw.counts().total() == 0) return {graph, rw.counts()};
 
     Graph fused(graph.name(), graph.input_shape());

@@ -1,6 +1,8 @@
 // The epilogue fusion pass: rewrites a graph so that each op is what the engine runs as one
 // step, before search and replay see it (the DP then schedules, and the fingerprint keys, the
-// fused graph). Chains, where each producer's only consumer is the next op and the producer is
+// fused graph). First an op without parameters that computes what an earlier op computes (the
+// same kind, attributes and inputs; not a graph output, not across a model set's members) is
+// dropped, its readers reading the earlier op. Then chains, where each producer's only consumer is the next op and the producer is
 // not a graph output:
 //   Conv -> Relu            => Conv with relu
 //   Conv -> Activation      => Conv with that activation (ConvAttrs::activation), applied last
@@ -24,15 +26,17 @@ namespace iostune {
 enum class Fusion { Epilogues, None };
 
 struct FusionCounts {
+    int duplicates = 0;       // ops that computed what an earlier op computes, dropped
     int conv_relu = 0;        // ReLUs fused into the convolution before them
     int conv_activation = 0;  // other activations fused into the convolution before them
     int conv_prelu = 0;       // PReLUs fused into the convolution before them
     int add_relu = 0;         // ReLUs fused into the add before them
     int conv_add = 0;         // adds fused into a convolution as its residual
     int add_add = 0;          // adds merged into the add after them
-    int total() const {  // ops removed
+    int fused() const {  // ops fused into another
         return conv_relu + conv_activation + conv_prelu + add_relu + conv_add + add_add;
     }
+    int total() const { return duplicates + fused(); }  // ops removed
     // Conv -> Add chains left as they are: z came later than the add could start (not removed).
     int add_of_branches = 0;
 };

@@ -58,10 +58,14 @@ MemoryNeeds reference_memory_needs(const Graph& graph) {
     for (const Op& op : graph.ops()) {
         live += op.output.elements();
         peak = std::max(peak, live + reference_scratch(graph, op));
-        for (int src : op.inputs)
-            if (!is_graph_input(src) && last_use[size_t(src)] == op.id &&
+        for (size_t k = 0; k < op.inputs.size(); ++k) {
+            const int src = op.inputs[k];
+            const bool read_before = std::find(op.inputs.begin(), op.inputs.begin() + long(k),
+                                               src) != op.inputs.begin() + long(k);
+            if (!is_graph_input(src) && !read_before && last_use[size_t(src)] == op.id &&
                 std::find(kept.begin(), kept.end(), src) == kept.end())
-                live -= graph.op(src).output.elements();
+                live -= graph.op(src).output.elements();  // once, if it reads src twice
+        }
     }
     MemoryNeeds needs;
     if (graph.weights_state() == WeightsState::Absent)

@@ -267,6 +267,92 @@ TEST_CASE("fusion: graph outputs, shared producers and fused ReLUs are left alon
     }
 }
 
+PoolAttrs avg3x3() {
+    PoolAttrs a;
+    a.kernel_h = a.kernel_w = 3;
+    a.pad_h = a.pad_w = 1;
+    return a;
+}
+
+TEST_CASE("fusion: an op computed twice is computed once, and its producer may then fuse", "[fusion]") {
+    // NASNet's pattern: two ReLUs of one tensor (two cells' inputs), two average pools of one
+    // tensor summed.
+    Graph g("g", Shape{1, 4, 6, 6});
+    const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+    const int r1 = g.add(OpKind::Relu, ReluAttrs{}, {c}, "r1");
+    const int r2 = g.add(OpKind::Relu, ReluAttrs{}, {c}, "r2");
+    const int a = g.add(OpKind::Conv, conv3x3(4), {r1}, "a");
+    const int b = g.add(OpKind::Conv, conv3x3(4), {r2}, "b");
+    const int p1 = g.add(OpKind::AvgPool, avg3x3(), {a}, "p1");
+    const int p2 = g.add(OpKind::AvgPool, avg3x3(), {a}, "p2");
+    const int sum = g.add(OpKind::Add, AddAttrs{}, {p1, p2}, "sum");
+    g.add(OpKind::Concat, ConcatAttrs{}, {sum, b}, "cat");
+    const Graph input = with_weights(g);
+    const FusedGraph f = fuse_epilogues(input);
+    CHECK(f.counts.duplicates == 2);
+    // With r2 gone, r1 is c's only reader: the ReLU fuses into c.
+    CHECK(f.counts.conv_relu == 1);
+    CHECK(f.counts.total() == 3);
+    REQUIRE(f.graph.size() == 6);
+    CHECK(f.graph.op(0).as<ConvAttrs>().relu);
+    CHECK(f.graph.op(1).inputs == std::vector<int>{0});  // a
+    CHECK(f.graph.op(2).inputs == std::vector<int>{0});  // b reads r1's value, now c's
+    CHECK(f.graph.op(3).name == "p1");
+    CHECK(f.graph.op(4).inputs == std::vector<int>{3, 3});  // p1 + p1
+    CHECK(max_relative_difference(input, f.graph, 5) == 0.0);
+}
+
+TEST_CASE("fusion: ops that differ, carry weights, are outputs or belong to two members stay", "[fusion]") {
+    SECTION("other attributes, or weights of their own") {
+        Graph g("g", Shape{1, 4, 6, 6});
+        const int p = g.add(OpKind::AvgPool, avg3x3(), {kGraphInput}, "p");
+        const int q = g.add(OpKind::MaxPool, avg3x3(), {kGraphInput}, "q");  // another kind
+        PoolAttrs wide = avg3x3();
+        wide.count_include_pad = false;
+        const int w = g.add(OpKind::AvgPool, wide, {kGraphInput}, "w");  // another attribute
+        const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+        const int d = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "d");  // weights of its own
+        const int s = g.add(OpKind::Add, AddAttrs{}, {p, q, w}, "s");
+        g.add(OpKind::Concat, ConcatAttrs{}, {s, c, d}, "cat");
+        const FusedGraph f = fuse_epilogues(with_weights(g));
+        CHECK(f.counts.total() == 0);
+        CHECK(f.graph.size() == g.size());
+    }
+    SECTION("a graph output") {
+        Graph g("g", Shape{1, 4, 6, 6});
+        const int r1 = g.add(OpKind::Relu, ReluAttrs{}, {kGraphInput}, "r1");
+        const int r2 = g.add(OpKind::Relu, ReluAttrs{}, {kGraphInput}, "r2");
+        g.set_outputs({r1, r2});
+        const FusedGraph f = fuse_epilogues(g);
+        CHECK(f.counts.duplicates == 0);
+        CHECK(f.graph.outputs() == std::vector<int>{r1, r2});
+    }
+    SECTION("a model set's members reading one input") {
+        Graph m("m", Shape{1, 4, 6, 6});
+        const int r = m.add(OpKind::Relu, ReluAttrs{}, {kGraphInput}, "r");
+        m.add(OpKind::Conv, conv3x3(4), {r}, "c");
+        const Graph set = combine_models({m, m}, SetInputs::Shared);
+        const FusedGraph f = fuse_epilogues(with_weights(set));
+        CHECK(f.counts.duplicates == 0);
+        CHECK(f.graph.size() == 4);
+    }
+    SECTION("a duplicate after the earlier op's reader: the readers of both read one op") {
+        Graph g("g", Shape{1, 4, 6, 6});
+        const int r1 = g.add(OpKind::Relu, ReluAttrs{}, {kGraphInput}, "r1");
+        const int a = g.add(OpKind::Conv, conv3x3(4), {r1}, "a");
+        const int r2 = g.add(OpKind::Relu, ReluAttrs{}, {kGraphInput}, "r2");
+        const int b = g.add(OpKind::Conv, conv3x3(4), {r2}, "b");
+        g.add(OpKind::Add, AddAttrs{}, {a, b, r2}, "s");
+        const Graph input = with_weights(g);
+        const FusedGraph f = fuse_epilogues(input);
+        CHECK(f.counts.duplicates == 1);
+        REQUIRE(f.graph.size() == 4);
+        CHECK(f.graph.op(2).inputs == std::vector<int>{0});
+        CHECK(f.graph.op(3).inputs == std::vector<int>{1, 2, 0});
+        CHECK(max_relative_difference(input, f.graph, 6) == 0.0);
+    }
+}
+
 TEST_CASE("fusion: a model set's members keep their ranges, outputs and own fingerprints", "[fusion]") {
     Graph a("a", Shape{1, 4, 6, 6});
     const int c = a.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");

@@ -42,6 +42,18 @@ TEST_CASE("the CPU reference's needs follow the tensors it holds at once", "[cor
     CHECK(reference_memory_needs(g.with_batch(8)).activations == 8 * seeded.activations);
 }
 
+TEST_CASE("a tensor an op reads twice is freed once", "[core][memory]") {
+    // x [1, 2, 4, 4] -> r = relu -> a = add(r, r) -> b, c = relu(a) -> add(b, c, a): at the
+    // last add, a, b, c and the sum are held (32 values each).
+    Graph g("twice", {1, 2, 4, 4});
+    const int r = g.add(OpKind::Relu, ReluAttrs{}, {kGraphInput}, "r");
+    const int a = g.add(OpKind::Add, AddAttrs{}, {r, r}, "a");
+    const int b = g.add(OpKind::Relu, ReluAttrs{}, {a}, "b");
+    const int c = g.add(OpKind::Relu, ReluAttrs{}, {a}, "c");
+    g.add(OpKind::Add, AddAttrs{}, {b, c, a}, "sum");
+    CHECK(reference_memory_needs(g).activations == 4 * 32 * 4);
+}
+
 TEST_CASE("the engine's needs leave out buffers it shares", "[core][memory]") {
     const Graph g = branchy();
     const MemoryNeeds fp16 = engine_memory_needs(g, 2);
