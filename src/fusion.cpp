@@ -149,6 +149,7 @@ private:
         const int producer = nodes_[size_t(id)].inputs.at(0);
         if (!absorbable(producer)) return;
         Node& p = nodes_[size_t(producer)];
+        if (p.kind == OpKind::Concat) return move_relu_into_concat(id, producer);
         bool* relu = nullptr;
         int* count = nullptr;
         if (p.kind == OpKind::Conv) {
@@ -164,6 +165,63 @@ private:
         *relu = true;
         ++*count;
         absorb(id, producer);
+    }
+
+    // Relu(Concat(x1..xn)) => Concat(relu(x1)..relu(xn)), the concat being the ReLU's alone:
+    // each xi's producer applies the ReLU as it writes (a conv or an add whose only reader is
+    // the concat), an xi that is already a ReLU's output needs none, and at most one other xi
+    // gets a Relu op of its own, in the concat's place (the concat moves to the ReLU's). NASNet
+    // takes the ReLU of every cell's output: its adds now apply it, and the one slice left (a
+    // convolution the cell reads elsewhere too) is a sixth of the tensor, off the path.
+    void move_relu_into_concat(int id, int concat) {
+        std::vector<int> producers;
+        int apart = -1;  // the input that gets a Relu op, by position
+        const std::vector<int> inputs = nodes_[size_t(concat)].inputs;
+        for (size_t k = 0; k < inputs.size(); ++k) {
+            if (is_relu_output(inputs[k])) continue;
+            if (can_apply_relu(inputs[k]) &&
+                std::count(inputs.begin(), inputs.end(), inputs[k]) == 1)
+                producers.push_back(inputs[k]);
+            else if (apart < 0)
+                apart = int(k);
+            else
+                return;  // two inputs would need a Relu op: no slot for the second
+        }
+        for (int src : producers) {
+            Node& p = nodes_[size_t(src)];
+            if (p.kind == OpKind::Conv) std::get<ConvAttrs>(p.attrs).relu = true;
+            else std::get<AddAttrs>(p.attrs).relu = true;
+        }
+        if (apart < 0) {
+            ++counts_.relu_concat;
+            return absorb(id, concat);
+        }
+        // Each slot keeps its cell: blocks are cut where cells change.
+        Node& relu = nodes_[size_t(id)];
+        Node cat = std::move(nodes_[size_t(concat)]);
+        cat.inputs[size_t(apart)] = concat;  // the slot's new Relu op
+        nodes_[size_t(concat)] = Node{OpKind::Relu, relu.attrs, {inputs[size_t(apart)]}, relu.name,
+                                      cat.cell, {}, true};
+        cat.cell = relu.cell;
+        relu = std::move(cat);
+        ++counts_.relu_concat_slice;
+    }
+
+    // A value that is >= 0 as computed: a ReLU's, or a conv's or an add's that applies one.
+    bool is_relu_output(int value) const {
+        if (is_graph_input(value)) return false;
+        const Node& n = nodes_[size_t(value)];
+        if (n.kind == OpKind::Relu) return true;
+        if (n.kind == OpKind::Conv) return std::get<ConvAttrs>(n.attrs).relu;
+        return n.kind == OpKind::Add && std::get<AddAttrs>(n.attrs).relu;
+    }
+
+    // A conv or an add without an activation whose only reader is the op being visited.
+    bool can_apply_relu(int value) const {
+        if (!absorbable(value)) return false;
+        const Node& n = nodes_[size_t(value)];
+        if (n.kind == OpKind::Add) return true;  // not a ReLU add: is_relu_output said so
+        return n.kind == OpKind::Conv && !has_epilogue_activation(std::get<ConvAttrs>(n.attrs));
     }
 
     // Conv -> Activation: the convolution applies the activation last.
@@ -294,7 +352,7 @@ void refit_members(const Graph& original, const std::vector<int>& new_id, const 
 FusedGraph fuse_epilogues(const Graph& graph) {
     Rewriter rw(graph);
     rw.run(graph);
-    if (rw.counts().total() == 0) return {graph, rw.counts()};
+    if (!rw.counts().changed()) return {graph, rw.counts()};
 
     Graph fused(graph.name(), graph.input_shape());
     for (int k = 1; k < graph.input_count(); ++k) fused.add_input(graph.input_shape(k));

@@ -8,6 +8,9 @@
 //   Conv -> Activation      => Conv with that activation (ConvAttrs::activation), applied last
 //   Conv -> PRelu           => Conv with prelu (its slopes the conv's last parameter), applied last
 //   Add -> Relu             => Add with relu
+//   Concat -> Relu          => Concat of its inputs each with the ReLU applied by its producer
+//                              (a conv or an add only the concat reads), or none needed (it is
+//                              a ReLU's output), or, for at most one input, by a Relu op of its own
 //   Conv -> Add(conv, z)    => Conv with residual, inputs [x, z]: relu?(conv(x) + bias + z),
 //                              placed where the Add was (so z is computed before it), when z
 //                              is estimated ready no later than x plus the add's time: else the
@@ -33,10 +36,16 @@ struct FusionCounts {
     int add_relu = 0;         // ReLUs fused into the add before them
     int conv_add = 0;         // adds fused into a convolution as its residual
     int add_add = 0;          // adds merged into the add after them
+    int relu_concat = 0;      // ReLUs of a concatenation applied by its inputs' producers
+    // ReLUs of a concatenation applied likewise but on one input, which kept a ReLU op of its own
+    // (an op moved, none removed).
+    int relu_concat_slice = 0;
     int fused() const {  // ops fused into another
-        return conv_relu + conv_activation + conv_prelu + add_relu + conv_add + add_add;
+        return conv_relu + conv_activation + conv_prelu + add_relu + conv_add + add_add +
+               relu_concat;
     }
     int total() const { return duplicates + fused(); }  // ops removed
+    bool changed() const { return total() + relu_concat_slice > 0; }
     // Conv -> Add chains left as they are: z came later than the add could start (not removed).
     int add_of_branches = 0;
 };

@@ -194,7 +194,7 @@ bench_on_gpu() {
   for db in "/tmp/bench_$tag/db/"*.db; do
     [ -e "$db" ] && [ "$SECONDS" -lt 525 ] || continue
     local precision=tf32; case $db in *_fp16*) precision=fp16 ;; esac
-    echo "== $model $precision: $(CUDA_VISIBLE_DEVICES=$gpu timeout 60 .devpack/iostune replay \
+    echo "== $model $precision: $(CUDA_VISIBLE_DEVICES=$gpu timeout 60 "${IOSTUNE:-.devpack/iostune}" replay \
       --model "$model" --precision "$precision" --db "$db" --validate --perturb 20 --iters 20 2>&1 |
       grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
   done >"$dir/perturb_$model.log"
@@ -2696,6 +2696,42 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     cp "$o/all"/bench_fuse_all-hrnet-"$p".tar.gz "${OUT:-device-out}/ab_fuse_all-hrnet-$p.tar.gz"
     tar czf "${OUT:-device-out}/fuse_adds-$p.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
       --exclude '*.onnx' -C /tmp fuse_adds ;;
+  dedupe)
+    # (Forty-third session.) The fusion pass now drops an op computed twice (docs/fusion.md, "Ops
+    # computed twice": NASNet-A 47 of 528 ops). A/B on NASNet-A: GPU 0 the new binary (its rows
+    # are the summary's: bench_dedupe_new-*), GPU 1 .devpack/iostune_base, built from the commit
+    # before (pack it by hand: strip, gzip; its tarballs come back as ab_dedupe_base-*, for the
+    # archive only). PART b1: bench_on_gpu (TF32 and fp16, the bound, the baselines in both
+    # forms, the search, PyTorch eager and CUDA graph, each stored best validated and perturbed),
+    # about 330 s. PART b16: NASNet-A b16 TF32 (b16: the bound, the baselines, the search,
+    # PyTorch's CUDA graph), then the [gpu] cases "[engine][zoo]" on GPU 0 and "[forms]" on
+    # GPU 1 with what is left of the call.
+    part=${2:-b1} o=/tmp/dedupe; rm -rf "$o"; mkdir -p "$o/dedupe_new" "$o/dedupe_base"
+    [ -e .devpack/iostune_base ] || { echo "dedupe: no .devpack/iostune_base" >&2; exit 2; }
+    case $part in
+      b1)
+        bench_on_gpu 0 "$o/dedupe_new" nasnet_a_large "" &
+        IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/dedupe_base" nasnet_a_large "" &
+        wait ;;
+      b16)
+        b16 "$o/dedupe_new" 0 dedupe_new-b16-nasnet nasnet_a_large cudagraph 200 &
+        IOSTUNE=.devpack/iostune_base b16 "$o/dedupe_base" 1 dedupe_base-b16-nasnet \
+          nasnet_a_large cudagraph 200 &
+        wait
+        gpu_shards "$o" "$(upto 10)" "[engine][zoo]" "[forms]" ;;
+      *) echo "dedupe: unknown part $part (b1 or b16)" >&2; exit 2 ;;
+    esac
+    for v in new base; do
+      echo "== $v"
+      cat "$o/dedupe_$v"/perturb_*.log 2>/dev/null
+      grep -h "^| nasnet" /tmp/bench_dedupe_"$v"-*/summary/summary.md 2>/dev/null | cut -c1-150
+    done
+    cp "$o/dedupe_new"/bench_*.tar.gz "${OUT:-device-out}/"
+    for t in "$o/dedupe_base"/bench_*.tar.gz; do
+      [ -e "$t" ] && cp "$t" "${OUT:-device-out}/ab_$(basename "${t#*/bench_}")"
+    done
+    tar czf "${OUT:-device-out}/dedupe-$part.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
+      -C /tmp dedupe ;;
   connections)
     # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8
     # by default) limit how many branches of a captured graph run at once? Baselines' dataflow

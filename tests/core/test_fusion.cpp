@@ -302,6 +302,56 @@ TEST_CASE("fusion: an op computed twice is computed once, and its producer may t
     CHECK(max_relative_difference(input, f.graph, 5) == 0.0);
 }
 
+TEST_CASE("fusion: Concat -> ReLU becomes a concat of inputs their producers apply it to", "[fusion]") {
+    Graph g("g", Shape{1, 4, 6, 6});
+    const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+    const int a = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "a");
+    const int b = g.add(OpKind::Conv, conv3x3(4, true), {kGraphInput}, "b");
+    const int s = g.add(OpKind::Add, AddAttrs{}, {a, b}, "s");
+    SECTION("every input's producer applies it: the ReLU op is gone") {
+        const int cat = g.add(OpKind::Concat, ConcatAttrs{}, {c, s, a}, "cat");
+        const int r = g.add(OpKind::Relu, ReluAttrs{}, {cat}, "r");
+        g.add(OpKind::Conv, conv3x3(4), {r}, "next");
+        const Graph input = with_weights(g);
+        const FusedGraph f = fuse_epilogues(input);
+        CHECK(f.counts.relu_concat == 1);
+        CHECK(f.counts.total() == 1);
+        REQUIRE(f.graph.size() == g.size() - 1);
+        CHECK(f.graph.op(c).as<ConvAttrs>().relu);
+        CHECK(f.graph.op(s).as<AddAttrs>().relu);
+        CHECK(f.graph.op(5).inputs == std::vector<int>{cat});  // next reads the concat
+        CHECK(max_relative_difference(input, f.graph, 7) == 0.0);
+    }
+    SECTION("an input read elsewhere too gets a ReLU op, where the concat was") {
+        const int cat = g.add(OpKind::Concat, ConcatAttrs{}, {s, c}, "cat");
+        const int r = g.add(OpKind::Relu, ReluAttrs{}, {cat}, "r");
+        const int next = g.add(OpKind::Conv, conv3x3(4), {r}, "next");
+        g.add(OpKind::Concat, ConcatAttrs{}, {next, c}, "out");
+        const Graph input = with_weights(g);
+        const FusedGraph f = fuse_epilogues(input);
+        CHECK(f.counts.relu_concat_slice == 1);
+        CHECK(f.counts.total() == 0);
+        REQUIRE(f.graph.size() == g.size());
+        CHECK(f.graph.op(s).as<AddAttrs>().relu);
+        CHECK_FALSE(f.graph.op(c).as<ConvAttrs>().relu);  // "out" reads c as it was
+        CHECK(f.graph.op(cat).kind == OpKind::Relu);
+        CHECK(f.graph.op(cat).inputs == std::vector<int>{c});
+        CHECK(f.graph.op(r).kind == OpKind::Concat);
+        CHECK(f.graph.op(r).inputs == std::vector<int>{s, cat});
+        CHECK(max_relative_difference(input, f.graph, 8) == 0.0);
+    }
+    SECTION("two such inputs, or a concat read elsewhere, stay as they are") {
+        const int cat = g.add(OpKind::Concat, ConcatAttrs{}, {s, c, kGraphInput}, "cat");
+        const int r = g.add(OpKind::Relu, ReluAttrs{}, {cat}, "r");
+        const int next = g.add(OpKind::Conv, conv3x3(4), {r}, "next");
+        const int cat2 = g.add(OpKind::Concat, ConcatAttrs{}, {s, b}, "cat2");
+        const int r2 = g.add(OpKind::Relu, ReluAttrs{}, {cat2}, "r2");
+        g.add(OpKind::Concat, ConcatAttrs{}, {next, c, r2, cat2}, "out");
+        const FusedGraph f = fuse_epilogues(with_weights(g));
+        CHECK_FALSE(f.counts.changed());
+    }
+}
+
 TEST_CASE("fusion: ops that differ, carry weights, are outputs or belong to two members stay", "[fusion]") {
     SECTION("other attributes, or weights of their own") {
         Graph g("g", Shape{1, 4, 6, 6});
