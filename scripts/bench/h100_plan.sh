@@ -2698,7 +2698,8 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
       --exclude '*.onnx' -C /tmp fuse_adds ;;
   dedupe)
     # (Forty-third session.) The fusion pass now drops an op computed twice (docs/fusion.md, "Ops
-    # computed twice": NASNet-A 47 of 528 ops). A/B on NASNet-A: GPU 0 the new binary (its rows
+    # computed twice": NASNet-A 47 of 528 ops) and has a concatenation's ReLU applied by its
+    # inputs' producers (NASNet-A's 22 cell outputs). A/B on NASNet-A: GPU 0 the new binary (its rows
     # are the summary's: bench_dedupe_new-*), GPU 1 .devpack/iostune_base, built from the commit
     # before (pack it by hand: strip, gzip; its tarballs come back as ab_dedupe_base-*, for the
     # archive only). PART b1: bench_on_gpu (TF32 and fp16, the bound, the baselines in both
