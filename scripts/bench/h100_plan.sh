@@ -187,7 +187,8 @@ corun_seed2() {
 bench_on_gpu() {
   local gpu=$1 dir=$2 model=$3 torch=$4 tag
   tag="$(basename "$dir")-$model"
-  CUDA_VISIBLE_DEVICES=$gpu "${run[@]}" --tag "$tag" --out "$dir" --models "$model" --batches 1 \
+  CUDA_VISIBLE_DEVICES=$gpu "${run[@]}" --iostune "${IOSTUNE:-.devpack/iostune}" --tag "$tag" \
+    --out "$dir" --models "$model" --batches 1 \
     --precisions "tf32 fp16" --strategies ios-both --baselines "sequential greedy nimble" \
     --baseline-forms "staged dataflow" --iters 300 --torch-systems "$torch" \
     --compile-budget 150 --deadline "$(upto 45)" >/dev/null 2>&1
@@ -348,7 +349,8 @@ tune_perturb() {
 # the call's 540 s. The baselines in both forms, as at batch 1 (calls up to 167 timed them staged
 # only).
 b16() {
-  CUDA_VISIBLE_DEVICES=$2 "${run[@]}" --tag "$3" --out "$1" --models "$4" --batches 16 \
+  CUDA_VISIBLE_DEVICES=$2 "${run[@]}" --iostune "${IOSTUNE:-.devpack/iostune}" --tag "$3" \
+    --out "$1" --models "$4" --batches 16 \
     --precisions tf32 --strategies ios-both --baselines "sequential greedy nimble" --iters 200 \
     --baseline-forms "staged dataflow" \
     --torch-systems "$5" --compile-budget 150 --deadline "$(upto "${6:-15}")" >/dev/null 2>&1
@@ -2707,12 +2709,14 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     # about 330 s. PART b16: NASNet-A b16 TF32 (b16: the bound, the baselines, the search,
     # PyTorch's CUDA graph), then the [gpu] cases "[engine][zoo]" on GPU 0 and "[forms]" on
     # GPU 1 with what is left of the call.
-    part=${2:-b1} o=/tmp/dedupe; rm -rf "$o"; mkdir -p "$o/dedupe_new" "$o/dedupe_base"
+    part=${2:-b1} o=/tmp/dedupe; rm -rf "$o" /tmp/bench_dedupe_*
+    mkdir -p "$o/dedupe_new" "$o/dedupe_base"
     [ -e .devpack/iostune_base ] || { echo "dedupe: no .devpack/iostune_base" >&2; exit 2; }
     case $part in
       b1)
-        bench_on_gpu 0 "$o/dedupe_new" nasnet_a_large "" &
-        IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/dedupe_base" nasnet_a_large "" &
+        bench_on_gpu 0 "$o/dedupe_new" nasnet_a_large "eager cudagraph" &
+        IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/dedupe_base" nasnet_a_large \
+          "eager cudagraph" &
         wait ;;
       b16)
         b16 "$o/dedupe_new" 0 dedupe_new-b16-nasnet nasnet_a_large cudagraph 200 &
