@@ -2724,12 +2724,19 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
           nasnet_a_large cudagraph 200 &
         wait
         gpu_shards "$o" "$(upto 10)" "[engine][zoo]" "[forms]" ;;
-      *) echo "dedupe: unknown part $part (b1 or b16)" >&2; exit 2 ;;
+      randwire)
+        # RandWire drops one aggregating add: its summary rows again, new binary only (b1 on
+        # GPU 0 as the summary's randwire job, b16 on GPU 1 as its b16_large job's), 360 s.
+        bench_on_gpu 0 "$o/dedupe_new" randwire "eager cudagraph compile" &
+        b16 "$o/dedupe_new" 1 dedupe_new-b16-randwire randwire "cudagraph compile" 40 &
+        wait ;;
+      *) echo "dedupe: unknown part $part (b1, b16 or randwire)" >&2; exit 2 ;;
     esac
     for v in new base; do
       echo "== $v"
       cat "$o/dedupe_$v"/perturb_*.log 2>/dev/null
-      grep -h "^| nasnet" /tmp/bench_dedupe_"$v"-*/summary/summary.md 2>/dev/null | cut -c1-150
+      grep -hE "iostune-|torch-|critical path" /tmp/bench_dedupe_"$v"-*/logs/run_h100.log \
+        2>/dev/null | grep -v "^ *\[" | cut -c1-110
     done
     cp "$o/dedupe_new"/bench_*.tar.gz "${OUT:-device-out}/"
     for t in "$o/dedupe_base"/bench_*.tar.gz; do
