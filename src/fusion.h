@@ -2,8 +2,8 @@
 // step, before search and replay see it (the DP then schedules, and the fingerprint keys, the
 // fused graph). First an op without parameters that computes what an earlier op computes (the
 // same kind, attributes and inputs; not a graph output, not across a model set's members) is
-// dropped, its readers reading the earlier op. Then chains, where each producer's only consumer is the next op and the producer is
-// not a graph output:
+// dropped, its readers reading the earlier op. Then chains, where each producer's only consumer
+// is the next op and the producer is not a graph output:
 //   Conv -> Relu            => Conv with relu
 //   Conv -> Activation      => Conv with that activation (ConvAttrs::activation), applied last
 //   Conv -> PRelu           => Conv with prelu (its slopes the conv's last parameter), applied last
