@@ -67,7 +67,8 @@ bool fuse_every_add() {
 class Rewriter {
 public:
     explicit Rewriter(const Graph& graph)
-        : uses_(size_t(graph.size()), 0),
+        : graph_(graph),
+          uses_(size_t(graph.size()), 0),
           is_output_(size_t(graph.size()), false),
           value_of_(size_t(graph.size())),
           estimates_(estimate(graph)),
@@ -85,8 +86,8 @@ public:
 
     // First drops the ops computed twice, so that the fusions below count the readers that
     // remain; then visits the ops in order: each op's producers are final when it is reached.
-    void run(const Graph& graph) {
-        drop_duplicates(graph);
+    void run() {
+        drop_duplicates();
         for (int id = 0; id < int(nodes_.size()); ++id) {
             Node& node = nodes_[size_t(id)];
             for (int& src : node.inputs)
@@ -115,15 +116,15 @@ private:
     // takes the ReLU of each cell's output twice (as the next cell's input and as the input of
     // the cell after) and averages one tensor twice in its normal cells. A graph output stays
     // (outputs are distinct ops), and a model set's members never share an op.
-    void drop_duplicates(const Graph& graph) {
+    void drop_duplicates() {
         using Key = std::tuple<OpKind, std::vector<int>, int>;  // kind, inputs, member
         std::map<Key, std::vector<int>> seen;
         for (int id = 0; id < int(nodes_.size()); ++id) {
             Node& node = nodes_[size_t(id)];
             for (int& src : node.inputs)
                 if (!is_graph_input(src)) src = value_of_[size_t(src)];
-            if (param_count(graph, id) != 0 || is_output_[size_t(id)]) continue;
-            std::vector<int>& same = seen[Key{node.kind, node.inputs, graph.member_of(id)}];
+            if (param_count(graph_, id) != 0 || is_output_[size_t(id)]) continue;
+            std::vector<int>& same = seen[Key{node.kind, node.inputs, graph_.member_of(id)}];
             const auto earlier = std::find_if(same.begin(), same.end(), [&](int e) {
                 return nodes_[size_t(e)].attrs == node.attrs;
             });
@@ -316,6 +317,7 @@ private:
         return is_graph_input(value) ? 0.0 : estimates_.ready[size_t(value)];
     }
 
+    const Graph& graph_;  // as given
     std::vector<Node> nodes_;
     std::vector<int> uses_;
     std::vector<bool> is_output_;
@@ -351,7 +353,7 @@ void refit_members(const Graph& original, const std::vector<int>& new_id, const 
 
 FusedGraph fuse_epilogues(const Graph& graph) {
     Rewriter rw(graph);
-    rw.run(graph);
+    rw.run();
     if (!rw.counts().changed()) return {graph, rw.counts()};
 
     Graph fused(graph.name(), graph.input_shape());
