@@ -55,9 +55,14 @@ void show_model(const FusedGraph& fused) {
                s.input.n);
     fmt::print("{:<12} {} ({})\n", "ops", s.ops, fmt::join(kinds, ", "));
     fmt::print("{:<12} {} ops into their producers (conv+relu {}, conv+activation {}, "
-               "conv+prelu {}, add+relu {}, conv+add {}, add+add {}, concat+relu {}){}{}\n",
+               "conv+prelu {}, add+relu {}, sepconv+relu {}, conv+add {}, add+add {}, "
+               "concat+relu {}){}{}{}\n",
                "fused", f.fused(), f.conv_relu, f.conv_activation, f.conv_prelu, f.add_relu,
-               f.conv_add, f.add_add, f.relu_concat,
+               f.sepconv_relu, f.conv_add, f.add_add, f.relu_concat,
+               f.pre_relu_dropped > 0
+                   ? fmt::format("; {} sepconv read an input its producer rectified",
+                                 f.pre_relu_dropped)
+                   : std::string(),
                f.relu_concat_slice > 0
                    ? fmt::format("; {} concat+relu kept the ReLU on one input",
                                  f.relu_concat_slice)

@@ -129,6 +129,7 @@ std::vector<KernelEstimate> op_kernels(const Graph& graph, int op_id) {
             ConvAttrs pointwise;
             pointwise.out_channels = a.out_channels;
             pointwise.bias = a.bias;
+            pointwise.relu = a.post_relu;
             kernels.push_back(conv_kernel(mid, out, pointwise));
             return kernels;
         }

@@ -78,6 +78,7 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
         f("dilation", attrs.dilation);
         f("pre_relu", attrs.pre_relu);
         f("bias", attrs.bias);
+        f("post_relu", attrs.post_relu);
     } else if constexpr (std::is_same_v<A, PoolAttrs>) {
         f("kernel_h", attrs.kernel_h);
         f("kernel_w", attrs.kernel_w);
@@ -162,7 +163,7 @@ void for_each_attr_field(Attrs& attrs, F&& f) {
 // it out while it is false (or unset), so older files read unchanged and keep their
 // fingerprints (and so their stored schedules).
 inline bool omitted_when_false(std::string_view field) {
-    return field == "residual" || field == "prelu";
+    return field == "residual" || field == "prelu" || field == "post_relu";
 }
 template <class T>
 bool omitted_field(std::string_view field, const T& value) {

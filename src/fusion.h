@@ -2,9 +2,13 @@
 // step, before search and replay see it (the DP then schedules, and the fingerprint keys, the
 // fused graph). First an op without parameters that computes what an earlier op computes (the
 // same kind, attributes and inputs; not a graph output, not across a model set's members) is
-// dropped, its readers reading the earlier op. Then chains, where each producer's only consumer
-// is the next op and the producer is not a graph output:
+// dropped, its readers reading the earlier op. Then a conv, separable conv or add whose every
+// reader applies a ReLU to it first (a Relu op, or a SepConv's pre-ReLU), a separable conv among
+// them, applies the ReLU itself: the Relu op goes, the SepConvs read it as it is (NASNet's second
+// separable convolution of each branch, RandWire's nodes after their sums). Then chains, where
+// each producer's only consumer is the next op and the producer is not a graph output:
 //   Conv -> Relu            => Conv with relu
+//   SepConv -> Relu         => SepConv with post_relu
 //   Conv -> Activation      => Conv with that activation (ConvAttrs::activation), applied last
 //   Conv -> PRelu           => Conv with prelu (its slopes the conv's last parameter), applied last
 //   Add -> Relu             => Add with relu
@@ -34,6 +38,10 @@ struct FusionCounts {
     int conv_activation = 0;  // other activations fused into the convolution before them
     int conv_prelu = 0;       // PReLUs fused into the convolution before them
     int add_relu = 0;         // ReLUs fused into the add before them
+    int sepconv_relu = 0;     // ReLUs fused into the separable convolution before them
+    // Separable convolutions whose input is now rectified by its producer, which read it as it
+    // is (their pre-ReLU dropped; no op removed).
+    int pre_relu_dropped = 0;
     int conv_add = 0;         // adds fused into a convolution as its residual
     int add_add = 0;          // adds merged into the add after them
     int relu_concat = 0;      // ReLUs of a concatenation applied by its inputs' producers
@@ -41,11 +49,11 @@ struct FusionCounts {
     // (an op moved, none removed).
     int relu_concat_slice = 0;
     int fused() const {  // ops fused into another
-        return conv_relu + conv_activation + conv_prelu + add_relu + conv_add + add_add +
-               relu_concat;
+        return conv_relu + conv_activation + conv_prelu + add_relu + sepconv_relu + conv_add +
+               add_add + relu_concat;
     }
     int total() const { return duplicates + fused(); }  // ops removed
-    bool changed() const { return total() + relu_concat_slice > 0; }
+    bool changed() const { return total() + relu_concat_slice + pre_relu_dropped > 0; }
     // Conv -> Add chains left as they are: z came later than the add could start (not removed).
     int add_of_branches = 0;
 };

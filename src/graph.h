@@ -79,7 +79,8 @@ struct ConvAttrs {
 };
 
 // The "Relu-SepConv" unit of NASNet / RandWire: [ReLU] -> depthwise kxk -> pointwise 1x1 (+bias
-// from the folded batch norm). The depthwise part has no bias.
+// from the folded batch norm) [-> ReLU]. The depthwise part has no bias. The ReLU after is the
+// fusion pass's: it moves there when every reader of the output applies one (fusion.h).
 struct SepConvAttrs {
     int out_channels = 0;
     int kernel = 3;
@@ -88,6 +89,7 @@ struct SepConvAttrs {
     int dilation = 1;
     bool pre_relu = true;
     bool bias = true;
+    bool post_relu = false;
     bool operator==(const SepConvAttrs&) const = default;
 };
 

@@ -82,7 +82,8 @@ int64_t flops(const Graph& graph, int op_id) {
             const auto& a = op.as<SepConvAttrs>();
             const int64_t dw_out = int64_t(out.n) * in.c * out.h * out.w;
             const int64_t macs = dw_out * a.kernel * a.kernel + out_elems * in.c;
-            return 2 * macs + (a.bias ? out_elems : 0) + (a.pre_relu ? in.elements() : 0);
+            return 2 * macs + (a.bias ? out_elems : 0) + (a.pre_relu ? in.elements() : 0) +
+                   (a.post_relu ? out_elems : 0);
         }
         case OpKind::MaxPool:
         case OpKind::AvgPool: {

@@ -64,8 +64,10 @@ std::string sepconv_shape_key(const Graph& graph, const Op& op) {
     const auto& a = op.as<SepConvAttrs>();
     const Shape& in = graph.tensor_shape(op.inputs.at(0));
     const Shape& out = op.output;
-    return fmt::format("sep:{}x{}x{}x{}->{}x{}x{}x{}/s{}d{}r{}b{}", in.n, in.c, in.h, in.w, out.n,
-                       out.c, out.h, out.w, a.stride, a.dilation, int(a.pre_relu), int(a.bias));
+    // A ReLU after is a suffix, so that the keys of ops without one read as before.
+    return fmt::format("sep:{}x{}x{}x{}->{}x{}x{}x{}/s{}d{}r{}b{}{}", in.n, in.c, in.h, in.w, out.n,
+                       out.c, out.h, out.w, a.stride, a.dilation, int(a.pre_relu), int(a.bias),
+                       a.post_relu ? "o1" : "");
 }
 
 bool can_batch_sepconvs(const Graph& graph, const std::vector<int>& ops, std::string* why) {
@@ -81,7 +83,7 @@ bool can_batch_sepconvs(const Graph& graph, const std::vector<int>& ops, std::st
         const Op& op = graph.op(id);
         if (sepconv_shape_key(graph, op) != shape)
             return refuse(why, fmt::format("op '{}' differs from '{}' in its input or output "
-                                           "shape, stride, dilation, pre-ReLU or bias",
+                                           "shape, stride, dilation, pre-ReLU, ReLU after or bias",
                                            op.name, first.name));
         // One launch computes every member at once: none may read another's output.
         for (int other : ops)

@@ -119,7 +119,9 @@ double output_moment(const Graph& graph, const Op& op, const std::vector<double>
             if (a.prelu) moment *= 0.5;
             return a.activation ? activation_moment(*a.activation, moment) : moment;
         }
-        case OpKind::SepConv:
+        case OpKind::SepConv:  // then its ReLU, when the fusion pass moved one there
+            return (kTargetSecondMoment + bias_moment) *
+                   (op.as<SepConvAttrs>().post_relu ? 0.5 : 1.0);
         case OpKind::Linear: return kTargetSecondMoment + bias_moment;
         case OpKind::Relu:
         case OpKind::PRelu: return 0.5 * moment_of(op.inputs[0]);

@@ -2698,52 +2698,59 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     cp "$o/all"/bench_fuse_all-hrnet-"$p".tar.gz "${OUT:-device-out}/ab_fuse_all-hrnet-$p.tar.gz"
     tar czf "${OUT:-device-out}/fuse_adds-$p.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
       --exclude '*.onnx' -C /tmp fuse_adds ;;
-  dedupe)
-    # (Forty-third session.) The fusion pass now drops an op computed twice (docs/fusion.md, "Ops
-    # computed twice": NASNet-A 47 of 528 ops) and has a concatenation's ReLU applied by its
-    # inputs' producers (NASNet-A's 22 cell outputs). A/B on NASNet-A: GPU 0 the new binary (its rows
-    # are the summary's: bench_dedupe_new-*), GPU 1 .devpack/iostune_base, built from the commit
-    # before (pack it by hand: strip, gzip; its tarballs come back as ab_dedupe_base-*, for the
-    # archive only). PART b1: bench_on_gpu (TF32 and fp16, the bound, the baselines in both
-    # forms, the search, PyTorch eager and CUDA graph, each stored best validated and perturbed),
-    # about 330 s. PART b16: NASNet-A b16 TF32 (b16: the bound, the baselines, the search,
-    # PyTorch's CUDA graph), then the [gpu] cases "[engine][zoo]" on GPU 0 and "[forms]" on
-    # GPU 1 with what is left of the call.
-    part=${2:-b1} o=/tmp/dedupe; rm -rf "$o" /tmp/bench_dedupe_*
-    mkdir -p "$o/dedupe_new" "$o/dedupe_base"
-    [ -e .devpack/iostune_base ] || { echo "dedupe: no .devpack/iostune_base" >&2; exit 2; }
+  ab|dedupe)
+    # `h100_plan.sh ab TAG PART [MODEL]` (default NASNet-A): a change's A/B in one call, GPU 0
+    # the new binary (its rows are the summary's: bench_TAG_new-*), GPU 1 .devpack/iostune_base,
+    # built from the commit before (pack it by hand: strip, gzip; its tarballs come back as
+    # ab_TAG_base-*, for the archive only). PART b1: bench_on_gpu (TF32 and fp16, the bound, the
+    # baselines in both forms, the search, PyTorch eager and CUDA graph, and torch.compile but
+    # for NASNet-A, each stored best validated and perturbed), about 330 s. PART b16: the model
+    # at b16 TF32 (b16: the bound, the baselines, the search, PyTorch's CUDA graph), then the
+    # [gpu] cases "[engine][zoo]" on GPU 0 and "[forms],[batched]" on GPU 1 with what is left of
+    # the call. PART new: the new binary only, b1 on GPU 0 and b16 on GPU 1, about 360 s.
+    # (Forty-third session: `dedupe b1`, `dedupe b16` on NASNet-A and `dedupe randwire`, which
+    # read as `ab dedupe b1`, `ab dedupe b16` and `ab dedupe new randwire`; forty-fourth: `ab
+    # hoist ...`, the ReLUs every reader applies moved into their producer.)
+    if [ "$1" = dedupe ]; then
+      tag=dedupe part=${2:-b1} model=nasnet_a_large
+      [ "$part" = randwire ] && part=new model=randwire
+    else
+      tag=${2:?usage: h100_plan.sh ab TAG b1|b16|new [MODEL]} part=${3:-b1} model=${4:-nasnet_a_large}
+    fi
+    short=${model%%_*} o=/tmp/$tag; rm -rf "$o" /tmp/bench_"$tag"_*
+    mkdir -p "$o/${tag}_new" "$o/${tag}_base"
+    peers="eager cudagraph compile"; [ "$model" = nasnet_a_large ] && peers="eager cudagraph"
+    [ -e .devpack/iostune_base ] || [ "$part" = new ] ||
+      { echo "ab: no .devpack/iostune_base" >&2; exit 2; }
     case $part in
       b1)
-        bench_on_gpu 0 "$o/dedupe_new" nasnet_a_large "eager cudagraph" &
-        IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/dedupe_base" nasnet_a_large \
-          "eager cudagraph" &
+        bench_on_gpu 0 "$o/${tag}_new" "$model" "$peers" &
+        IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/${tag}_base" "$model" "$peers" &
         wait ;;
       b16)
-        b16 "$o/dedupe_new" 0 dedupe_new-b16-nasnet nasnet_a_large cudagraph 200 &
-        IOSTUNE=.devpack/iostune_base b16 "$o/dedupe_base" 1 dedupe_base-b16-nasnet \
-          nasnet_a_large cudagraph 200 &
+        b16 "$o/${tag}_new" 0 "${tag}_new-b16-$short" "$model" cudagraph 200 &
+        IOSTUNE=.devpack/iostune_base b16 "$o/${tag}_base" 1 "${tag}_base-b16-$short" \
+          "$model" cudagraph 200 &
         wait
-        gpu_shards "$o" "$(upto 10)" "[engine][zoo]" "[forms]" ;;
-      randwire)
-        # RandWire drops one aggregating add: its summary rows again, new binary only (b1 on
-        # GPU 0 as the summary's randwire job, b16 on GPU 1 as its b16_large job's), 360 s.
-        bench_on_gpu 0 "$o/dedupe_new" randwire "eager cudagraph compile" &
-        b16 "$o/dedupe_new" 1 dedupe_new-b16-randwire randwire "cudagraph compile" 40 &
+        gpu_shards "$o" "$(upto 10)" "[engine][zoo]" "[forms],[batched]" ;;
+      new)
+        bench_on_gpu 0 "$o/${tag}_new" "$model" "$peers" &
+        b16 "$o/${tag}_new" 1 "${tag}_new-b16-$short" "$model" "${peers#eager }" 40 &
         wait ;;
-      *) echo "dedupe: unknown part $part (b1, b16 or randwire)" >&2; exit 2 ;;
+      *) echo "ab: unknown part $part (b1, b16 or new)" >&2; exit 2 ;;
     esac
     for v in new base; do
       echo "== $v"
-      cat "$o/dedupe_$v"/perturb_*.log 2>/dev/null
-      grep -hE "iostune-|torch-|critical path" /tmp/bench_dedupe_"$v"-*/logs/run_h100.log \
+      cat "$o/${tag}_$v"/perturb_*.log 2>/dev/null
+      grep -hE "iostune-|torch-|critical path" /tmp/bench_"$tag"_"$v"-*/logs/run_h100.log \
         2>/dev/null | grep -v "^ *\[" | cut -c1-110
     done
-    cp "$o/dedupe_new"/bench_*.tar.gz "${OUT:-device-out}/"
-    for t in "$o/dedupe_base"/bench_*.tar.gz; do
+    cp "$o/${tag}_new"/bench_*.tar.gz "${OUT:-device-out}/"
+    for t in "$o/${tag}_base"/bench_*.tar.gz; do
       [ -e "$t" ] && cp "$t" "${OUT:-device-out}/ab_$(basename "${t#*/bench_}")"
     done
-    tar czf "${OUT:-device-out}/dedupe-$part.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
-      -C /tmp dedupe ;;
+    tar czf "${OUT:-device-out}/$tag-$part-$short.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
+      -C /tmp "$tag" ;;
   connections)
     # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8
     # by default) limit how many branches of a captured graph run at once? Baselines' dataflow

@@ -50,6 +50,8 @@ bool BatchedSepConv::supports(const std::vector<Member>& members, std::string* w
             return refuse(why, "a member without its channels-last filters");
         if ((m.bias == nullptr) != (first.bias == nullptr))
             return refuse(why, "members with and without a bias");
+        if (m.relu_output != first.relu_output)
+            return refuse(why, "members with and without a ReLU after them");
         if (m.out.row_stride > INT_MAX || m.in.row_stride > INT_MAX || m.out.rows() > INT_MAX)
             return refuse(why, "views beyond cuBLAS's 32-bit sizes");
     }
@@ -108,17 +110,22 @@ BatchedSepConv::BatchedSepConv(std::vector<Member> members, Precision precision,
     size_t index = 0;
     for (const auto& [ldc, ids] : by_ldc) {
         Gemm& g = gemms_[index++];
-        // The biases in cuBLASLt's epilogue if it has an algorithm for that, else added to a
-        // bias fill (beta = 1), by cuBLASLt or else by cuBLAS.
-        g.bias_epilogue = first.bias != nullptr;
+        // The biases and the ReLU in cuBLASLt's epilogue if it has an algorithm for that, else
+        // the product adds to a bias fill (beta = 1), by cuBLASLt or else by cuBLAS, and the
+        // ReLU runs after it.
+        g.epilogue = first.bias != nullptr || first.relu_output;
         choose(g, describe(g, workspace_bytes), workspace, workspace_bytes, stream);
-        if (!g.algo && g.bias_epilogue) {
+        if (!g.algo && g.epilogue) {
             release(g);
-            g.bias_epilogue = false;
+            g.epilogue = false;
             choose(g, describe(g, workspace_bytes), workspace, workspace_bytes, stream);
         }
-        if (first.bias && !g.bias_epilogue)
-            for (int k : ids) biases_.push_back({members_[size_t(k)].out, members_[size_t(k)].bias});
+        if (g.epilogue) continue;
+        for (int k : ids) {
+            const Member& m = members_[size_t(k)];
+            if (m.bias) biases_.push_back({m.out, m.bias});
+            if (m.relu_output) relu_after_.push_back(m.out);
+        }
     }
 }
 
@@ -147,15 +154,21 @@ std::vector<cublasLtMatmulHeuristicResult_t> BatchedSepConv::describe(Gemm& g,
     };
     const cublasOperation_t transpose = CUBLAS_OP_T;
     set_desc(CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose));
-    if (g.bias_epilogue) {
-        const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-        const void* bias = static_cast<const char*>(packed_bias_.get()) +
-                           size_t(g.first) * size_t(first.out.c) * size_t(first.out.element_bytes());
-        const int64_t stride = first.out.c;
+    if (g.epilogue) {
+        const bool relu = first.relu_output;
+        const cublasLtEpilogue_t epilogue =
+            first.bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                       : CUBLASLT_EPILOGUE_RELU;
         set_desc(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
-        set_desc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
-        set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof(type));
-        set_desc(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &stride, sizeof(stride));
+        if (first.bias) {
+            const void* bias = static_cast<const char*>(packed_bias_.get()) +
+                               size_t(g.first) * size_t(first.out.c) *
+                                   size_t(first.out.element_bytes());
+            const int64_t stride = first.out.c;
+            set_desc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+            set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof(type));
+            set_desc(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &stride, sizeof(stride));
+        }
     }
     const auto layout = [&](cublasLtMatrixLayout_t& l, uint64_t rows, uint64_t cols, int64_t ld) {
         IOSTUNE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld), what);
@@ -209,7 +222,7 @@ void BatchedSepConv::choose(Gemm& g,
 
 void BatchedSepConv::run_lt(const Gemm& g, void* workspace, cudaStream_t stream) const {
     // Without the bias in the epilogue the product adds to the bias fill (C = D).
-    const float one = 1.0f, beta = members_.front().bias && !g.bias_epilogue ? 1.0f : 0.0f;
+    const float one = 1.0f, beta = members_.front().bias && !g.epilogue ? 1.0f : 0.0f;
     void** tables = static_cast<void**>(tables_.get());  // device arrays of pointers
     const size_t n = members_.size();
     IOSTUNE_CUBLAS_CHECK(cublasLtMatmul(lt_, g.desc, &one, tables + g.first, g.a,
@@ -250,12 +263,14 @@ void BatchedSepConv::run(const CublasHandle& cublas, void* workspace, size_t wor
                                             context_, g.workspace, workspace_bytes));
         run_lt(g, workspace, stream);
     }
+    for (const TensorView& out : relu_after_) launch_bias_activation(out, nullptr, true, stream);
 }
 
 std::string BatchedSepConv::label() const {
     std::vector<std::string> parts{fmt::format("{} depthwise launch{}", depthwise_.size(),
                                                depthwise_.size() == 1 ? "" : "es")};
     if (!biases_.empty()) parts.push_back("bias fill");
+    if (!relu_after_.empty()) parts.push_back("ReLU after");
     int lt = 0;
     for (const Gemm& g : gemms_) lt += g.algo ? 1 : 0;
     const int blas = int(gemms_.size()) - lt;

@@ -2,9 +2,10 @@
 // convolutions, one shape each reading its own tensor, as a few launches instead of two per op:
 // the depthwise convolutions one launch per kernel size (launch_depthwise_nhwc_batched), then
 // the pointwise convolutions one cuBLASLt pointer-array batched product per output row stride,
-// the biases in its epilogue (the fastest of cuBLASLt's candidates, timed here). Where cuBLASLt
-// has no algorithm with that epilogue, the product adds to a bias fill (beta = 1); where it has
-// none at all, cuBLAS's batched GEMM does.
+// the biases (and the ReLU after, where the members have one) in its epilogue (the fastest of
+// cuBLASLt's candidates, timed here). Where cuBLASLt has no algorithm with that epilogue, the
+// product adds to a bias fill (beta = 1), and a ReLU runs in place after it; where it has none at
+// all, cuBLAS's batched GEMM does.
 //
 // Why: NASNet-A and RandWire are mostly parallel branches of small separable convolutions. Run
 // on streams side by side, each launch is too small to fill the GPU and they slow each other
@@ -40,6 +41,7 @@ public:
         const void* bias = nullptr;              // out.c values, or null (then for every member)
         DepthwiseGeometry g;
         bool relu_input = false;
+        bool relu_output = false;  // the same for every member
     };
 
     // Whether the members can run batched; `why` gets the reason if not.
@@ -80,7 +82,9 @@ private:
         int64_t ldc = 0;
         cublasLtMatmulDesc_t desc = nullptr;
         cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-        bool bias_epilogue = false;  // false: the product adds to a bias fill
+        // Whether cuBLASLt applies the bias and the ReLU (where there are any); false: the
+        // product adds to a bias fill, and the ReLU runs after it.
+        bool epilogue = false;
         std::optional<cublasLtMatmulAlgo_t> algo;
         size_t workspace = 0;
     };
@@ -99,6 +103,7 @@ private:
     std::string context_;
     std::vector<std::vector<DepthwiseJob>> depthwise_;  // one launch per kernel size
     std::vector<BiasRows> biases_;  // for the cuBLAS fallback's fill
+    std::vector<TensorView> relu_after_;  // outputs the fallback rectifies after its product
     std::vector<Gemm> gemms_;
     DeviceBuffer tables_;       // A, B and C pointers, each members_.size() long
     DeviceBuffer packed_bias_;  // the members' biases one after another, in table order

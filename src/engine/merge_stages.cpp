@@ -131,6 +131,7 @@ void Engine::Impl::bind_batched(MergeExec& m) {
         member.g = DepthwiseGeometry{a.kernel, a.kernel, a.stride, a.stride,
                                      a.pad,    a.pad,    a.dilation, a.dilation};
         member.relu_input = a.pre_relu;
+        member.relu_output = a.post_relu;
         members.push_back(member);
     }
     if (m.batched) {  // graphs captured before may still read them

@@ -107,7 +107,7 @@ void Engine::Impl::plan_op(const Op& op) {
                                             a.dilation, in.c},
                                w.weight.get(), nullptr, false, a.pre_relu, w.depthwise.get()};
             ConvSpec pointwise{a.out_channels, in.c, 1, 1, ConvGeometry{}, w.weight2.get(),
-                               a.bias ? w.bias.get() : nullptr, false};
+                               a.bias ? w.bias.get() : nullptr, a.post_relu};
             exec.convs.push_back(plan_conv(context + " depthwise", in, dw_out, depthwise,
                                            {exec.scratch.staged_input, nullptr}));
             exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise,

@@ -97,6 +97,7 @@ HostTensor run_sepconv(const Op& op, const HostTensor& in, const std::vector<Par
     pointwise.out_channels = a.out_channels;
     HostTensor out(out_shape);
     conv2d(mid, params[1].values.data(), optional_param(params, 2, a.bias), pointwise, out);
+    if (a.post_relu) relu_inplace(out);
     return out;
 }
 

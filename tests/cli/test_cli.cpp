@@ -346,9 +346,12 @@ TEST_CASE("show, search and an exported file agree on the fused model; export wr
     REQUIRE(shown.exit_code == 0);
     CHECK_THAT(shown.out, Catch::Contains("fused        16 ops into their producers") &&
                               Catch::Contains("conv+add 16") && Catch::Contains(fused_fp));
-    const Result nasnet = run("show nasnet_a_large");  // ops computed twice, cells' ReLUs moved
+    // Ops computed twice, cells' ReLUs moved, branches' second pre-ReLUs moved into the first.
+    const Result nasnet = run("show nasnet_a_large");
     CHECK_THAT(nasnet.out, Catch::Contains("dropped      47 ops that computed what an earlier") &&
-                               Catch::Contains("22 concat+relu kept the ReLU on one input"));
+                               Catch::Contains("22 concat+relu kept the ReLU on one input") &&
+                               Catch::Contains("conv+relu 1") &&
+                               Catch::Contains("119 sepconv read an input its producer rectified"));
 
     REQUIRE(run("export --model resnet50 -o " + quoted(model)).exit_code == 0);
     const iostune::Graph exported = iostune::load_model(model.string());

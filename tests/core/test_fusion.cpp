@@ -352,6 +352,101 @@ TEST_CASE("fusion: Concat -> ReLU becomes a concat of inputs their producers app
     }
 }
 
+namespace {
+
+SepConvAttrs sep3x3(int out_channels, bool pre_relu = true) {
+    SepConvAttrs a;
+    a.out_channels = out_channels;
+    a.pre_relu = pre_relu;
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("fusion: a ReLU that every reader applies moves into the producer", "[fusion]") {
+    Graph g("g", Shape{1, 4, 6, 6});
+    SECTION("a separable conv read only by another's pre-ReLU applies it (NASNet's branches)") {
+        const int s1 = g.add(OpKind::SepConv, sep3x3(4), {kGraphInput}, "s1");
+        const int s2 = g.add(OpKind::SepConv, sep3x3(4), {s1}, "s2");
+        g.add(OpKind::Add, AddAttrs{}, {s2, kGraphInput}, "a");  // reads s2 raw
+        const Graph input = with_weights(g);
+        const FusedGraph f = fuse_epilogues(input);
+        CHECK(f.counts.pre_relu_dropped == 1);
+        CHECK(f.counts.total() == 0);
+        REQUIRE(f.graph.size() == g.size());
+        CHECK(f.graph.op(s1).as<SepConvAttrs>().pre_relu);  // of the graph input
+        CHECK(f.graph.op(s1).as<SepConvAttrs>().post_relu);
+        CHECK_FALSE(f.graph.op(s2).as<SepConvAttrs>().pre_relu);
+        CHECK_FALSE(f.graph.op(s2).as<SepConvAttrs>().post_relu);
+        CHECK(max_relative_difference(input, f.graph, 8) == 0.0);
+    }
+    SECTION("a conv read by a Relu op and by two pre-ReLUs applies it; the Relu op goes") {
+        const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+        const int r = g.add(OpKind::Relu, ReluAttrs{}, {c}, "r");
+        const int s1 = g.add(OpKind::SepConv, sep3x3(4), {c}, "s1");
+        const int s2 = g.add(OpKind::SepConv, sep3x3(4), {c}, "s2");
+        const int s3 = g.add(OpKind::SepConv, sep3x3(4), {s1}, "s3");  // s1's only reader
+        const int next = g.add(OpKind::Conv, conv3x3(4), {r}, "next");
+        g.add(OpKind::Concat, ConcatAttrs{}, {next, s2, s3}, "out");
+        const Graph input = with_weights(g);
+        const FusedGraph f = fuse_epilogues(input);
+        CHECK(f.counts.conv_relu == 1);
+        CHECK(f.counts.pre_relu_dropped == 3);  // s1, s2 (of c) and s3 (of s1)
+        CHECK(f.counts.total() == 1);
+        REQUIRE(f.graph.size() == g.size() - 1);
+        CHECK(f.graph.op(c).as<ConvAttrs>().relu);
+        const int s1_now = s1 - 1, s2_now = s2 - 1, s3_now = s3 - 1, next_now = next - 1;
+        CHECK(f.graph.op(s1_now).inputs == std::vector<int>{c});
+        CHECK_FALSE(f.graph.op(s1_now).as<SepConvAttrs>().pre_relu);
+        CHECK(f.graph.op(s1_now).as<SepConvAttrs>().post_relu);
+        CHECK_FALSE(f.graph.op(s2_now).as<SepConvAttrs>().pre_relu);
+        CHECK_FALSE(f.graph.op(s2_now).as<SepConvAttrs>().post_relu);  // read by the concat
+        CHECK_FALSE(f.graph.op(s3_now).as<SepConvAttrs>().pre_relu);
+        CHECK(f.graph.op(next_now).inputs == std::vector<int>{c});  // reads r's value, now c's
+        CHECK(max_relative_difference(input, f.graph, 9) == 0.0);
+        // The fused graph's files keep the field; a file without it reads as no ReLU after.
+        const Graph back = graph_from_json(graph_to_json(f.graph, ""), "fused.json", "");
+        CHECK(fingerprint(back) == fingerprint(f.graph));
+        CHECK(back.op(s1_now).as<SepConvAttrs>().post_relu);
+        CHECK_FALSE(graph_to_json(input, "").dump().find("post_relu") != std::string::npos);
+        CHECK(flops(f.graph, s1_now) == flops(input, s1) - input.op(c).output.elements() +
+                                            f.graph.op(s1_now).output.elements());
+    }
+    SECTION("an add read by pre-ReLUs applies it (RandWire's sums)") {
+        const int p = g.add(OpKind::MaxPool, PoolAttrs{}, {kGraphInput}, "p");
+        const int sum = g.add(OpKind::Add, AddAttrs{}, {p, kGraphInput}, "sum");
+        g.add(OpKind::SepConv, sep3x3(4), {sum}, "s");
+        const Graph input = with_weights(g);
+        const FusedGraph f = fuse_epilogues(input);
+        CHECK(f.graph.op(sum).as<AddAttrs>().relu);
+        CHECK_FALSE(f.graph.op(sum + 1).as<SepConvAttrs>().pre_relu);
+        CHECK(f.counts.pre_relu_dropped == 1);
+        CHECK(max_relative_difference(input, f.graph, 10) == 0.0);
+    }
+    SECTION("left alone: a raw reader, no pre-ReLU reader, a graph output, an activated conv") {
+        const int c = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "c");
+        g.add(OpKind::SepConv, sep3x3(4), {c}, "s_c");
+        const int p = g.add(OpKind::MaxPool, PoolAttrs{}, {c}, "raw");  // reads c as it is
+        const int d = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "d");
+        const int rd = g.add(OpKind::Relu, ReluAttrs{}, {d}, "rd");
+        const int s_d = g.add(OpKind::SepConv, sep3x3(4, false), {d}, "s_d");  // no pre-ReLU
+        const int e = g.add(OpKind::Conv, conv3x3(4), {kGraphInput}, "e");
+        const int re = g.add(OpKind::Relu, ReluAttrs{}, {e}, "re");  // a graph output
+        const int s_e = g.add(OpKind::SepConv, sep3x3(4), {e}, "s_e");
+        ConvAttrs silu = conv3x3(4);
+        silu.activation = ActivationAttrs{ActivationFunction::Silu};
+        const int h = g.add(OpKind::Conv, silu, {kGraphInput}, "h");
+        const int s_h = g.add(OpKind::SepConv, sep3x3(4), {h}, "s_h");
+        const int k = g.add(OpKind::SepConv, sep3x3(4), {kGraphInput}, "k");  // a graph output
+        const int s_k = g.add(OpKind::SepConv, sep3x3(4), {k}, "s_k");
+        const int cat = g.add(OpKind::Concat, ConcatAttrs{}, {p, rd, s_d, s_e, s_h, s_k}, "cat");
+        g.set_outputs({cat, re, k});
+        const FusedGraph f = fuse_epilogues(with_weights(g));
+        CHECK(f.counts.pre_relu_dropped == 0);
+        CHECK(f.counts.total() == 0);
+    }
+}
+
 TEST_CASE("fusion: ops that differ, carry weights, are outputs or belong to two members stay", "[fusion]") {
     SECTION("other attributes, or weights of their own") {
         Graph g("g", Shape{1, 4, 6, 6});

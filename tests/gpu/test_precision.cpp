@@ -172,7 +172,8 @@ namespace {
 // Parallel separable convolutions as NASNet's cells have them, for batched merges: s0-s3 (3x3,
 // 5x5, 7x7, 3x3) read c0, c1, a strided channel slice and c0 again; s0 and s1 write into a
 // concat (output rows 32 apart), s2 and s3 into their own buffers (16 apart): two batched GEMMs.
-// t0 and t1 are stride 2 without pre-ReLU.
+// t0 and t1 are stride 2 without pre-ReLU, with a ReLU after (the fusion pass's post_relu: in
+// the batched product's epilogue).
 struct BatchedBranches {
     Graph graph;
     Schedule schedule;  // sequential but for the merges {s0..s3} and {t0, t1}
@@ -193,6 +194,7 @@ BatchedBranches batched_branches() {
         a.pad = kernel / 2;
         a.stride = stride;
         a.pre_relu = pre_relu;
+        a.post_relu = !pre_relu;
         return g.add(OpKind::SepConv, a, {input}, name);
     };
     const int s0 = sep(c0, 3, 1, true, "s0"), s1 = sep(c1, 5, 1, true, "s1");

@@ -132,6 +132,16 @@ TEST_CASE("separable convolutions of one shape merge batched, whatever they read
     CHECK_THAT(merge_refusal(g, {2, 7}), Catch::Contains("pre-ReLU"));   // no pre-ReLU
     CHECK_THAT(merge_refusal(g, {2, 8}), Catch::Contains("reads the output of 's0'"));
     CHECK_THAT(merge_refusal(g, {2, 0}), Catch::Contains("separable convolutions only"));
+    {  // a ReLU after (the fusion pass's post_relu) is another key: one launch applies it or not
+        Graph with_relu = sepconv_branches();
+        SepConvAttrs a;
+        a.out_channels = 8;
+        a.post_relu = true;
+        const int s7 = with_relu.add(OpKind::SepConv, a, {1}, "s7");
+        CHECK_THAT(merge_refusal(with_relu, {2, s7}), Catch::Contains("ReLU after"));
+        CHECK(merge_key(with_relu, 2) != merge_key(with_relu, s7));
+        CHECK(merge_key(with_relu, 2) == merge_key(g, 2));  // keys without one read as before
+    }
     // The refinement's merge move groups by key: equal for one shape, whatever the input.
     CHECK(merge_key(g, 2) == merge_key(g, 3));
     CHECK(merge_key(g, 2) != merge_key(g, 5));
