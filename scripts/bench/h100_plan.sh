@@ -2707,7 +2707,8 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     # for NASNet-A, each stored best validated and perturbed), about 330 s. PART b16: the model
     # at b16 TF32 (b16: the bound, the baselines, the search, PyTorch's CUDA graph), then the
     # [gpu] cases "[engine][zoo]" on GPU 0 and "[forms],[batched]" on GPU 1 with what is left of
-    # the call. PART new: the new binary only, b1 on GPU 0 and b16 on GPU 1, about 360 s.
+    # the call (no base packed: the new binary's b16 and "[engine][zoo]" on GPU 0, the others
+    # on GPU 1). PART new: the new binary only, b1 on GPU 0 and b16 on GPU 1, about 360 s.
     # (Forty-third session: `dedupe b1`, `dedupe b16` on NASNet-A and `dedupe randwire`, which
     # read as `ab dedupe b1`, `ab dedupe b16` and `ab dedupe new randwire`; forty-fourth: `ab
     # hoist ...`, the ReLUs every reader applies moved into their producer.)
@@ -2720,7 +2721,7 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     short=${model%%_*} o=/tmp/$tag; rm -rf "$o" /tmp/bench_"$tag"_*
     mkdir -p "$o/${tag}_new" "$o/${tag}_base"
     peers="eager cudagraph compile"; [ "$model" = nasnet_a_large ] && peers="eager cudagraph"
-    [ -e .devpack/iostune_base ] || [ "$part" = new ] ||
+    [ -e .devpack/iostune_base ] || [ "$part" != b1 ] ||
       { echo "ab: no .devpack/iostune_base" >&2; exit 2; }
     case $part in
       b1)
@@ -2728,11 +2729,19 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
         IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/${tag}_base" "$model" "$peers" &
         wait ;;
       b16)
-        b16 "$o/${tag}_new" 0 "${tag}_new-b16-$short" "$model" cudagraph 200 &
-        IOSTUNE=.devpack/iostune_base b16 "$o/${tag}_base" 1 "${tag}_base-b16-$short" \
-          "$model" cudagraph 200 &
-        wait
-        gpu_shards "$o" "$(upto 10)" "[engine][zoo]" "[forms],[batched]" ;;
+        if [ -e .devpack/iostune_base ]; then
+          b16 "$o/${tag}_new" 0 "${tag}_new-b16-$short" "$model" cudagraph 200 &
+          IOSTUNE=.devpack/iostune_base b16 "$o/${tag}_base" 1 "${tag}_base-b16-$short" \
+            "$model" cudagraph 200 &
+          wait
+          gpu_shards "$o" "$(upto 10)" "[engine][zoo]" "[forms],[batched]"
+        else  # no base (it and test_gpu together pass the carry's 64 MiB): tests beside it
+          { b16 "$o/${tag}_new" 0 "${tag}_new-b16-$short" "$model" cudagraph 200
+            gpu_tests "$o" 0 "[engine][zoo]" "$(upto 10)"; } &
+          gpu_tests "$o" 1 "[forms],[batched],[fusion]" "$(upto 10)" &
+          wait
+          test_verdicts "$o"
+        fi ;;
       new)
         bench_on_gpu 0 "$o/${tag}_new" "$model" "$peers" &
         b16 "$o/${tag}_new" 1 "${tag}_new-b16-$short" "$model" "${peers#eager }" 40 &
