@@ -2,7 +2,9 @@
 """Where a model's GPU time goes, from `iostune profile --json` files: per operator kind, the
 isolated kernel time, its share of the op sum, and how far it is from the roofline (each op's
 max(FLOPs / peak FLOP/s, bytes / peak bandwidth), with the ceilings the profiler measured on the
-device). Then the kernels that take the most time, and the slowest ops, each with its distance
+device). Then the kernels that take the most time (by each op's main kernel, then every launch
+of every op: an op's helper kernels, such as a separable convolution's pre-ReLU copy, show only
+there; the forty-fourth session found 172 such copies in NASNet-A's batch-1 profile), and the slowest ops, each with its distance
 from its own roofline (time / bound), so the next slow kernel is obvious. It answers "what holds
 this model back": when ops already sum to more than a peer's whole latency, no schedule can close
 the gap.
@@ -70,7 +72,12 @@ def breakdown(profile, top, top_ops=15):
     total = sum(op["latency_us"] for op in ops) or 1.0
     kinds = defaultdict(lambda: {"count": 0, "us": 0.0, "roof_us": 0.0})
     kernels = defaultdict(lambda: {"count": 0, "us": 0.0})
+    launches = defaultdict(lambda: {"count": 0, "us": 0.0})  # every kernel of every op
     for op in ops:
+        for launch in op.get("kernel_times", []):
+            entry = launches[short_kernel(launch["name"])]
+            entry["count"] += 1
+            entry["us"] += launch["us"]
         k = kinds[op["kind"]]
         k["count"] += 1
         k["us"] += op["latency_us"]
@@ -93,6 +100,11 @@ def breakdown(profile, top, top_ops=15):
     for name, k in sorted(kernels.items(), key=lambda kv: -kv[1]["us"])[:top]:
         lines.append(f"| `{name}` | {k['count']} | {k['us'] / 1e3:.3f} | "
                      f"{100 * k['us'] / total:.1f}% |")
+    if launches:
+        lines += ["", "| every kernel | launches | time ms | share |", "| --- | --- | --- | --- |"]
+        for name, k in sorted(launches.items(), key=lambda kv: -kv[1]["us"])[:top]:
+            lines.append(f"| `{name}` | {k['count']} | {k['us'] / 1e3:.3f} | "
+                         f"{100 * k['us'] / total:.1f}% |")
     lines += ["", "| slowest op | kind | time us | share | roofline us | x roofline | bound | "
               "main kernel |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for op in sorted(ops, key=lambda o: -o["latency_us"])[:top_ops]:
@@ -185,7 +197,9 @@ def canned_profile():
             "ceilings": {"flops_per_s": 100e12, "bytes_per_s": 1e12}, "critical_path_us": 70.0,
             "span_us": 80.0, "gpu_busy_fraction": 0.9,
             "ops": [dict(op("conv_a", "conv", 40.0, 1e9, 1e6, roof=10.0),  # 10 us of FLOPs: 4x
-                         engine_candidates=CANNED_A),
+                         engine_candidates=CANNED_A,  # its input staged by a copy first
+                         kernel_times=[{"name": "_ZN7iostune11copy_kernelIfEEvv", "us": 8.0},
+                                       {"name": "_ZN5cudnn11conv_kernelIfEEvv", "us": 32.0}]),
                     dict(op("conv_b", "conv", 20.0, 5e8, 1e6),  # no roofline_us: computed, 5 us
                          engine_candidates=CANNED_B),
                     op("relu_c", "relu", 10.0, 1e6, 8e6)]}  # 8 us of bytes: 1.25x
@@ -212,7 +226,9 @@ def self_test():
                 "| relu | 1 | 0.010 | 14.3% | 0.008 | 1.2x |",
                 "| `cudnn::conv_kernel` | 2 | 0.060 | 85.7% |",
                 "| conv_a | conv | 40.0 | 57.1% | 10.0 | 4.0x | compute | `cudnn::conv_kernel` |",
-                "| conv_b | conv | 20.0 | 28.6% | 5.0 | 4.0x | compute |"]
+                "| conv_b | conv | 20.0 | 28.6% | 5.0 | 4.0x | compute |",
+                "| `cudnn::conv_kernel` | 1 | 0.032 | 45.7% |",  # every launch
+                "| `iostune::copy_kernel` | 1 | 0.008 | 11.4% |"]
     missing = [line for line in expected if line not in text]
     chosen = choices(canned_profile())
     for line in ["2 shapes timed in full in 3.0 s", "| graph+epilogue shortlist | 2.69 | 89.7% |",
