@@ -148,7 +148,7 @@ private:
     // each SepConv reads the rectified tensor as it is (pre-ReLU dropped). The ReLU then runs in
     // the producer's epilogue instead of on every reader's input: NASNet's first separable
     // convolution of a branch is read only by the second, whose pre-ReLU ran as a copy kernel
-    // of its own wherever cuDNN's depthwise kernel was chosen (batch 1: 172 copies, 250 us of
+    // of its own wherever cuDNN's depthwise kernel was chosen (batch 1: 174 copies, 254 us of
     // its 3.2 ms op sum). A Relu op reader that is a graph output keeps things as they are.
     void hoist_shared_relus() {
         std::vector<std::vector<int>> readers(nodes_.size());
