@@ -31,21 +31,12 @@ int64_t best_fit(const std::vector<Interval>& taken, int64_t size) {
     return best >= 0 ? best : end;
 }
 
-}  // namespace
-
-OffsetAssignment assign_offsets_greedy_by_size(const std::vector<int64_t>& sizes,
-                                               const std::function<bool(int, int)>& conflict,
-                                               int64_t alignment) {
-    const size_t n = sizes.size();
-    std::vector<int64_t> bytes(n);
-    for (size_t i = 0; i < n; ++i) bytes[i] = round_up(std::max<int64_t>(sizes[i], 0), alignment);
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return bytes[size_t(a)] > bytes[size_t(b)]; });
-
+// Places the buffers in `order`, each at the best-fitting gap among the placed ones it
+// conflicts with.
+OffsetAssignment place(const std::vector<int64_t>& bytes, const std::vector<int>& order,
+                       const std::function<bool(int, int)>& conflict) {
     OffsetAssignment result;
-    result.offsets.assign(n, 0);
+    result.offsets.assign(bytes.size(), 0);
     std::vector<int> placed;
     std::vector<Interval> taken;
     for (int id : order) {
@@ -62,6 +53,38 @@ OffsetAssignment assign_offsets_greedy_by_size(const std::vector<int64_t>& sizes
         placed.push_back(id);
     }
     return result;
+}
+
+}  // namespace
+
+OffsetAssignment assign_offsets_greedy_by_size(const std::vector<int64_t>& sizes,
+                                               const std::function<bool(int, int)>& conflict,
+                                               int64_t alignment) {
+    const size_t n = sizes.size();
+    std::vector<int64_t> bytes(n);
+    for (size_t i = 0; i < n; ++i) bytes[i] = round_up(std::max<int64_t>(sizes[i], 0), alignment);
+    std::vector<int> by_size(n);
+    std::iota(by_size.begin(), by_size.end(), 0);
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [&](int a, int b) { return bytes[size_t(a)] > bytes[size_t(b)]; });
+    OffsetAssignment best = place(bytes, by_size, conflict);
+    // Equal sizes in order of how many buffers each conflicts with, most first: NASNet-A's
+    // many equal branch tensors packed 1.011x their liveness bound so, 1.058x by id (where
+    // ResNet-50's went from 1.000x to 1.095x). The smaller of the two is kept (ties: by id).
+    std::vector<int> degree(n, 0);
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j)
+            if (conflict(int(i), int(j))) ++degree[i], ++degree[j];
+    std::vector<int> by_degree = by_size;
+    std::stable_sort(by_degree.begin(), by_degree.end(), [&](int a, int b) {
+        if (bytes[size_t(a)] != bytes[size_t(b)]) return bytes[size_t(a)] > bytes[size_t(b)];
+        return degree[size_t(a)] > degree[size_t(b)];
+    });
+    if (by_degree != by_size) {
+        OffsetAssignment other = place(bytes, by_degree, conflict);
+        if (other.total_bytes < best.total_bytes) best = std::move(other);
+    }
+    return best;
 }
 
 }  // namespace iostune

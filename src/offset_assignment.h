@@ -2,9 +2,10 @@
 // TFLite's "greedy by size" offset calculation (tensorflow/lite/delegates/gpu/common/
 // memory_management/greedy_by_size_assignment.cc; Pisarchyk and Lee, "Efficient Memory
 // Management for Deep Neural Net Inference", 2020), as TensorRT's and TFLite's planners use:
-// buffers are placed largest first (ties: lower id first, so the result is deterministic), each
-// at the smallest gap between the already placed buffers it conflicts with that fits it, or
-// after the last of them when no gap does.
+// buffers are placed largest first, each at the smallest gap between the already placed buffers
+// it conflicts with that fits it, or after the last of them when no gap does. Equal sizes go in
+// two orders, by id and by how many buffers each conflicts with (most first), and the smaller
+// region is kept (ties: by id), so the result is deterministic.
 //
 // TFLite decides conflicts by usage intervals in one sequential order; here the caller decides
 // (the memory planner: whether every access of one buffer happens before every access of the

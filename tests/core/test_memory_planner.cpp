@@ -70,6 +70,16 @@ TEST_CASE("greedy by size: largest first, best-fitting gap, conflicts never over
     const OffsetAssignment g = assign_offsets_greedy_by_size(gaps, pairs, 16);
     CHECK(g.offsets == std::vector<int64_t>{0, 128, 0, 64});
     CHECK(g.total_bytes == 224);
+    // Equal sizes, conflicts along the path 0 - 2 - 3 - 1. By id: 0 and 1 at 0, 2 after 0, 3
+    // after 1 and 2: 48 bytes. The buffers with more conflicts first (2, 3, then 0, 1): 32, the
+    // two live at once; the smaller of the two orders is kept.
+    const auto path = [](int a, int b) {
+        const auto is = [&](int x, int y) { return (a == x && b == y) || (a == y && b == x); };
+        return is(0, 2) || is(2, 3) || is(3, 1);
+    };
+    const OffsetAssignment p = assign_offsets_greedy_by_size({16, 16, 16, 16}, path, 16);
+    CHECK(p.total_bytes == 32);
+    CHECK(p.offsets == std::vector<int64_t>{16, 0, 0, 16});
 }
 
 TEST_CASE("memory plan: concat producers write their slice, views point into their input",
