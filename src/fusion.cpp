@@ -186,25 +186,25 @@ private:
         }
     }
 
-    // A conv without an activation, a separable conv, or an add, none applying a ReLU yet.
-    bool can_take_relu(int value) const {
-        const Node& n = nodes_[size_t(value)];
+    // The flag that makes a conv, separable conv or add apply a ReLU to what it writes; null
+    // for other ops and for a conv with another activation (it applies at most one).
+    static bool* relu_flag(Node& n) {
         switch (n.kind) {
             case OpKind::Conv: {
-                const auto& a = std::get<ConvAttrs>(n.attrs);
-                return !a.relu && !has_epilogue_activation(a);
+                auto& a = std::get<ConvAttrs>(n.attrs);
+                return has_epilogue_activation(a) ? nullptr : &a.relu;
             }
-            case OpKind::SepConv: return !std::get<SepConvAttrs>(n.attrs).post_relu;
-            case OpKind::Add: return !std::get<AddAttrs>(n.attrs).relu;
-            default: return false;
+            case OpKind::SepConv: return &std::get<SepConvAttrs>(n.attrs).post_relu;
+            case OpKind::Add: return &std::get<AddAttrs>(n.attrs).relu;
+            default: return nullptr;
         }
     }
-    void set_relu(int value) {
-        Node& n = nodes_[size_t(value)];
-        if (n.kind == OpKind::Conv) std::get<ConvAttrs>(n.attrs).relu = true;
-        else if (n.kind == OpKind::SepConv) std::get<SepConvAttrs>(n.attrs).post_relu = true;
-        else std::get<AddAttrs>(n.attrs).relu = true;
+    // An op that can apply a ReLU and does not yet.
+    bool can_take_relu(int value) {
+        const bool* flag = relu_flag(nodes_[size_t(value)]);
+        return flag != nullptr && !*flag;
     }
+    void set_relu(int value) { *relu_flag(nodes_[size_t(value)]) = true; }
     // The count a ReLU fused into this producer adds to.
     int* relu_count(int value) {
         switch (nodes_[size_t(value)].kind) {
@@ -282,7 +282,7 @@ private:
 
     // A conv, separable conv or add that can take a ReLU, whose only reader is the op being
     // visited.
-    bool can_apply_relu(int value) const { return absorbable(value) && can_take_relu(value); }
+    bool can_apply_relu(int value) { return absorbable(value) && can_take_relu(value); }
 
     // Conv -> Activation: the convolution applies the activation last.
     void fuse_activation(int id) {
