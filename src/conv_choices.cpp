@@ -23,8 +23,8 @@ constexpr std::array<std::string_view, 9> kAlgorithms = {
     "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED",
     "DEPTHWISE_NHWC"};
 constexpr std::array<std::string_view, 3> kMaths = {"DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"};
-constexpr std::array<std::string_view, 8> kPaths = {
-    "fused", "conv+epilogue", "conv", "depthwise", "gemm", "graph", "graph+epilogue", "sepconv"};
+constexpr std::array<std::string_view, 7> kPaths = {
+    "fused", "conv+epilogue", "conv", "depthwise", "gemm", "graph", "graph+epilogue"};
 
 // "<prefix><rank>" with a rank of one to three digits: the rank, else -1.
 int ranked_name(const std::string& name, std::string_view prefix) {
@@ -99,27 +99,9 @@ int graph_algorithm_rank(const std::string& name) {
     return ranked_name(name, kGraphAlgorithmPrefix);
 }
 
-std::pair<int, int> sepconv_fused_tile(const std::string& name) {
-    const std::string_view prefix = kSepConvFusedPrefix;
-    if (name.rfind(prefix, 0) != 0) return {0, 0};
-    const std::string tile = name.substr(prefix.size());
-    const size_t x = tile.find('x');
-    const auto number = [](const std::string& digits) {
-        return !digits.empty() && digits.size() <= 4 &&
-                       digits.find_first_not_of("0123456789") == std::string::npos
-                   ? std::stoi(digits)
-                   : 0;
-    };
-    if (x == std::string::npos) return {0, 0};
-    const int pixels = number(tile.substr(0, x)), channels = number(tile.substr(x + 1));
-    if (pixels == 0 || channels == 0) return {0, 0};
-    return {pixels, channels};
-}
-
 bool is_conv_algorithm_name(const std::string& name) {
     return contains(kAlgorithms, name) || gemm_algorithm_rank(name) >= 0 ||
-           graph_algorithm_rank(name) >= 0 || name == kSepConvSteps ||
-           sepconv_fused_tile(name).first > 0;
+           graph_algorithm_rank(name) >= 0;
 }
 bool is_conv_math_name(const std::string& name) { return contains(kMaths, name); }
 bool is_conv_path_name(const std::string& name) { return contains(kPaths, name); }

@@ -14,7 +14,6 @@
 
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace iostune {
@@ -100,16 +99,6 @@ int gemm_algorithm_rank(const std::string& name);
 inline constexpr const char* kGraphAlgorithmPrefix = "GRAPH_";
 // The rank a "GRAPH_<rank>" name holds, or -1 for any other name.
 int graph_algorithm_rank(const std::string& name);
-
-// A separable convolution's form: its two steps one after the other, or the engine's fused
-// kernel with one tile (engine/sepconv_form.cpp). It is a choice of its own, under the signature
-// "sepconv|<depthwise step's>|then|<pointwise step's>", on this path, named kSepConvSteps or
-// kSepConvFusedPrefix + "<pixels>x<channels>" (the fused kernel's tile).
-inline constexpr const char* kSepConvPath = "sepconv";
-inline constexpr const char* kSepConvSteps = "SEPCONV_STEPS";
-inline constexpr const char* kSepConvFusedPrefix = "SEPCONV_FUSED_";
-// The tile a fused form's name holds ({pixels, channels}), or {0, 0} for any other name.
-std::pair<int, int> sepconv_fused_tile(const std::string& name);
 
 // The names conv_choices_from_json accepts.
 bool is_conv_algorithm_name(const std::string& name);

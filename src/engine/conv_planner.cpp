@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
 
-#include "src/engine/choice_cache.h"
 #include "src/engine/engine_impl.h"
 #include "src/engine/planning_pace.h"
 #include "src/engine/stream_capture.h"
@@ -43,7 +43,38 @@ ConvChoice graph_choice(const GraphConv& graph_conv, int rank, ConvPath path) {
     return choice;
 }
 
+// Measurements shared by every engine of the process: cuDNN's algorithm ranking and the engine's
+// timed choice, per device and convolution signature.
+template <class Value>
+class ProcessCache {
+public:
+    static ProcessCache& instance() {
+        static ProcessCache cache;
+        return cache;
+    }
+    std::optional<Value> find(const std::string& key) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = entries_.find(key);
+        if (it == entries_.end()) return std::nullopt;
+        return it->second;
+    }
+    void store(const std::string& key, Value value) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        entries_[key] = std::move(value);
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::string, Value> entries_;
+};
 using AlgorithmCache = ProcessCache<std::vector<cudnnConvolutionFwdAlgoPerf_t>>;
+// A timed choice and its runners-up, so that an engine finding the choice here can still offer
+// the search's kernel moves the same alternatives.
+struct TimedChoice {
+    ConvChoice choice;
+    std::vector<ConvChoice> runners_up;
+};
+using ChoiceCache = ProcessCache<TimedChoice>;
 
 // The legacy call's ways to run a step with its epilogue: with a bias, cuDNN's fused call
 // (which runs few combinations) or the convolution then the epilogue kernel; else the bare

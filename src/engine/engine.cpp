@@ -665,10 +665,8 @@ int Engine::lane_count() const { return int(impl_->lanes.size()); }
 
 ConvChoices Engine::conv_choices() const {
     ConvChoices choices;
-    for (const auto& e : impl_->execs) {
+    for (const auto& e : impl_->execs)
         for (const ConvStep& step : e.convs) choices[step.signature] = step.choice;
-        if (e.sepconv) choices[e.sepconv->signature] = e.sepconv->choice;
-    }
     for (const auto& [signature, m] : impl_->merges)
         if (m.conv) choices[m.conv->signature] = m.conv->choice;
     return choices;
@@ -678,10 +676,8 @@ std::vector<ConvChoices> Engine::conv_runners_up(size_t ranks_wanted) const {
     // Steps of one signature run one choice (a staged step has a key of its own since call166):
     // each signature's runners-up are its last step's, as conv_choices() reports its choice.
     std::map<std::string, const std::vector<ConvChoice>*> last;
-    for (const auto& e : impl_->execs) {
+    for (const auto& e : impl_->execs)
         for (const ConvStep& step : e.convs) last[step.signature] = &step.runners_up;
-        if (e.sepconv) last[e.sepconv->signature] = &e.sepconv->runners_up;
-    }
     std::vector<ConvChoices> ranks(std::min(ranks_wanted, kMostRunnersUp));
     for (const auto& [signature, runners_up] : last)
         for (size_t k = 0; k < runners_up->size() && k < ranks.size(); ++k)
@@ -718,20 +714,11 @@ bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& cho
                !(step.input_staged() && step.input().data == nullptr) &&
                !(step.output_staged() && step.output().data == nullptr);
     };
-    Impl::ConvSwitch done{signature, {}, {}, std::nullopt};
+    Impl::ConvSwitch done{signature, {}, std::nullopt};
     if (const auto it = impl.options.conv_choices.find(signature);
         it != impl.options.conv_choices.end())
         done.pinned_before = it->second;
-    for (size_t op = 0; op < impl.execs.size(); ++op) {
-        auto& form = impl.execs[op].sepconv;
-        if (form && form->signature == signature) {
-            done.forms.emplace_back(op, form->choice);
-            if (!impl.configure_form(impl.graph.op(int(op)), *form, choice)) {
-                impl.switches.push_back(std::move(done));
-                undo_conv_choice();
-                return false;
-            }
-        }
+    for (size_t op = 0; op < impl.execs.size(); ++op)
         for (size_t k = 0; k < impl.execs[op].convs.size(); ++k) {
             ConvStep& step = impl.execs[op].convs[k];
             if (step.signature != signature) continue;
@@ -742,8 +729,7 @@ bool Engine::set_conv_choice(const std::string& signature, const ConvChoice& cho
                 return false;
             }
         }
-    }
-    if (done.steps.empty() && done.forms.empty()) return false;
+    if (done.steps.empty()) return false;
     // Pinned, so that a step planned again (another schedule's alignments) keeps it too.
     impl.options.conv_choices[signature] = choice;
     impl.record_conv_plans(signature);
@@ -766,15 +752,6 @@ void Engine::undo_conv_choice() {
                                             "please report it with the model",
                                             undo.signature, before.algorithm, before.path));
     }
-    for (const auto& [op, before] : undo.forms) {
-        auto& form = impl.execs[op].sepconv;
-        if (!form || form->signature != undo.signature ||
-            !impl.configure_form(impl.graph.op(int(op)), *form, before))
-            throw InternalError(fmt::format("undoing a switch of the separable convolution form "
-                                            "{}: the op no longer runs its earlier form {}; "
-                                            "please report it with the model",
-                                            undo.signature, before.algorithm));
-    }
     if (undo.pinned_before)
         impl.options.conv_choices[undo.signature] = *undo.pinned_before;
     else
@@ -786,14 +763,14 @@ void Engine::Impl::record_conv_plans(const std::string& signature) {
     for (OpExec& e : execs) {
         const bool holds = std::any_of(e.convs.begin(), e.convs.end(), [&](const ConvStep& s) {
             return s.signature == signature;
-        }) || (e.sepconv && e.sepconv->signature == signature);
+        });
         if (!holds) continue;
         e.plan.path.clear();
         e.plan.algorithms.clear();
         e.plan.candidates.clear();
         e.plan.conv_signatures.clear();
         e.plan.workspace_bytes = 0;
-        record_convs(e);
+        for (const ConvStep& step : e.convs) record_conv(e.plan, step);
     }
 }
 

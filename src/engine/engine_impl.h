@@ -75,22 +75,8 @@ struct ScratchPointers {
     bool operator==(const ScratchPointers&) const = default;
 };
 
-// A SepConv's form (sepconv_form.cpp): its two planned convolution steps one after the other,
-// or the engine's fused kernel (kernels.h: launch_sepconv_nhwc) with one tile. Chosen by timing
-// like a convolution's kernel, and pinned, cached and switched under a signature of its own
-// (conv_choices.h: kSepConvPath). Channels-last engines only, the fused kernel's layout.
-struct SepConvForm {
-    std::string signature;
-    ConvChoice choice;
-    std::optional<SepConvTile> fused;  // set: the fused kernel runs instead of the two steps
-    std::vector<ConvChoice> runners_up;
-    bool pinned = false;
-    std::string candidates;  // what was timed (for the op's plan)
-};
-
 struct OpExec {
     std::vector<ConvStep> convs;  // Conv: 1; SepConv: depthwise, pointwise
-    std::optional<SepConvForm> sepconv;  // a channels-last SepConv's form
     std::optional<TensorDescriptor> x_desc, y_desc;  // cuDNN pooling / softmax
     std::optional<PoolingDescriptor> pool_desc;
     PoolWindow window;
@@ -153,7 +139,6 @@ struct Engine::Impl {
     using Lane = engine_internal::Lane;
     using OpWeights = engine_internal::OpWeights;
     using OpExec = engine_internal::OpExec;
-    using SepConvForm = engine_internal::SepConvForm;
     using MergeExec = engine_internal::MergeExec;
     using ScratchPointers = engine_internal::ScratchPointers;
 
@@ -219,12 +204,11 @@ struct Engine::Impl {
     std::vector<ConvTransposeStep> retired_transposes;
 
     // What each set_conv_choice() not undone replaced, in order, for undo_conv_choice() (the
-    // last first): each step (op, index in its convs) with its own choice before, each
-    // separable convolution's form (op) with its choice before, and the pin it replaced.
+    // last first): each step (op, index in its convs) with its own choice before, and the pin
+    // it replaced.
     struct ConvSwitch {
         std::string signature;
         std::vector<std::tuple<size_t, size_t, ConvChoice>> steps;
-        std::vector<std::pair<size_t, ConvChoice>> forms;
         std::optional<ConvChoice> pinned_before;
     };
     std::vector<ConvSwitch> switches;
@@ -341,15 +325,6 @@ struct Engine::Impl {
     void require_planning_pace() const;
     void ensure_l2_flush();  // allocates l2_flush (twice the L2 size) on first use
     void record_conv(OpPlan& plan, const ConvStep& step);
-
-    // sepconv_form.cpp: a channels-last SepConv's form, once its two steps are planned: pinned,
-    // found in the process's cache, or timed (the steps against each tile that fits).
-    void plan_sepconv_form(const Op& op, OpExec& exec);
-    // Sets the form to `choice`; false when it cannot run here (a tile that does not fit).
-    bool configure_form(const Op& op, SepConvForm& form, const ConvChoice& choice) const;
-    SepConvLaunch sepconv_launch(const Op& op, const SepConvTile& tile) const;
-    // The op's plan entries: its steps' (unless the fused kernel replaces them), then its form's.
-    void record_convs(OpExec& exec);
 
     // deployed_ops.cpp: times cuDNN's legacy backward-data algorithm against the graph API's
     // shortlist and configures the step with the fastest; false when none runs.

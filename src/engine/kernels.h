@@ -61,30 +61,6 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
                            const OutputActivation& act, cudaStream_t stream);
 
-// A whole separable convolution in one kernel (sepconv_kernel.cu), channels-last views of one
-// type: out = relu_output?(bias + pointwise(depthwise(relu_input?(in)))), the depthwise result
-// in fp32 shared memory, never stored. `depthwise_weight` is [kernel_h, kernel_w, in.c] (as
-// launch_depthwise_nhwc's), `pointwise_weight` [out.c, in.c], `bias` out.c values or null. A
-// block computes `tile.pixels` output pixels x `tile.channels` output channels.
-struct SepConvTile {
-    int pixels = 0, channels = 0;
-    bool operator==(const SepConvTile& o) const { return pixels == o.pixels && channels == o.channels; }
-};
-std::vector<SepConvTile> sepconv_tiles();  // the tiles the kernel is compiled for
-// Whether the tile's shared memory for `channels` input channels fits a block on the current
-// device (and, past 48 KiB, lets the kernel use it: call before launching, outside capture).
-bool sepconv_fits(const SepConvTile& tile, int channels, DType dtype);
-struct SepConvLaunch {
-    TensorView in, out;
-    const void* depthwise_weight = nullptr;
-    const void* pointwise_weight = nullptr;
-    const void* bias = nullptr;
-    DepthwiseGeometry geometry;
-    bool relu_input = false, relu_output = false;
-    SepConvTile tile;
-};
-void launch_sepconv_nhwc(const SepConvLaunch& launch, cudaStream_t stream);
-
 // A batched merge's depthwise convolutions (MergeKind::Batched): jobs of one type, one input
 // and output shape, one square kernel of 3, 5 or 7 taps, stride 1 or 2 and no dilation (what
 // depthwise_batchable() accepts), each with its own views, filter, padding and pre-ReLU, in one

@@ -112,8 +112,7 @@ void Engine::Impl::plan_op(const Op& op) {
                                            {exec.scratch.staged_input, nullptr}));
             exec.convs.push_back(plan_conv(context + " pointwise", dw_out, out, pointwise,
                                            {nullptr, exec.scratch.staged_output}));
-            plan_sepconv_form(op, exec);
-            record_convs(exec);
+            for (const ConvStep& s : exec.convs) record_conv(exec.plan, s);
             break;
         }
         case OpKind::MaxPool:
@@ -283,10 +282,6 @@ void Engine::Impl::run_op(int id, Lane& lane, const DeviceBuffer& workspace, cud
             if (exec.convs.size() != (op.kind == OpKind::Conv ? 1u : 2u))
                 throw InternalError(fmt::format("{} runs without its planned convolutions; "
                                                 "please report it with the model", op_label(op)));
-            if (exec.sepconv && exec.sepconv->fused) {
-                launch_sepconv_nhwc(sepconv_launch(op, *exec.sepconv->fused), stream);
-                break;
-            }
             lane.cudnn.set_stream(stream);
             for (const ConvStep& step : exec.convs) {
                 require_workspace(step, workspace);

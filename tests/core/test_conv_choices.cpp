@@ -35,12 +35,8 @@ TEST_CASE("convolution choices round-trip through JSON", "[conv_choices]") {
     choices["tf32/nhwc|x16x384x8x8/384|w384x384x3x1"] = {"GRAPH_1", "DEFAULT_MATH", "graph", 0.016};
     choices["fp16/nhwc|x16x24x14x14/128|w64x24x3x3|align 32/256/256"] = {
         "GRAPH_3", "TENSOR_OP_MATH", "graph+epilogue", 0.008};
-    choices["sepconv|tf32/nhwc|x1x168x21x21/168|w168x1x5x5|then|tf32/nhwc|x1x168x21x21/168"] = {
-        "SEPCONV_FUSED_32x64", "FMA_MATH", "sepconv", 0.0051};
-    choices["sepconv|fp16/nhwc|x1x42x83x83/42|w42x1x7x7|then|fp16/nhwc|x1x42x83x83/42"] = {
-        "SEPCONV_STEPS", "FMA_MATH", "sepconv", 0.0091};
     const nlohmann::json json = iostune::conv_choices_to_json(choices);
-    CHECK(json.size() == 8);
+    CHECK(json.size() == 6);
     CHECK(json["fp32|x1x3x8x8/192|w4x3x3x3"]["algorithm"] == "GEMM");
     CHECK(iostune::conv_choices_from_json(json, "test") == choices);
     // Through text, as the schedule store keeps it.
@@ -189,18 +185,6 @@ TEST_CASE("malformed convolution choices are refused with where and what", "[con
     CHECK(iostune::graph_algorithm_rank("GRAPH_12") == 12);
     CHECK(iostune::graph_algorithm_rank("GEMM_1") == -1);
     CHECK(iostune::gemm_algorithm_rank("GRAPH_1") == -1);
-    // A separable convolution's form: the steps, or the fused kernel's tile.
-    CHECK(iostune::sepconv_fused_tile("SEPCONV_FUSED_64x128") == std::pair{64, 128});
-    for (const char* bad : {"SEPCONV_FUSED_", "SEPCONV_FUSED_32", "SEPCONV_FUSED_x64",
-                            "SEPCONV_FUSED_32x", "SEPCONV_FUSED_0x64", "SEPCONV_FUSED_3.2x64",
-                            "SEPCONV_FUSED_32x64x2", "SEPCONV_STEPS"}) {
-        INFO(bad);
-        CHECK(iostune::sepconv_fused_tile(bad) == std::pair{0, 0});
-    }
-    CHECK(iostune::is_conv_algorithm_name("SEPCONV_STEPS"));
-    CHECK_THAT(error_of({{"k", {{"algorithm", "SEPCONV_FUSED_32"}, {"math", "FMA_MATH"},
-                                {"path", "sepconv"}}}}),
-               Catch::Contains("unknown cuDNN algorithm"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FP8"}, {"path", "conv"}}}}),
                Catch::Contains("unknown math type 'FP8'"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "magic"}}}}),

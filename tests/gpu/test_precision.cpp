@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "src/engine/engine.h"
-#include "src/engine/kernels.h"
 #include "src/error.h"
 #include "src/reference/reference.h"
 #include "src/schedule.h"
@@ -89,12 +88,8 @@ void run_pinned_op_by_op(const Graph& graph, const HostTensor& input, const Conv
         // A graph API choice names its engine's math: strict fp32 runs no tensor-core engine.
         if (graph_algorithm_rank(pin.algorithm) >= 0 && plan.precision == Precision::Fp32)
             pin.math = "FMA_MATH";
-        // A separable convolution's form pinned to its two steps, which run the pinned kernels
-        // (the fused kernel has tests of its own below).
-        for (const auto& [signature, chosen] : Engine(graph, options).conv_choices())
-            options.conv_choices[signature] =
-                chosen.path == kSepConvPath ? ConvChoice{kSepConvSteps, "FMA_MATH", kSepConvPath, 0}
-                                            : pin;
+        for (const auto& entry : Engine(graph, options).conv_choices())
+            options.conv_choices[entry.first] = pin;
         Engine engine(graph, options);
         if (pinned >= 0) CHECK(engine.pinned_conv_count() == pinned);
         check(plan, check_every_op(engine, graph, input, ref, plan));
@@ -358,128 +353,6 @@ TEST_CASE("the channels-last depthwise kernel matches the reference: strides, di
                    Catch::StartsWith("depthwise kernel (channels-last); pre-ReLU fused"));
         CHECK(plan_of(plans, "dw7x7_bias_relu").writes_into_concat);
     });
-}
-
-TEST_CASE("the fused separable convolution kernel matches the reference with every tile: strides, "
-          "dilation, 3/5/7 and 1x1 filters, pre- and post-ReLU, odd and wide channel counts, "
-          "concat slices in and out",
-          "[gpu][engine][precision][sepconv]") {
-    // 672 input channels at 11x11 (NASNet-A's widest): 172 KB of shared memory at 64 pixels, so
-    // the kernel opts in past 48 KB. 78 channels (RandWire's) and 12 leave ragged chunks and
-    // output tiles; "from_slice" reads a channel slice of a concat, "into_cat" writes one.
-    Graph graph("sepconv_fused", Shape{2, 78, 23, 23});
-    const int s5 = graph.add(OpKind::SepConv, SepConvAttrs{78, 5, 2, 2, 1, true, true, true},
-                             {kGraphInput}, "sep5x5_s2_pre_post");
-    const int s3 = graph.add(OpKind::SepConv, SepConvAttrs{40, 3, 1, 2, 2, false, false, false},
-                             {kGraphInput}, "sep3x3_dilated_plain");
-    const int s7 = graph.add(OpKind::SepConv, SepConvAttrs{12, 7, 1, 3, 1, true, true, false},
-                             {kGraphInput}, "sep7x7_12");
-    const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {s3, s7}, "into_cat");  // 52
-    const int wide = graph.add(OpKind::Conv, ConvAttrs{672, 3, 3, 2, 2, 1, 1, 1, 1, 1, true, true},
-                               {s5}, "to672");  // 6x6
-    const int s672 = graph.add(OpKind::SepConv, SepConvAttrs{130, 3, 1, 1, 1, true, true, false},
-                               {wide}, "sep3x3_672");
-    const int s1 = graph.add(OpKind::SepConv, SepConvAttrs{20, 1, 1, 0, 1, true, true, true},
-                             {cat}, "sep1x1_from_cat");
-    const int gap_a = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
-                                {s672}, "gap672");
-    const int gap_b = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
-                                {s1}, "gap_cat");
-    graph.add(OpKind::Concat, ConcatAttrs{}, {gap_a, gap_b}, "out");
-    init_random_weights(graph, 41);
-    const HostTensor input = random_input(graph.input_shape(), 42);
-    const std::vector<HostTensor> ref = reference_run_all(graph, input);
-    const char* seps[] = {"sep5x5_s2_pre_post", "sep3x3_dilated_plain", "sep7x7_12", "sep3x3_672",
-                          "sep1x1_from_cat"};
-    for (const Plan& plan : all_plans()) {
-        if (plan.layout != TensorLayout::Nhwc) continue;
-        EngineOptions options = options_for(plan);
-        std::vector<std::string> forms;
-        for (const auto& [signature, chosen] : Engine(graph, options).conv_choices())
-            if (chosen.path == kSepConvPath) forms.push_back(signature);
-        REQUIRE(forms.size() == 5);
-        for (const SepConvTile& tile : sepconv_tiles()) {
-            const std::string name =
-                fmt::format("{}{}x{}", kSepConvFusedPrefix, tile.pixels, tile.channels);
-            INFO(label(plan) << ", " << name);
-            for (const std::string& signature : forms)
-                options.conv_choices[signature] = ConvChoice{name, "FMA_MATH", kSepConvPath, 0};
-            Engine engine(graph, options);
-            const std::vector<OpPlan> plans = check_every_op(engine, graph, input, ref, plan);
-            for (const char* sep : seps) {
-                INFO(sep << ": " << plan_of(plans, sep).path);
-                CHECK(plan_of(plans, sep).algorithms == name);
-                CHECK_THAT(plan_of(plans, sep).path,
-                           Catch::StartsWith("fused separable convolution kernel"));
-            }
-            CHECK(plan_of(plans, "sep3x3_dilated_plain").writes_into_concat);
-        }
-    }
-}
-
-TEST_CASE("a separable convolution's form is chosen by timing, switched and undone as a kernel "
-          "move switches it, and pinned by a replay",
-          "[gpu][engine][sepconv]") {
-    const Plan plan = GENERATE(Plan{Precision::Tf32, TensorLayout::Nhwc},
-                               Plan{Precision::Fp16, TensorLayout::Nhwc});
-    INFO(label(plan));
-    Graph graph("sepconv_forms", Shape{1, 168, 21, 21});
-    const int a = graph.add(OpKind::SepConv, SepConvAttrs{168, 5, 1, 2, 1, true, false, true},
-                            {kGraphInput}, "sep_a");
-    const int b = graph.add(OpKind::SepConv, SepConvAttrs{168, 3, 1, 1, 1, false, false, false},
-                            {a}, "sep_b");
-    graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {b}, "gap");
-    init_random_weights(graph, 43);
-    const HostTensor input = random_input(graph.input_shape(), 44);
-    const HostTensor ref = reference_run(graph, input);
-    const Schedule sequential = sequential_schedule(graph);
-
-    Engine engine(graph, options_for(plan));
-    const ConvChoices chosen = engine.conv_choices();
-    std::vector<std::string> forms;
-    for (const auto& [signature, choice] : chosen)
-        if (choice.path == kSepConvPath) {
-            forms.push_back(signature);
-            CHECK(choice.time_ms > 0);
-            CHECK(is_conv_algorithm_name(choice.algorithm));
-        }
-    REQUIRE(forms.size() == 2);
-    for (const OpPlan& p : engine.op_plans())
-        if (p.kind == OpKind::SepConv) CHECK_THAT(p.candidates, Catch::Contains("form: "));
-    engine.set_input(input);
-    const HostTensor first = run_schedule(engine, sequential);
-    CHECK(relative_error(first, ref) < model_error_bound(plan.precision));
-
-    // Each form switched to the other kind (fused <-> steps), computes within the bound, and
-    // the undo puts back exactly what ran before.
-    int switched = 0;
-    for (const std::string& signature : forms) {
-        const bool fused = chosen.at(signature).algorithm != kSepConvSteps;
-        const ConvChoice other = fused ? ConvChoice{kSepConvSteps, "FMA_MATH", kSepConvPath, 0}
-                                       : ConvChoice{"SEPCONV_FUSED_32x64", "FMA_MATH",
-                                                    kSepConvPath, 0};
-        REQUIRE(engine.set_conv_choice(signature, other));
-        ++switched;
-        CHECK(engine.conv_choices().at(signature).algorithm == other.algorithm);
-    }
-    CHECK_FALSE(engine.set_conv_choice(forms[0], ConvChoice{"SEPCONV_FUSED_8x8", "FMA_MATH",
-                                                            kSepConvPath, 0}));
-    const HostTensor flipped = run_schedule(engine, sequential);
-    CHECK(relative_error(flipped, ref) < model_error_bound(plan.precision));
-    for (const OpPlan& p : engine.op_plans())
-        if (p.kind == OpKind::SepConv)
-            CHECK(std::find(forms.begin(), forms.end(), p.conv_signatures.back()) != forms.end());
-    for (; switched > 0; --switched) engine.undo_conv_choice();
-    CHECK(engine.conv_choices() == chosen);
-    CHECK(bitwise_equal(run_schedule(engine, sequential), first));
-
-    // A replay pinning the stored choices runs the same kernels: the same bits.
-    EngineOptions pinned_options = options_for(plan);
-    pinned_options.conv_choices = chosen;
-    Engine pinned(graph, pinned_options);
-    CHECK(pinned.conv_choices() == chosen);
-    pinned.set_input(input);
-    CHECK(bitwise_equal(run_schedule(pinned, sequential), first));
 }
 
 TEST_CASE("the channels-last depthwise kernel at sizes that take its 4-pixel strips, with any "
