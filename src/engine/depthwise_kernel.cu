@@ -15,6 +15,9 @@
 // dilation take the sliding-window kernel, the rest the generic one.
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "src/engine/activation.cuh"
 #include "src/engine/kernel_support.cuh"
 #include "src/engine/kernels.h"
@@ -223,6 +226,22 @@ void with_strip(int64_t packs, F&& f) {
     else f(std::integral_constant<int, 1>{});
 }
 
+// Batch 1's small maps: with a pack of W channels per thread they give the GPU fewer threads
+// than half it holds resident, and each thread then waits on its loads alone (NASNet-A's
+// 11x11x672 7x7 filter in fp32: 20K threads of 270K, 16.2 us against cuDNN's 7.6). The pack is
+// narrowed until the threads reach that half (or one channel per thread); a warp's loads stay
+// coalesced, 32 neighbouring channels. IOSTUNE_DEPTHWISE_PACK=widest keeps the widest pack
+// (the A/B of docs/search-log.md, "Narrower packs for small depthwise maps").
+int narrowed_width(int widest, int64_t elements) {
+    static const bool keep_widest = [] {
+        const char* v = std::getenv("IOSTUNE_DEPTHWISE_PACK");
+        return v != nullptr && std::string(v) == "widest";
+    }();
+    int w = widest;
+    while (!keep_widest && w > 1 && elements / w < resident_threads() / 2) w /= 2;
+    return w;
+}
+
 template <class T, int W, int K, int TX>
 void launch(const TensorView& in, const TensorView& out, const void* weight, const void* bias,
             const DepthwiseGeometry& g, bool relu_input, const OutputActivation& act,
@@ -267,7 +286,8 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
     if (out.elements() == 0) return;
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
-        with_width(vector_width<T>({in, out}, {weight, bias}), [&](auto width) {
+        const int widest = vector_width<T>({in, out}, {weight, bias});
+        with_width(narrowed_width(widest, out.elements()), [&](auto width) {
             constexpr int W = decltype(width)::value;
             with_kernel_size(g, [&](auto size) {
                 constexpr int K = decltype(size)::value;
