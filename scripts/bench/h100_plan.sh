@@ -2711,7 +2711,9 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     # on GPU 1). PART new: the new binary only, b1 on GPU 0 and b16 on GPU 1, about 360 s.
     # (Forty-third session: `dedupe b1`, `dedupe b16` on NASNet-A and `dedupe randwire`, which
     # read as `ab dedupe b1`, `ab dedupe b16` and `ab dedupe new randwire`; forty-fourth: `ab
-    # hoist ...`, the ReLUs every reader applies moved into their producer.)
+    # hoist ...`, the ReLUs every reader applies moved into their producer.) AB_BASE_ENV="VAR=VALUE"
+    # makes the base the new binary under that environment (no .devpack/iostune_base needed;
+    # forty-fifth session: `AB_BASE_ENV=IOSTUNE_DEPTHWISE_PACK=widest ab narrow b1`).
     if [ "$1" = dedupe ]; then
       tag=dedupe part=${2:-b1} model=nasnet_a_large
       [ "$part" = randwire ] && part=new model=randwire
@@ -2721,12 +2723,16 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     short=${model%%_*} o=/tmp/$tag; rm -rf "$o" /tmp/bench_"$tag"_*
     mkdir -p "$o/${tag}_new" "$o/${tag}_base"
     peers="eager cudagraph compile"; [ "$model" = nasnet_a_large ] && peers="eager cudagraph"
-    [ -e .devpack/iostune_base ] || [ "$part" != b1 ] ||
+    [ -e .devpack/iostune_base ] || [ -n "${AB_BASE_ENV:-}" ] || [ "$part" != b1 ] ||
       { echo "ab: no .devpack/iostune_base" >&2; exit 2; }
     case $part in
       b1)
         bench_on_gpu 0 "$o/${tag}_new" "$model" "$peers" &
-        IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/${tag}_base" "$model" "$peers" &
+        if [ -n "${AB_BASE_ENV:-}" ]; then
+          (export "${AB_BASE_ENV?}"; bench_on_gpu 1 "$o/${tag}_base" "$model" "$peers") &
+        else
+          IOSTUNE=.devpack/iostune_base bench_on_gpu 1 "$o/${tag}_base" "$model" "$peers" &
+        fi
         wait ;;
       b16)
         if [ -e .devpack/iostune_base ]; then
