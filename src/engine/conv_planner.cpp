@@ -264,9 +264,13 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         step.choice.engine = here_named.engine;
         return true;
     }
-    if (choice.algorithm == kDepthwiseAlgorithm) {
-        if (choice.path != choice_name(ConvPath::Depthwise) || !step.depthwise_capable()) return false;
+    const bool narrow = choice.algorithm == kDepthwiseNarrowAlgorithm;
+    if (choice.algorithm == kDepthwiseAlgorithm || narrow) {
+        if (choice.path != choice_name(ConvPath::Depthwise) || !step.depthwise_capable() ||
+            (narrow && !step.depthwise_narrow_differs()))
+            return false;
         step.path = ConvPath::Depthwise;
+        step.depthwise_packs = narrow ? DepthwisePacks::Narrowed : DepthwisePacks::Widest;
         step.workspace_bytes = 0;
         step.choice = choice;
         return true;
@@ -489,6 +493,9 @@ bool Engine::Impl::choose_quickly(ConvStep& step) {
     };
     if (step.depthwise_capable())
         time_candidate({kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
+    if (step.depthwise_narrow_differs())
+        time_candidate(
+            {kDepthwiseNarrowAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
     const char* own_math = uses_tensor_cores(options.precision) ? "TENSOR_OP_MATH" : "FMA_MATH";
     if (step.gemm_capable())
         time_candidate({fmt::format("{}0", kGemmAlgorithmPrefix), own_math,
@@ -594,6 +601,9 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
     };
     if (step.depthwise_capable())
         time_own(ConvChoice{kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
+    if (step.depthwise_narrow_differs())
+        time_own(ConvChoice{kDepthwiseNarrowAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise),
+                            0.0});
     if (step.gemm_capable()) {
         int shortlist_size = 0;
         try {

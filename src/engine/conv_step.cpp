@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "src/engine/kernels.h"
 #include "src/engine/pointwise_function.h"
 #include "src/error.h"
@@ -235,6 +237,17 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
     if (output_staged()) launch_copy(out_, target_, false, stream);
 }
 
+bool ConvStep::depthwise_narrow_differs() const {
+    // IOSTUNE_DEPTHWISE_NARROW=off: never a candidate (the A/B of docs/search-log.md, "Narrower
+    // depthwise packs").
+    static const bool off = [] {
+        const char* v = std::getenv("IOSTUNE_DEPTHWISE_NARROW");
+        return v != nullptr && std::string(v) == "off";
+    }();
+    return !off && depthwise_capable() &&
+           depthwise_packs_differ(source_, target_, depthwise_weight_, bias_);
+}
+
 void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     if (path == ConvPath::Gemm) {
         gemm_->run(workspace, workspace_bytes, stream);
@@ -245,7 +258,8 @@ void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stre
                                   geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
                                   geometry_.dilation_h, geometry_.dilation_w};
         launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_,
-                              output_activation(relu_, activation_, prelu_slope_), stream);
+                              output_activation(relu_, activation_, prelu_slope_),
+                              depthwise_packs, stream);
         return;
     }
     if (stages_in_) launch_copy(source_, in_, relu_input_, stream);

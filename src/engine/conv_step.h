@@ -36,6 +36,7 @@
 #include "src/engine/device_buffer.h"
 #include "src/engine/gemm_conv.h"
 #include "src/engine/graph_conv.h"
+#include "src/engine/kernels.h"
 #include "src/engine/tensor_view.h"
 #include "src/graph.h"
 
@@ -47,8 +48,10 @@ namespace iostune {
 // GraphFused: one graph with the bias, residual, ReLU and activation fused after the convolution.
 enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm, Graph, GraphFused };
 
-// The algorithm name of ConvPath::Depthwise in a ConvChoice.
+// The algorithm names of ConvPath::Depthwise in a ConvChoice: the widest packs, and packs
+// narrowed to give small maps more threads (kernels.h: DepthwisePacks).
 inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
+inline constexpr const char* kDepthwiseNarrowAlgorithm = "DEPTHWISE_NHWC_NARROW";
 
 const char* to_string(ConvPath path);       // the call(s), for plans: "cudnnConvolutionForward"
 const char* choice_name(ConvPath path);     // its name in a ConvChoice: "fused", ...
@@ -127,6 +130,8 @@ public:
     bool depthwise_capable() const {
         return depthwise_weight_ != nullptr && source_.nhwc() && !residual_;
     }
+    // Its narrowed packs are another kernel than its widest (a small map).
+    bool depthwise_narrow_differs() const;
     // A 1x1, stride-1, ungrouped convolution over channels-last views: a matrix product.
     bool gemm_capable() const;
     // That product, described for cuBLASLt on first use (on the op's own views: cuBLASLt reads
@@ -141,6 +146,7 @@ public:
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
+    DepthwisePacks depthwise_packs = DepthwisePacks::Widest;  // ConvPath::Depthwise's
     cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     size_t workspace_bytes = 0;
     std::string signature;  // the shape key of ConvChoices

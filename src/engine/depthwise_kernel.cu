@@ -15,9 +15,6 @@
 // dilation take the sliding-window kernel, the rest the generic one.
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <string>
-
 #include "src/engine/activation.cuh"
 #include "src/engine/kernel_support.cuh"
 #include "src/engine/kernels.h"
@@ -228,17 +225,14 @@ void with_strip(int64_t packs, F&& f) {
 
 // Batch 1's small maps: with a pack of W channels per thread they give the GPU fewer threads
 // than half it holds resident, and each thread then waits on its loads alone (NASNet-A's
-// 11x11x672 7x7 filter in fp32: 20K threads of 270K, 16.2 us against cuDNN's 7.6). The pack is
-// narrowed until the threads reach that half (or one channel per thread); a warp's loads stay
-// coalesced, 32 neighbouring channels. IOSTUNE_DEPTHWISE_PACK=widest keeps the widest pack
-// (the A/B of docs/search-log.md, "Narrower packs for small depthwise maps").
-int narrowed_width(int widest, int64_t elements) {
-    static const bool keep_widest = [] {
-        const char* v = std::getenv("IOSTUNE_DEPTHWISE_PACK");
-        return v != nullptr && std::string(v) == "widest";
-    }();
+// 11x11x672 7x7 filter in fp32: 20K threads of 270K, 16.2 us against cuDNN's 7.6). Narrowed,
+// the pack halves until the threads reach that half (or one channel per thread); a warp's loads
+// stay coalesced, 32 neighbouring channels. Faster alone, but a kernel of more threads leaves
+// less room beside it: a choice of its own (DepthwisePacks), timed like any other.
+int pack_width(int widest, int64_t elements, DepthwisePacks packs) {
     int w = widest;
-    while (!keep_widest && w > 1 && elements / w < resident_threads() / 2) w /= 2;
+    while (packs == DepthwisePacks::Narrowed && w > 1 && elements / w < resident_threads() / 2)
+        w /= 2;
     return w;
 }
 
@@ -274,9 +268,21 @@ void launch(const TensorView& in, const TensorView& out, const void* weight, con
 
 }  // namespace
 
+bool depthwise_packs_differ(const TensorView& in, const TensorView& out, const void* weight,
+                            const void* bias) {
+    bool differ = false;
+    dispatch(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        const int widest = vector_width<T>({in, out}, {weight, bias});
+        differ = pack_width(widest, out.elements(), DepthwisePacks::Narrowed) != widest;
+    });
+    return differ;
+}
+
 void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
-                           const OutputActivation& act, cudaStream_t stream) {
+                           const OutputActivation& act, DepthwisePacks packs,
+                           cudaStream_t stream) {
     require_same_storage(in, out, "depthwise");
     if (!in.nhwc() || in.c != out.c || in.n != out.n)
         throw Error(fmt::format("depthwise kernel: needs channels-last views of equal channels, "
@@ -287,7 +293,7 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
         const int widest = vector_width<T>({in, out}, {weight, bias});
-        with_width(narrowed_width(widest, out.elements()), [&](auto width) {
+        with_width(pack_width(widest, out.elements(), packs), [&](auto width) {
             constexpr int W = decltype(width)::value;
             with_kernel_size(g, [&](auto size) {
                 constexpr int K = decltype(size)::value;

@@ -57,9 +57,16 @@ struct DepthwiseGeometry {
     int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
     int dilation_h = 1, dilation_w = 1;
 };
+// Widest: W channels per thread, the widest vector the views allow. Narrowed: W halved while the
+// output gives fewer than half the GPU's resident threads (batch 1's small maps).
+enum class DepthwisePacks { Widest, Narrowed };
 void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
-                           const OutputActivation& act, cudaStream_t stream);
+                           const OutputActivation& act, DepthwisePacks packs,
+                           cudaStream_t stream);
+// Whether Narrowed launches other packs than Widest for these views (else one kernel, one choice).
+bool depthwise_packs_differ(const TensorView& in, const TensorView& out, const void* weight,
+                            const void* bias);
 
 // A batched merge's depthwise convolutions (MergeKind::Batched): jobs of one type, one input
 // and output shape, one square kernel of 3, 5 or 7 taps, stride 1 or 2 and no dilation (what

@@ -97,6 +97,7 @@ void run_pinned_op_by_op(const Graph& graph, const HostTensor& input, const Conv
 }
 
 const ConvChoice kPinDepthwise{"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0};
+const ConvChoice kPinDepthwiseNarrow{"DEPTHWISE_NHWC_NARROW", "FMA_MATH", "depthwise", 0};
 
 }  // namespace
 
@@ -347,12 +348,18 @@ TEST_CASE("the channels-last depthwise kernel matches the reference: strides, di
     graph.add(OpKind::Concat, ConcatAttrs{}, {pool, pool12}, "out");
     init_random_weights(graph, 9);
     const HostTensor input = random_input(graph.input_shape(), 10);
-    run_pinned_op_by_op(graph, input, kPinDepthwise, 4,
-                        [](const Plan&, const std::vector<OpPlan>& plans) {
-        CHECK_THAT(plan_of(plans, "sep5x5_s2_prerelu").path,
-                   Catch::StartsWith("depthwise kernel (channels-last); pre-ReLU fused"));
-        CHECK(plan_of(plans, "dw7x7_bias_relu").writes_into_concat);
-    });
+    // Widest packs, then narrowed ones: these small maps give the GPU too few threads at
+    // any width, so every pack narrows (one channel per thread in fp32).
+    for (const ConvChoice& pin : {kPinDepthwise, kPinDepthwiseNarrow}) {
+        INFO(pin.algorithm);
+        run_pinned_op_by_op(graph, input, pin, 4, [&](const Plan&, const std::vector<OpPlan>& plans) {
+            CHECK_THAT(plan_of(plans, "sep5x5_s2_prerelu").path,
+                       Catch::StartsWith("depthwise kernel (channels-last); pre-ReLU fused"));
+            CHECK(plan_of(plans, "sep5x5_s2_prerelu").algorithms.find(pin.algorithm) !=
+                  std::string::npos);
+            CHECK(plan_of(plans, "dw7x7_bias_relu").writes_into_concat);
+        });
+    }
 }
 
 TEST_CASE("the channels-last depthwise kernel at sizes that take its 4-pixel strips, with any "
@@ -783,6 +790,7 @@ TEST_CASE("TF32 convolution candidates read fp32 operands rounded or truncated: 
             // The engine's own channels-last depthwise kernel, pinned where the planner chose
             // cuDNN (call174: GRAPH_0 at this shape), so that its exactness is still checked.
             candidates.push_back({"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0});
+            candidates.push_back({"DEPTHWISE_NHWC_NARROW", "FMA_MATH", "depthwise", 0});
             std::vector<std::string> seen;
             for (const ConvChoice& candidate : candidates) {
                 EngineOptions options = options_for(plan);
@@ -797,7 +805,7 @@ TEST_CASE("TF32 convolution candidates read fp32 operands rounded or truncated: 
                 // TF32 reads an operand one of two ways, or the kernel stays in strict fp32.
                 CHECK((how == "truncates" || how == "rounds" || how == "fp32"));
                 // The engine's own depthwise kernel: fp32 arithmetic on a filter stored as given.
-                if (ran.algorithm == "DEPTHWISE_NHWC") CHECK(how == "fp32");
+                if (ran.path == "depthwise") CHECK(how == "fp32");
             }
             CHECK(!seen.empty());
             WARN(fmt::format("{}, {}: the planner chose {} ({}); the candidates: {}", probe.name,
