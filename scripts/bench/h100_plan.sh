@@ -2766,6 +2766,15 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     done
     tar czf "${OUT:-device-out}/$tag-$part-$short.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
       -C /tmp "$tag" ;;
+  flag_ab)
+    # (Forty-fifth session.) `h100_plan.sh flag_ab MODEL LABEL FLAG VALUE...`: flag_ab of one
+    # model on GPU 0 (AB_PRECISIONS, AB_BATCH as there); its lines back as flag_ab-MODEL.tar.gz.
+    # That session's: AB_PRECISIONS=tf32 flag_ab randwire narrow IOSTUNE_DEPTHWISE_NARROW= on off
+    shift; [ $# -ge 4 ] || { echo "usage: h100_plan.sh flag_ab MODEL LABEL FLAG VALUE..." >&2; exit 2; }
+    o=/tmp/flag_ab-$1; rm -rf "$o"; mkdir -p "$o"
+    flag_ab "$o" 0 "$@"
+    cat "$o/ab_$1.log"
+    tar czf "${OUT:-device-out}/flag_ab-$1.tar.gz" --exclude '*.db' -C /tmp "flag_ab-$1" ;;
   connections)
     # (Forty-second session.) Does CUDA_DEVICE_MAX_CONNECTIONS (the host-to-GPU work queues, 8
     # by default) limit how many branches of a captured graph run at once? Baselines' dataflow
