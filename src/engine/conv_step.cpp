@@ -238,8 +238,8 @@ void ConvStep::run(cudnnHandle_t handle, void* workspace, cudaStream_t stream) c
 }
 
 bool ConvStep::depthwise_narrow_differs() const {
-    // IOSTUNE_DEPTHWISE_NARROW=off: never a candidate (the A/B of docs/search-log.md, "Narrower
-    // depthwise packs").
+    // IOSTUNE_DEPTHWISE_NARROW=off: never a candidate (the A/B of docs/search-log.md, "A fused
+    // separable convolution, and narrower depthwise packs").
     static const bool off = [] {
         const char* v = std::getenv("IOSTUNE_DEPTHWISE_NARROW");
         return v != nullptr && std::string(v) == "off";
