@@ -2805,14 +2805,21 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     #   summary inception_v3 googlenet nasnet_a_large randwire
     #   summary hrnet b16_large b16_small set_gi
     #   summary sets_other
-    # (an x2: five calls, about 2000 s; one GPU: a job a call, nine calls; both more than a
-    # session's 1800 s of device time.) Jobs: a zoo model
+    # On nvidia-h200-x2 (forty-sixth session, 2026-11-30, 1762 of 1800 s held), five calls:
+    #   summary inception_v3 googlenet          (275 s)
+    #   summary nasnet_a_large randwire         (348 s)
+    #   summary hrnet b16_small                 (377 s)
+    #   summary b16_large set_gi                (320 s)
+    #   summary sets_r50 sets_four              (253 s there, run by hand with a 240 s deadline:
+    #                                            the four-model set's peers were cut; ~380 s whole)
+    # (one GPU: a job a call, nine calls, more than a session's 1800 s.) Jobs: a zoo model
     # (call161's batch-1 leg: TF32 and fp16, the bound, the baselines in both forms, the search,
     # the peers, each stored best perturbed), hrnet (call161 hrnet), b16_large (call167 b16:
     # NASNet-A and RandWire b16), b16_small (Inception V3 and GoogLeNet b16 beside sequential
     # and PyTorch's CUDA graph, as call149; SqueezeNet and ResNet-50 b16 as call150), set_gi
-    # (the GoogLeNet + Inception V3 set, as call167 set without its tests), sets_other
-    # (call150's other two sets). Everything comes back as one summary-JOBS.tar.gz; here, unpack
+    # (the GoogLeNet + Inception V3 set, as call167 set without its tests), sets_r50 and
+    # sets_four (call150's other two sets, 4x ResNet-50 and the four-model set; sets_other: both
+    # on one GPU). Everything comes back as one summary-JOBS.tar.gz; here, unpack
     # it (tar xzf -C DIR) and give close_session.sh DIR/summary-JOBS/ (its bench tarballs go
     # into results/, its logs into the archive), not the call's own folder (its tarball would
     # archive the bench tarballs twice).
@@ -2844,13 +2851,15 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
         --deadline "$(upto 15)" >"$o/$2.log" 2>&1
     }
     set_gi() { sets_on "$1" "$c-set" "googlenet+inception_v3:separate"; }
-    sets_other() {
-      sets_on "$1" "$c-sets" \
-        "resnet50+resnet50+resnet50+resnet50:shared;inception_v3+googlenet+squeezenet1_1+resnet50:separate"
-    }
+    r50_set="resnet50+resnet50+resnet50+resnet50:shared"
+    four_set="inception_v3+googlenet+squeezenet1_1+resnet50:separate"
+    sets_r50() { sets_on "$1" "$c-sets-r50" "$r50_set"; }
+    sets_four() { sets_on "$1" "$c-sets-four" "$four_set"; }
+    sets_other() { sets_on "$1" "$c-sets" "$r50_set;$four_set"; }
     for job in "$@"; do
       case $job in
-        inception_v3|googlenet|nasnet_a_large|randwire|hrnet|b16_large|b16_small|set_gi|sets_other) ;;
+        inception_v3|googlenet|nasnet_a_large|randwire|hrnet|b16_large|b16_small|set_gi) ;;
+        sets_r50|sets_four|sets_other) ;;
         *) echo "summary: unknown job $job" >&2; exit 2 ;;
       esac
     done

@@ -34,12 +34,15 @@ REPLAY_DETAIL_KEYS = ("fingerprint", "schedule_source", "strategy", "stages", "s
 
 
 # Fields of `iostune search --format json` kept with the replayed row: what the search cost,
-# what it predicted and measured, and which schedule it kept as the DB's best.
+# what it predicted and measured, which schedule it kept as the DB's best, and how it chose
+# that schedule's convolution kernels (conv_objective: alone, corun, or mixed after kernel
+# moves; a baseline row replays on the kernels chosen to run alone).
 SEARCH_DETAIL_KEYS = ("cost_model", "simulated", "schedule_id", "best_schedule_id",
                       "kept_strategy", "sequential_kept", "baselines_latency_ms", "stages",
                       "predicted_latency_ms", "refined_from", "refine_changes",
                       "measured_latency_ms", "sequential_latency_ms", "stages_costed",
-                      "cache_hits", "search_seconds", "total_seconds", "pruning")
+                      "cache_hits", "search_seconds", "total_seconds", "pruning",
+                      "conv_objective")
 
 
 def load_json(path, what):

@@ -149,7 +149,7 @@ def select_rows(runs, profiles):
                 "the search kept the sequential schedule (its IOS schedule measured slower end "
                 "to end), so this row replays the sequential schedule")
         for key in ("r", "s", "cache_hits", "stages_costed", "kept_strategy", "refined_from",
-                    "refine_changes"):
+                    "refine_changes", "conv_objective"):
             if key in details:
                 row[key] = details[key]
         if details.get("shared_stage_cache"):
@@ -303,6 +303,7 @@ def search_checks(rows):
                  "median_ms": row["median_ms"], "x_critical_path": row.get("x_critical_path"),
                  "kept_strategy": row.get("kept_strategy"),
                  "unchanged_baseline": unchanged_baseline(row),
+                 "search_kernels": search_kernels(row),
                  "unchanged_row": unchanged_row(row)}
         if check["x_critical_path"] is not None:
             check["within_bound_target"] = check["x_critical_path"] <= BOUND_TARGET
@@ -361,11 +362,20 @@ def unchanged_baseline(row):
     return name if name in BASELINE_NAMES else None
 
 
+def search_kernels(row):
+    """How the search chose the stored schedule's convolution kernels where that differs from a
+    baseline row's (which replays on the kernels chosen to run alone): "corun" or "mixed"
+    (kernel moves kept), else None (alone, or a record from before 2026-11-30 that does not
+    say)."""
+    objective = row.get("conv_objective")
+    return objective if objective in ("corun", "mixed") else None
+
+
 def unchanged_row(row):
-    """The baseline row whose schedule, form included, the search stored unchanged (e.g.
-    iostune-greedy-dataflow), or None: that row and the searched one replay one schedule."""
+    """The baseline row whose schedule, form and kernels included, the search stored unchanged
+    (e.g. iostune-greedy-dataflow), or None: that row and the searched one replay one schedule."""
     name = unchanged_baseline(row)
-    if name is None:
+    if name is None or search_kernels(row):
         return None
     form = row["refined_from"].split(" ", 1)[1:]  # "nimble (dataflow)" -> ["(dataflow)"]
     suffix = {"(dataflow)": "-dataflow", "(staged)": ""}.get(form[0] if form else None)
@@ -378,6 +388,27 @@ def own_schedule(check):
     return check["kept_strategy"].startswith("ios") and not check.get("unchanged_baseline")
 
 
+def baseline_streams_own_kernels(check):
+    """Whether the DB's best keeps a baseline's streams unchanged on kernels the search chose
+    (co-run, or switched by kernel moves): not the baseline row's schedule, nor the search's
+    own streams."""
+    return (check["kept_strategy"].startswith("ios") and bool(check.get("unchanged_baseline"))
+            and bool(check.get("search_kernels")))
+
+
+def own_schedule_counts(kept):
+    """The count line's part on the DB's best: the search's own streams, then those that keep a
+    baseline's streams on the search's kernels."""
+    own = sum(own_schedule(c) for c in kept)
+    kernels = sum(baseline_streams_own_kernels(c) for c in kept)
+    text = f"the DB kept the search's own schedule: {own} of {len(kept)}"
+    if kernels:
+        text += (f" ({own + kernels} of {len(kept)} counting its kernel choices: {kernels} "
+                 f"{'keeps' if kernels == 1 else 'keep'} a baseline's streams on kernels the "
+                 "search chose)")
+    return text
+
+
 def search_table(checks):
     """The markdown section of search_checks: a row per key, then the counts."""
     if not checks:
@@ -387,7 +418,9 @@ def search_table(checks):
              f"bound (target {BOUND_TARGET:.2f}x) and the fastest baseline row of the same key "
              "(sequential, greedy or nimble, either form, each replayed in a process of its own); "
              "`kept` is what the search stored as the DB's best (with a baseline's name when "
-             "the refinement started from that baseline's schedule and changed nothing).", "",
+             "the refinement started from that baseline's schedule and changed nothing; its "
+             "kernels are the baseline row's unless the search chose them to co-run or switched "
+             "them by kernel moves, which is said).", "",
              "| model | batch | precision | searched ms | x bound | best baseline | vs it | kept |",
              "|---|---|---|---|---|---|---|---|"]
     for c in checks:
@@ -404,8 +437,7 @@ def search_table(checks):
               f"{sum(c['within_bound_target'] for c in bounded)} of {len(bounded)} keys; no "
               f"slower than its fastest baseline: "
               f"{sum(c['vs_best_baseline'] <= 0 for c in compared)} of {len(compared)}"
-              f"{same_schedule_note(compared)}; the DB kept the search's own schedule: "
-              f"{sum(own_schedule(c) for c in kept)} of {len(kept)}.", ""]
+              f"{same_schedule_note(compared)}; {own_schedule_counts(kept)}.", ""]
     return lines
 
 
@@ -420,10 +452,17 @@ def same_schedule_note(compared):
 
 
 def kept_label(check):
-    """The table's `kept` cell: the stored strategy, and the baseline whose schedule it is."""
+    """The table's `kept` cell: the stored strategy, and the baseline whose schedule (or
+    streams, on kernels the search chose) it is."""
     kept = check.get("kept_strategy") or "-"
     baseline = check.get("unchanged_baseline")
-    return f"{kept} ({baseline}'s schedule, unchanged)" if baseline and kept != baseline else kept
+    if not baseline or kept == baseline:
+        return kept
+    kernels = {"corun": "chosen to co-run", "mixed": "switched by kernel moves"}.get(
+        check.get("search_kernels"))
+    if kernels:
+        return f"{kept} ({baseline}'s streams, unchanged, on kernels {kernels})"
+    return f"{kept} ({baseline}'s schedule, unchanged)"
 
 
 def provenance(runs, profiles):
@@ -782,7 +821,9 @@ def write_synthetic(raw):
                                     search_or_compile_s=12.5 if "ios" in system else None,
                                     details={"sequential_kept": model == "resnet50" and "ios" in system,
                                              **({"shared_stage_cache": "shared stage cache",
-                                                 "r": 3} if system.endswith("parallel") else {})},
+                                                 "r": 3} if system.endswith("parallel") else {}),
+                                             **({"conv_objective": "mixed"}
+                                                if system.endswith("ios-both") else {})},
                                     date="2025-02-01T10:00:00Z")
         bench_record.write_record(raw, rec)
     # An older repeat of one row (must not be chosen) and a newer failed one (must not win).
@@ -941,6 +982,7 @@ def self_test():
         check(close(ios.get("x_critical_path"), 1.25), "x critical path = 1.0 / 0.8")
         check(close(ios.get("throughput_per_s"), 1000.0), "throughput = batch / median")
         check(close(ios.get("search_or_compile_s"), 12.5), "search time carried over")
+        check(ios.get("conv_objective") == "mixed", "the search's kernel objective carried over")
         legs = rows.get(("googlenet", 16, "iostune-ios-merge"), {})
         check(legs.get("search_legs") == 3 and close(legs.get("search_total_s"), 75.5),
               "a resumed search's time adds its cut-off legs (30 from the error text, 40, 5.5)")
@@ -1022,8 +1064,31 @@ def self_test():
               "start, or a record without the fields is not")
         check(unchanged_row(unchanged) == "iostune-nimble-dataflow" and
               unchanged_row({**unchanged, "refined_from": "greedy (staged)"}) ==
-              "iostune-greedy" and unchanged_row({**unchanged, "refine_changes": 1}) is None,
-              "the baseline row of the schedule stored unchanged, form included")
+              "iostune-greedy" and unchanged_row({**unchanged, "refine_changes": 1}) is None and
+              unchanged_row({**unchanged, "conv_objective": "alone"}) ==
+              "iostune-nimble-dataflow" and
+              unchanged_row({**unchanged, "conv_objective": "mixed"}) is None,
+              "the baseline row of the schedule stored unchanged, form and kernels included")
+        check(search_kernels({"conv_objective": "corun"}) == "corun" and
+              search_kernels({"conv_objective": "mixed"}) == "mixed" and
+              search_kernels({"conv_objective": "alone"}) is None and search_kernels({}) is None,
+              "the search's kernels differ from a baseline row's when co-run or moved")
+        streams = {"kept_strategy": "ios-both", "unchanged_baseline": "nimble",
+                   "search_kernels": "corun"}
+        check(baseline_streams_own_kernels(streams) and not own_schedule(streams) and
+              not baseline_streams_own_kernels({**streams, "search_kernels": None}) and
+              not baseline_streams_own_kernels({**streams, "unchanged_baseline": None}) and
+              kept_label(streams) ==
+              "ios-both (nimble's streams, unchanged, on kernels chosen to co-run)" and
+              kept_label({**streams, "search_kernels": "mixed"}) ==
+              "ios-both (nimble's streams, unchanged, on kernels switched by kernel moves)",
+              "a baseline's streams on the search's kernels are named apart")
+        check(own_schedule_counts([streams, {"kept_strategy": "ios-both"}]) ==
+              "the DB kept the search's own schedule: 1 of 2 (2 of 2 counting its kernel "
+              "choices: 1 keeps a baseline's streams on kernels the search chose)" and
+              own_schedule_counts([{"kept_strategy": "ios-both"}]) ==
+              "the DB kept the search's own schedule: 1 of 1",
+              "both counts, the second only where it differs")
         slower_same = {"vs_best_baseline": 0.003, "best_baseline": "iostune-greedy-dataflow",
                        "unchanged_row": "iostune-greedy-dataflow"}
         check(same_schedule_note([slower_same, {**slower_same, "unchanged_row": None},
