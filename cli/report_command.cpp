@@ -1,8 +1,6 @@
 // `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
-// (model, device, batch, precision) with speedup over sequential, predicted vs measured and the
-// `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
-// (model, device, batch, precision) with speedup over sequential, predicted vs measured and the
-// search cost, as a table, JSON, CSV or Markdown (the rows and their JSON: db/report_rows.h),
+// (model, device, batch, precision) with speedup over sequential, predicted vs measured, the
+// search cost and where the schedule came from (db/schedule_origin.h), as a table, JSON, CSV or Markdown (the rows and their JSON: db/report_rows.h),
 // grouped by device type (GPU model) when the DB holds several (a fleet's merged parts), and the
 // batch sizes tuned per model, device and precision. With --schedule ID: that schedule's stages,
 // and optionally a Graphviz diagram of them.
@@ -19,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/positive_number.h"
 #include "db/report_rows.h"
+#include "db/schedule_origin.h"
 #include "db/schedule_store.h"
 #include "replay/device_match.h"
 #include "replay/schedule_dot.h"
@@ -102,14 +101,17 @@ std::vector<std::string> row_cells(const db::ReportRow& row) {
             row.prediction_error ? fmt::format("{:+.1f}%", 100.0 * *row.prediction_error) : "-",
             fixed(stat(s, "search_seconds"), "{:.1f}"),
             s.arena_bytes ? fmt::format("{:.1f}", double(*s.arena_bytes) / (1 << 20)) : "-",
-            estimate ? "estimate (simulated)" : "measured"};
+            estimate ? "estimate (simulated)" : "measured",
+            db::origin_label(db::schedule_origin(s))};
 }
 
 // "arena MiB": the memory plan of the schedule (activations, scratch, inputs and outputs).
+// "origin": the search's own streams ("search: START +MOVES"), a baseline's streams on kernels
+// the search chose, or a baseline's schedule unchanged (print_origin_note says so).
 const std::vector<std::string> kHeaders = {
     "id",           "model",       "device",   "batch",     "precision",
     "layout",       "strategy",    "latency ms", "sequential ms", "speedup",
-    "predicted ms", "pred. error", "search s", "arena MiB", "kind"};
+    "predicted ms", "pred. error", "search s", "arena MiB", "kind", "origin"};
 
 std::string csv_field(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -123,6 +125,26 @@ void print_estimate_note(const std::vector<db::ReportRow>& rows) {
         fmt::print(
             "(est): simulated cost model, an estimate; measure on the GPU with `iostune "
             "search --cost measured`\n");
+}
+
+// Keys whose best keeps a baseline's streams: whether it is that baseline's schedule as a
+// baseline replay runs it, or runs on kernels the search chose.
+void print_origin_note(const std::vector<db::ReportRow>& rows) {
+    for (const db::ReportRow& row : rows) {
+        const db::ScheduleOrigin origin = db::schedule_origin(row.schedule);
+        if (origin.kind == db::OriginKind::SearchKernels)
+            fmt::print("(origin): {} b{} {}: the search kept {}'s streams and chose their "
+                       "kernels ({}), which `replay --schedule-source` does not run\n",
+                       row.model_name, row.schedule.batch, row.schedule.precision,
+                       origin.refined_from, origin.kernels == "corun"
+                                                ? "to co-run"
+                                                : "switched one by one where the schedule "
+                                                  "ran faster");
+        else if (origin.kind == db::OriginKind::Baseline)
+            fmt::print("(origin): {} b{} {}: a baseline's schedule: no schedule the search made "
+                       "timed faster\n",
+                       row.model_name, row.schedule.batch, row.schedule.precision);
+    }
 }
 
 // Keys whose search chose some convolutions in a hurry (past its share of the time budget).
@@ -187,6 +209,7 @@ void print_rows(const std::vector<db::ReportRow>& rows, const std::string& forma
     for (const auto& row : cells) fmt::print("{}\n", line(row));
     if (footnote && !md) {
         print_estimate_note(rows);
+        print_origin_note(rows);
         print_quick_note(rows);
         print_tuned_batches(rows);
     }
@@ -217,6 +240,7 @@ void print_grouped(const std::vector<db::ReportRow>& rows, const std::string& fo
     }
     if (format == "table") {
         print_estimate_note(rows);
+        print_origin_note(rows);
         print_quick_note(rows);
         print_tuned_batches(rows);
     }

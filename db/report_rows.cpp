@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "db/schedule_origin.h"
+
 namespace iostune::db {
 
 namespace {
@@ -87,6 +89,7 @@ nlohmann::json report_row_json(const ReportRow& row, const std::vector<int>& tun
             {"stages_costed", value_or_null(stat(s, "stages_costed"))},
             {"arena_bytes", s.arena_bytes ? nlohmann::json(*s.arena_bytes) : nlohmann::json(nullptr)},
             {"quick_convolutions", quick_convolutions(s)},
+            {"origin", origin_json(schedule_origin(s))},
             {"tool_version", s.tool_version},
             {"git_commit", s.git_commit},
             {"created_at", s.created_at}};

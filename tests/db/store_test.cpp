@@ -417,6 +417,26 @@ TEST_CASE("a report row counts the convolutions its search chose in a hurry", "[
     CHECK(iostune::db::quick_convolutions(timed) == 0);
 }
 
+TEST_CASE("a report row says where its schedule came from, read back from the store",
+          "[db][origin]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    const auto m = store.upsert_model(model("hrnet", "fp-hrnet"));
+    ScheduleRecord kept = schedule_row(m, device, 0.678);
+    kept.search_stats["refine"] = {
+        {"start", "nimble (dataflow)"},
+        {"kept", nlohmann::json::array({{{"move", "start"}, {"ms", 0.69}}})}};
+    kept.search_stats["conv_objective"] = {{"chosen", "corun"}};
+    store.add_schedule(kept);
+    const std::vector<ReportRow> rows = iostune::db::report_rows(store);
+    REQUIRE(rows.size() == 1);
+    const nlohmann::json origin = iostune::db::report_json(rows)[0]["origin"];
+    CHECK(origin["kind"] == "search_kernels");
+    CHECK(origin["refined_from"] == "nimble (dataflow)");
+    CHECK(origin["conv_objective"] == "corun");
+}
+
 TEST_CASE("report_key: a key's best measured row, else its best estimate, else nothing", "[db]") {
     TempDir dir;
     ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
