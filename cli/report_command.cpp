@@ -141,9 +141,10 @@ void print_origin_note(const std::vector<db::ReportRow>& rows) {
                                                 : "switched one by one where the schedule "
                                                   "ran faster");
         else if (origin.kind == db::OriginKind::Baseline)
-            fmt::print("(origin): {} b{} {}: a baseline's schedule: no schedule the search made "
-                       "timed faster\n",
-                       row.model_name, row.schedule.batch, row.schedule.precision);
+            fmt::print("(origin): {} b{} {}: a baseline's schedule ({}): nothing the search "
+                       "made was faster\n",
+                       row.model_name, row.schedule.batch, row.schedule.precision,
+                       origin.final_contest ? row.schedule.strategy : origin.refined_from);
     }
 }
 
