@@ -1,9 +1,10 @@
 // `iostune report`: queries over the schedule store. Without --schedule: the best schedule per
 // (model, device, batch, precision) with speedup over sequential, predicted vs measured, the
-// search cost and where the schedule came from (db/schedule_origin.h), as a table, JSON, CSV or Markdown (the rows and their JSON: db/report_rows.h),
-// grouped by device type (GPU model) when the DB holds several (a fleet's merged parts), and the
-// batch sizes tuned per model, device and precision. With --schedule ID: that schedule's stages,
-// and optionally a Graphviz diagram of them.
+// search cost and where the schedule came from (db/schedule_origin.h), as a table, JSON, CSV or
+// Markdown (the rows and their JSON: db/report_rows.h), grouped by device type (GPU model) when
+// the DB holds several (a fleet's merged parts), and the batch sizes tuned per model, device and
+// precision. With --schedule ID: that schedule's stages, and optionally a Graphviz diagram of
+// them.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
