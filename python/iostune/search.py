@@ -88,7 +88,7 @@ def search(model, batch=1, precision="tf32", cost="auto", db=None, *, strategy="
 def report(db=None):
     """Every stored key's best schedule, as `iostune report --format json` lists them: a list of
     dicts (schedule_id, model, device, batch, tuned_batches, precision, layout, strategy,
-    simulated, measured_ms, ...)."""
+    simulated, measured_ms, origin, ...)."""
     out = ctypes.c_void_p()
     _lib.check(_lib.lib().iostune_report_json(_lib.text(db), ctypes.byref(out)))
     return json.loads(_lib.take_string(out))

@@ -74,6 +74,9 @@ class Package(unittest.TestCase):
         rows = iostune.report(self.db)
         self.assertEqual([r["schedule_id"] for r in rows], [one.schedule_id, two.schedule_id])
         self.assertEqual([r["tuned_batches"] for r in rows], [[1, 2], [1, 2]])
+        for row in rows:  # a simulated search refines too, from a start it names
+            self.assertIn(row["origin"]["kind"], ("search", "baseline"))
+            self.assertIsNotNone(row["origin"]["refined_from"])
         status, out, err = cli("report", "--format", "json", "--db", self.db)
         self.assertEqual(status, 0, err)
         self.assertEqual(rows, json.loads(out))
