@@ -137,7 +137,7 @@ void print_origin_note(const std::vector<db::ReportRow>& rows) {
             fmt::print("(origin): {} b{} {}: the search kept {}'s streams and chose their "
                        "kernels ({}), which `replay --schedule-source` does not run\n",
                        row.model_name, row.schedule.batch, row.schedule.precision,
-                       origin.refined_from, origin.kernels == "corun"
+                       origin.baseline, origin.kernels == "corun"
                                                 ? "to co-run"
                                                 : "switched one by one where the schedule "
                                                   "ran faster");
@@ -145,7 +145,7 @@ void print_origin_note(const std::vector<db::ReportRow>& rows) {
             fmt::print("(origin): {} b{} {}: a baseline's schedule ({}): nothing the search "
                        "made was faster\n",
                        row.model_name, row.schedule.batch, row.schedule.precision,
-                       origin.final_contest ? row.schedule.strategy : origin.refined_from);
+                       origin.baseline);
     }
 }
 

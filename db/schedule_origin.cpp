@@ -24,20 +24,26 @@ bool is_baseline(const std::string& start) {
 // switched some by kernel moves ("mixed"), stored kernels that replay does not run.
 bool kernels_differ(const std::string& kernels) { return kernels == "corun" || kernels == "mixed"; }
 
+// A baseline's streams, on the search's kernels or as a baseline replay runs them.
+void keeps_baseline(ScheduleOrigin& origin, const std::string& baseline) {
+    origin.baseline = baseline;
+    origin.kind = kernels_differ(origin.kernels) ? OriginKind::SearchKernels : OriginKind::Baseline;
+}
+
 }  // namespace
 
 ScheduleOrigin schedule_origin(const ScheduleRecord& schedule) {
     ScheduleOrigin origin;
     const nlohmann::json& stats = schedule.search_stats;
     if (!stats.is_object()) return origin;
-    if (stats.contains("baseline_of_schedule")) {
-        origin.kind = OriginKind::Baseline;
-        origin.final_contest = true;
-        return origin;
-    }
     if (stats.contains("conv_objective") && stats["conv_objective"].is_object() &&
         stats["conv_objective"].contains("chosen") && stats["conv_objective"]["chosen"].is_string())
         origin.kernels = stats["conv_objective"]["chosen"].get<std::string>();
+    if (stats.contains("baseline_of_schedule")) {
+        origin.final_contest = true;
+        keeps_baseline(origin, schedule.strategy);
+        return origin;
+    }
     if (!stats.contains("refine") || !stats["refine"].is_object()) return origin;
     const nlohmann::json& refine = stats["refine"];
     if (!refine.contains("start") || !refine["start"].is_string()) return origin;
@@ -48,8 +54,7 @@ ScheduleOrigin schedule_origin(const ScheduleRecord& schedule) {
     if (!is_baseline(origin.refined_from) || origin.refine_changes > 0)
         origin.kind = OriginKind::Search;  // the DP's or asap's streams, or a baseline's changed
     else if (origin.refine_changes == 0)
-        origin.kind = kernels_differ(origin.kernels) ? OriginKind::SearchKernels
-                                                     : OriginKind::Baseline;
+        keeps_baseline(origin, origin.refined_from);
     return origin;
 }
 
@@ -70,10 +75,11 @@ std::string origin_label(const ScheduleOrigin& origin) {
                        ? fmt::format("search: {} +{}", origin.refined_from, origin.refine_changes)
                        : fmt::format("search: {}", origin.refined_from);
         case OriginKind::SearchKernels:
-            return fmt::format("{} streams, {} kernels", origin.refined_from, origin.kernels);
+            return fmt::format("{} streams, {} kernels{}", origin.baseline, origin.kernels,
+                               origin.final_contest ? " (final contest)" : "");
         case OriginKind::Baseline:
-            return origin.final_contest ? std::string("final contest")
-                                        : fmt::format("{}, unchanged", origin.refined_from);
+            return fmt::format("{}, unchanged{}", origin.baseline,
+                               origin.final_contest ? " (final contest)" : "");
         case OriginKind::Unknown: break;
     }
     return "-";
@@ -88,6 +94,7 @@ nlohmann::json origin_json(const ScheduleOrigin& origin) {
             {"refine_changes", origin.refine_changes < 0 ? nlohmann::json(nullptr)
                                                          : nlohmann::json(origin.refine_changes)},
             {"conv_objective", or_null(origin.kernels)},
+            {"baseline", or_null(origin.baseline)},
             {"final_contest", origin.final_contest}};
 }
 

@@ -24,7 +24,10 @@ struct ScheduleOrigin {
     std::string refined_from;  // where the refinement started, e.g. "nimble (dataflow)"
     int refine_changes = -1;   // moves it kept after that start; -1: not recorded
     std::string kernels;       // how the search chose kernels: alone, corun, mixed; "": not recorded
+    std::string baseline;      // kinds SearchKernels and Baseline: whose streams, e.g. "nimble
+                               // (dataflow)", or the strategy the final contest kept ("greedy")
     bool final_contest = false;  // a baseline's row the final contest stored beside the search's
+                                 // (on the searched row's kernels)
 };
 
 ScheduleOrigin schedule_origin(const ScheduleRecord& schedule);
@@ -33,11 +36,12 @@ ScheduleOrigin schedule_origin(const ScheduleRecord& schedule);
 std::string to_string(OriginKind kind);
 
 // The report's cell: "search: asap (dataflow) +4", "nimble (dataflow) streams, corun kernels",
-// "nimble (dataflow), unchanged", "final contest" or "-".
+// "nimble (dataflow), unchanged" (either with " (final contest)" after a contest's baseline) or
+// "-".
 std::string origin_label(const ScheduleOrigin& origin);
 
-// The report's JSON object: kind, refined_from, refine_changes, conv_objective (null where not
-// recorded) and final_contest.
+// The report's JSON object: kind, refined_from, refine_changes, conv_objective, baseline (null
+// where not recorded) and final_contest.
 nlohmann::json origin_json(const ScheduleOrigin& origin);
 
 }  // namespace iostune::db

@@ -561,7 +561,9 @@ TuningSummary run_tuning_job(const Graph& graph, const TuningOptions& given,
                                  {"simulated", false},
                                  {"device", device_summary},
                                  {"baseline_of_schedule", summary.schedule_id},
-                                 {"end_to_end", timing_json(kept->timing)}};
+                                 {"end_to_end", timing_json(kept->timing)},
+                                 // it runs on the searched row's kernels (db/schedule_origin.h)
+                                 {"conv_objective", stats["conv_objective"]}};
         summary.best_schedule_id = store.add_schedule(baseline);
     }
     // The write comes after the record it writes: the summary (not the row) shows its time.

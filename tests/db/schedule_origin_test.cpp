@@ -54,11 +54,17 @@ TEST_CASE("a schedule's origin: the search's streams, a baseline's on its kernel
     }
     SECTION("a baseline row the final contest stored, and rows without the stats") {
         ScheduleRecord contest;
+        contest.strategy = "greedy";
         contest.search_stats = {{"baseline_of_schedule", 7}, {"simulated", false}};
         const auto o = schedule_origin(contest);
         CHECK(o.kind == OriginKind::Baseline);
         CHECK(o.final_contest);
-        CHECK(origin_label(o) == "final contest");
+        CHECK(origin_label(o) == "greedy, unchanged (final contest)");
+        // It runs on the searched row's kernels, which its stats name since 2026-11-30.
+        contest.search_stats["conv_objective"] = {{"chosen", "mixed"}};
+        const auto moved = schedule_origin(contest);
+        CHECK(moved.kind == OriginKind::SearchKernels);
+        CHECK(origin_label(moved) == "greedy streams, mixed kernels (final contest)");
         ScheduleRecord old;
         old.search_stats = {{"search_seconds", 3.0}};
         CHECK(schedule_origin(old).kind == OriginKind::Unknown);
@@ -73,11 +79,13 @@ TEST_CASE("a schedule's origin: the search's streams, a baseline's on its kernel
         CHECK(j["refined_from"] == "nimble (dataflow)");
         CHECK(j["refine_changes"] == 0);
         CHECK(j["conv_objective"] == "corun");
+        CHECK(j["baseline"] == "nimble (dataflow)");
         CHECK(j["final_contest"] == false);
         const nlohmann::json unknown = origin_json(schedule_origin(ScheduleRecord{}));
         CHECK(unknown["kind"] == "unknown");
         CHECK(unknown["refined_from"].is_null());
         CHECK(unknown["refine_changes"].is_null());
         CHECK(unknown["conv_objective"].is_null());
+        CHECK(unknown["baseline"].is_null());
     }
 }
