@@ -391,9 +391,11 @@ def own_schedule(check):
 def baseline_streams_own_kernels(check):
     """Whether the DB's best keeps a baseline's streams unchanged on kernels the search chose
     (co-run, or switched by kernel moves): not the baseline row's schedule, nor the search's
-    own streams."""
-    return (check["kept_strategy"].startswith("ios") and bool(check.get("unchanged_baseline"))
-            and bool(check.get("search_kernels")))
+    own streams. A baseline the final contest kept runs on the searched row's kernels too."""
+    kept = check["kept_strategy"]
+    keeps_streams = (bool(check.get("unchanged_baseline")) if kept.startswith("ios")
+                     else kept in BASELINE_NAMES)
+    return keeps_streams and bool(check.get("search_kernels"))
 
 
 def own_schedule_counts(kept):
@@ -456,10 +458,12 @@ def kept_label(check):
     streams, on kernels the search chose) it is."""
     kept = check.get("kept_strategy") or "-"
     baseline = check.get("unchanged_baseline")
-    if not baseline or kept == baseline:
-        return kept
     kernels = {"corun": "chosen to co-run", "mixed": "switched by kernel moves"}.get(
         check.get("search_kernels"))
+    if kept in BASELINE_NAMES:  # kept by the final contest, on the searched row's kernels
+        return f"{kept} (on kernels {kernels})" if kernels else kept
+    if not baseline or kept == baseline:
+        return kept
     if kernels:
         return f"{kept} ({baseline}'s streams, unchanged, on kernels {kernels})"
     return f"{kept} ({baseline}'s schedule, unchanged)"
@@ -1083,6 +1087,12 @@ def self_test():
               kept_label({**streams, "search_kernels": "mixed"}) ==
               "ios-both (nimble's streams, unchanged, on kernels switched by kernel moves)",
               "a baseline's streams on the search's kernels are named apart")
+        contest = {"kept_strategy": "greedy", "search_kernels": "mixed"}
+        check(baseline_streams_own_kernels(contest) and not own_schedule(contest) and
+              not baseline_streams_own_kernels({**contest, "search_kernels": None}) and
+              kept_label(contest) == "greedy (on kernels switched by kernel moves)" and
+              kept_label({**contest, "search_kernels": None}) == "greedy",
+              "a baseline the final contest kept runs on the search's kernels, said so")
         check(own_schedule_counts([streams, {"kept_strategy": "ios-both"}]) ==
               "the DB kept the search's own schedule: 1 of 2 (2 of 2 counting its kernel "
               "choices: 1 keeps a baseline's streams on kernels the search chose)" and
