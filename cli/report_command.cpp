@@ -305,6 +305,7 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
                               {"arena_bytes", record->arena_bytes
                                                   ? nlohmann::json(*record->arena_bytes)
                                                   : nlohmann::json(nullptr)},
+                              {"origin", db::origin_json(db::schedule_origin(*record))},
                               {"search_stats", record->search_stats},
                               {"schedule", record->schedule}};
         fmt::print("{}\n", doc.dump(2));
@@ -337,6 +338,7 @@ void report_schedule(const db::ScheduleStore& store, const ReportOptions& o) {
     }
     fmt::print("plan        {} activations in {} ({})\n", record->precision, record->layout,
                layout_why);
+    fmt::print("origin      {}\n", db::origin_label(db::schedule_origin(*record)));
     fmt::print("created     {} by iostune {} ({})\n", record->created_at, record->tool_version,
                record->git_commit);
     if (const int raised = prioritised_ops(schedule); raised > 0)
