@@ -70,11 +70,6 @@ std::string filters(const ReportOptions& o) {
     return text;
 }
 
-std::optional<double> stat(const db::ScheduleRecord& s, const char* key) {
-    if (!s.search_stats.contains(key) || !s.search_stats[key].is_number()) return std::nullopt;
-    return s.search_stats[key].get<double>();
-}
-
 nlohmann::json value_or_null(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
@@ -100,7 +95,7 @@ std::vector<std::string> row_cells(const db::ReportRow& row) {
             row.speedup ? fmt::format("{:.2f}x{}", *row.speedup, est) : "-",
             fixed(s.predicted_ms) + est,
             row.prediction_error ? fmt::format("{:+.1f}%", 100.0 * *row.prediction_error) : "-",
-            fixed(stat(s, "search_seconds"), "{:.1f}"),
+            fixed(row.search_seconds, "{:.1f}"),
             s.arena_bytes ? fmt::format("{:.1f}", double(*s.arena_bytes) / (1 << 20)) : "-",
             estimate ? "estimate (simulated)" : "measured",
             db::origin_label(db::schedule_origin(s))};

@@ -95,6 +95,7 @@ struct ReportRow {
     DeviceRecord device;
     std::optional<double> speedup;           // sequential_ms / measured_ms
     std::optional<double> prediction_error;  // predicted_ms / measured_ms - 1
+    std::optional<double> search_seconds;    // the key's search time (report_rows.h)
 };
 
 // Whether one stored convolution choice was made in a hurry ("quick": by a search that ran short

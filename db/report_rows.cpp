@@ -29,9 +29,18 @@ std::string device_type(const DeviceRecord& device) {
     return fmt::format("{} (cc {}.{})", device.name, device.cc_major, device.cc_minor);
 }
 
+std::optional<double> search_seconds(const ScheduleStore& store, const ScheduleRecord& row) {
+    if (const auto own = stat(row, "search_seconds")) return own;
+    const auto searched = row.search_stats.find("baseline_of_schedule");
+    if (searched == row.search_stats.end() || !searched->is_number_integer()) return std::nullopt;
+    const auto origin = store.schedule(searched->get<std::int64_t>());
+    return origin ? stat(*origin, "search_seconds") : std::nullopt;
+}
+
 std::vector<ReportRow> report_rows(const ScheduleStore& store) {
     std::vector<ReportRow> rows = store.report_best();
     for (ReportRow& row : store.report_estimates()) rows.push_back(std::move(row));
+    for (ReportRow& row : rows) row.search_seconds = search_seconds(store, row.schedule);
     std::sort(rows.begin(), rows.end(), [](const ReportRow& a, const ReportRow& b) {
         const std::string type_a = device_type(a.device), type_b = device_type(b.device);
         return std::tie(type_a, a.model_name, a.fingerprint, a.device.id, a.schedule.batch,
@@ -85,7 +94,7 @@ nlohmann::json report_row_json(const ReportRow& row, const std::vector<int>& tun
             {"predicted_ms", value_or_null(s.predicted_ms)},
             {"speedup", value_or_null(row.speedup)},
             {"prediction_error", value_or_null(row.prediction_error)},
-            {"search_seconds", value_or_null(stat(s, "search_seconds"))},
+            {"search_seconds", value_or_null(row.search_seconds)},
             {"stages_costed", value_or_null(stat(s, "stages_costed"))},
             {"arena_bytes", s.arena_bytes ? nlohmann::json(*s.arena_bytes) : nlohmann::json(nullptr)},
             {"quick_convolutions", quick_convolutions(s)},

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,13 @@ std::string device_type(const DeviceRecord& device);
 
 // The best measured schedule of every key, then the best estimate of every key that has only
 // estimates (simulated), ordered by device type, model, fingerprint, device, batch and
-// precision.
+// precision, each with its key's search_seconds.
 std::vector<ReportRow> report_rows(const ScheduleStore& store);
+
+// The time the search of a row's key took: the row's own, or, for a baseline row the search's
+// final contest stored beside its schedule (search stats "baseline_of_schedule"), that of the
+// searched row it names. None when neither says.
+std::optional<double> search_seconds(const ScheduleStore& store, const ScheduleRecord& row);
 
 // The batch sizes `rows` hold for the model, device and precision of `row` (sorted): the sizes
 // a replay of that model on that device can serve without padding (iostune/batch_replayer.h).

@@ -6,31 +6,12 @@
 #include <system_error>
 #include <vector>
 
+#include "db/report_rows.h"
 #include "db/schedule_store.h"
 #include "src/model_json.h"
 #include "tuning/job_device.h"
 
 namespace iostune {
-
-namespace {
-
-std::optional<double> stat_seconds(const nlohmann::json& stats) {
-    const auto found = stats.find("search_seconds");
-    if (found == stats.end() || !found->is_number()) return std::nullopt;
-    return found->get<double>();
-}
-
-// A baseline row kept because it beat the searched schedule names that schedule's row.
-std::optional<double> search_seconds_of(const db::ScheduleStore& store,
-                                        const db::ScheduleRecord& row) {
-    if (const auto own = stat_seconds(row.search_stats)) return own;
-    const auto searched = row.search_stats.find("baseline_of_schedule");
-    if (searched == row.search_stats.end() || !searched->is_number_integer()) return std::nullopt;
-    const auto origin = store.schedule(searched->get<std::int64_t>());
-    return origin ? stat_seconds(origin->search_stats) : std::nullopt;
-}
-
-}  // namespace
 
 std::optional<StoredKey> stored_result(const Graph& graph, const TuningOptions& options) {
     std::error_code ec;
@@ -44,7 +25,7 @@ std::optional<StoredKey> stored_result(const Graph& graph, const TuningOptions& 
     if (!device_id) return std::nullopt;
     auto best = store.report_key(fingerprint(graph), *device_id, graph.batch(), options.precision);
     if (!best) return std::nullopt;
-    const std::optional<double> seconds = search_seconds_of(store, best->schedule);
+    const std::optional<double> seconds = db::search_seconds(store, best->schedule);
     std::vector<std::string> quick;  // the best schedule's choices made in a hurry
     if (best->schedule.conv_choices.is_object())
         for (const auto& [signature, choice] : best->schedule.conv_choices.items())

@@ -437,6 +437,29 @@ TEST_CASE("a report row says where its schedule came from, read back from the st
     CHECK(origin["conv_objective"] == "corun");
 }
 
+TEST_CASE("a contest-kept baseline row reports its key's search time from the searched row",
+          "[db]") {
+    TempDir dir;
+    ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
+    const auto device = store.upsert_device(h100());
+    const auto m = store.upsert_model(model("hrnet", "fp-hrnet"));
+    ScheduleRecord searched = schedule_row(m, device, 0.70);
+    searched.search_stats["search_seconds"] = 51.5;
+    const auto searched_id = store.add_schedule(searched);
+    ScheduleRecord baseline = schedule_row(m, device, 0.68);  // faster: the key's best
+    baseline.strategy = "greedy";
+    baseline.search_stats = {{"baseline_of_schedule", searched_id}};
+    store.add_schedule(baseline);
+    const std::vector<ReportRow> rows = iostune::db::report_rows(store);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].schedule.strategy == "greedy");
+    REQUIRE(rows[0].search_seconds);
+    CHECK(*rows[0].search_seconds == 51.5);
+    CHECK(iostune::db::report_json(rows)[0]["search_seconds"] == 51.5);
+    CHECK(iostune::db::search_seconds(store, searched) == 51.5);
+    CHECK_FALSE(iostune::db::search_seconds(store, schedule_row(m, device, 1.0)));
+}
+
 TEST_CASE("report_key: a key's best measured row, else its best estimate, else nothing", "[db]") {
     TempDir dir;
     ScheduleStore store = ScheduleStore::open(dir.file("iostune.db"), OpenMode::CreateIfMissing);
