@@ -11,9 +11,11 @@ namespace iostune::db {
 namespace {
 
 // The schedules a search times beside its own that a user can also replay by name
-// (`replay --schedule-source`); "asap" is the search's own candidate, not one of them.
-constexpr std::array<std::string_view, 5> kBaselines = {"sequential", "greedy", "nimble",
-                                                        "back-to-back", "streams"};
+// (`replay --schedule-source`): search/baselines.h's baseline_names() and a model set's two,
+// written out because the store does not depend on the search. "asap" is the search's own
+// candidate, not one of them.
+constexpr std::array<std::string_view, 6> kBaselines = {"sequential", "greedy", "nimble",
+                                                        "opara", "back-to-back", "streams"};
 
 bool is_baseline(const std::string& start) {
     const std::string name = start.substr(0, start.find(' '));  // "nimble (dataflow)" -> nimble

@@ -46,7 +46,7 @@ SET_TARGET = 1.3  # issue 25: a co-scheduled set against its members back to bac
 BASELINE_SYSTEMS = ("iostune-sequential", "iostune-greedy", "iostune-nimble",
                     "iostune-greedy-dataflow", "iostune-nimble-dataflow")
 # The search's contenders and a model set's baselines, as a refinement's start names them.
-BASELINE_NAMES = ("sequential", "greedy", "nimble", "back-to-back", "streams")
+BASELINE_NAMES = ("sequential", "greedy", "nimble", "opara", "back-to-back", "streams")
 # The grid the benchmark is meant to fill; combinations without a record show as "not run".
 EXPECTED_BATCHES = (1, 16)
 EXPECTED_SYSTEMS = ("torch-eager", "torch-cudagraph", "torch-compile", "iostune-sequential",

@@ -51,6 +51,8 @@ TEST_CASE("a schedule's origin: the search's streams, a baseline's on its kernel
         CHECK(alone.kind == OriginKind::Baseline);
         CHECK(origin_label(alone) == "nimble (dataflow), unchanged");
         CHECK(schedule_origin(searched("sequential (staged)", 0, "")).kind == OriginKind::Baseline);
+        CHECK(schedule_origin(searched("opara (dataflow)", 0, "alone")).kind ==
+              OriginKind::Baseline);
     }
     SECTION("a baseline row the final contest stored, and rows without the stats") {
         ScheduleRecord contest;
