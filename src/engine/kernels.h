@@ -81,6 +81,15 @@ struct DepthwiseJob {
 bool depthwise_batchable(const DepthwiseGeometry& g);
 void launch_depthwise_nhwc_batched(const std::vector<DepthwiseJob>& jobs, cudaStream_t stream);
 
+// A fully connected layer over at most kLinearRowsMax rows (batch items), in one launch:
+//   y[r * ldy + o] = bias[o] + sum_i weight[o * k + i] * x[r * ldx + i]
+// for r < rows and o < features; all of `dtype`, `bias` may be null (linear_kernel.cu). Above
+// that many rows the product is cuBLAS's (op_plans.cpp).
+inline constexpr int kLinearRowsMax = 8;
+void launch_linear_rows(const void* x, int64_t ldx, const void* weight, const void* bias, void* y,
+                        int64_t ldy, int rows, int k, int features, DType dtype,
+                        cudaStream_t stream);
+
 // Every row of each channels-last view set to its bias: out[pixel, c] = bias[c] (a batched
 // merge's pointwise convolutions then add their products to it, cuBLAS's beta = 1). One launch.
 struct BiasRows {

@@ -2,6 +2,9 @@
 // its launch.
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "src/engine/engine_impl.h"
 #include "src/error.h"
 
@@ -51,6 +54,18 @@ cudaDataType_t cublas_type(DType type) {
         case DType::BF16: return CUDA_R_16BF;
         default: return CUDA_R_32F;
     }
+}
+
+// A linear layer of at most kLinearRowsMax rows runs on the engine's kernel (one launch, the
+// weights read once, bias fused) instead of cuBLAS's product and the bias kernel.
+// IOSTUNE_LINEAR_KERNEL=cublas keeps cuBLAS for every batch (the A/B in docs/search-log.md, "A
+// classifier's head in fewer launches").
+bool linear_rows_kernel(int rows) {
+    static const bool cublas_only = [] {
+        const char* v = std::getenv("IOSTUNE_LINEAR_KERNEL");
+        return v != nullptr && std::string(v) == "cublas";
+    }();
+    return !cublas_only && rows <= kLinearRowsMax;
 }
 
 }  // namespace
@@ -207,8 +222,12 @@ void Engine::Impl::plan_op(const Op& op) {
                 scratch_buffer(exec.scratch.staged_input, op, "packed copy of its input");
                 exec.plan.path = "copy kernel; ";
             }
-            exec.plan.path += dtype == DType::F32 ? "cublasSgemm + bias kernel"
-                                                  : "cublasGemmEx (fp32 accumulation) + bias kernel";
+            if (linear_rows_kernel(in.n))
+                exec.plan.path += "linear rows kernel (bias fused)";
+            else
+                exec.plan.path += dtype == DType::F32
+                                      ? "cublasSgemm + bias kernel"
+                                      : "cublasGemmEx (fp32 accumulation) + bias kernel";
             break;
     }
     exec.planned_views = std::move(planned_views);
@@ -361,11 +380,16 @@ void Engine::Impl::run_op(int id, Lane& lane, const DeviceBuffer& workspace, cud
                 x = packed(exec.scratch.staged_input, shape_of(in));
                 launch_copy(in, x, false, stream);
             }
+            const int ldx = int(x.batch_stride()), ldy = int(out.batch_stride());
+            if (linear_rows_kernel(in.n)) {
+                launch_linear_rows(x.data, ldx, w.weight.get(), a.bias ? w.bias.get() : nullptr,
+                                   out.data, ldy, in.n, k, a.out_features, dtype, stream);
+                break;
+            }
             lane.cublas.set_stream(stream);
             // Row-major y[N, out] = x[N, K] W[out, K]^T, written column-major as y^T = W^T' x^T
             // with W read transposed. A batch item's K inputs are contiguous in either layout
             // (the weights were stored in the input's channel order), and its outputs too.
-            const int ldx = int(x.batch_stride()), ldy = int(out.batch_stride());
             if (dtype == DType::F32) {
                 IOSTUNE_CUBLAS_CHECK(cublasSgemm(lane.cublas.get(), CUBLAS_OP_T, CUBLAS_OP_N,
                                                  a.out_features, in.n, k, &one,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/engine/engine.h"
+#include "src/engine/kernels.h"
 #include "src/error.h"
 #include "src/reference/reference.h"
 #include "src/schedule.h"
@@ -811,6 +812,42 @@ TEST_CASE("TF32 convolution candidates read fp32 operands rounded or truncated: 
             WARN(fmt::format("{}, {}: the planner chose {} ({}); the candidates: {}", probe.name,
                              label(plan), choices.begin()->second.algorithm, chose,
                              fmt::join(seen, "; ")));
+        }
+    }
+}
+
+TEST_CASE("linear layers match the reference on the engine's rows kernel (batch up to 8) and on "
+          "cuBLAS above: odd lengths, no bias, a flattened map, concat slices",
+          "[gpu][engine][precision][linear]") {
+    // 41 channels of 3x3 flatten to 369 inputs (one-element packs); the 1x1 convolution's 64 to
+    // 16-byte packs; fc_a and fc_b write slices of one concat, fc_c reads it whole.
+    for (const int batch : {1, 3, 8, 9}) {
+        Graph graph("linear", Shape{batch, 41, 3, 3});
+        graph.add(OpKind::Linear, LinearAttrs{37, true}, {kGraphInput}, "fc_map");
+        const int wide = graph.add(OpKind::Conv,
+                                   ConvAttrs{64, 1, 1, 1, 1, 0, 0, 1, 1, 1, true, true},
+                                   {kGraphInput}, "to64");
+        const int gap = graph.add(OpKind::AvgPool, PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true},
+                                  {wide}, "gap");
+        const int a = graph.add(OpKind::Linear, LinearAttrs{1000, true}, {gap}, "fc_a");
+        const int b = graph.add(OpKind::Linear, LinearAttrs{10, false}, {gap}, "fc_b");
+        const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {a, b}, "cat");
+        graph.add(OpKind::Linear, LinearAttrs{5, true}, {cat}, "fc_c");
+        init_random_weights(graph, 71);
+        const HostTensor input = random_input(graph.input_shape(), 72);
+        const std::vector<HostTensor> ref = reference_run_all(graph, input);
+        for (const Plan& plan : all_plans()) {
+            INFO("batch " << batch);
+            Engine engine(graph, options_for(plan));
+            const std::vector<OpPlan> plans = check_every_op(engine, graph, input, ref, plan);
+            for (const char* name : {"fc_map", "fc_a", "fc_b", "fc_c"}) {
+                INFO(label(plan) << ": " << name << ": " << plan_of(plans, name).path);
+                if (batch <= kLinearRowsMax)
+                    CHECK_THAT(plan_of(plans, name).path,
+                               Catch::EndsWith("linear rows kernel (bias fused)"));
+                else
+                    CHECK_THAT(plan_of(plans, name).path, Catch::Contains("cublas"));
+            }
         }
     }
 }
