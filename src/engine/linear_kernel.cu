@@ -4,9 +4,11 @@
 // a microsecond to read, yet cuBLAS ran it as a split-K product, its reduction and then the bias
 // kernel: three launches on the critical path of every classifier, 8.9 us for NASNet-A's
 // 4032 -> 1000 in fp16 and 11.3 us (gemv + bias) in fp32 on the H200 (session-2026-11-30e's
-// profiles). Here one launch does it: a warp per output feature reads that feature's weights
-// once, in vector packs, against each row's inputs, its lanes' partial sums meet by shuffles, and
-// lane 0 adds the bias as it stores.
+// profiles). Here one launch does it: each output feature's weights are read once, in vector
+// packs, against every row's inputs by up to 8 warps of a block (each its share of the inputs),
+// the lanes' partial sums meet by shuffles and the warps' in shared memory, and the bias is added
+// as the sum is stored. Measured against cuBLAS up to batch 8 (docs/search-log.md, "A
+// classifier's head in fewer launches").
 #include <cuda_runtime.h>
 
 #include "src/engine/kernel_support.cuh"
