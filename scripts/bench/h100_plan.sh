@@ -2766,39 +2766,50 @@ print("%s b16: %.1f s, kept %s from %s, %d changes, %.4f ms; baselines %s" % (j[
     done
     tar czf "${OUT:-device-out}/$tag-$part-$short.tar.gz" --exclude '*.tar.gz' --exclude '*.db' \
       -C /tmp "$tag" ;;
-  head_ab)
-    # (Forty-seventh session.) `h100_plan.sh head_ab MODEL:BATCH:PRECISION...`: a classifier's
-    # head (global pooling, the linear layer) on the engine's rows kernel against cuBLAS
-    # (IOSTUNE_LINEAR_KERNEL=cublas), each key profiled both ways on one GPU, keys spread over
-    # the host's GPUs. Prints each key's head ops (CUPTI kernel times), op sum and
-    # critical path; logs and profiles back as head_ab.tar.gz. About 15 s a profile.
-    shift; [ $# -gt 0 ] || { echo "usage: h100_plan.sh head_ab MODEL:BATCH:PRECISION..." >&2; exit 2; }
-    o=/tmp/head_ab; rm -rf "$o"; mkdir -p "$o"
-    head_key() {  # GPU KEY
-      local m b p v
+  profile_ab|head_ab)
+    # (Forty-seventh session.) `h100_plan.sh profile_ab VAR "VALUE..." MODEL:BATCH:PRECISION...`:
+    # an engine switch's A/B at the profile's level: each key profiled (`iostune profile`, CUPTI)
+    # once per VALUE of the environment variable VAR (`-`: unset) on one GPU, keys spread over
+    # the host's GPUs. Prints each profile's op sum, critical path, time by op kind and its head
+    # (global pools, linear layers); logs and profiles back as profile_ab.tar.gz. About 15 s a
+    # profile. `head_ab KEY...` is `profile_ab IOSTUNE_LINEAR_KERNEL "- cublas" KEY...` (the
+    # engine's linear rows kernel against cuBLAS), back as head_ab.tar.gz.
+    # The forty-seventh session's: head_ab googlenet:1:fp16 ... (results/calls.md)
+    if [ "$1" = head_ab ]; then shift; set -- IOSTUNE_LINEAR_KERNEL "- cublas" "$@"; name=head_ab
+    else shift; name=profile_ab; fi
+    [ $# -ge 3 ] || { echo "usage: h100_plan.sh profile_ab VAR \"VALUE...\" MODEL:BATCH:PRECISION..." >&2; exit 2; }
+    var=$1 values=$2; shift 2
+    o=/tmp/$name; rm -rf "$o"; mkdir -p "$o"
+    profile_key() {  # GPU KEY
+      local m b p v tag
       IFS=: read -r m b p <<<"$2"
-      for v in rows cublas; do
-        env $([ $v = cublas ] && echo IOSTUNE_LINEAR_KERNEL=cublas) CUDA_VISIBLE_DEVICES=$1 \
-          timeout 120 .devpack/iostune profile --model "$m" --batch "$b" --precision "$p" \
-          --json "$o/${m}_b${b}_${p}_$v.json" >"$o/${m}_b${b}_${p}_$v.log" 2>&1
-        python3 - "$o/${m}_b${b}_${p}_$v.json" "$v" <<'PY' >>"$o/head_gpu$1.txt" 2>&1
-import json, sys
+      for v in $values; do
+        tag=${m}_b${b}_${p}_${v/-/unset}
+        env $([ "$v" != - ] && echo "$var=$v") CUDA_VISIBLE_DEVICES=$1 timeout 120 \
+          "${IOSTUNE:-.devpack/iostune}" profile --model "$m" --batch "$b" --precision "$p" \
+          --json "$o/$tag.json" >"$o/$tag.log" 2>&1
+        "${PYTHON:-python3}" - "$o/$tag.json" "$var=$v" <<'PY' >>"$o/gpu$1.txt" 2>&1
+import collections, json, sys
 d = json.load(open(sys.argv[1]))
+kinds = collections.Counter()
+for o in d['ops']:
+    kinds[o['kind']] += o['latency_us']
 head = [o for o in d['ops'] if o['kind'] == 'linear' or (o['kind'] in ('avgpool', 'maxpool')
         and o['output_shape'][2:] == [1, 1])]
-print(f"{d['model']} b{d['batch']} {d['precision']} {sys.argv[2]:6s} op sum {d['op_sum_us']:.1f} us, "
-      f"critical path {d['critical_path_us']:.1f} us; " + "; ".join(
-          f"{o['name']} {o['latency_us']:.2f} us ({o['kernels']} kernels)" for o in head))
+print(f"{d['model']} b{d['batch']} {d['precision']} {sys.argv[2]}: op sum {d['op_sum_us']:.1f} us, "
+      f"critical path {d['critical_path_us']:.1f} us; by kind: "
+      + ", ".join(f"{k} {t:.1f}" for k, t in kinds.most_common(4)) + "; head: "
+      + "; ".join(f"{o['name']} {o['latency_us']:.2f} us ({o['kernels']} kernels)" for o in head))
 PY
       done
     }
     gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
     for ((g = 0; g < gpus; g++)); do
-      ( k=0; for key in "$@"; do [ $((k++ % gpus)) -eq $g ] && head_key $g "$key"; done ) &
+      ( k=0; for key in "$@"; do [ $((k++ % gpus)) -eq $g ] && profile_key $g "$key"; done ) &
     done
     wait
-    cat "$o"/head_gpu*.txt
-    tar czf "${OUT:-device-out}/head_ab.tar.gz" -C /tmp head_ab ;;
+    cat "$o"/gpu*.txt
+    tar czf "${OUT:-device-out}/$name.tar.gz" -C /tmp "$name" ;;
   flag_ab)
     # (Forty-fifth session.) `h100_plan.sh flag_ab MODEL LABEL FLAG VALUE...`: flag_ab of one
     # model on GPU 0 (AB_PRECISIONS, AB_BATCH as there); its lines back as flag_ab-MODEL.tar.gz.
