@@ -17,12 +17,12 @@ bool contains(const std::array<std::string_view, N>& names, const std::string& n
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// cuDNN's algorithms, then the engine's own channels-last depthwise kernel (widest and narrowed
-// packs).
-constexpr std::array<std::string_view, 10> kAlgorithms = {
-    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",
-    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED",
-    "DEPTHWISE_NHWC", "DEPTHWISE_NHWC_NARROW"};
+// cuDNN's algorithms, then the engine's own channels-last depthwise kernel (widest packs,
+// narrowed packs, tiled).
+constexpr std::array<std::string_view, 11> kAlgorithms = {
+    "IMPLICIT_GEMM",  "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",
+    "FFT",            "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED",
+    "DEPTHWISE_NHWC", "DEPTHWISE_NHWC_NARROW", "DEPTHWISE_NHWC_TILED"};
 constexpr std::array<std::string_view, 3> kMaths = {"DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH"};
 constexpr std::array<std::string_view, 7> kPaths = {
     "fused", "conv+epilogue", "conv", "depthwise", "gemm", "graph", "graph+epilogue"};

@@ -31,7 +31,8 @@ ConvObjective conv_objective_from_string(const std::string& name);  // throws io
 struct ConvChoice {
     // e.g. "IMPLICIT_PRECOMP_GEMM" (cudnnConvolutionFwdAlgo_t without prefix),
     // "DEPTHWISE_NHWC" (the engine's own channels-last depthwise kernel; "DEPTHWISE_NHWC_NARROW"
-    // with narrower packs, more threads, on small maps), "GEMM_<rank>" (a 1x1
+    // with narrower packs, more threads, on small maps; "DEPTHWISE_NHWC_TILED" staged in shared
+    // memory, square 3/5/7 filters of stride 1 or 2), "GEMM_<rank>" (a 1x1
     // convolution as cuBLASLt's rank-th heuristic matrix product) or "GRAPH_<rank>" (the rank-th
     // usable engine configuration of cuDNN's graph API heuristics)
     std::string algorithm;

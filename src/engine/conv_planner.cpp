@@ -265,12 +265,16 @@ bool Engine::Impl::configure(ConvStep& step, const ConvChoice& choice, DeviceBuf
         return true;
     }
     const bool narrow = choice.algorithm == kDepthwiseNarrowAlgorithm;
-    if (choice.algorithm == kDepthwiseAlgorithm || narrow) {
+    const bool tiled = choice.algorithm == kDepthwiseTiledAlgorithm;
+    if (choice.algorithm == kDepthwiseAlgorithm || narrow || tiled) {
         if (choice.path != choice_name(ConvPath::Depthwise) || !step.depthwise_capable() ||
-            (narrow && !step.depthwise_narrow_differs()))
+            (narrow && !step.depthwise_narrow_differs()) ||
+            (tiled && !step.depthwise_tiled_capable()))
             return false;
         step.path = ConvPath::Depthwise;
-        step.depthwise_packs = narrow ? DepthwisePacks::Narrowed : DepthwisePacks::Widest;
+        step.depthwise_variant = tiled    ? DepthwiseVariant::Tiled
+                                 : narrow ? DepthwiseVariant::Narrowed
+                                          : DepthwiseVariant::Widest;
         step.workspace_bytes = 0;
         step.choice = choice;
         return true;
@@ -496,6 +500,9 @@ bool Engine::Impl::choose_quickly(ConvStep& step) {
     if (step.depthwise_narrow_differs())
         time_candidate(
             {kDepthwiseNarrowAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
+    if (step.depthwise_tiled_capable())
+        time_candidate(
+            {kDepthwiseTiledAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
     const char* own_math = uses_tensor_cores(options.precision) ? "TENSOR_OP_MATH" : "FMA_MATH";
     if (step.gemm_capable())
         time_candidate({fmt::format("{}0", kGemmAlgorithmPrefix), own_math,
@@ -603,6 +610,9 @@ bool Engine::Impl::choose_by_timing(ConvStep& step, const std::string& process_k
         time_own(ConvChoice{kDepthwiseAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise), 0.0});
     if (step.depthwise_narrow_differs())
         time_own(ConvChoice{kDepthwiseNarrowAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise),
+                            0.0});
+    if (step.depthwise_tiled_capable())
+        time_own(ConvChoice{kDepthwiseTiledAlgorithm, "FMA_MATH", choice_name(ConvPath::Depthwise),
                             0.0});
     if (step.gemm_capable()) {
         int shortlist_size = 0;

@@ -248,18 +248,25 @@ bool ConvStep::depthwise_narrow_differs() const {
            depthwise_packs_differ(source_, target_, depthwise_weight_, bias_);
 }
 
+bool ConvStep::depthwise_tiled_capable() const {
+    // IOSTUNE_DEPTHWISE_TILED=off: never a candidate (the A/B of docs/search-log.md, "A tiled
+    // depthwise kernel").
+    static const bool off = [] {
+        const char* v = std::getenv("IOSTUNE_DEPTHWISE_TILED");
+        return v != nullptr && std::string(v) == "off";
+    }();
+    return !off && depthwise_capable() && depthwise_tileable(depthwise_geometry());
+}
+
 void ConvStep::convolve(cudnnHandle_t handle, void* workspace, cudaStream_t stream) const {
     if (path == ConvPath::Gemm) {
         gemm_->run(workspace, workspace_bytes, stream);
         return;
     }
     if (path == ConvPath::Depthwise) {
-        const DepthwiseGeometry g{kernel_h_,         kernel_w_,         geometry_.stride_h,
-                                  geometry_.stride_w, geometry_.pad_h,   geometry_.pad_w,
-                                  geometry_.dilation_h, geometry_.dilation_w};
-        launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, g, relu_input_,
-                              output_activation(relu_, activation_, prelu_slope_),
-                              depthwise_packs, stream);
+        launch_depthwise_nhwc(source_, target_, depthwise_weight_, bias_, depthwise_geometry(),
+                              relu_input_, output_activation(relu_, activation_, prelu_slope_),
+                              depthwise_variant, stream);
         return;
     }
     if (stages_in_) launch_copy(source_, in_, relu_input_, stream);

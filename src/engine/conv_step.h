@@ -48,10 +48,12 @@ namespace iostune {
 // GraphFused: one graph with the bias, residual, ReLU and activation fused after the convolution.
 enum class ConvPath { Fused, ConvThenEpilogue, ConvOnly, Depthwise, Gemm, Graph, GraphFused };
 
-// The algorithm names of ConvPath::Depthwise in a ConvChoice: the widest packs, and packs
-// narrowed to give small maps more threads (kernels.h: DepthwisePacks).
+// The algorithm names of ConvPath::Depthwise in a ConvChoice: the widest packs, packs narrowed
+// to give small maps more threads, and the shared-memory tiled kernel (kernels.h:
+// DepthwiseVariant).
 inline constexpr const char* kDepthwiseAlgorithm = "DEPTHWISE_NHWC";
 inline constexpr const char* kDepthwiseNarrowAlgorithm = "DEPTHWISE_NHWC_NARROW";
+inline constexpr const char* kDepthwiseTiledAlgorithm = "DEPTHWISE_NHWC_TILED";
 
 const char* to_string(ConvPath path);       // the call(s), for plans: "cudnnConvolutionForward"
 const char* choice_name(ConvPath path);     // its name in a ConvChoice: "fused", ...
@@ -132,6 +134,8 @@ public:
     }
     // Its narrowed packs are another kernel than its widest (a small map).
     bool depthwise_narrow_differs() const;
+    // The tiled depthwise kernel runs its geometry (kernels.h: depthwise_tileable).
+    bool depthwise_tiled_capable() const;
     // A 1x1, stride-1, ungrouped convolution over channels-last views: a matrix product.
     bool gemm_capable() const;
     // That product, described for cuBLASLt on first use (on the op's own views: cuBLASLt reads
@@ -146,7 +150,7 @@ public:
 
     std::string context;
     ConvPath path = ConvPath::ConvOnly;
-    DepthwisePacks depthwise_packs = DepthwisePacks::Widest;  // ConvPath::Depthwise's
+    DepthwiseVariant depthwise_variant = DepthwiseVariant::Widest;  // ConvPath::Depthwise's
     cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     size_t workspace_bytes = 0;
     std::string signature;  // the shape key of ConvChoices
@@ -196,6 +200,11 @@ public:
     const ConvolutionDescriptor& conv_desc() const { return conv_desc_; }
 
 private:
+    // The depthwise kernel's geometry (kernel, stride, padding, dilation).
+    DepthwiseGeometry depthwise_geometry() const {
+        return {kernel_h_,          kernel_w_,       geometry_.stride_h,   geometry_.stride_w,
+                geometry_.pad_h,    geometry_.pad_w, geometry_.dilation_h, geometry_.dilation_w};
+    }
     // Whether a staging buffer (in_buffer / out_buffer, for the sides this step stages) shares
     // bytes with the view it stands in for: such a buffer cannot stage it.
     bool staging_over_views(const TensorView& source, const void* in_buffer,

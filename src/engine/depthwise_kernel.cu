@@ -12,7 +12,9 @@
 // The kernel size is a template parameter for the common 3, 5 and 7 (0: any size, read from
 // the geometry) so the taps unroll; TX is 4, 2 or 1 by how many output packs there are (batch
 // 1's small maps need every thread they can get). Square filters of stride 1 or 2 without
-// dilation take the sliding-window kernel, the rest the generic one.
+// dilation take the sliding-window kernel, the rest the generic one. Those shapes also have a
+// tiled kernel (shared memory, a thread per channel and output row), a variant of its own that
+// the planner times beside the others (DepthwiseVariant).
 #include <cuda_runtime.h>
 
 #include "src/engine/activation.cuh"
@@ -198,6 +200,104 @@ __global__ void __launch_bounds__(kThreads)
                                      OutputActivation{}, blockIdx.z % unsigned(images));
 }
 
+// The tiled kernel (DepthwiseVariant::Tiled) for the window kernel's shapes. ncu on NASNet-A's
+// depthwise convolutions at batch 1 (docs/search-log.md, forty-seventh session) found the kernels
+// above instruction-bound: 17 instructions per tap, most of them the bounds predicates and
+// addresses every tap recomputes. Here a block of 32 x rows threads takes 32 consecutive channels
+// (a lane each: shared memory without bank conflicts, global accesses coalesced) of a tile of
+// `rows` output rows by kTiledCols<S> columns: it stages the input the tile reads, halo and
+// padding included, in shared memory as float (pre-ReLU applied once per element, zero outside
+// the image), then each thread slides its channel's filter (held in registers) along one output
+// row: K row loads of the window and K * K FMAs per K outputs' worth of taps, no checks.
+template <int S>
+constexpr int kTiledCols = S == 1 ? 8 : 4;
+constexpr int kTiledChannels = 32;
+
+template <class T, int K, int S>
+__global__ void __launch_bounds__(kTiledChannels * 8)
+    depthwise_nhwc_tiled_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
+                                int out_stride, const T* __restrict__ weight,
+                                const T* __restrict__ bias, int channels, int in_h, int in_w,
+                                int out_h, int out_w, int pad_h, int pad_w, int tiles_x,
+                                bool relu_input, OutputActivation act) {
+    constexpr int kCols = kTiledCols<S>;
+    constexpr int kInCols = (kCols - 1) * S + K;
+    extern __shared__ float tile[];  // [in rows][kInCols][kTiledChannels]
+    const int lane = int(threadIdx.x);
+    const int rows = int(blockDim.y);
+    const int in_rows = (rows - 1) * S + K;
+    const int tile_y = int(blockIdx.x) / tiles_x;
+    const int oy0 = tile_y * rows;
+    const int ox0 = (int(blockIdx.x) - tile_y * tiles_x) * kCols;
+    const int c = int(blockIdx.y) * kTiledChannels + lane;
+    const bool channel_valid = c < channels;
+    const int64_t n = blockIdx.z;
+    const T* image = in + n * in_h * in_w * int64_t(in_stride) + c;
+    const int iy0 = oy0 * S - pad_h;
+    const int ix0 = ox0 * S - pad_w;
+#pragma unroll 4
+    for (int pos = int(threadIdx.y); pos < in_rows * kInCols; pos += rows) {
+        const int r = pos / kInCols;
+        const int iy = iy0 + r;
+        const int ix = ix0 + (pos - r * kInCols);
+        float v = 0.0f;
+        if (channel_valid && iy >= 0 && iy < in_h && ix >= 0 && ix < in_w) {
+            v = load(image + (iy * in_w + ix) * int64_t(in_stride));
+            if (relu_input) v = fmaxf(v, 0.0f);
+        }
+        tile[pos * kTiledChannels + lane] = v;
+    }
+    float w[K * K];
+#pragma unroll
+    for (int i = 0; i < K * K; ++i) w[i] = channel_valid ? load(weight + i * channels + c) : 0.0f;
+    __syncthreads();
+    const int oy = oy0 + int(threadIdx.y);
+    if (!channel_valid || oy >= out_h) return;
+
+    float acc[kCols];
+    const float b = bias != nullptr ? load(bias + c) : 0.0f;
+#pragma unroll
+    for (int p = 0; p < kCols; ++p) acc[p] = b;
+#pragma unroll
+    for (int ky = 0; ky < K; ++ky) {
+        const float* row = tile + (int(threadIdx.y) * S + ky) * kInCols * kTiledChannels + lane;
+        float x[kInCols];
+#pragma unroll
+        for (int i = 0; i < kInCols; ++i) x[i] = row[i * kTiledChannels];
+#pragma unroll
+        for (int p = 0; p < kCols; ++p)
+#pragma unroll
+            for (int kx = 0; kx < K; ++kx) acc[p] += x[p * S + kx] * w[ky * K + kx];
+    }
+    T* out_row = out + ((n * out_h + oy) * out_w + ox0) * int64_t(out_stride) + c;
+#pragma unroll
+    for (int p = 0; p < kCols; ++p)
+        if (ox0 + p < out_w) store(out_row + p * out_stride, activate<T>(act, acc[p], c));
+}
+
+// The tile's rows: the most of 8, 4, 2, 1 that still gives every SM two blocks (batch 1's small
+// maps need the blocks more than the halo they share), then the launch.
+template <class T, int K, int S>
+void launch_tiled(const TensorView& in, const TensorView& out, const void* weight,
+                  const void* bias, const DepthwiseGeometry& g, bool relu_input,
+                  const OutputActivation& act, cudaStream_t stream) {
+    constexpr int kCols = kTiledCols<S>;
+    const int64_t wanted_blocks = resident_threads() / 1024;  // two per SM (2048 threads each)
+    const int tiles_x = (out.w + kCols - 1) / kCols;
+    const int64_t per_row_of_tiles = int64_t(tiles_x) * ((out.c + kTiledChannels - 1) / kTiledChannels) * out.n;
+    int rows = 8;
+    while (rows > 1 && per_row_of_tiles * ((out.h + rows - 1) / rows) < wanted_blocks) rows /= 2;
+    const dim3 grid(unsigned(tiles_x * ((out.h + rows - 1) / rows)),
+                    unsigned((out.c + kTiledChannels - 1) / kTiledChannels), unsigned(out.n));
+    const dim3 threads(kTiledChannels, unsigned(rows));
+    const size_t shared =
+        size_t((rows - 1) * S + K) * ((kCols - 1) * S + K) * kTiledChannels * sizeof(float);
+    depthwise_nhwc_tiled_kernel<T, K, S><<<grid, threads, shared, stream>>>(
+        static_cast<const T*>(in.data), int(in.row_stride), static_cast<T*>(out.data),
+        int(out.row_stride), static_cast<const T*>(weight), static_cast<const T*>(bias), out.c,
+        in.h, in.w, out.h, out.w, g.pad_h, g.pad_w, tiles_x, relu_input, act);
+}
+
 // Calls f(std::integral_constant<int, K>) with K the specialised kernel size, or 0.
 template <class F>
 void with_kernel_size(const DepthwiseGeometry& g, F&& f) {
@@ -228,10 +328,10 @@ void with_strip(int64_t packs, F&& f) {
 // 11x11x672 7x7 filter in fp32: 20K threads of 270K, 16.2 us against cuDNN's 7.6). Narrowed,
 // the pack halves until the threads reach that half (or one channel per thread); a warp's loads
 // stay coalesced, 32 neighbouring channels. Faster alone, but a kernel of more threads leaves
-// less room beside it: a choice of its own (DepthwisePacks), timed like any other.
-int pack_width(int widest, int64_t elements, DepthwisePacks packs) {
+// less room beside it: a choice of its own (DepthwiseVariant), timed like any other.
+int pack_width(int widest, int64_t elements, DepthwiseVariant variant) {
     int w = widest;
-    while (packs == DepthwisePacks::Narrowed && w > 1 && elements / w < resident_threads() / 2)
+    while (variant == DepthwiseVariant::Narrowed && w > 1 && elements / w < resident_threads() / 2)
         w /= 2;
     return w;
 }
@@ -274,14 +374,14 @@ bool depthwise_packs_differ(const TensorView& in, const TensorView& out, const v
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
         const int widest = vector_width<T>({in, out}, {weight, bias});
-        differ = pack_width(widest, out.elements(), DepthwisePacks::Narrowed) != widest;
+        differ = pack_width(widest, out.elements(), DepthwiseVariant::Narrowed) != widest;
     });
     return differ;
 }
 
 void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
-                           const OutputActivation& act, DepthwisePacks packs,
+                           const OutputActivation& act, DepthwiseVariant variant,
                            cudaStream_t stream) {
     require_same_storage(in, out, "depthwise");
     if (!in.nhwc() || in.c != out.c || in.n != out.n)
@@ -290,10 +390,30 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
                                 to_string(in.layout), in.n, in.c, in.h, in.w, out.n, out.c, out.h,
                                 out.w));
     if (out.elements() == 0) return;
+    if (variant == DepthwiseVariant::Tiled) {
+        if (!depthwise_tileable(g))
+            throw Error(fmt::format("tiled depthwise kernel: needs a square 3, 5 or 7 filter of "
+                                    "stride 1 or 2 without dilation, got {}x{} of stride {}x{}",
+                                    g.kernel_h, g.kernel_w, g.stride_h, g.stride_w));
+        dispatch(out.dtype, [&](auto t) {
+            using T = decltype(t);
+            with_kernel_size(g, [&](auto size) {
+                constexpr int K = decltype(size)::value;
+                if constexpr (K > 0) {
+                    if (g.stride_h == 1)
+                        launch_tiled<T, K, 1>(in, out, weight, bias, g, relu_input, act, stream);
+                    else
+                        launch_tiled<T, K, 2>(in, out, weight, bias, g, relu_input, act, stream);
+                }
+            });
+        });
+        check_launch("tiled depthwise");
+        return;
+    }
     dispatch(out.dtype, [&](auto t) {
         using T = decltype(t);
         const int widest = vector_width<T>({in, out}, {weight, bias});
-        with_width(pack_width(widest, out.elements(), packs), [&](auto width) {
+        with_width(pack_width(widest, out.elements(), variant), [&](auto width) {
             constexpr int W = decltype(width)::value;
             with_kernel_size(g, [&](auto size) {
                 constexpr int K = decltype(size)::value;
@@ -307,11 +427,14 @@ void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const vo
     check_launch("depthwise");
 }
 
-bool depthwise_batchable(const DepthwiseGeometry& g) {
+bool depthwise_tileable(const DepthwiseGeometry& g) {
     const int k = g.kernel_h;
     return g.kernel_w == k && (k == 3 || k == 5 || k == 7) && g.stride_h == g.stride_w &&
            (g.stride_h == 1 || g.stride_h == 2) && g.dilation_h == 1 && g.dilation_w == 1;
 }
+
+// The window kernel's shapes, which are the tiled kernel's.
+bool depthwise_batchable(const DepthwiseGeometry& g) { return depthwise_tileable(g); }
 
 void launch_depthwise_nhwc_batched(const std::vector<DepthwiseJob>& jobs, cudaStream_t stream) {
     if (jobs.empty()) return;

@@ -58,15 +58,20 @@ struct DepthwiseGeometry {
     int dilation_h = 1, dilation_w = 1;
 };
 // Widest: W channels per thread, the widest vector the views allow. Narrowed: W halved while the
-// output gives fewer than half the GPU's resident threads (batch 1's small maps).
-enum class DepthwisePacks { Widest, Narrowed };
+// output gives fewer than half the GPU's resident threads (batch 1's small maps). Tiled: a block
+// stages an input tile (with its halo, pre-ReLU applied) in shared memory and each thread slides
+// its filter over it: no bounds checks or address arithmetic per tap (depthwise_tileable()).
+enum class DepthwiseVariant { Widest, Narrowed, Tiled };
 void launch_depthwise_nhwc(const TensorView& in, const TensorView& out, const void* weight,
                            const void* bias, const DepthwiseGeometry& g, bool relu_input,
-                           const OutputActivation& act, DepthwisePacks packs,
+                           const OutputActivation& act, DepthwiseVariant variant,
                            cudaStream_t stream);
 // Whether Narrowed launches other packs than Widest for these views (else one kernel, one choice).
 bool depthwise_packs_differ(const TensorView& in, const TensorView& out, const void* weight,
                             const void* bias);
+// Whether the Tiled variant runs this geometry: a square 3, 5 or 7 filter of stride 1 or 2
+// without dilation (every separable convolution of NASNet, RandWire, MobileNets).
+bool depthwise_tileable(const DepthwiseGeometry& g);
 
 // A batched merge's depthwise convolutions (MergeKind::Batched): jobs of one type, one input
 // and output shape, one square kernel of 3, 5 or 7 taps, stride 1 or 2 and no dilation (what

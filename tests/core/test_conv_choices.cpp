@@ -186,6 +186,8 @@ TEST_CASE("malformed convolution choices are refused with where and what", "[con
     CHECK(iostune::graph_algorithm_rank("GEMM_1") == -1);
     CHECK(iostune::gemm_algorithm_rank("GRAPH_1") == -1);
     CHECK(iostune::is_conv_algorithm_name("DEPTHWISE_NHWC_NARROW"));
+    CHECK(iostune::is_conv_algorithm_name("DEPTHWISE_NHWC_TILED"));
+    CHECK_FALSE(iostune::is_conv_algorithm_name("DEPTHWISE_NHWC_TILE"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FP8"}, {"path", "conv"}}}}),
                Catch::Contains("unknown math type 'FP8'"));
     CHECK_THAT(error_of({{"k", {{"algorithm", "GEMM"}, {"math", "FMA_MATH"}, {"path", "magic"}}}}),

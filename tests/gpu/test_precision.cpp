@@ -99,6 +99,7 @@ void run_pinned_op_by_op(const Graph& graph, const HostTensor& input, const Conv
 
 const ConvChoice kPinDepthwise{"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0};
 const ConvChoice kPinDepthwiseNarrow{"DEPTHWISE_NHWC_NARROW", "FMA_MATH", "depthwise", 0};
+const ConvChoice kPinDepthwiseTiled{"DEPTHWISE_NHWC_TILED", "FMA_MATH", "depthwise", 0};
 
 }  // namespace
 
@@ -350,15 +351,66 @@ TEST_CASE("the channels-last depthwise kernel matches the reference: strides, di
     init_random_weights(graph, 9);
     const HostTensor input = random_input(graph.input_shape(), 10);
     // Widest packs, then narrowed ones: these small maps give the GPU too few threads at
-    // any width, so every pack narrows (one channel per thread in fp32).
-    for (const ConvChoice& pin : {kPinDepthwise, kPinDepthwiseNarrow}) {
+    // any width, so every pack narrows (one channel per thread in fp32). Then the tiled kernel,
+    // which takes three of the four (not the dilated filter).
+    for (const ConvChoice& pin : {kPinDepthwise, kPinDepthwiseNarrow, kPinDepthwiseTiled}) {
         INFO(pin.algorithm);
-        run_pinned_op_by_op(graph, input, pin, 4, [&](const Plan&, const std::vector<OpPlan>& plans) {
+        const int pinned = pin.algorithm == kPinDepthwiseTiled.algorithm ? 3 : 4;
+        run_pinned_op_by_op(graph, input, pin, pinned, [&](const Plan&, const std::vector<OpPlan>& plans) {
             CHECK_THAT(plan_of(plans, "sep5x5_s2_prerelu").path,
                        Catch::StartsWith("depthwise kernel (channels-last); pre-ReLU fused"));
             CHECK(plan_of(plans, "sep5x5_s2_prerelu").algorithms.find(pin.algorithm) !=
                   std::string::npos);
             CHECK(plan_of(plans, "dw7x7_bias_relu").writes_into_concat);
+        });
+    }
+}
+
+TEST_CASE("the tiled depthwise kernel matches the reference: 3/5/7 filters of stride 1 and 2, "
+          "ragged tiles, channels not a multiple of 32, padding, pre-ReLU, epilogues, concat "
+          "slices",
+          "[gpu][engine][precision][tiled]") {
+    // Batch 1 at 11x11 takes tiles of fewer rows (too few blocks at 8); batch 3 at 45x45 takes 8
+    // rows, with ragged tiles on both axes (45 and 23 outputs over 8- and 4-column tiles). 78
+    // channels: the last block's lanes past 78 stage zeros and write nothing.
+    for (const auto& [batch, size] : {std::pair{1, 11}, std::pair{3, 45}}) {
+        INFO("batch " << batch << ", " << size << "x" << size);
+        Graph graph("tiled", Shape{batch, 78, size, size});
+        const auto depthwise = [](int k, int stride, int pad_h, int pad_w, bool bias, bool relu) {
+            return ConvAttrs{78, k, k, stride, stride, pad_h, pad_w, 1, 1, 78, bias, relu};
+        };
+        const int sep3 = graph.add(OpKind::SepConv, SepConvAttrs{40, 3, 1, 1, 1, true, true},
+                                   {kGraphInput}, "sep3x3_prerelu");
+        const int dw5 = graph.add(OpKind::Conv, depthwise(5, 2, 2, 2, true, true), {kGraphInput},
+                                  "dw5x5_s2_bias_relu");
+        const int dw7 = graph.add(OpKind::Conv, depthwise(7, 1, 3, 3, true, false), {kGraphInput},
+                                  "dw7x7_bias");
+        const int dw3 = graph.add(OpKind::Conv, depthwise(3, 2, 0, 1, false, false), {kGraphInput},
+                                  "dw3x3_s2_pad01");
+        const int sep7 = graph.add(OpKind::SepConv, SepConvAttrs{24, 7, 2, 3, 1, true, false},
+                                   {kGraphInput}, "sep7x7_s2_prerelu");
+        // dw7 writes a slice of a concat; dw3x3_of_cat reads the whole concat (156 channels).
+        const int cat = graph.add(OpKind::Concat, ConcatAttrs{}, {dw7, kGraphInput}, "cat");
+        const int dw_cat = graph.add(OpKind::Conv,
+                                     ConvAttrs{156, 3, 3, 1, 1, 1, 1, 1, 1, 156, true, true},
+                                     {cat}, "dw3x3_of_cat");
+        std::vector<int> pooled;
+        for (const int op : {sep3, dw5, dw3, sep7, dw_cat})
+            pooled.push_back(graph.add(OpKind::AvgPool,
+                                       PoolAttrs{1, 1, 1, 1, 0, 0, false, true, true}, {op},
+                                       fmt::format("gap{}", op)));
+        graph.add(OpKind::Concat, ConcatAttrs{}, pooled, "out");
+        init_random_weights(graph, 31 + batch);
+        const HostTensor input = random_input(graph.input_shape(), 32 + batch);
+        run_pinned_op_by_op(graph, input, kPinDepthwiseTiled, 6,
+                            [](const Plan&, const std::vector<OpPlan>& plans) {
+            for (const char* name : {"sep3x3_prerelu", "dw5x5_s2_bias_relu", "dw7x7_bias",
+                                     "dw3x3_s2_pad01", "sep7x7_s2_prerelu", "dw3x3_of_cat"}) {
+                INFO(name);
+                CHECK_THAT(plan_of(plans, name).path, Catch::StartsWith("depthwise kernel"));
+                CHECK_THAT(plan_of(plans, name).algorithms, Catch::Contains("DEPTHWISE_NHWC_TILED"));
+            }
+            CHECK(plan_of(plans, "dw7x7_bias").writes_into_concat);
         });
     }
 }
@@ -792,6 +844,7 @@ TEST_CASE("TF32 convolution candidates read fp32 operands rounded or truncated: 
             // cuDNN (call174: GRAPH_0 at this shape), so that its exactness is still checked.
             candidates.push_back({"DEPTHWISE_NHWC", "FMA_MATH", "depthwise", 0});
             candidates.push_back({"DEPTHWISE_NHWC_NARROW", "FMA_MATH", "depthwise", 0});
+            candidates.push_back({"DEPTHWISE_NHWC_TILED", "FMA_MATH", "depthwise", 0});
             std::vector<std::string> seen;
             for (const ConvChoice& candidate : candidates) {
                 EngineOptions options = options_for(plan);
