@@ -204,49 +204,81 @@ __global__ void __launch_bounds__(kThreads)
 // depthwise convolutions at batch 1 (docs/search-log.md, forty-seventh session) found the kernels
 // above instruction-bound: 17 instructions per tap, most of them the bounds predicates and
 // addresses every tap recomputes. Here a block of 32 x rows threads takes 32 consecutive channels
-// (a lane each: shared memory without bank conflicts, global accesses coalesced) of a tile of
-// `rows` output rows by kTiledCols<S> columns: it stages the input the tile reads, halo and
-// padding included, in shared memory as float (pre-ReLU applied once per element, zero outside
-// the image), then each thread slides its channel's filter (held in registers) along one output
-// row: K row loads of the window and K * K FMAs per K outputs' worth of taps, no checks.
+// of a tile of `rows` output rows by kTiledCols<S> columns. It stages the input the tile reads,
+// halo and padding included, in shared memory as float (pre-ReLU applied once per element, zero
+// outside the image): W-channel vector loads, kStagingBatch of them in flight per thread before
+// any is stored. Then each thread (a lane per channel: no bank conflicts) slides its channel's
+// filter, held in registers, along one output row: per filter row, one load of the window and
+// K FMAs per output, no checks.
 template <int S>
 constexpr int kTiledCols = S == 1 ? 8 : 4;
 constexpr int kTiledChannels = 32;
+constexpr int kStagingBatch = 4;
 
-template <class T, int K, int S>
+template <class T, int W, int K, int S>
 __global__ void __launch_bounds__(kTiledChannels * 8)
     depthwise_nhwc_tiled_kernel(const T* __restrict__ in, int in_stride, T* __restrict__ out,
                                 int out_stride, const T* __restrict__ weight,
                                 const T* __restrict__ bias, int channels, int in_h, int in_w,
                                 int out_h, int out_w, int pad_h, int pad_w, int tiles_x,
                                 bool relu_input, OutputActivation act) {
+    using P = Pack<T, W>;
     constexpr int kCols = kTiledCols<S>;
     constexpr int kInCols = (kCols - 1) * S + K;
-    extern __shared__ float tile[];  // [in rows][kInCols][kTiledChannels]
+    constexpr int kPacks = kTiledChannels / W;  // packs of a staged pixel
+    extern __shared__ float tile[];             // [in rows][kInCols][kTiledChannels]
     const int lane = int(threadIdx.x);
     const int rows = int(blockDim.y);
-    const int in_rows = (rows - 1) * S + K;
+    const int threads = kTiledChannels * rows;
+    const int thread = int(threadIdx.y) * kTiledChannels + lane;
+    const int staged = ((rows - 1) * S + K) * kInCols * kPacks;
     const int tile_y = int(blockIdx.x) / tiles_x;
     const int oy0 = tile_y * rows;
     const int ox0 = (int(blockIdx.x) - tile_y * tiles_x) * kCols;
-    const int c = int(blockIdx.y) * kTiledChannels + lane;
-    const bool channel_valid = c < channels;
+    const int c_block = int(blockIdx.y) * kTiledChannels;
     const int64_t n = blockIdx.z;
-    const T* image = in + n * in_h * in_w * int64_t(in_stride) + c;
+    const T* image = in + n * in_h * in_w * int64_t(in_stride) + c_block;
     const int iy0 = oy0 * S - pad_h;
     const int ix0 = ox0 * S - pad_w;
-#pragma unroll 4
-    for (int pos = int(threadIdx.y); pos < in_rows * kInCols; pos += rows) {
-        const int r = pos / kInCols;
-        const int iy = iy0 + r;
-        const int ix = ix0 + (pos - r * kInCols);
-        float v = 0.0f;
-        if (channel_valid && iy >= 0 && iy < in_h && ix >= 0 && ix < in_w) {
-            v = load(image + (iy * in_w + ix) * int64_t(in_stride));
-            if (relu_input) v = fmaxf(v, 0.0f);
+    for (int first = thread; first < staged; first += kStagingBatch * threads) {
+        P x[kStagingBatch];
+#pragma unroll
+        for (int u = 0; u < kStagingBatch; ++u) {
+            const int i = first + u * threads;
+            const int pos = i / kPacks;
+            const int r = pos / kInCols;
+            const int iy = iy0 + r;
+            const int ix = ix0 + (pos - r * kInCols);
+            const int c = (i - pos * kPacks) * W;
+            const bool valid = i < staged && c_block + c < channels && iy >= 0 && iy < in_h &&
+                               ix >= 0 && ix < in_w;
+            x[u] = valid ? *reinterpret_cast<const P*>(
+                               image + (valid ? (iy * in_w + ix) * int64_t(in_stride) + c : 0))
+                         : P{};
         }
-        tile[pos * kTiledChannels + lane] = v;
+#pragma unroll
+        for (int u = 0; u < kStagingBatch; ++u) {
+            const int i = first + u * threads;
+            if (i >= staged) break;
+            float v[W];
+#pragma unroll
+            for (int j = 0; j < W; ++j) {
+                v[j] = load(&x[u].e[j]);
+                if (relu_input) v[j] = fmaxf(v[j], 0.0f);
+            }
+            if constexpr (W % 4 == 0) {
+#pragma unroll
+                for (int j = 0; j < W; j += 4)
+                    *reinterpret_cast<float4*>(tile + i * W + j) =
+                        make_float4(v[j], v[j + 1], v[j + 2], v[j + 3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < W; ++j) tile[i * W + j] = v[j];
+            }
+        }
     }
+    const int c = c_block + lane;
+    const bool channel_valid = c < channels;
     float w[K * K];
 #pragma unroll
     for (int i = 0; i < K * K; ++i) w[i] = channel_valid ? load(weight + i * channels + c) : 0.0f;
@@ -276,7 +308,8 @@ __global__ void __launch_bounds__(kTiledChannels * 8)
 }
 
 // The tile's rows: the most of 8, 4, 2, 1 that still gives every SM two blocks (batch 1's small
-// maps need the blocks more than the halo they share), then the launch.
+// maps need the blocks more than the halo they share); the staging packs as wide as the input
+// allows. Then the launch.
 template <class T, int K, int S>
 void launch_tiled(const TensorView& in, const TensorView& out, const void* weight,
                   const void* bias, const DepthwiseGeometry& g, bool relu_input,
@@ -284,18 +317,24 @@ void launch_tiled(const TensorView& in, const TensorView& out, const void* weigh
     constexpr int kCols = kTiledCols<S>;
     const int64_t wanted_blocks = resident_threads() / 1024;  // two per SM (2048 threads each)
     const int tiles_x = (out.w + kCols - 1) / kCols;
-    const int64_t per_row_of_tiles = int64_t(tiles_x) * ((out.c + kTiledChannels - 1) / kTiledChannels) * out.n;
+    const int64_t channel_blocks = (out.c + kTiledChannels - 1) / kTiledChannels;
     int rows = 8;
-    while (rows > 1 && per_row_of_tiles * ((out.h + rows - 1) / rows) < wanted_blocks) rows /= 2;
-    const dim3 grid(unsigned(tiles_x * ((out.h + rows - 1) / rows)),
-                    unsigned((out.c + kTiledChannels - 1) / kTiledChannels), unsigned(out.n));
+    while (rows > 1 && tiles_x * channel_blocks * out.n * ((out.h + rows - 1) / rows) <
+                           wanted_blocks)
+        rows /= 2;
+    const dim3 grid(unsigned(tiles_x * ((out.h + rows - 1) / rows)), unsigned(channel_blocks),
+                    unsigned(out.n));
     const dim3 threads(kTiledChannels, unsigned(rows));
     const size_t shared =
         size_t((rows - 1) * S + K) * ((kCols - 1) * S + K) * kTiledChannels * sizeof(float);
-    depthwise_nhwc_tiled_kernel<T, K, S><<<grid, threads, shared, stream>>>(
-        static_cast<const T*>(in.data), int(in.row_stride), static_cast<T*>(out.data),
-        int(out.row_stride), static_cast<const T*>(weight), static_cast<const T*>(bias), out.c,
-        in.h, in.w, out.h, out.w, g.pad_h, g.pad_w, tiles_x, relu_input, act);
+    with_width(vector_width<T>({in}), [&](auto width) {
+        constexpr int W = decltype(width)::value;
+        if constexpr (W * sizeof(T) <= 16)
+            depthwise_nhwc_tiled_kernel<T, W, K, S><<<grid, threads, shared, stream>>>(
+                static_cast<const T*>(in.data), int(in.row_stride), static_cast<T*>(out.data),
+                int(out.row_stride), static_cast<const T*>(weight), static_cast<const T*>(bias),
+                out.c, in.h, in.w, out.h, out.w, g.pad_h, g.pad_w, tiles_x, relu_input, act);
+    });
 }
 
 // Calls f(std::integral_constant<int, K>) with K the specialised kernel size, or 0.
