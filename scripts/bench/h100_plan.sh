@@ -200,7 +200,9 @@ bench_on_gpu() {
       grep -E 'Validation|perturbed|rror' | tr '\n' ' ')"
   done >"$dir/perturb_$model.log"
 }
-upto() { local n=$((540 - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
+# upto SECONDS: what is left of the call's window (PLAN_WINDOW, 540 s by default) less SECONDS,
+# at least 1: a job's deadline, so that it packs its results before the call's limit.
+upto() { local n=$((${PLAN_WINDOW:-540} - SECONDS - $1)); echo $((n > 1 ? n : 1)); }
 # hrnet_on_gpu GPU DIR TAG PRECISION: timm's HRNet-W18 small v2 at batch 1 through
 # deployed_models.sh (ONNX export, the bound, the search at r=3 s=8, replay, the peers' CUDA
 # graph and torch.compile) into DIR/bench_TAG-hrnet-PRECISION; its log DIR/hrnet_PRECISION.log.
@@ -2856,6 +2858,9 @@ PY
     #   summary b16_large set_gi                (320 s)
     #   summary sets_r50 sets_four              (253 s there, run by hand with a 240 s deadline:
     #                                            the four-model set's peers were cut; ~380 s whole)
+    # Forty-eighth session (x2, binary 9c7592d): nasnet_a_large randwire 309 s, b16_large set_gi
+    # 311 s, inception_v3 googlenet 270 s, hrnet b16_small 396 s; sets_r50 sets_four did not fit
+    # the 205 s left (PLAN_WINDOW=175 shortens every deadline: too short for the sets).
     # (one GPU: a job a call, nine calls, more than a session's 1800 s.) Jobs: a zoo model
     # (call161's batch-1 leg: TF32 and fp16, the bound, the baselines in both forms, the search,
     # the peers, each stored best perturbed), hrnet (call161 hrnet), b16_large (call167 b16:
